@@ -1,0 +1,1 @@
+//! The `checkpoint` command (in progress).

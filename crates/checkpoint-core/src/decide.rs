@@ -1,0 +1,428 @@
+//! The pure stop-gate decision: hook event + gathered facts + policy → [`Decision`].
+//!
+//! Nothing here reads the disk, the clock, the environment or git: the caller gathers [`Facts`]
+//! (see [`crate::gate`] for the I/O side) and gets back a typed value that
+//! [`crate::render`] turns into text. The same inputs always give the same decision.
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use crate::changes::{Change, ChangeSet, RepoFacts};
+use crate::event::HookEvent;
+use crate::outcome::{TestRun, TestStatus};
+use crate::policy::Policy;
+
+/// What the gate remembers about one agent session between stops.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionFacts {
+    /// Blocks in a row in the current turn.
+    pub consecutive_blocks: u32,
+    /// The change fingerprint whose required actions were already shown to the agent.
+    pub actions_shown_for: Option<String>,
+    /// When the agent was last asked to capture notes.
+    pub last_capture: Option<Timestamp>,
+}
+
+/// Everything gathered for one stop.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Facts {
+    /// The repository and its changes.
+    pub repo: RepoFacts,
+    /// A fingerprint of `HEAD` and the changed files' contents, when the change set was read.
+    pub fingerprint: Option<String>,
+    /// The test commands the plan asked for, with their outcomes.
+    pub tests: Vec<TestRun>,
+    /// Session memory.
+    pub session: SessionFacts,
+    /// The time of the stop.
+    pub now: Timestamp,
+}
+
+/// A test command the changed files ask for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlannedTest {
+    /// The shell command.
+    pub command: String,
+    /// The rules that asked for it, in order.
+    pub rules: Vec<String>,
+}
+
+/// The gate's verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum Decision {
+    /// Let the agent stop (or carry on, for non-stop events).
+    Allow {
+        /// Why.
+        reason: AllowReason,
+        /// Things worth saying that do not change the verdict.
+        notes: Vec<Note>,
+    },
+    /// Keep the agent working, with instructions.
+    Block {
+        /// What is still required.
+        reason: BlockReason,
+        /// Things worth saying that do not change the verdict.
+        notes: Vec<Note>,
+        /// This block's number in the current run of consecutive blocks (1-based).
+        block: u32,
+        /// The configured cap.
+        max_blocks: u32,
+    },
+}
+
+/// Why a stop was allowed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AllowReason {
+    /// The event is not an end of turn.
+    NotAStop {
+        /// The agent's event name.
+        event: String,
+    },
+    /// No git repository around the working directory.
+    NoRepository,
+    /// The repository could not be read; the gate cannot judge.
+    RepoUnreadable {
+        /// What failed.
+        reason: String,
+    },
+    /// Nothing differs from `HEAD`.
+    NoChanges,
+    /// Everything the changes require is done.
+    Satisfied {
+        /// Test runs behind the verdict.
+        tests: Vec<TestRun>,
+        /// The changed files.
+        files: Vec<Change>,
+    },
+    /// The consecutive-block cap was reached; the stop is let through with a warning.
+    CapReached {
+        /// Blocks so far in this turn.
+        blocks: u32,
+        /// What would have blocked.
+        pending: Box<BlockReason>,
+    },
+}
+
+/// Why a stop was blocked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum BlockReason {
+    /// At least one test command failed or timed out.
+    TestsFailed {
+        /// The failed or timed-out runs.
+        failed: Vec<TestRun>,
+    },
+    /// Tests pass (or none were needed), but actions or a commit are still required.
+    Required {
+        /// The passing test runs.
+        tests: Vec<TestRun>,
+        /// The changed files behind the requirements.
+        files: Vec<Change>,
+        /// Deduplicated rule actions not yet shown for this change set.
+        actions: Vec<String>,
+        /// Uncommitted gated files, when the commit gate is on.
+        uncommitted: Vec<Change>,
+    },
+    /// No code changes; the agent is asked once per interval to capture what is worth keeping.
+    Capture {
+        /// The configured interval, in seconds.
+        interval_secs: u64,
+    },
+}
+
+/// A remark attached to a decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Note {
+    /// A test command could not be run.
+    TestsUnavailable {
+        /// The command.
+        command: String,
+        /// What went wrong.
+        error: String,
+    },
+    /// Code changed, but there is no test command.
+    NoTestCommand,
+    /// The repository has no commits yet; changes are against the empty tree.
+    UnbornHead,
+    /// `HEAD` is detached.
+    DetachedHead {
+        /// The commit.
+        commit: String,
+    },
+    /// Some paths are not valid UTF-8.
+    NonUtf8Paths {
+        /// How many.
+        count: usize,
+    },
+}
+
+impl Decision {
+    /// True for [`Decision::Block`].
+    pub fn is_block(&self) -> bool {
+        matches!(self, Decision::Block { .. })
+    }
+
+    /// True when the gate could not do its job and allowed by default (fail open): no repository,
+    /// unreadable git data, or a test command that could not run. `checkpoint check` exits 2.
+    pub fn is_degraded(&self) -> bool {
+        match self {
+            Decision::Allow { reason, notes } => {
+                matches!(
+                    reason,
+                    AllowReason::NoRepository | AllowReason::RepoUnreadable { .. }
+                ) || notes
+                    .iter()
+                    .any(|n| matches!(n, Note::TestsUnavailable { .. }))
+            }
+            Decision::Block { .. } => false,
+        }
+    }
+
+    /// The notes attached to the decision.
+    pub fn notes(&self) -> &[Note] {
+        match self {
+            Decision::Allow { notes, .. } | Decision::Block { notes, .. } => notes,
+        }
+    }
+}
+
+/// The test commands `changes` call for under `policy`, deduplicated, in first-seen order.
+pub fn planned_tests(changes: &ChangeSet, policy: &Policy) -> Vec<PlannedTest> {
+    let mut planned: Vec<PlannedTest> = Vec::new();
+    for change in &changes.changes {
+        for rule in policy.rules.classify(&change.path) {
+            let Some(command) = policy.test_command_for(rule) else {
+                continue;
+            };
+            match planned.iter_mut().find(|p| p.command == command) {
+                Some(p) if !p.rules.contains(&rule.name) => p.rules.push(rule.name.clone()),
+                Some(_) => {}
+                None => planned.push(PlannedTest {
+                    command: command.to_owned(),
+                    rules: vec![rule.name.clone()],
+                }),
+            }
+        }
+    }
+    planned
+}
+
+/// Blocks already spent in this turn: the stored count on a repeated stop, zero on a fresh one.
+pub fn blocks_so_far(event: &HookEvent, session: &SessionFacts) -> u32 {
+    if event.stop_hook_active {
+        session.consecutive_blocks
+    } else {
+        0
+    }
+}
+
+/// True when this stop may no longer be blocked, so running tests for it would be wasted.
+pub fn cap_reached(event: &HookEvent, session: &SessionFacts, policy: &Policy) -> bool {
+    blocks_so_far(event, session) >= policy.stop.max_blocks
+}
+
+/// Decides one hook call.
+pub fn decide(event: &HookEvent, facts: &Facts, policy: &Policy) -> Decision {
+    if !event.kind.is_stop() {
+        return allow(
+            AllowReason::NotAStop {
+                event: event.wire_name.clone(),
+            },
+            Vec::new(),
+        );
+    }
+    let changes = match &facts.repo {
+        RepoFacts::NoRepository => return allow(AllowReason::NoRepository, Vec::new()),
+        RepoFacts::Unreadable { reason } => {
+            return allow(
+                AllowReason::RepoUnreadable {
+                    reason: reason.clone(),
+                },
+                Vec::new(),
+            );
+        }
+        RepoFacts::Changes(changes) => changes,
+    };
+    let mut notes = repo_notes(changes);
+    let (verdict, tests, files) = requirements(changes, facts, policy, &mut notes);
+    let Some(reason) = verdict else {
+        if changes.is_empty() {
+            return allow(AllowReason::NoChanges, notes);
+        }
+        return allow(AllowReason::Satisfied { tests, files }, notes);
+    };
+    let spent = blocks_so_far(event, &facts.session);
+    if spent >= policy.stop.max_blocks {
+        return allow(
+            AllowReason::CapReached {
+                blocks: spent,
+                pending: Box::new(reason),
+            },
+            notes,
+        );
+    }
+    Decision::Block {
+        reason,
+        notes,
+        block: spent + 1,
+        max_blocks: policy.stop.max_blocks,
+    }
+}
+
+/// What the session remembers after `decision`.
+pub fn next_session(session: &SessionFacts, decision: &Decision, facts: &Facts) -> SessionFacts {
+    match decision {
+        Decision::Allow {
+            reason: AllowReason::NotAStop { .. },
+            ..
+        } => session.clone(),
+        Decision::Allow { .. } => SessionFacts {
+            consecutive_blocks: 0,
+            ..session.clone()
+        },
+        Decision::Block { reason, block, .. } => {
+            let mut next = SessionFacts {
+                consecutive_blocks: *block,
+                ..session.clone()
+            };
+            match reason {
+                BlockReason::Required { actions, .. } if !actions.is_empty() => {
+                    next.actions_shown_for = facts.fingerprint.clone();
+                }
+                BlockReason::Capture { .. } => next.last_capture = Some(facts.now),
+                BlockReason::Required { .. } | BlockReason::TestsFailed { .. } => {}
+            }
+            next
+        }
+    }
+}
+
+/// The session after a new user prompt: a new turn starts with no blocks spent.
+pub fn session_after_prompt(session: &SessionFacts) -> SessionFacts {
+    SessionFacts {
+        consecutive_blocks: 0,
+        ..session.clone()
+    }
+}
+
+fn allow(reason: AllowReason, notes: Vec<Note>) -> Decision {
+    Decision::Allow { reason, notes }
+}
+
+fn repo_notes(changes: &ChangeSet) -> Vec<Note> {
+    let mut notes = Vec::new();
+    match &changes.head {
+        crate::changes::Head::Unborn { .. } => notes.push(Note::UnbornHead),
+        crate::changes::Head::Detached { commit } => notes.push(Note::DetachedHead {
+            commit: commit.clone(),
+        }),
+        crate::changes::Head::Branch { .. } => {}
+    }
+    if changes.non_utf8_paths > 0 {
+        notes.push(Note::NonUtf8Paths {
+            count: changes.non_utf8_paths,
+        });
+    }
+    notes
+}
+
+/// Works out what blocks, if anything, plus the passing runs and the files that matter.
+fn requirements(
+    changes: &ChangeSet,
+    facts: &Facts,
+    policy: &Policy,
+    notes: &mut Vec<Note>,
+) -> (Option<BlockReason>, Vec<TestRun>, Vec<Change>) {
+    let mut failed = Vec::new();
+    let mut passed = Vec::new();
+    for run in &facts.tests {
+        match run.outcome.status {
+            TestStatus::Failed | TestStatus::TimedOut => failed.push(run.clone()),
+            TestStatus::Passed => passed.push(run.clone()),
+            TestStatus::Error => notes.push(Note::TestsUnavailable {
+                command: run.command.clone(),
+                error: run.outcome.error.clone().unwrap_or_default(),
+            }),
+            TestStatus::NotRun => {}
+        }
+    }
+
+    let mut actions: Vec<String> = Vec::new();
+    let mut action_files = Vec::new();
+    let mut gated = Vec::new();
+    let mut wants_project_tests = false;
+    for change in &changes.changes {
+        let rules = policy.rules.classify(&change.path);
+        wants_project_tests |= rules
+            .iter()
+            .any(|r| r.tests == crate::policy::RuleTests::Project);
+        if rules.iter().any(|r| r.gate) {
+            gated.push(change.clone());
+        }
+        let mut has_action = false;
+        for action in rules.iter().filter_map(|r| r.action.as_ref()) {
+            has_action = true;
+            if !actions.contains(action) {
+                actions.push(action.clone());
+            }
+        }
+        if has_action {
+            action_files.push(change.clone());
+        }
+    }
+    if wants_project_tests && policy.tests.command.is_none() {
+        notes.push(Note::NoTestCommand);
+    }
+
+    if !failed.is_empty() {
+        return (Some(BlockReason::TestsFailed { failed }), passed, gated);
+    }
+    if facts.fingerprint.is_some() && facts.session.actions_shown_for == facts.fingerprint {
+        actions.clear();
+    }
+    let uncommitted = if policy.stop.commit_gate {
+        gated.clone()
+    } else {
+        Vec::new()
+    };
+    if !actions.is_empty() || !uncommitted.is_empty() {
+        let mut files = action_files;
+        for change in &uncommitted {
+            if !files.contains(change) {
+                files.push(change.clone());
+            }
+        }
+        files.sort();
+        return (
+            Some(BlockReason::Required {
+                tests: passed,
+                files,
+                actions,
+                uncommitted,
+            }),
+            Vec::new(),
+            Vec::new(),
+        );
+    }
+    if gated.is_empty() && policy.stop.capture && capture_due(facts, policy) {
+        return (
+            Some(BlockReason::Capture {
+                interval_secs: policy.stop.capture_interval.as_secs(),
+            }),
+            passed,
+            Vec::new(),
+        );
+    }
+    (None, passed, changes.changes.clone())
+}
+
+fn capture_due(facts: &Facts, policy: &Policy) -> bool {
+    let Some(last) = facts.session.last_capture else {
+        return true;
+    };
+    let elapsed = facts.now.duration_since(last);
+    elapsed.as_secs() < 0 || elapsed.unsigned_abs() >= policy.stop.capture_interval
+}

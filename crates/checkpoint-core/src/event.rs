@@ -1,0 +1,297 @@
+//! The agent-neutral hook event, and the parser that turns each agent's stdin payload into it.
+//!
+//! Claude Code, Gemini CLI and Codex all send one JSON object on stdin. Their field names overlap
+//! (`session_id`, `cwd`, `hook_event_name`, `stop_hook_active`) but their event names and extra
+//! fields differ; [`HookEvent::parse`] maps all three onto one [`HookEvent`].
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// Largest payload accepted on stdin. Real payloads are a few KB; a `PostToolUse` carrying a big
+/// tool response can reach megabytes, so the cap is generous but finite.
+pub const MAX_PAYLOAD_BYTES: u64 = 32 * 1024 * 1024;
+
+/// The agent that sent an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Agent {
+    /// Claude Code.
+    Claude,
+    /// Gemini CLI.
+    Gemini,
+    /// OpenAI Codex CLI.
+    Codex,
+    /// A human running `checkpoint check` without a payload.
+    Cli,
+}
+
+impl Agent {
+    /// The lowercase name used in state file names and messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Gemini => "gemini",
+            Agent::Codex => "codex",
+            Agent::Cli => "cli",
+        }
+    }
+}
+
+/// What happened, in agent-neutral terms.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum EventKind {
+    /// The agent wants to end its turn (Claude/Codex `Stop`, Gemini `AfterAgent`).
+    Stop,
+    /// A subagent wants to end its turn (Claude/Codex `SubagentStop`).
+    SubagentStop,
+    /// The user sent a prompt (Claude/Codex `UserPromptSubmit`, Gemini `BeforeAgent`).
+    UserPrompt,
+    /// A tool is about to run (`PreToolUse`, Gemini `BeforeTool`).
+    PreTool,
+    /// A tool has run (`PostToolUse`, Gemini `AfterTool`).
+    PostTool,
+    /// A session started, resumed, was cleared or compacted.
+    SessionStart,
+    /// A session ended.
+    SessionEnd,
+    /// Context is about to be compacted (`PreCompact`, Gemini `PreCompress`).
+    PreCompact,
+    /// Any other event, by its wire name.
+    Other(String),
+}
+
+impl EventKind {
+    /// Whether this is an end-of-turn event that the stop gate judges.
+    pub fn is_stop(&self) -> bool {
+        matches!(self, EventKind::Stop | EventKind::SubagentStop)
+    }
+
+    fn from_wire(agent: Agent, name: &str) -> EventKind {
+        match (agent, name) {
+            (Agent::Gemini, "AfterAgent") | (_, "Stop") => EventKind::Stop,
+            (Agent::Claude | Agent::Codex | Agent::Cli, "SubagentStop") => EventKind::SubagentStop,
+            (Agent::Gemini, "BeforeAgent") | (_, "UserPromptSubmit") => EventKind::UserPrompt,
+            (Agent::Gemini, "BeforeTool") | (_, "PreToolUse") => EventKind::PreTool,
+            (Agent::Gemini, "AfterTool") | (_, "PostToolUse") => EventKind::PostTool,
+            (_, "SessionStart") => EventKind::SessionStart,
+            (_, "SessionEnd") => EventKind::SessionEnd,
+            (Agent::Gemini, "PreCompress") | (_, "PreCompact") => EventKind::PreCompact,
+            (_, other) => EventKind::Other(other.to_owned()),
+        }
+    }
+}
+
+/// One hook call, normalized across agents.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookEvent {
+    /// Who sent it.
+    pub agent: Agent,
+    /// What happened.
+    pub kind: EventKind,
+    /// The agent's wire name for the event (`Stop`, `AfterAgent`, …).
+    pub wire_name: String,
+    /// The agent's session (Codex: thread) id.
+    pub session_id: String,
+    /// The session's working directory.
+    pub cwd: PathBuf,
+    /// True on every end-of-turn event that follows a blocked one in the same turn.
+    pub stop_hook_active: bool,
+    /// The last thing the assistant said, when the agent sends it.
+    pub last_assistant_message: Option<String>,
+    /// The user prompt, on prompt events.
+    pub prompt: Option<String>,
+    /// The agent's transcript file, when it has one.
+    pub transcript_path: Option<PathBuf>,
+}
+
+/// Why a payload could not be turned into a [`HookEvent`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EventError {
+    /// Nothing arrived on stdin.
+    #[error("empty hook payload on stdin")]
+    Empty,
+    /// More than [`MAX_PAYLOAD_BYTES`] arrived.
+    #[error("hook payload larger than {} MiB", MAX_PAYLOAD_BYTES / (1024 * 1024))]
+    TooLarge,
+    /// Reading stdin failed.
+    #[error("cannot read hook payload: {0}")]
+    Read(#[from] std::io::Error),
+    /// The bytes are not a JSON object of the expected shape.
+    #[error("malformed hook payload: {0}")]
+    Malformed(String),
+}
+
+/// The fields every agent's payload shares. Unknown fields are ignored: agents add fields often.
+#[derive(Deserialize)]
+struct WirePayload {
+    hook_event_name: String,
+    #[serde(default)]
+    session_id: Option<String>,
+    cwd: PathBuf,
+    #[serde(default)]
+    stop_hook_active: Option<bool>,
+    #[serde(default)]
+    last_assistant_message: Option<String>,
+    /// Gemini's `AfterAgent` carries the reply here instead.
+    #[serde(default)]
+    prompt_response: Option<String>,
+    #[serde(default)]
+    prompt: Option<String>,
+    #[serde(default)]
+    transcript_path: Option<PathBuf>,
+    /// Only Gemini sends a timestamp.
+    #[serde(default)]
+    timestamp: Option<serde_json::Value>,
+    /// Only Codex sends turn ids.
+    #[serde(default)]
+    turn_id: Option<serde_json::Value>,
+}
+
+/// Reads a payload from `reader`, refusing more than [`MAX_PAYLOAD_BYTES`].
+pub fn read_payload(reader: impl Read) -> Result<Vec<u8>, EventError> {
+    let mut bytes = Vec::new();
+    reader
+        .take(MAX_PAYLOAD_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_PAYLOAD_BYTES {
+        return Err(EventError::TooLarge);
+    }
+    Ok(bytes)
+}
+
+impl HookEvent {
+    /// Parses one agent's stdin payload. With `agent == None` the agent is recognised from the
+    /// payload itself (Gemini sends `timestamp`, Codex sends `turn_id`, Claude neither).
+    pub fn parse(agent: Option<Agent>, bytes: &[u8]) -> Result<HookEvent, EventError> {
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Err(EventError::Empty);
+        }
+        let wire: WirePayload =
+            serde_json::from_slice(bytes).map_err(|e| EventError::Malformed(e.to_string()))?;
+        let agent = agent.unwrap_or_else(|| wire.guess_agent());
+        let kind = EventKind::from_wire(agent, &wire.hook_event_name);
+        let last_assistant_message = wire.last_assistant_message.or(wire.prompt_response);
+        Ok(HookEvent {
+            agent,
+            kind,
+            wire_name: wire.hook_event_name,
+            session_id: wire.session_id.unwrap_or_default(),
+            cwd: wire.cwd,
+            stop_hook_active: wire.stop_hook_active.unwrap_or(false),
+            last_assistant_message,
+            prompt: wire.prompt,
+            transcript_path: wire.transcript_path,
+        })
+    }
+
+    /// The event a human's `checkpoint check` stands for: a first stop in `cwd`.
+    pub fn manual_stop(cwd: PathBuf) -> HookEvent {
+        HookEvent {
+            agent: Agent::Cli,
+            kind: EventKind::Stop,
+            wire_name: "Stop".to_owned(),
+            session_id: "manual".to_owned(),
+            cwd,
+            stop_hook_active: false,
+            last_assistant_message: None,
+            prompt: None,
+            transcript_path: None,
+        }
+    }
+}
+
+impl WirePayload {
+    fn guess_agent(&self) -> Agent {
+        const GEMINI_ONLY: &[&str] = &[
+            "AfterAgent",
+            "BeforeAgent",
+            "BeforeTool",
+            "AfterTool",
+            "PreCompress",
+            "BeforeModel",
+            "AfterModel",
+        ];
+        if self.timestamp.is_some() || GEMINI_ONLY.contains(&self.hook_event_name.as_str()) {
+            Agent::Gemini
+        } else if self.turn_id.is_some() {
+            Agent::Codex
+        } else {
+            Agent::Claude
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn claude_stop_is_a_stop() {
+        let raw = br#"{"session_id":"s1","cwd":"/p","hook_event_name":"Stop","stop_hook_active":true,"last_assistant_message":"Done."}"#;
+        let e = HookEvent::parse(None, raw).unwrap();
+        assert_eq!(e.agent, Agent::Claude);
+        assert_eq!(e.kind, EventKind::Stop);
+        assert!(e.stop_hook_active);
+        assert_eq!(e.last_assistant_message.as_deref(), Some("Done."));
+    }
+
+    #[test]
+    fn gemini_after_agent_is_a_stop_with_its_reply() {
+        let raw = br#"{"session_id":"g","cwd":"/p","hook_event_name":"AfterAgent","timestamp":"t","prompt":"hi","prompt_response":"Done.","stop_hook_active":false}"#;
+        let e = HookEvent::parse(None, raw).unwrap();
+        assert_eq!((e.agent, e.kind), (Agent::Gemini, EventKind::Stop));
+        assert_eq!(e.last_assistant_message.as_deref(), Some("Done."));
+    }
+
+    #[test]
+    fn codex_is_recognised_by_turn_id() {
+        let raw = br#"{"session_id":"c","turn_id":"t","cwd":"/p","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":null}"#;
+        assert_eq!(HookEvent::parse(None, raw).unwrap().agent, Agent::Codex);
+    }
+
+    #[test]
+    fn unknown_events_are_kept_by_name() {
+        let raw = br#"{"cwd":"/p","hook_event_name":"Notification"}"#;
+        let e = HookEvent::parse(Some(Agent::Claude), raw).unwrap();
+        assert_eq!(e.kind, EventKind::Other("Notification".into()));
+    }
+
+    #[test]
+    fn bad_payloads_are_errors() {
+        assert!(matches!(HookEvent::parse(None, b"  \n"), Err(EventError::Empty)));
+        assert!(matches!(HookEvent::parse(None, b"{"), Err(EventError::Malformed(_))));
+        assert!(matches!(HookEvent::parse(None, br#"{"cwd":1,"hook_event_name":"Stop"}"#), Err(EventError::Malformed(_))));
+        assert!(matches!(HookEvent::parse(None, b"[]"), Err(EventError::Malformed(_))));
+    }
+
+    #[test]
+    fn oversized_payloads_are_refused() {
+        let big = std::io::repeat(b' ').take(MAX_PAYLOAD_BYTES + 10);
+        assert!(matches!(read_payload(big), Err(EventError::TooLarge)));
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+            let _ = HookEvent::parse(None, &bytes);
+        }
+
+        #[test]
+        fn arbitrary_json_objects_never_panic(
+            name in "[A-Za-z]{0,12}",
+            active in proptest::option::of(any::<bool>()),
+            extra in "[ -~]{0,40}",
+        ) {
+            let v = serde_json::json!({
+                "hook_event_name": name, "cwd": "/x", "stop_hook_active": active, "extra": extra,
+            });
+            let _ = HookEvent::parse(None, v.to_string().as_bytes());
+        }
+    }
+}

@@ -1,0 +1,40 @@
+//! `checkpoint-core`: the engine behind the `checkpoint` hooks for AI coding agents.
+//!
+//! Every hook call walks one path:
+//!
+//! ```text
+//! stdin ─▶ event::HookEvent::parse ─▶ gate: gather facts (git changes, cached test runs,
+//!          session memory) ─▶ decide::decide (pure) ─▶ render::message ─▶ adapter wire format
+//! ```
+//!
+//! [`decide`] and [`render`] take values and return values; only the `io` feature's modules
+//! ([`git`], [`runner`], [`cache`], [`store`], [`session`], [`gate`]) touch the disk, git or
+//! processes. A tool that gathers its own facts can depend on this crate with
+//! `default-features = false` and call [`decide::decide`] directly.
+
+pub mod changes;
+pub mod decide;
+pub mod event;
+pub mod outcome;
+pub mod policy;
+pub mod render;
+pub mod tail;
+
+#[cfg(feature = "io")]
+pub mod cache;
+#[cfg(feature = "io")]
+pub mod gate;
+#[cfg(feature = "io")]
+pub mod git;
+#[cfg(feature = "io")]
+pub mod runner;
+#[cfg(feature = "io")]
+pub mod session;
+#[cfg(feature = "io")]
+pub mod store;
+
+pub use changes::{Change, ChangeKind, ChangeSet, Head, RepoFacts};
+pub use decide::{Decision, Facts, decide};
+pub use event::{Agent, EventKind, HookEvent};
+pub use outcome::{TestOutcome, TestRun, TestStatus};
+pub use policy::Policy;

@@ -1,0 +1,202 @@
+//! Durable small files: atomic replace with fsync, transactions under a sidecar lock, and the ids
+//! that may become file names.
+//!
+//! Every write goes to a temporary file in the same directory, is fsynced, renamed over the target
+//! and the directory is fsynced, so a reader sees either the old or the new content, never a mix,
+//! even after a crash. Read-modify-write cycles hold an exclusive `flock` on `<file>.lock` (never
+//! on the file that gets renamed over).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// A storage failure, with the file it concerns.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// Reading, writing, locking or syncing failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// The file exists but is not valid JSON of the expected shape.
+    #[error("{}: corrupt state file: {source}", path.display())]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What serde said.
+        source: serde_json::Error,
+    },
+    /// An id that would reach a path is unsafe.
+    #[error("invalid id {0:?}: ids may not be empty, contain `/`, `\\` or NUL, or be `.`/`..`")]
+    InvalidId(String),
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
+    move |source| StoreError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// Checks that `id` can be used as one path component: not empty, no separators, no NUL, not
+/// `.` or `..`, at most 128 bytes.
+pub fn validate_id(id: &str) -> Result<&str, StoreError> {
+    let bad = id.is_empty()
+        || id.len() > 128
+        || id == "."
+        || id == ".."
+        || id.chars().any(|c| matches!(c, '/' | '\\' | '\0'));
+    if bad {
+        Err(StoreError::InvalidId(id.to_owned()))
+    } else {
+        Ok(id)
+    }
+}
+
+/// Replaces `path` with `bytes` atomically and durably, creating parent directories.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).map_err(io_err(dir))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io_err(dir))?;
+    tmp.write_all(bytes).map_err(io_err(path))?;
+    tmp.as_file().sync_all().map_err(io_err(path))?;
+    tmp.persist(path).map_err(|e| StoreError::Io {
+        path: path.to_owned(),
+        source: e.error,
+    })?;
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_err(dir))
+}
+
+/// Reads a JSON file; `Ok(None)` when it does not exist.
+pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<Option<T>, StoreError> {
+    match fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|source| StoreError::Corrupt {
+                path: path.to_owned(),
+                source,
+            }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_err(path)(e)),
+    }
+}
+
+/// Writes `value` as pretty JSON with [`write_atomic`].
+pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(|source| StoreError::Corrupt {
+        path: path.to_owned(),
+        source,
+    })?;
+    bytes.push(b'\n');
+    write_atomic(path, &bytes)
+}
+
+/// Holds the exclusive lock on `<path>.lock` until dropped.
+#[derive(Debug)]
+pub struct Lock {
+    file: File,
+}
+
+impl Lock {
+    /// Blocks until the sidecar lock of `path` is held.
+    pub fn acquire(path: &Path) -> Result<Lock, StoreError> {
+        let lock_path = sidecar(path);
+        if let Some(dir) = lock_path.parent() {
+            fs::create_dir_all(dir).map_err(io_err(dir))?;
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io_err(&lock_path))?;
+        file.lock().map_err(io_err(&lock_path))?;
+        Ok(Lock { file })
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        // Closing the descriptor releases the flock as well; unlocking first is explicit.
+        let _ = self.file.unlock();
+    }
+}
+
+fn sidecar(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".lock");
+    path.with_file_name(name)
+}
+
+/// One read-modify-write transaction on a JSON file under its sidecar lock. A missing file starts
+/// from `T::default()`; `f`'s result is returned after the new value is durably written.
+pub fn update_json<T, R>(path: &Path, f: impl FnOnce(&mut T) -> R) -> Result<R, StoreError>
+where
+    T: Serialize + DeserializeOwned + Default,
+{
+    let _lock = Lock::acquire(path)?;
+    let mut value = read_json::<T>(path)?.unwrap_or_default();
+    let result = f(&mut value);
+    write_json(path, &value)?;
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_that_could_escape_are_refused() {
+        for bad in ["", ".", "..", "a/b", "../x", "a\\b", "a\0b", &"x".repeat(129)] {
+            assert!(validate_id(bad).is_err(), "{bad:?}");
+        }
+        for good in ["abc", "ab1e7b0a-f307-48c7", "a.b", "..a"] {
+            assert!(validate_id(good).is_ok(), "{good:?}");
+        }
+    }
+
+    #[test]
+    fn update_creates_then_modifies() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/state.json");
+        update_json(&path, |n: &mut u32| *n += 1).unwrap();
+        update_json(&path, |n: &mut u32| *n += 1).unwrap();
+        assert_eq!(read_json::<u32>(&path).unwrap(), Some(2));
+        assert!(dir.path().join("sub/state.json.lock").exists());
+    }
+
+    #[test]
+    fn corrupt_file_is_reported_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        fs::write(&path, "{not json").unwrap();
+        let err = update_json(&path, |n: &mut u32| *n += 1).unwrap_err();
+        assert!(matches!(err, StoreError::Corrupt { .. }));
+        assert_eq!(fs::read_to_string(&path).unwrap(), "{not json");
+    }
+
+    #[test]
+    fn concurrent_updates_lose_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("count.json");
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| {
+                    for _ in 0..25 {
+                        update_json(&path, |n: &mut u32| *n += 1).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(read_json::<u32>(&path).unwrap(), Some(200));
+    }
+}

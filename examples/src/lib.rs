@@ -1,0 +1,1 @@
+//! Examples of embedding `checkpoint-core`; see `examples/`.
