@@ -426,3 +426,6 @@ fn capture_due(facts: &Facts, policy: &Policy) -> bool {
     let elapsed = facts.now.duration_since(last);
     elapsed.as_secs() < 0 || elapsed.unsigned_abs() >= policy.stop.capture_interval
 }
+
+#[cfg(test)]
+mod tests;

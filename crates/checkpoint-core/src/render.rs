@@ -1,1 +1,270 @@
-//! (in progress)
+//! Agent-neutral text for every [`Decision`]. Adapters wrap it in their wire format; the texts
+//! are pinned by insta snapshots because agents read them as instructions.
+
+use std::fmt::Write as _;
+
+use crate::changes::{Change, ChangeKind};
+use crate::decide::{AllowReason, BlockReason, Decision, Note};
+use crate::outcome::{TestRun, TestStatus};
+
+/// Longest file list shown before "… and N more files".
+pub const MAX_FILES_SHOWN: usize = 20;
+
+/// The message for a decision: for a block, the instruction the agent gets; for an allow, a short
+/// summary for the user (empty for events that are not stops).
+pub fn message(decision: &Decision) -> String {
+    let mut out = String::new();
+    match decision {
+        Decision::Block { reason, .. } => block_text(&mut out, reason),
+        Decision::Allow { reason, .. } => allow_text(&mut out, reason),
+    }
+    for note in decision.notes() {
+        let _ = writeln!(out, "Note: {}", note_text(note));
+    }
+    while out.ends_with('\n') {
+        out.pop();
+    }
+    out
+}
+
+fn block_text(out: &mut String, reason: &BlockReason) {
+    match reason {
+        BlockReason::TestsFailed { failed } => tests_failed(out, failed),
+        BlockReason::Required {
+            tests,
+            files,
+            actions,
+            uncommitted,
+        } => {
+            let _ = writeln!(out, "Checkpoint — {}", tests_headline(tests));
+            if !actions.is_empty() {
+                out.push_str("Changed files:\n");
+                file_list(out, files);
+                out.push_str("Required actions:\n");
+                for action in actions {
+                    let _ = writeln!(out, "- {action}");
+                }
+            }
+            if !uncommitted.is_empty() {
+                out.push_str(
+                    "You have uncommitted code changes. Commit your work before stopping.\n",
+                );
+                if actions.is_empty() {
+                    file_list(out, uncommitted);
+                }
+            }
+        }
+        BlockReason::Capture { interval_secs } => {
+            let _ = writeln!(
+                out,
+                "Checkpoint — No code changes detected. Capture anything worth keeping \
+                 (decisions, findings, open questions, next steps) in the project's notes, then \
+                 stop again. (Asked at most once every {}.)",
+                duration(interval_secs * 1000)
+            );
+        }
+    }
+}
+
+fn tests_failed(out: &mut String, failed: &[TestRun]) {
+    let timed_out = failed
+        .iter()
+        .all(|r| r.outcome.status == TestStatus::TimedOut);
+    let _ = writeln!(
+        out,
+        "Checkpoint — Tests: {}",
+        if timed_out { "TIMED OUT" } else { "FAILED" }
+    );
+    for run in failed {
+        let o = &run.outcome;
+        let how = match o.status {
+            TestStatus::TimedOut => format!("killed after {}", duration(o.duration_ms)),
+            _ => match o.exit_code {
+                Some(code) => format!("exit {code}, {}", duration(o.duration_ms)),
+                None => duration(o.duration_ms),
+            },
+        };
+        let cached = if o.cached {
+            "; cached: nothing changed since this run"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "$ {}  ({how}{cached})", run.command);
+        if !o.failing.is_empty() {
+            out.push_str("Failing tests:\n");
+            for name in &o.failing {
+                let _ = writeln!(out, "- {name}");
+            }
+        }
+        if !o.tail.is_empty() {
+            let _ = writeln!(out, "Output (last {}):", count(o.tail.lines().count(), "line"));
+            out.push_str(&o.tail);
+            if !o.tail.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+    }
+    if failed.iter().any(|r| r.outcome.status == TestStatus::Failed) {
+        out.push_str("Fix the failing tests before stopping.\n");
+    }
+    if failed.iter().any(|r| r.outcome.status == TestStatus::TimedOut) {
+        out.push_str(
+            "The tests did not finish in time and were killed. Make them finish (or raise \
+             [tests] timeout in checkpoint.toml) before stopping.\n",
+        );
+    }
+}
+
+fn allow_text(out: &mut String, reason: &AllowReason) {
+    match reason {
+        AllowReason::NotAStop { .. } => {}
+        AllowReason::NoRepository => {
+            out.push_str("Checkpoint — Not inside a git repository: nothing to check.\n");
+        }
+        AllowReason::RepoUnreadable { reason } => {
+            let _ = writeln!(
+                out,
+                "Checkpoint — Cannot read the git repository ({reason}): stop allowed unchecked."
+            );
+        }
+        AllowReason::NoChanges => out.push_str("Checkpoint — No changes since the last commit.\n"),
+        AllowReason::Satisfied { tests, files } => {
+            if tests.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "Checkpoint — {} need no tests and no commit.",
+                    count(files.len(), "changed file")
+                );
+            } else {
+                let _ = writeln!(out, "Checkpoint — {}. Nothing else required.", tests_headline(tests));
+            }
+        }
+        AllowReason::CapReached { blocks, pending } => {
+            let _ = writeln!(
+                out,
+                "Checkpoint — Stop allowed after {} in a row (the max_blocks cap). Still \
+                 unresolved: {}.",
+                count(*blocks as usize, "block"),
+                unresolved(pending)
+            );
+        }
+    }
+}
+
+fn unresolved(reason: &BlockReason) -> String {
+    match reason {
+        BlockReason::TestsFailed { failed } => {
+            let names: Vec<&str> = failed
+                .iter()
+                .flat_map(|r| r.outcome.failing.iter().map(String::as_str))
+                .take(3)
+                .collect();
+            if names.is_empty() {
+                "the tests fail".to_owned()
+            } else {
+                format!("the tests fail ({})", names.join(", "))
+            }
+        }
+        BlockReason::Required {
+            actions,
+            uncommitted,
+            ..
+        } => {
+            let mut parts = Vec::new();
+            if !actions.is_empty() {
+                parts.push(count(actions.len(), "required action"));
+            }
+            if !uncommitted.is_empty() {
+                parts.push(format!("{} uncommitted", count(uncommitted.len(), "file")));
+            }
+            parts.join(" and ")
+        }
+        BlockReason::Capture { .. } => "notes were not captured".to_owned(),
+    }
+}
+
+fn note_text(note: &Note) -> String {
+    match note {
+        Note::TestsUnavailable { command, error } => {
+            format!("could not run the tests (`{command}`): {error}")
+        }
+        Note::NoTestCommand => "code changed but no test command is configured or detected; set \
+             [tests] command in checkpoint.toml."
+            .to_owned(),
+        Note::UnbornHead => {
+            "no commits yet: changes are compared with an empty repository.".to_owned()
+        }
+        Note::DetachedHead { commit } => {
+            format!("HEAD is detached at {}.", &commit[..commit.len().min(12)])
+        }
+        Note::NonUtf8Paths { count: n } => format!(
+            "{} not valid UTF-8 and shown approximately.",
+            if *n == 1 {
+                "1 path is".to_owned()
+            } else {
+                format!("{n} paths are")
+            }
+        ),
+    }
+}
+
+/// "Tests: 12 passed (1.2s)", "Tests: passed (0.4s)" or "No tests to run".
+fn tests_headline(tests: &[TestRun]) -> String {
+    if tests.is_empty() {
+        return "No tests to run".to_owned();
+    }
+    let total_ms: u64 = tests.iter().map(|r| r.outcome.duration_ms).sum();
+    let counts: Option<u32> = tests.iter().map(|r| r.outcome.passed).sum();
+    let cached = if tests.iter().all(|r| r.outcome.cached) {
+        ", cached"
+    } else {
+        ""
+    };
+    match counts {
+        Some(n) => format!("Tests: {n} passed ({}{cached})", duration(total_ms)),
+        None => format!("Tests: passed ({}{cached})", duration(total_ms)),
+    }
+}
+
+fn file_list(out: &mut String, files: &[Change]) {
+    for change in files.iter().take(MAX_FILES_SHOWN) {
+        let mark = match change.kind {
+            ChangeKind::Added => 'A',
+            ChangeKind::Modified => 'M',
+            ChangeKind::Deleted => 'D',
+            ChangeKind::Untracked => '?',
+        };
+        let _ = writeln!(out, "  {mark} {}", change.path);
+    }
+    if files.len() > MAX_FILES_SHOWN {
+        let _ = writeln!(
+            out,
+            "  … and {}",
+            count(files.len() - MAX_FILES_SHOWN, "more file")
+        );
+    }
+}
+
+fn count(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
+/// Human duration: "850ms", "1.2s", "2m 05s", "30m".
+fn duration(ms: u64) -> String {
+    if ms >= 60_000 && ms % 60_000 == 0 {
+        format!("{}m", ms / 60_000)
+    } else if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    } else {
+        format!("{}m {:02}s", ms / 60_000, (ms % 60_000) / 1000)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,349 @@
+//! Properties and scenarios of the pure decision.
+
+use std::time::Duration;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::changes::{ChangeKind, Head};
+use crate::event::{Agent, EventKind};
+use crate::outcome::TestOutcome;
+use crate::policy::{Rule, RuleSet, RuleTests};
+
+const NOW: i64 = 1_800_000_000;
+
+fn stop(active: bool) -> HookEvent {
+    HookEvent {
+        stop_hook_active: active,
+        ..HookEvent::manual_stop("/repo".into())
+    }
+}
+
+fn policy(commit_gate: bool, max_blocks: u32, capture: bool) -> Policy {
+    let mut p = Policy::builtin();
+    p.tests.command = Some("make test".into());
+    p.stop.commit_gate = commit_gate;
+    p.stop.max_blocks = max_blocks;
+    p.stop.capture = capture;
+    p.stop.capture_interval = Duration::from_secs(600);
+    p.rules = RuleSet::compile(vec![Rule {
+        name: "daemon".into(),
+        include: vec!["daemon/**".into()],
+        exclude: Vec::new(),
+        tests: RuleTests::Project,
+        action: Some("Run `make restart`".into()),
+        gate: true,
+    }])
+    .unwrap();
+    p
+}
+
+fn changeset(paths: &[(&str, ChangeKind)]) -> ChangeSet {
+    ChangeSet {
+        head: Head::Branch {
+            name: "main".into(),
+            commit: "c0ffee".into(),
+        },
+        changes: paths
+            .iter()
+            .map(|(p, k)| Change {
+                path: (*p).into(),
+                kind: *k,
+                staged: false,
+            })
+            .collect(),
+        non_utf8_paths: 0,
+    }
+}
+
+fn facts(changes: ChangeSet, statuses: &[TestStatus], session: SessionFacts) -> Facts {
+    Facts {
+        repo: RepoFacts::Changes(changes),
+        fingerprint: Some("fp".into()),
+        tests: statuses
+            .iter()
+            .map(|s| TestRun {
+                command: "make test".into(),
+                rules: vec!["code".into()],
+                outcome: TestOutcome {
+                    status: *s,
+                    ..TestOutcome::not_run()
+                },
+            })
+            .collect(),
+        session,
+        now: Timestamp::from_second(NOW).unwrap(),
+    }
+}
+
+const PATHS: &[&str] = &[
+    "README.md",
+    "docs/a.md",
+    "src/lib.rs",
+    "daemon/run.py",
+    "ci.yml",
+    "logo.png",
+];
+
+fn arb_changes() -> impl Strategy<Value = ChangeSet> {
+    proptest::sample::subsequence(PATHS, 0..=PATHS.len()).prop_flat_map(|paths| {
+        proptest::collection::vec(
+            prop_oneof![
+                Just(ChangeKind::Added),
+                Just(ChangeKind::Modified),
+                Just(ChangeKind::Deleted),
+                Just(ChangeKind::Untracked)
+            ],
+            paths.len(),
+        )
+        .prop_map(move |kinds| {
+            let pairs: Vec<(&str, ChangeKind)> =
+                paths.iter().copied().zip(kinds).collect();
+            changeset(&pairs)
+        })
+    })
+}
+
+fn arb_status() -> impl Strategy<Value = TestStatus> {
+    prop_oneof![
+        Just(TestStatus::Passed),
+        Just(TestStatus::Failed),
+        Just(TestStatus::TimedOut),
+        Just(TestStatus::Error),
+        Just(TestStatus::NotRun),
+    ]
+}
+
+fn arb_session() -> impl Strategy<Value = SessionFacts> {
+    (
+        0u32..6,
+        any::<bool>(),
+        proptest::option::of(0i64..2000),
+    )
+        .prop_map(|(blocks, shown, capture_ago)| SessionFacts {
+            consecutive_blocks: blocks,
+            actions_shown_for: shown.then(|| "fp".to_owned()),
+            last_capture: capture_ago.map(|s| Timestamp::from_second(NOW - s).unwrap()),
+        })
+}
+
+/// What the policy requires for these facts, computed independently of `decide`.
+fn something_required(facts: &Facts, policy: &Policy) -> bool {
+    let RepoFacts::Changes(changes) = &facts.repo else {
+        return false;
+    };
+    let failed = facts
+        .tests
+        .iter()
+        .any(|t| matches!(t.outcome.status, TestStatus::Failed | TestStatus::TimedOut));
+    let rules: Vec<&Rule> = changes
+        .changes
+        .iter()
+        .flat_map(|c| policy.rules.classify(&c.path))
+        .collect();
+    let actions = rules.iter().any(|r| r.action.is_some())
+        && facts.session.actions_shown_for != facts.fingerprint;
+    let gated = policy.stop.commit_gate && rules.iter().any(|r| r.gate);
+    let capture = policy.stop.capture && !rules.iter().any(|r| r.gate);
+    failed || actions || gated || capture
+}
+
+proptest! {
+    #[test]
+    fn never_blocks_when_nothing_is_required(
+        changes in arb_changes(),
+        statuses in proptest::collection::vec(arb_status(), 0..3),
+        session in arb_session(),
+        commit_gate in any::<bool>(),
+        capture in any::<bool>(),
+        max_blocks in 0u32..5,
+        active in any::<bool>(),
+    ) {
+        let policy = policy(commit_gate, max_blocks, capture);
+        let facts = facts(changes, &statuses, session);
+        let decision = decide(&stop(active), &facts, &policy);
+        if decision.is_block() {
+            prop_assert!(something_required(&facts, &policy), "{decision:?}");
+        }
+    }
+
+    #[test]
+    fn never_blocks_more_than_the_cap(
+        changes in arb_changes(),
+        statuses in proptest::collection::vec(arb_status(), 0..3),
+        commit_gate in any::<bool>(),
+        capture in any::<bool>(),
+        max_blocks in 0u32..6,
+        stops in 1usize..12,
+    ) {
+        let policy = policy(commit_gate, max_blocks, capture);
+        let mut session = SessionFacts::default();
+        let mut consecutive = 0;
+        for i in 0..stops {
+            // The agent changes nothing between stops: the worst case for a loop.
+            let f = facts(changes.clone(), &statuses, session.clone());
+            let decision = decide(&stop(i > 0), &f, &policy);
+            if decision.is_block() {
+                consecutive += 1;
+            } else {
+                consecutive = 0;
+            }
+            prop_assert!(consecutive <= max_blocks);
+            if let Decision::Block { block, max_blocks: cap, .. } = &decision {
+                prop_assert_eq!(*block, consecutive);
+                prop_assert_eq!(*cap, max_blocks);
+            }
+            session = next_session(&session, &decision, &f);
+        }
+    }
+
+    #[test]
+    fn deterministic(
+        changes in arb_changes(),
+        statuses in proptest::collection::vec(arb_status(), 0..3),
+        session in arb_session(),
+        commit_gate in any::<bool>(),
+        active in any::<bool>(),
+    ) {
+        let policy = policy(commit_gate, 3, true);
+        let facts = facts(changes, &statuses, session);
+        prop_assert_eq!(decide(&stop(active), &facts, &policy), decide(&stop(active), &facts, &policy));
+    }
+
+    #[test]
+    fn other_events_always_allow(name in "[A-Za-z]{1,16}", changes in arb_changes()) {
+        let mut event = stop(false);
+        event.kind = EventKind::Other(name);
+        let facts = facts(changes, &[TestStatus::Failed], SessionFacts::default());
+        prop_assert!(!decide(&event, &facts, &policy(true, 3, true)).is_block());
+    }
+}
+
+#[test]
+fn failing_tests_block_before_anything_else() {
+    let p = policy(true, 3, false);
+    let f = facts(
+        changeset(&[("daemon/run.py", ChangeKind::Modified)]),
+        &[TestStatus::Failed],
+        SessionFacts::default(),
+    );
+    let d = decide(&stop(false), &f, &p);
+    assert!(matches!(
+        d,
+        Decision::Block {
+            reason: BlockReason::TestsFailed { .. },
+            block: 1,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn actions_are_shown_once_per_change_set() {
+    let p = policy(false, 3, false);
+    let f = facts(
+        changeset(&[("daemon/run.py", ChangeKind::Modified)]),
+        &[TestStatus::Passed],
+        SessionFacts::default(),
+    );
+    let first = decide(&stop(false), &f, &p);
+    let Decision::Block {
+        reason: BlockReason::Required { actions, .. },
+        ..
+    } = &first
+    else {
+        panic!("expected actions: {first:?}");
+    };
+    assert_eq!(actions, &["Run `make restart`"]);
+    let session = next_session(&f.session, &first, &f);
+    let again = facts(
+        changeset(&[("daemon/run.py", ChangeKind::Modified)]),
+        &[TestStatus::Passed],
+        session,
+    );
+    assert!(!decide(&stop(true), &again, &p).is_block());
+}
+
+#[test]
+fn docs_only_changes_pass_and_capture_is_rate_limited() {
+    let docs = changeset(&[("README.md", ChangeKind::Modified)]);
+    let off = decide(&stop(false), &facts(docs.clone(), &[], SessionFacts::default()), &policy(true, 3, false));
+    assert!(matches!(off, Decision::Allow { reason: AllowReason::Satisfied { .. }, .. }));
+
+    let p = policy(true, 3, true);
+    let f = facts(docs.clone(), &[], SessionFacts::default());
+    let first = decide(&stop(false), &f, &p);
+    assert!(matches!(first, Decision::Block { reason: BlockReason::Capture { interval_secs: 600 }, .. }));
+    let session = next_session(&f.session, &first, &f);
+    let soon = facts(docs, &[], session);
+    assert!(!decide(&stop(false), &soon, &p).is_block());
+}
+
+#[test]
+fn cap_turns_a_block_into_a_warning() {
+    let p = policy(true, 2, false);
+    let session = SessionFacts {
+        consecutive_blocks: 2,
+        ..SessionFacts::default()
+    };
+    let f = facts(changeset(&[("src/lib.rs", ChangeKind::Modified)]), &[TestStatus::NotRun], session);
+    let d = decide(&stop(true), &f, &p);
+    assert!(matches!(d, Decision::Allow { reason: AllowReason::CapReached { blocks: 2, .. }, .. }));
+    assert_eq!(next_session(&f.session, &d, &f).consecutive_blocks, 0);
+    // A fresh stop (not a retry) starts counting again.
+    assert!(decide(&stop(false), &f, &p).is_block());
+}
+
+#[test]
+fn test_errors_fail_open_with_a_note() {
+    let p = policy(false, 3, false);
+    let f = facts(changeset(&[("src/lib.rs", ChangeKind::Modified)]), &[TestStatus::Error], SessionFacts::default());
+    let d = decide(&stop(false), &f, &p);
+    assert!(!d.is_block());
+    assert!(d.is_degraded());
+}
+
+#[test]
+fn planned_tests_are_deduplicated_per_command() {
+    let mut p = policy(true, 3, false);
+    p.rules = RuleSet::compile(vec![
+        Rule {
+            name: "core".into(),
+            include: vec!["core/**".into()],
+            exclude: Vec::new(),
+            tests: RuleTests::Command("cargo test -p core".into()),
+            action: None,
+            gate: true,
+        },
+        Rule {
+            name: "all".into(),
+            include: vec!["**/*.rs".into()],
+            exclude: Vec::new(),
+            tests: RuleTests::Project,
+            action: None,
+            gate: true,
+        },
+    ])
+    .unwrap();
+    let changes = changeset(&[
+        ("core/a.rs", ChangeKind::Modified),
+        ("core/b.rs", ChangeKind::Modified),
+        ("cli/c.rs", ChangeKind::Modified),
+        ("README.md", ChangeKind::Modified),
+    ]);
+    let planned = planned_tests(&changes, &p);
+    assert_eq!(
+        planned,
+        vec![
+            PlannedTest {
+                command: "cargo test -p core".into(),
+                rules: vec!["core".into()]
+            },
+            PlannedTest {
+                command: "make test".into(),
+                rules: vec!["all".into()]
+            },
+        ]
+    );
+    let _ = Agent::Claude;
+}

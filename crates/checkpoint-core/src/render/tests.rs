@@ -1,0 +1,308 @@
+//! Snapshots of every message an agent or user can see.
+
+use insta::assert_snapshot;
+
+use super::*;
+use crate::outcome::TestOutcome;
+
+fn change(path: &str, kind: ChangeKind) -> Change {
+    Change {
+        path: path.into(),
+        kind,
+        staged: false,
+    }
+}
+
+fn run(command: &str, status: TestStatus) -> TestRun {
+    TestRun {
+        command: command.into(),
+        rules: vec!["code".into()],
+        outcome: TestOutcome {
+            status,
+            duration_ms: 1234,
+            ..TestOutcome::not_run()
+        },
+    }
+}
+
+fn passing(n: u32) -> TestRun {
+    let mut r = run("python3 -m unittest -q", TestStatus::Passed);
+    r.outcome.passed = Some(n);
+    r.outcome.exit_code = Some(0);
+    r
+}
+
+fn failing() -> TestRun {
+    let mut r = run("python3 -m unittest -q", TestStatus::Failed);
+    r.outcome.exit_code = Some(1);
+    r.outcome.failed = Some(1);
+    r.outcome.passed = Some(1);
+    r.outcome.failing = vec!["test_add (test_calc.CalcTest.test_add)".into()];
+    r.outcome.tail = "FAIL: test_add (test_calc.CalcTest.test_add)\nAssertionError: -1 != 5\n\nRan 2 tests in 0.001s\n\nFAILED (failures=1)".into();
+    r
+}
+
+fn block(reason: BlockReason) -> Decision {
+    Decision::Block {
+        reason,
+        notes: Vec::new(),
+        block: 1,
+        max_blocks: 3,
+    }
+}
+
+fn allow(reason: AllowReason) -> Decision {
+    Decision::Allow {
+        reason,
+        notes: Vec::new(),
+    }
+}
+
+#[test]
+fn tests_failed() {
+    let d = block(BlockReason::TestsFailed {
+        failed: vec![failing()],
+    });
+    assert_snapshot!(message(&d), @r"
+    Checkpoint — Tests: FAILED
+    $ python3 -m unittest -q  (exit 1, 1.2s)
+    Failing tests:
+    - test_add (test_calc.CalcTest.test_add)
+    Output (last 6 lines):
+    FAIL: test_add (test_calc.CalcTest.test_add)
+    AssertionError: -1 != 5
+
+    Ran 2 tests in 0.001s
+
+    FAILED (failures=1)
+    Fix the failing tests before stopping.
+    ");
+}
+
+#[test]
+fn tests_failed_cached() {
+    let mut r = failing();
+    r.outcome.cached = true;
+    r.outcome.tail.clear();
+    let d = block(BlockReason::TestsFailed { failed: vec![r] });
+    assert_snapshot!(message(&d), @r"
+    Checkpoint — Tests: FAILED
+    $ python3 -m unittest -q  (exit 1, 1.2s; cached: nothing changed since this run)
+    Failing tests:
+    - test_add (test_calc.CalcTest.test_add)
+    Fix the failing tests before stopping.
+    ");
+}
+
+#[test]
+fn tests_timed_out() {
+    let mut r = run("sh hang_test.sh", TestStatus::TimedOut);
+    r.outcome.duration_ms = 2004;
+    r.outcome.tail = "starting slow test".into();
+    let d = block(BlockReason::TestsFailed { failed: vec![r] });
+    assert_snapshot!(message(&d), @r"
+    Checkpoint — Tests: TIMED OUT
+    $ sh hang_test.sh  (killed after 2.0s)
+    Output (last 1 line):
+    starting slow test
+    The tests did not finish in time and were killed. Make them finish (or raise [tests] timeout in checkpoint.toml) before stopping.
+    ");
+}
+
+#[test]
+fn actions_required_after_passing_tests() {
+    let d = block(BlockReason::Required {
+        tests: vec![passing(12)],
+        files: vec![
+            change("src/daemon/main.py", ChangeKind::Modified),
+            change("src/daemon/new.py", ChangeKind::Untracked),
+        ],
+        actions: vec!["Run `make restart` then `make status`".into()],
+        uncommitted: Vec::new(),
+    });
+    assert_snapshot!(message(&d), @r"
+    Checkpoint — Tests: 12 passed (1.2s)
+    Changed files:
+      M src/daemon/main.py
+      ? src/daemon/new.py
+    Required actions:
+    - Run `make restart` then `make status`
+    ");
+}
+
+#[test]
+fn actions_and_commit_gate() {
+    let files = vec![
+        change("src/daemon/main.py", ChangeKind::Modified),
+        change("src/gone.py", ChangeKind::Deleted),
+    ];
+    let d = block(BlockReason::Required {
+        tests: vec![passing(3)],
+        files: files.clone(),
+        actions: vec!["Run `make restart`".into()],
+        uncommitted: files,
+    });
+    assert_snapshot!(message(&d), @r"
+    Checkpoint — Tests: 3 passed (1.2s)
+    Changed files:
+      M src/daemon/main.py
+      D src/gone.py
+    Required actions:
+    - Run `make restart`
+    You have uncommitted code changes. Commit your work before stopping.
+    ");
+}
+
+#[test]
+fn commit_gate_cuts_long_lists() {
+    let files: Vec<Change> = (0..25)
+        .map(|i| change(&format!("src/mod_{i:02}.py"), ChangeKind::Added))
+        .collect();
+    let d = block(BlockReason::Required {
+        tests: vec![passing(2)],
+        files: files.clone(),
+        actions: Vec::new(),
+        uncommitted: files,
+    });
+    assert_snapshot!(message(&d), @r"
+    Checkpoint — Tests: 2 passed (1.2s)
+    You have uncommitted code changes. Commit your work before stopping.
+      A src/mod_00.py
+      A src/mod_01.py
+      A src/mod_02.py
+      A src/mod_03.py
+      A src/mod_04.py
+      A src/mod_05.py
+      A src/mod_06.py
+      A src/mod_07.py
+      A src/mod_08.py
+      A src/mod_09.py
+      A src/mod_10.py
+      A src/mod_11.py
+      A src/mod_12.py
+      A src/mod_13.py
+      A src/mod_14.py
+      A src/mod_15.py
+      A src/mod_16.py
+      A src/mod_17.py
+      A src/mod_18.py
+      A src/mod_19.py
+      … and 5 more files
+    ");
+}
+
+#[test]
+fn commit_gate_without_tests() {
+    let files = vec![change("deploy.yml", ChangeKind::Modified)];
+    let d = block(BlockReason::Required {
+        tests: Vec::new(),
+        files: files.clone(),
+        actions: Vec::new(),
+        uncommitted: files,
+    });
+    assert_snapshot!(message(&d), @r"
+    Checkpoint — No tests to run
+    You have uncommitted code changes. Commit your work before stopping.
+      M deploy.yml
+    ");
+}
+
+#[test]
+fn capture_request() {
+    let d = block(BlockReason::Capture {
+        interval_secs: 1800,
+    });
+    assert_snapshot!(message(&d), @"Checkpoint — No code changes detected. Capture anything worth keeping (decisions, findings, open questions, next steps) in the project's notes, then stop again. (Asked at most once every 30m.)");
+}
+
+#[test]
+fn allow_messages() {
+    let not_a_stop = allow(AllowReason::NotAStop {
+        event: "PreToolUse".into(),
+    });
+    assert_eq!(message(&not_a_stop), "");
+    let all = [
+        allow(AllowReason::NoRepository),
+        allow(AllowReason::RepoUnreadable {
+            reason: "bad HEAD".into(),
+        }),
+        allow(AllowReason::NoChanges),
+        allow(AllowReason::Satisfied {
+            tests: vec![passing(7)],
+            files: vec![change("a.py", ChangeKind::Modified)],
+        }),
+        allow(AllowReason::Satisfied {
+            tests: Vec::new(),
+            files: vec![
+                change("README.md", ChangeKind::Modified),
+                change("docs/guide.md", ChangeKind::Untracked),
+            ],
+        }),
+        allow(AllowReason::CapReached {
+            blocks: 3,
+            pending: Box::new(BlockReason::TestsFailed {
+                failed: vec![failing()],
+            }),
+        }),
+        allow(AllowReason::CapReached {
+            blocks: 3,
+            pending: Box::new(BlockReason::Required {
+                tests: Vec::new(),
+                files: Vec::new(),
+                actions: vec!["x".into()],
+                uncommitted: vec![change("a.py", ChangeKind::Modified)],
+            }),
+        }),
+    ];
+    let text: Vec<String> = all.iter().map(message).collect();
+    assert_snapshot!(text.join("\n---\n"), @r"
+    Checkpoint — Not inside a git repository: nothing to check.
+    ---
+    Checkpoint — Cannot read the git repository (bad HEAD): stop allowed unchecked.
+    ---
+    Checkpoint — No changes since the last commit.
+    ---
+    Checkpoint — Tests: 7 passed (1.2s). Nothing else required.
+    ---
+    Checkpoint — 2 changed files need no tests and no commit.
+    ---
+    Checkpoint — Stop allowed after 3 blocks in a row (the max_blocks cap). Still unresolved: the tests fail (test_add (test_calc.CalcTest.test_add)).
+    ---
+    Checkpoint — Stop allowed after 3 blocks in a row (the max_blocks cap). Still unresolved: 1 required action and 1 file uncommitted.
+    ");
+}
+
+#[test]
+fn notes() {
+    let d = Decision::Allow {
+        reason: AllowReason::NoChanges,
+        notes: vec![
+            Note::TestsUnavailable {
+                command: "pytest -x -q".into(),
+                error: "test command not found: `pytest`".into(),
+            },
+            Note::NoTestCommand,
+            Note::UnbornHead,
+            Note::DetachedHead {
+                commit: "0123456789abcdef0123456789abcdef01234567".into(),
+            },
+            Note::NonUtf8Paths { count: 2 },
+        ],
+    };
+    assert_snapshot!(message(&d), @r"
+    Checkpoint — No changes since the last commit.
+    Note: could not run the tests (`pytest -x -q`): test command not found: `pytest`
+    Note: code changed but no test command is configured or detected; set [tests] command in checkpoint.toml.
+    Note: no commits yet: changes are compared with an empty repository.
+    Note: HEAD is detached at 0123456789ab.
+    Note: 2 paths are not valid UTF-8 and shown approximately.
+    ");
+}
+
+#[test]
+fn durations() {
+    assert_eq!(duration(850), "850ms");
+    assert_eq!(duration(1234), "1.2s");
+    assert_eq!(duration(125_000), "2m 05s");
+    assert_eq!(duration(1_800_000), "30m");
+}
