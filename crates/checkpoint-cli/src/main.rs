@@ -1,3 +1,5 @@
+//! The `checkpoint` command; everything lives in the `checkpoint_cli` library.
+
 fn main() -> std::process::ExitCode {
-    std::process::ExitCode::SUCCESS
+    checkpoint_cli::main()
 }

@@ -155,9 +155,7 @@ struct WirePayload {
 /// Reads a payload from `reader`, refusing more than [`MAX_PAYLOAD_BYTES`].
 pub fn read_payload(reader: impl Read) -> Result<Vec<u8>, EventError> {
     let mut bytes = Vec::new();
-    reader
-        .take(MAX_PAYLOAD_BYTES + 1)
-        .read_to_end(&mut bytes)?;
+    reader.take(MAX_PAYLOAD_BYTES + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_PAYLOAD_BYTES {
         return Err(EventError::TooLarge);
     }
@@ -264,10 +262,22 @@ mod tests {
 
     #[test]
     fn bad_payloads_are_errors() {
-        assert!(matches!(HookEvent::parse(None, b"  \n"), Err(EventError::Empty)));
-        assert!(matches!(HookEvent::parse(None, b"{"), Err(EventError::Malformed(_))));
-        assert!(matches!(HookEvent::parse(None, br#"{"cwd":1,"hook_event_name":"Stop"}"#), Err(EventError::Malformed(_))));
-        assert!(matches!(HookEvent::parse(None, b"[]"), Err(EventError::Malformed(_))));
+        assert!(matches!(
+            HookEvent::parse(None, b"  \n"),
+            Err(EventError::Empty)
+        ));
+        assert!(matches!(
+            HookEvent::parse(None, b"{"),
+            Err(EventError::Malformed(_))
+        ));
+        assert!(matches!(
+            HookEvent::parse(None, br#"{"cwd":1,"hook_event_name":"Stop"}"#),
+            Err(EventError::Malformed(_))
+        ));
+        assert!(matches!(
+            HookEvent::parse(None, b"[]"),
+            Err(EventError::Malformed(_))
+        ));
     }
 
     #[test]

@@ -97,17 +97,27 @@ fn tests_failed(out: &mut String, failed: &[TestRun]) {
             }
         }
         if !o.tail.is_empty() {
-            let _ = writeln!(out, "Output (last {}):", count(o.tail.lines().count(), "line"));
+            let _ = writeln!(
+                out,
+                "Output (last {}):",
+                count(o.tail.lines().count(), "line")
+            );
             out.push_str(&o.tail);
             if !o.tail.ends_with('\n') {
                 out.push('\n');
             }
         }
     }
-    if failed.iter().any(|r| r.outcome.status == TestStatus::Failed) {
+    if failed
+        .iter()
+        .any(|r| r.outcome.status == TestStatus::Failed)
+    {
         out.push_str("Fix the failing tests before stopping.\n");
     }
-    if failed.iter().any(|r| r.outcome.status == TestStatus::TimedOut) {
+    if failed
+        .iter()
+        .any(|r| r.outcome.status == TestStatus::TimedOut)
+    {
         out.push_str(
             "The tests did not finish in time and were killed. Make them finish (or raise \
              [tests] timeout in checkpoint.toml) before stopping.\n",
@@ -136,7 +146,11 @@ fn allow_text(out: &mut String, reason: &AllowReason) {
                     count(files.len(), "changed file")
                 );
             } else {
-                let _ = writeln!(out, "Checkpoint — {}. Nothing else required.", tests_headline(tests));
+                let _ = writeln!(
+                    out,
+                    "Checkpoint — {}. Nothing else required.",
+                    tests_headline(tests)
+                );
             }
         }
         AllowReason::CapReached { blocks, pending } => {
@@ -255,7 +269,7 @@ fn count(n: usize, what: &str) -> String {
 
 /// Human duration: "850ms", "1.2s", "2m 05s", "30m".
 fn duration(ms: u64) -> String {
-    if ms >= 60_000 && ms % 60_000 == 0 {
+    if ms >= 60_000 && ms.is_multiple_of(60_000) {
         format!("{}m", ms / 60_000)
     } else if ms < 1000 {
         format!("{ms}ms")

@@ -65,15 +65,25 @@ mod tests {
     fn sessions_round_trip_and_ids_are_checked() {
         let dir = tempfile::tempdir().unwrap();
         let store = SessionStore::new(dir.path());
-        assert_eq!(store.load(Agent::Claude, "s1").unwrap(), SessionRecord::default());
+        assert_eq!(
+            store.load(Agent::Claude, "s1").unwrap(),
+            SessionRecord::default()
+        );
         store
             .update(Agent::Claude, "s1", |r| r.facts.consecutive_blocks = 2)
             .unwrap();
         assert_eq!(
-            store.load(Agent::Claude, "s1").unwrap().facts.consecutive_blocks,
+            store
+                .load(Agent::Claude, "s1")
+                .unwrap()
+                .facts
+                .consecutive_blocks,
             2
         );
-        assert_eq!(store.load(Agent::Codex, "s1").unwrap(), SessionRecord::default());
+        assert_eq!(
+            store.load(Agent::Codex, "s1").unwrap(),
+            SessionRecord::default()
+        );
         assert!(matches!(
             store.load(Agent::Claude, "../escape"),
             Err(StoreError::InvalidId(_))

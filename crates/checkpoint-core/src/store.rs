@@ -79,12 +79,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
 /// Reads a JSON file; `Ok(None)` when it does not exist.
 pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<Option<T>, StoreError> {
     match fs::read(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|source| StoreError::Corrupt {
-                path: path.to_owned(),
-                source,
-            }),
+        Ok(bytes) => {
+            serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|source| StoreError::Corrupt {
+                    path: path.to_owned(),
+                    source,
+                })
+        }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(io_err(path)(e)),
     }
@@ -156,7 +158,16 @@ mod tests {
 
     #[test]
     fn ids_that_could_escape_are_refused() {
-        for bad in ["", ".", "..", "a/b", "../x", "a\\b", "a\0b", &"x".repeat(129)] {
+        for bad in [
+            "",
+            ".",
+            "..",
+            "a/b",
+            "../x",
+            "a\\b",
+            "a\0b",
+            &"x".repeat(129),
+        ] {
             assert!(validate_id(bad).is_err(), "{bad:?}");
         }
         for good in ["abc", "ab1e7b0a-f307-48c7", "a.b", "..a"] {

@@ -97,8 +97,7 @@ fn arb_changes() -> impl Strategy<Value = ChangeSet> {
             paths.len(),
         )
         .prop_map(move |kinds| {
-            let pairs: Vec<(&str, ChangeKind)> =
-                paths.iter().copied().zip(kinds).collect();
+            let pairs: Vec<(&str, ChangeKind)> = paths.iter().copied().zip(kinds).collect();
             changeset(&pairs)
         })
     })
@@ -115,16 +114,13 @@ fn arb_status() -> impl Strategy<Value = TestStatus> {
 }
 
 fn arb_session() -> impl Strategy<Value = SessionFacts> {
-    (
-        0u32..6,
-        any::<bool>(),
-        proptest::option::of(0i64..2000),
-    )
-        .prop_map(|(blocks, shown, capture_ago)| SessionFacts {
+    (0u32..6, any::<bool>(), proptest::option::of(0i64..2000)).prop_map(
+        |(blocks, shown, capture_ago)| SessionFacts {
             consecutive_blocks: blocks,
             actions_shown_for: shown.then(|| "fp".to_owned()),
             last_capture: capture_ago.map(|s| Timestamp::from_second(NOW - s).unwrap()),
-        })
+        },
+    )
 }
 
 /// What the policy requires for these facts, computed independently of `decide`.
@@ -267,13 +263,29 @@ fn actions_are_shown_once_per_change_set() {
 #[test]
 fn docs_only_changes_pass_and_capture_is_rate_limited() {
     let docs = changeset(&[("README.md", ChangeKind::Modified)]);
-    let off = decide(&stop(false), &facts(docs.clone(), &[], SessionFacts::default()), &policy(true, 3, false));
-    assert!(matches!(off, Decision::Allow { reason: AllowReason::Satisfied { .. }, .. }));
+    let off = decide(
+        &stop(false),
+        &facts(docs.clone(), &[], SessionFacts::default()),
+        &policy(true, 3, false),
+    );
+    assert!(matches!(
+        off,
+        Decision::Allow {
+            reason: AllowReason::Satisfied { .. },
+            ..
+        }
+    ));
 
     let p = policy(true, 3, true);
     let f = facts(docs.clone(), &[], SessionFacts::default());
     let first = decide(&stop(false), &f, &p);
-    assert!(matches!(first, Decision::Block { reason: BlockReason::Capture { interval_secs: 600 }, .. }));
+    assert!(matches!(
+        first,
+        Decision::Block {
+            reason: BlockReason::Capture { interval_secs: 600 },
+            ..
+        }
+    ));
     let session = next_session(&f.session, &first, &f);
     let soon = facts(docs, &[], session);
     assert!(!decide(&stop(false), &soon, &p).is_block());
@@ -286,9 +298,19 @@ fn cap_turns_a_block_into_a_warning() {
         consecutive_blocks: 2,
         ..SessionFacts::default()
     };
-    let f = facts(changeset(&[("src/lib.rs", ChangeKind::Modified)]), &[TestStatus::NotRun], session);
+    let f = facts(
+        changeset(&[("src/lib.rs", ChangeKind::Modified)]),
+        &[TestStatus::NotRun],
+        session,
+    );
     let d = decide(&stop(true), &f, &p);
-    assert!(matches!(d, Decision::Allow { reason: AllowReason::CapReached { blocks: 2, .. }, .. }));
+    assert!(matches!(
+        d,
+        Decision::Allow {
+            reason: AllowReason::CapReached { blocks: 2, .. },
+            ..
+        }
+    ));
     assert_eq!(next_session(&f.session, &d, &f).consecutive_blocks, 0);
     // A fresh stop (not a retry) starts counting again.
     assert!(decide(&stop(false), &f, &p).is_block());
@@ -297,7 +319,11 @@ fn cap_turns_a_block_into_a_warning() {
 #[test]
 fn test_errors_fail_open_with_a_note() {
     let p = policy(false, 3, false);
-    let f = facts(changeset(&[("src/lib.rs", ChangeKind::Modified)]), &[TestStatus::Error], SessionFacts::default());
+    let f = facts(
+        changeset(&[("src/lib.rs", ChangeKind::Modified)]),
+        &[TestStatus::Error],
+        SessionFacts::default(),
+    );
     let d = decide(&stop(false), &f, &p);
     assert!(!d.is_block());
     assert!(d.is_degraded());

@@ -102,7 +102,14 @@ const DOC_EXTENSIONS: &[&str] = &[
     "md", "markdown", "mdx", "rst", "txt", "adoc", "org", "png", "jpg", "jpeg", "gif", "svg",
     "webp", "ico", "pdf",
 ];
-const DOC_FILES: &[&str] = &["LICENSE", "LICENSE-*", "COPYING", "AUTHORS", "CHANGELOG", "NOTICE"];
+const DOC_FILES: &[&str] = &[
+    "LICENSE",
+    "LICENSE-*",
+    "COPYING",
+    "AUTHORS",
+    "CHANGELOG",
+    "NOTICE",
+];
 
 fn any_depth(names: &[&str]) -> Vec<String> {
     names.iter().map(|n| format!("**/{n}")).collect()
@@ -294,7 +301,10 @@ mod tests {
         let err = RuleSet::compile(vec![rule("broken", &["src/[a"], &[])]).unwrap_err();
         assert_eq!(err.rule, "broken");
         assert_eq!(err.glob, "src/[a");
-        assert!(err.to_string().starts_with("rule `broken`: bad glob `src/[a`"));
+        assert!(
+            err.to_string()
+                .starts_with("rule `broken`: bad glob `src/[a`")
+        );
     }
 
     proptest! {

@@ -1,0 +1,73 @@
+//! Integration tests of the `checkpoint` binary against real git repositories built by the
+//! fixture scripts in `tests/fixtures/`.
+
+mod check;
+
+use std::path::Path;
+use std::process::Output;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+
+/// `checkpoint ARGS` in `dir`, isolated from the developer's own config and state overrides.
+pub fn checkpoint(dir: &Path, args: &[&str], stdin: &str) -> Output {
+    let config_home = tempfile::tempdir().expect("temp config home");
+    let mut cmd = cargo_bin_cmd!("checkpoint");
+    cmd.current_dir(dir)
+        .args(args)
+        .env("XDG_CONFIG_HOME", config_home.path())
+        .envs(checkpoint_testkit::git_env())
+        .write_stdin(stdin);
+    for (key, _) in std::env::vars() {
+        if key.starts_with("CHECKPOINT_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.output().expect("run checkpoint")
+}
+
+/// stdout, with the repository path and timings made stable for snapshots.
+pub fn stable(out: &[u8], repo: &Path) -> String {
+    let text = String::from_utf8_lossy(out).replace(&repo.display().to_string(), "[repo]");
+    let mut result = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    // Replace every "<digits>[.<digits>](ms|s|m NNs)" with "[time]".
+    while let Some(pos) = rest.find(|c: char| c.is_ascii_digit()) {
+        result.push_str(&rest[..pos]);
+        let tail = &rest[pos..];
+        let num_len = tail
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(tail.len());
+        let after = &tail[num_len..];
+        let unit = ["ms", "s"]
+            .into_iter()
+            .find(|u| after.starts_with(u) && !after[u.len()..].starts_with(char::is_alphanumeric));
+        match unit {
+            Some(u) => {
+                result.push_str("[time]");
+                rest = &after[u.len()..];
+            }
+            None => {
+                result.push_str(&tail[..num_len]);
+                rest = after;
+            }
+        }
+    }
+    result.push_str(rest);
+    result
+}
+
+/// The exit code, panicking on a signal.
+pub fn code(out: &Output) -> i32 {
+    out.status.code().expect("exited normally")
+}
+
+/// Runs git in `dir` with the fixtures' deterministic environment.
+pub fn git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .envs(checkpoint_testkit::git_env())
+        .status()
+        .expect("run git");
+    assert!(status.success(), "git {args:?}");
+}

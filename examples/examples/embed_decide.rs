@@ -1,0 +1,58 @@
+//! Embedding the pure half of `checkpoint-core`: bring your own facts, get a typed decision and
+//! the message an agent would see. Built with `default-features = false`, so no git or process
+//! code is linked.
+//!
+//! Run: `cargo run -p checkpoint-examples --example embed_decide`
+
+use checkpoint_core::changes::{Change, ChangeKind, ChangeSet, Head, RepoFacts};
+use checkpoint_core::decide::{self, Facts, SessionFacts};
+use checkpoint_core::outcome::{TestOutcome, TestRun, TestStatus};
+use checkpoint_core::{HookEvent, Policy, render};
+
+fn main() {
+    let mut policy = Policy::builtin();
+    policy.tests.command = Some("cargo test".into());
+
+    let changes = ChangeSet {
+        head: Head::Branch {
+            name: "main".into(),
+            commit: "4b825dc642cb6eb9a060e54bf8d69288fbee4904".into(),
+        },
+        changes: vec![Change {
+            path: "src/lib.rs".into(),
+            kind: ChangeKind::Modified,
+            staged: false,
+        }],
+        non_utf8_paths: 0,
+    };
+    // Ask the policy which commands these changes need, then "run" them your own way.
+    let tests = decide::planned_tests(&changes, &policy)
+        .into_iter()
+        .map(|planned| TestRun {
+            command: planned.command,
+            rules: planned.rules,
+            outcome: TestOutcome {
+                status: TestStatus::Failed,
+                exit_code: Some(101),
+                failing: vec!["parser::tests::rejects_empty".into()],
+                tail: "test parser::tests::rejects_empty ... FAILED".into(),
+                ..TestOutcome::not_run()
+            },
+        })
+        .collect();
+    let facts = Facts {
+        repo: RepoFacts::Changes(changes),
+        fingerprint: None,
+        tests,
+        session: SessionFacts::default(),
+        now: jiff::Timestamp::UNIX_EPOCH,
+    };
+    let event = HookEvent::manual_stop(".".into());
+    let decision = decide::decide(&event, &facts, &policy);
+
+    let json = serde_json::to_string_pretty(&decision).expect("decisions serialize");
+    let text = render::message(&decision);
+    let mut out = std::io::stdout().lock();
+    use std::io::Write;
+    let _ = writeln!(out, "{json}\n\n{text}");
+}
