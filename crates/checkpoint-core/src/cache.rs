@@ -1,1 +1,419 @@
-//! (in progress)
+//! Fingerprints of the worktree's changes and the test-result cache keyed by them.
+//!
+//! A change fingerprint covers `HEAD` and, for every changed path, its kind and current content,
+//! so it moves whenever an edit could change a test's result, and stays put when the agent stops
+//! again without touching anything. Files git ignores and unchanged tracked files are not part of
+//! it. A test fingerprint adds the command.
+//!
+//! The cache keeps, per command, only the last run: one small JSON file
+//! `<state_dir>/cache/<16 hex of the command's hash>.json` with the command, the fingerprint and
+//! the outcome, replaced atomically. A lookup hits only when that last run had the same
+//! fingerprint.
+
+use std::fs::{self, File};
+use std::io::{self, Read};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::changes::{ChangeKind, ChangeSet};
+use crate::outcome::{TestOutcome, TestStatus};
+use crate::store::{self, StoreError};
+
+/// SHA-256 (hex) over `HEAD`'s commit (or `unborn`) and, for each change in order, its path, its
+/// kind and the SHA-256 of the file's current content under `workdir`. A file that is missing,
+/// unreadable, a symlink (its target is hashed) or not a regular file gets a distinct marker
+/// instead; the executable bit is included. Reads never fail the fingerprint.
+pub fn change_fingerprint(workdir: &Path, changes: &ChangeSet) -> String {
+    let mut fields = Fields::new("checkpoint change fingerprint v1");
+    fields.add(changes.head.commit().unwrap_or("unborn"));
+    for change in &changes.changes {
+        fields.add(&change.path);
+        fields.add(kind_name(change.kind));
+        fields.add(content_digest(&workdir.join(&change.path)));
+    }
+    fields.finish()
+}
+
+/// The fingerprint of running `command` with `timeout` on the change set with
+/// `change_fingerprint`. The timeout is part of it so that raising it re-runs a timed-out suite.
+pub fn test_fingerprint(change_fingerprint: &str, command: &str, timeout: Duration) -> String {
+    let mut fields = Fields::new("checkpoint test fingerprint v2");
+    fields.add(change_fingerprint);
+    fields.add(command);
+    fields.add(timeout.as_millis().to_string());
+    fields.finish()
+}
+
+/// The last outcome of each test command, with the fingerprint it ran on.
+#[derive(Debug, Clone)]
+pub struct TestCache {
+    dir: PathBuf,
+}
+
+/// One cache file.
+#[derive(Debug, Serialize, Deserialize)]
+struct Entry {
+    /// The full command, to tell file-name collisions apart.
+    command: String,
+    fingerprint: String,
+    outcome: TestOutcome,
+}
+
+impl TestCache {
+    /// A cache stored under `<state_dir>/cache/` (created on the first record).
+    pub fn new(state_dir: &Path) -> TestCache {
+        TestCache {
+            dir: state_dir.join("cache"),
+        }
+    }
+
+    /// The outcome of `command`'s last recorded run, marked `cached`, if that run had
+    /// `fingerprint`. A missing, unreadable or corrupt cache file is a miss.
+    pub fn lookup(&self, command: &str, fingerprint: &str) -> Option<TestOutcome> {
+        let entry: Entry = store::read_json(&self.path(command)).ok()??;
+        (entry.command == command && entry.fingerprint == fingerprint).then_some(TestOutcome {
+            cached: true,
+            ..entry.outcome
+        })
+    }
+
+    /// Makes `outcome` the last run of `command`, on `fingerprint`. [`TestStatus::Error`] and
+    /// [`TestStatus::NotRun`] say nothing about the code and are not recorded (the previous
+    /// entry stays).
+    pub fn record(
+        &self,
+        command: &str,
+        fingerprint: &str,
+        outcome: &TestOutcome,
+    ) -> Result<(), StoreError> {
+        if matches!(outcome.status, TestStatus::Error | TestStatus::NotRun) {
+            return Ok(());
+        }
+        let entry = Entry {
+            command: command.to_owned(),
+            fingerprint: fingerprint.to_owned(),
+            outcome: outcome.clone(),
+        };
+        store::write_json(&self.path(command), &entry)
+    }
+
+    fn path(&self, command: &str) -> PathBuf {
+        let mut fields = Fields::new("checkpoint cache file v1");
+        fields.add(command);
+        let hash = fields.finish();
+        self.dir.join(format!("{}.json", &hash[..16]))
+    }
+}
+
+/// A SHA-256 over length-prefixed fields, so that no two different field lists hash alike.
+struct Fields(Sha256);
+
+impl Fields {
+    /// Starts with a domain tag, so hashes made for different purposes never coincide.
+    fn new(domain: &str) -> Fields {
+        let mut fields = Fields(Sha256::new());
+        fields.add(domain);
+        fields
+    }
+
+    fn add(&mut self, field: impl AsRef<[u8]>) {
+        let field = field.as_ref();
+        self.0.update((field.len() as u64).to_le_bytes());
+        self.0.update(field);
+    }
+
+    fn finish(self) -> String {
+        hex(&self.0.finalize())
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    bytes
+        .iter()
+        .flat_map(|&b| [DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 0xf)]])
+        .map(char::from)
+        .collect()
+}
+
+/// Stable names: the fingerprint must not depend on `Debug` or serde output.
+fn kind_name(kind: ChangeKind) -> &'static str {
+    match kind {
+        ChangeKind::Added => "added",
+        ChangeKind::Modified => "modified",
+        ChangeKind::Deleted => "deleted",
+        ChangeKind::Untracked => "untracked",
+    }
+}
+
+/// What is at `path` now, as one short string.
+fn content_digest(path: &Path) -> String {
+    let meta = match fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return "missing".to_owned(),
+        Err(_) => return "unreadable".to_owned(),
+    };
+    if meta.is_symlink() {
+        return match fs::read_link(path) {
+            Ok(target) => format!("symlink {}", sha256_hex(target.as_os_str().as_bytes())),
+            Err(_) => "unreadable".to_owned(),
+        };
+    }
+    if !meta.is_file() {
+        return "not a file".to_owned();
+    }
+    let mode = if meta.permissions().mode() & 0o111 != 0 {
+        "executable"
+    } else {
+        "file"
+    };
+    match hash_file(path) {
+        Ok(digest) => format!("{mode} {digest}"),
+        Err(_) => "unreadable".to_owned(),
+    }
+}
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// Streams the file through SHA-256 in 64 KiB chunks.
+fn hash_file(path: &Path) -> io::Result<String> {
+    let mut file = File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => return Ok(hex(&hasher.finalize())),
+            Ok(n) => hasher.update(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::changes::{Change, Head};
+
+    fn change(path: &str, kind: ChangeKind) -> Change {
+        Change {
+            path: path.to_owned(),
+            kind,
+            staged: false,
+        }
+    }
+
+    fn changes(head: Head, list: Vec<Change>) -> ChangeSet {
+        ChangeSet {
+            head,
+            changes: list,
+            non_utf8_paths: 0,
+        }
+    }
+
+    fn branch(commit: &str) -> Head {
+        Head::Branch {
+            name: "main".to_owned(),
+            commit: commit.to_owned(),
+        }
+    }
+
+    fn outcome(status: TestStatus) -> TestOutcome {
+        TestOutcome {
+            status,
+            exit_code: Some(1),
+            passed: Some(3),
+            failed: Some(1),
+            duration_ms: 42,
+            failing: vec!["tests::bad".to_owned()],
+            tail: "test result: FAILED".to_owned(),
+            ..TestOutcome::not_run()
+        }
+    }
+
+    #[test]
+    fn hex_is_lowercase_sha256() {
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn fingerprint_is_stable_and_follows_content_path_kind_and_head() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("a.rs"), "fn a() {}").unwrap();
+        fs::write(dir.path().join("b.rs"), "fn a() {}").unwrap();
+        let set = changes(branch("aaaa"), vec![change("a.rs", ChangeKind::Modified)]);
+        let base = change_fingerprint(dir.path(), &set);
+        assert_eq!(base.len(), 64);
+        assert_eq!(change_fingerprint(dir.path(), &set), base);
+
+        let other_path = changes(branch("aaaa"), vec![change("b.rs", ChangeKind::Modified)]);
+        assert_ne!(change_fingerprint(dir.path(), &other_path), base);
+        let other_kind = changes(branch("aaaa"), vec![change("a.rs", ChangeKind::Untracked)]);
+        assert_ne!(change_fingerprint(dir.path(), &other_kind), base);
+        let other_head = changes(branch("bbbb"), vec![change("a.rs", ChangeKind::Modified)]);
+        assert_ne!(change_fingerprint(dir.path(), &other_head), base);
+        let unborn = changes(
+            Head::Unborn {
+                name: "main".to_owned(),
+            },
+            vec![change("a.rs", ChangeKind::Modified)],
+        );
+        assert_ne!(change_fingerprint(dir.path(), &unborn), base);
+
+        // A same-size edit.
+        fs::write(dir.path().join("a.rs"), "fn b() {}").unwrap();
+        assert_ne!(change_fingerprint(dir.path(), &set), base);
+    }
+
+    #[test]
+    fn missing_empty_executable_and_symlinked_files_differ() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let set = changes(branch("aaaa"), vec![change("f", ChangeKind::Deleted)]);
+        let missing = change_fingerprint(dir.path(), &set);
+        fs::write(&path, "").unwrap();
+        let empty = change_fingerprint(dir.path(), &set);
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        let executable = change_fingerprint(dir.path(), &set);
+        fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink("target", &path).unwrap();
+        let symlink = change_fingerprint(dir.path(), &set);
+        fs::remove_file(&path).unwrap();
+        fs::create_dir(&path).unwrap();
+        let directory = change_fingerprint(dir.path(), &set);
+        let all = [missing, empty, executable, symlink, directory];
+        for (i, a) in all.iter().enumerate() {
+            for b in &all[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+    }
+
+    #[test]
+    fn large_files_are_hashed_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut content = vec![b'x'; 1024 * 1024];
+        fs::write(dir.path().join("big"), &content).unwrap();
+        let set = changes(branch("aaaa"), vec![change("big", ChangeKind::Added)]);
+        let before = change_fingerprint(dir.path(), &set);
+        // A change past the first read chunk.
+        *content.last_mut().unwrap() = b'y';
+        fs::write(dir.path().join("big"), &content).unwrap();
+        assert_ne!(change_fingerprint(dir.path(), &set), before);
+        assert_eq!(
+            hash_file(&dir.path().join("big")).unwrap(),
+            sha256_hex(&content)
+        );
+    }
+
+    #[test]
+    fn test_fingerprint_follows_the_command_and_fields_do_not_run_together() {
+        let t = Duration::from_secs(120);
+        let base = test_fingerprint("abc", "cargo test", t);
+        assert_eq!(test_fingerprint("abc", "cargo test", t), base);
+        assert_ne!(test_fingerprint("abc", "cargo nextest run", t), base);
+        assert_ne!(test_fingerprint("abd", "cargo test", t), base);
+        assert_ne!(test_fingerprint("ab", "ccargo test", t), base);
+        assert_ne!(test_fingerprint("abc", "cargo test", t * 2), base);
+    }
+
+    #[test]
+    fn hit_after_record_is_marked_cached() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = TestCache::new(dir.path());
+        let ran = outcome(TestStatus::Failed);
+        cache.record("cargo test", "fp1", &ran).unwrap();
+        let hit = cache.lookup("cargo test", "fp1").unwrap();
+        assert!(hit.cached);
+        assert_eq!(
+            TestOutcome {
+                cached: false,
+                ..hit
+            },
+            ran
+        );
+        assert!(dir.path().join("cache").is_dir());
+    }
+
+    #[test]
+    fn other_fingerprint_or_command_misses() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = TestCache::new(dir.path());
+        cache
+            .record("cargo test", "fp1", &outcome(TestStatus::Passed))
+            .unwrap();
+        assert_eq!(cache.lookup("cargo test", "fp2"), None);
+        assert_eq!(cache.lookup("pytest", "fp1"), None);
+    }
+
+    #[test]
+    fn only_the_last_run_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = TestCache::new(dir.path());
+        cache
+            .record("cargo test", "fp1", &outcome(TestStatus::Failed))
+            .unwrap();
+        cache
+            .record("cargo test", "fp2", &outcome(TestStatus::Passed))
+            .unwrap();
+        assert_eq!(cache.lookup("cargo test", "fp1"), None);
+        let hit = cache.lookup("cargo test", "fp2").unwrap();
+        assert_eq!(hit.status, TestStatus::Passed);
+    }
+
+    #[test]
+    fn errors_and_skips_are_not_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = TestCache::new(dir.path());
+        cache
+            .record("cargo test", "fp1", &outcome(TestStatus::TimedOut))
+            .unwrap();
+        for status in [TestStatus::Error, TestStatus::NotRun] {
+            cache.record("cargo test", "fp2", &outcome(status)).unwrap();
+            assert_eq!(cache.lookup("cargo test", "fp2"), None);
+        }
+        assert_eq!(
+            cache.lookup("cargo test", "fp1").unwrap().status,
+            TestStatus::TimedOut
+        );
+    }
+
+    #[test]
+    fn corrupt_cache_file_is_a_miss() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = TestCache::new(dir.path());
+        cache
+            .record("cargo test", "fp1", &outcome(TestStatus::Passed))
+            .unwrap();
+        let files: Vec<PathBuf> = fs::read_dir(dir.path().join("cache"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(files.len(), 1);
+        fs::write(&files[0], "{\"command\": \"cargo test\", \"fingerpr").unwrap();
+        assert_eq!(cache.lookup("cargo test", "fp1"), None);
+        // Recording again repairs it.
+        cache
+            .record("cargo test", "fp1", &outcome(TestStatus::Passed))
+            .unwrap();
+        assert!(cache.lookup("cargo test", "fp1").is_some());
+    }
+
+    #[test]
+    fn missing_cache_dir_is_a_miss() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = TestCache::new(&dir.path().join("never-created"));
+        assert_eq!(cache.lookup("cargo test", "fp1"), None);
+    }
+}

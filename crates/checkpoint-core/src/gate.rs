@@ -1,1 +1,249 @@
-//! (in progress)
+//! The stop gate's I/O half: gathers the facts for a hook event, calls [`decide`], renders the
+//! message and remembers what the session needs for the next stop.
+//!
+//! Adapters and `checkpoint check` call [`Gate::run`]; an `Err` means the gate could not judge
+//! (bad cwd, broken config, unusable state) and the caller fails open.
+
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+
+use crate::cache::{self, TestCache};
+use crate::changes::RepoFacts;
+use crate::decide::{self, Decision, Facts, PlannedTest, decide};
+use crate::event::{EventKind, HookEvent};
+use crate::git::{self, Repo};
+use crate::outcome::{TestOutcome, TestRun};
+use crate::policy::Policy;
+use crate::policy::config::{self, ConfigError, ConfigSources};
+use crate::render;
+use crate::runner;
+use crate::session::SessionStore;
+use crate::store::StoreError;
+
+/// Environment variable that moves all state out of the repository's git directory.
+pub const STATE_DIR_VAR: &str = "CHECKPOINT_STATE_DIR";
+
+/// Why the gate could not judge an event. Hooks fail open on these.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GateError {
+    /// The event's working directory does not exist.
+    #[error("working directory {} does not exist", .0.display())]
+    MissingCwd(PathBuf),
+    /// The configuration is broken.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The session state could not be read or written.
+    #[error("state: {0}")]
+    State(#[from] StoreError),
+}
+
+/// A judged event: the decision and its rendered message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GateOutcome {
+    /// The typed verdict.
+    pub decision: Decision,
+    /// The text for the agent (block) or the user (allow); empty for non-stop events.
+    pub message: String,
+}
+
+/// Where the gate reads configuration and what time it is.
+#[derive(Debug, Clone)]
+pub struct Gate {
+    /// The user-level config file, if any.
+    pub user_config: Option<PathBuf>,
+    /// `CHECKPOINT_*` variables (name, value).
+    pub env: Vec<(String, String)>,
+    /// The time of the event.
+    pub now: Timestamp,
+}
+
+impl Gate {
+    /// A gate configured from this process's environment and home directory.
+    pub fn from_process() -> Gate {
+        let sources = ConfigSources::from_process(Path::new("."));
+        Gate {
+            user_config: sources.user_file,
+            env: sources.env,
+            now: Timestamp::now(),
+        }
+    }
+
+    /// Judges one hook event.
+    pub fn run(&self, event: &HookEvent) -> Result<GateOutcome, GateError> {
+        if event.kind.is_stop() {
+            return self.stop(event);
+        }
+        if event.kind == EventKind::UserPrompt {
+            self.user_prompt(event)?;
+        }
+        Ok(self.without_repo(event, RepoFacts::NoRepository))
+    }
+
+    /// The directory holding this repository's checkpoint state.
+    pub fn state_dir(&self, repo: &Repo) -> PathBuf {
+        self.env
+            .iter()
+            .find(|(k, _)| k == STATE_DIR_VAR)
+            .map(|(_, v)| PathBuf::from(v))
+            .unwrap_or_else(|| repo.git_dir.join("checkpoint"))
+    }
+
+    /// Judges an event for which no repository facts are gathered.
+    fn without_repo(&self, event: &HookEvent, repo: RepoFacts) -> GateOutcome {
+        judged(event, &Facts::for_repo(repo, self.now), &Policy::builtin())
+    }
+
+    fn sources(&self, root: &Path) -> ConfigSources {
+        ConfigSources {
+            user_file: self.user_config.clone(),
+            project_file: root.join(config::PROJECT_FILE),
+            env: self.env.clone(),
+        }
+    }
+
+    /// A new user prompt starts a new turn: the block count starts over. Gemini re-sends a block
+    /// reason as a prompt; that retry is recognised by its digest and changes nothing.
+    fn user_prompt(&self, event: &HookEvent) -> Result<(), GateError> {
+        check_cwd(event)?;
+        let Ok(Some(repo)) = git::discover(&event.cwd) else {
+            return Ok(());
+        };
+        let digest = event
+            .prompt
+            .as_deref()
+            .map(|p| cache::sha256_hex(p.as_bytes()));
+        SessionStore::new(&self.state_dir(&repo)).update(
+            event.agent,
+            session_id(event),
+            |record| {
+                if digest.is_none() || record.last_block_digest != digest {
+                    record.facts = decide::session_after_prompt(&record.facts);
+                }
+            },
+        )?;
+        Ok(())
+    }
+
+    fn stop(&self, event: &HookEvent) -> Result<GateOutcome, GateError> {
+        check_cwd(event)?;
+        let repo = match git::discover(&event.cwd) {
+            Ok(Some(repo)) => repo,
+            Ok(None) => return Ok(self.without_repo(event, RepoFacts::NoRepository)),
+            Err(e) => {
+                let reason = e.to_string();
+                return Ok(self.without_repo(event, RepoFacts::Unreadable { reason }));
+            }
+        };
+        let policy = config::load(&self.sources(&repo.workdir), &repo.workdir)?;
+        let state_dir = self.state_dir(&repo);
+        let sessions = SessionStore::new(&state_dir);
+        let record = sessions.load(event.agent, session_id(event))?;
+
+        let (repo_facts, fingerprint, tests) = match git::changes(&repo, policy.git.backend) {
+            Ok(changes) => {
+                let fingerprint = cache::change_fingerprint(&repo.workdir, &changes);
+                let planned = decide::planned_tests(&changes, &policy);
+                // A stop that may no longer be blocked still reports cached outcomes, but pays
+                // for no fresh run.
+                let may_run = !decide::cap_reached(event, &record.facts, &policy);
+                let tests = run_tests(planned, &fingerprint, &repo, &state_dir, &policy, may_run);
+                (RepoFacts::Changes(changes), Some(fingerprint), tests)
+            }
+            Err(e) => (
+                RepoFacts::Unreadable {
+                    reason: e.to_string(),
+                },
+                None,
+                Vec::new(),
+            ),
+        };
+        let facts = Facts {
+            repo: repo_facts,
+            fingerprint,
+            tests,
+            session: record.facts,
+            now: self.now,
+        };
+        let outcome = judged(event, &facts, &policy);
+        sessions.update(event.agent, session_id(event), |record| {
+            record.facts = decide::next_session(&record.facts, &outcome.decision, &facts);
+            record.last_block_digest = outcome
+                .decision
+                .is_block()
+                .then(|| cache::sha256_hex(outcome.message.as_bytes()));
+        })?;
+        Ok(outcome)
+    }
+}
+
+impl Facts {
+    /// Facts with nothing but the repository state (no tests, fresh session).
+    fn for_repo(repo: RepoFacts, now: Timestamp) -> Facts {
+        Facts {
+            repo,
+            fingerprint: None,
+            tests: Vec::new(),
+            session: decide::SessionFacts::default(),
+            now,
+        }
+    }
+}
+
+fn judged(event: &HookEvent, facts: &Facts, policy: &Policy) -> GateOutcome {
+    let decision = decide(event, facts, policy);
+    let message = render::message(&decision);
+    GateOutcome { decision, message }
+}
+
+fn check_cwd(event: &HookEvent) -> Result<(), GateError> {
+    if event.cwd.is_dir() {
+        Ok(())
+    } else {
+        Err(GateError::MissingCwd(event.cwd.clone()))
+    }
+}
+
+fn session_id(event: &HookEvent) -> &str {
+    if event.session_id.is_empty() {
+        "unknown"
+    } else {
+        &event.session_id
+    }
+}
+
+/// Runs each planned command once, reusing the last outcome of a command whose fingerprint did
+/// not change. With `may_run == false` only cached outcomes are used; the rest are not run.
+fn run_tests(
+    planned: Vec<PlannedTest>,
+    fingerprint: &str,
+    repo: &Repo,
+    state_dir: &Path,
+    policy: &Policy,
+    may_run: bool,
+) -> Vec<TestRun> {
+    let cache = TestCache::new(state_dir);
+    let timeout = policy.tests.timeout;
+    planned
+        .into_iter()
+        .map(|p| {
+            let key = cache::test_fingerprint(fingerprint, &p.command, timeout);
+            let outcome = match cache.lookup(&p.command, &key) {
+                Some(cached) => cached,
+                None if !may_run => TestOutcome::not_run(),
+                None => {
+                    let fresh = runner::run(&p.command, &repo.workdir, timeout);
+                    // The cache only saves time; failing to write it must not fail the stop.
+                    let _ = cache.record(&p.command, &key, &fresh);
+                    fresh
+                }
+            };
+            TestRun {
+                command: p.command,
+                rules: p.rules,
+                outcome,
+            }
+        })
+        .collect()
+}

@@ -23,6 +23,8 @@ pub mod tail;
 #[cfg(feature = "io")]
 pub mod cache;
 #[cfg(feature = "io")]
+pub mod gate;
+#[cfg(feature = "io")]
 pub mod git;
 #[cfg(feature = "io")]
 pub mod runner;

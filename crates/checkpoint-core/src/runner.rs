@@ -1,1 +1,408 @@
-//! (in progress)
+//! Runs one test command with a timeout and reduces its output to a [`TestOutcome`].
+//!
+//! The command runs as `/bin/sh -c <command>`:
+//!
+//! - in the given directory, with stdin from `/dev/null`;
+//! - with the inherited environment plus `PYTHONDONTWRITEBYTECODE=1` (a same-size edit within the
+//!   same second can otherwise make Python reuse stale bytecode, so a real fix still looks broken);
+//!   nothing else is set or removed;
+//! - with stdout and stderr merged into one unlinked temporary file, not a pipe, so a chatty test
+//!   cannot block on a full pipe and a grandchild holding the output open cannot hang the wait;
+//! - as the leader of its own process group.
+//!
+//! When the timeout runs out the whole group gets SIGTERM, then SIGKILL after [`KILL_GRACE`]. The
+//! group is also terminated the same way after the leader exits by itself, even on success, so a
+//! test that forks leaves nothing behind. Processes that leave the group (`setsid`, `setpgid`)
+//! are out of reach. Afterwards the last [`MAX_OUTPUT_READ`] bytes of the output are read back and
+//! summarized by [`crate::tail::summarize`].
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use rustix::io::Errno;
+use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
+
+use crate::outcome::{TestOutcome, TestStatus};
+use crate::tail;
+
+/// How long the process group gets between SIGTERM and SIGKILL.
+pub const KILL_GRACE: Duration = Duration::from_millis(300);
+/// The most output read back, from the end of what the command wrote.
+pub const MAX_OUTPUT_READ: u64 = 256 * 1024;
+/// How often the group is checked during [`KILL_GRACE`].
+const POLL_INTERVAL: Duration = Duration::from_millis(10);
+/// How long to wait for the killed leader to be reaped (it could be stuck in the kernel).
+const REAP_LIMIT: Duration = Duration::from_secs(5);
+/// The longest command or output excerpt quoted in an error line.
+const MAX_QUOTE_CHARS: usize = 120;
+
+/// Runs `command` with `sh -c` in `dir`, kills it with its whole process group after `timeout`,
+/// and reports how it went. Never panics: problems become [`TestStatus::Error`] with a one-line
+/// [`TestOutcome::error`].
+///
+/// Exit 0 is [`TestStatus::Passed`]; the shell's 127 (not found) and 126 (not executable) are
+/// [`TestStatus::Error`]; any other exit, including death by a signal the gate did not send
+/// (`exit_code` is then `None`), is [`TestStatus::Failed`]; the timeout is
+/// [`TestStatus::TimedOut`].
+pub fn run(command: &str, dir: &Path, timeout: Duration) -> TestOutcome {
+    let started = Instant::now();
+    let result = execute(command, dir, timeout);
+    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let (ending, output) = match result {
+        Ok(ran) => ran,
+        Err(error) => {
+            return TestOutcome {
+                status: TestStatus::Error,
+                duration_ms,
+                error: Some(error),
+                ..TestOutcome::not_run()
+            };
+        }
+    };
+    let summary = tail::summarize(&output);
+    let (status, exit_code, error) = match ending {
+        Ending::TimedOut => (TestStatus::TimedOut, None, None),
+        Ending::Exited(Some(0)) => (TestStatus::Passed, Some(0), None),
+        Ending::Exited(Some(code @ (126 | 127))) => (
+            TestStatus::Error,
+            Some(code),
+            Some(not_runnable(command, code, &summary.tail)),
+        ),
+        Ending::Exited(code) => (TestStatus::Failed, code, None),
+    };
+    TestOutcome {
+        status,
+        exit_code,
+        passed: summary.passed,
+        failed: summary.failed,
+        duration_ms,
+        failing: summary.failing,
+        tail: summary.tail,
+        error,
+        cached: false,
+    }
+}
+
+/// How the process group's leader ended.
+enum Ending {
+    /// It exited by itself: the exit code, or `None` when a signal killed it.
+    Exited(Option<i32>),
+    /// The timeout ran out and the group was killed.
+    TimedOut,
+}
+
+/// Spawns, waits, cleans up the group and reads the output back. `Err` is a one-line reason.
+fn execute(command: &str, dir: &Path, timeout: Duration) -> Result<(Ending, Vec<u8>), String> {
+    let output = tempfile::tempfile()
+        .map_err(|e| format!("cannot create a temporary file for the test output: {e}"))?;
+    let writer = output
+        .try_clone()
+        .map_err(|e| format!("cannot share the test output file: {e}"))?;
+    // Redirections apply outside-in: stdout goes to the file first, then stderr joins it.
+    let handle = duct::cmd!("/bin/sh", "-c", command)
+        .dir(dir)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .stdin_null()
+        .stderr_to_stdout()
+        .stdout_file(writer)
+        .unchecked()
+        .before_spawn(|cmd| {
+            cmd.process_group(0);
+            Ok(())
+        })
+        .start()
+        .map_err(|e| {
+            if dir.is_dir() {
+                format!("cannot start /bin/sh: {e}")
+            } else {
+                format!(
+                    "test directory {} is missing or not a directory",
+                    dir.display()
+                )
+            }
+        })?;
+    // The group id is the leader's pid (process_group(0)); duct starts exactly one process here.
+    let group = handle
+        .pids()
+        .first()
+        .and_then(|&pid| i32::try_from(pid).ok())
+        .and_then(Pid::from_raw);
+    let Some(group) = group else {
+        let _ = handle.kill();
+        let _ = handle.wait();
+        return Err("the test command started without a process id".to_owned());
+    };
+
+    let waited = match Instant::now().checked_add(timeout) {
+        Some(deadline) => handle.wait_deadline(deadline),
+        None => handle.wait().map(Some),
+    };
+    let ending = waited.map(|done| match done {
+        Some(out) => Ending::Exited(out.status.code()),
+        None => Ending::TimedOut,
+    });
+    terminate_group(group, &handle);
+    let ending = ending.map_err(|e| format!("waiting for the test command failed: {e}"))?;
+    let output = read_end(output).map_err(|e| format!("cannot read the test output back: {e}"))?;
+    Ok((ending, output))
+}
+
+/// SIGTERM to the whole group, up to [`KILL_GRACE`] for it to empty, then SIGKILL, then reaps the
+/// leader. Returns at once when the group is already gone (the usual case after a clean exit).
+///
+/// The leader is reaped while polling: an unreaped zombie leader still counts as a member.
+fn terminate_group(group: Pid, handle: &duct::Handle) {
+    if kill_process_group(group, Signal::TERM) == Err(Errno::SRCH) {
+        return;
+    }
+    let grace_end = Instant::now() + KILL_GRACE;
+    while Instant::now() < grace_end {
+        let _ = handle.try_wait();
+        if test_kill_process_group(group) == Err(Errno::SRCH) {
+            return;
+        }
+        thread::sleep(POLL_INTERVAL);
+    }
+    // ESRCH (everyone left during the last poll) is fine.
+    let _ = kill_process_group(group, Signal::KILL);
+    let _ = handle.wait_deadline(Instant::now() + REAP_LIMIT);
+}
+
+/// The last [`MAX_OUTPUT_READ`] bytes of the output file, from a line start when it was cut.
+fn read_end(mut file: File) -> io::Result<Vec<u8>> {
+    let len = file.seek(SeekFrom::End(0))?;
+    let start = len.saturating_sub(MAX_OUTPUT_READ);
+    file.seek(SeekFrom::Start(start))?;
+    let mut bytes = Vec::new();
+    // Bounded: a process that escaped the group could still be writing.
+    file.take(MAX_OUTPUT_READ).read_to_end(&mut bytes)?;
+    if start > 0
+        && let Some(newline) = bytes.iter().position(|&b| b == b'\n')
+    {
+        bytes.drain(..=newline);
+    }
+    Ok(bytes)
+}
+
+/// The one-line error for the shell's 126/127, with the shell's own complaint when there is one
+/// (it is the last line: the script stops right after it).
+fn not_runnable(command: &str, code: i32, tail: &str) -> String {
+    let what = if code == 127 {
+        "not found"
+    } else {
+        "not executable"
+    };
+    let mut error = format!("test command {what}: `{}`", quote(command));
+    if let Some(line) = tail.lines().rev().find(|l| !l.trim().is_empty()) {
+        error.push_str(&format!(" ({})", quote(line)));
+    }
+    error
+}
+
+/// `text` on one line (whitespace runs collapsed), cut to [`MAX_QUOTE_CHARS`] chars plus `…`.
+fn quote(text: &str) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let line = words.join(" ");
+    match line.char_indices().nth(MAX_QUOTE_CHARS) {
+        Some((end, _)) => format!("{}…", &line[..end]),
+        None => line,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    const LONG: Duration = Duration::from_secs(60);
+
+    fn run_in(dir: &tempfile::TempDir, command: &str, timeout: Duration) -> TestOutcome {
+        run(command, dir.path(), timeout)
+    }
+
+    /// `/proc/<pid>/stat` fields after the command name: state, ppid, pgrp.
+    fn stat(pid: &str) -> Option<(char, i32)> {
+        let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let (_, rest) = text.rsplit_once(')')?;
+        let mut fields = rest.split_whitespace();
+        let state = fields.next()?.chars().next()?;
+        let pgrp = fields.nth(1)?.parse().ok()?;
+        Some((state, pgrp))
+    }
+
+    /// Pids of live (not zombie, not dead) processes in process group `pgid`.
+    fn live_members(pgid: i32) -> Vec<String> {
+        fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+            .filter(|name| name.bytes().all(|b| b.is_ascii_digit()))
+            .filter(|pid| {
+                stat(pid).is_some_and(|(state, pgrp)| pgrp == pgid && !matches!(state, 'Z' | 'X'))
+            })
+            .collect()
+    }
+
+    /// The shell writes its pid (= the group id) to `pgid`; returns it.
+    fn recorded_group(dir: &tempfile::TempDir) -> i32 {
+        fs::read_to_string(dir.path().join("pgid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    #[test]
+    fn live_members_sees_a_live_group() {
+        // Guards the checks below: the helper finds this very test process in its own group.
+        let own = rustix::process::getpgrp().as_raw_nonzero().get();
+        assert!(!live_members(own).is_empty());
+    }
+
+    #[test]
+    fn passing_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run_in(&dir, "echo 'test result: ok. 3 passed; 0 failed'", LONG);
+        assert_eq!(out.status, TestStatus::Passed);
+        assert_eq!(out.exit_code, Some(0));
+        assert_eq!((out.passed, out.failed), (Some(3), Some(0)));
+        assert!(out.error.is_none());
+        assert!(!out.cached);
+    }
+
+    #[test]
+    fn failing_command_keeps_stdout_and_stderr_and_runs_in_dir() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("marker"), "here").unwrap();
+        let out = run_in(
+            &dir,
+            "cat marker; echo; echo '--- FAIL: TestX (0.00s)'; echo to-stderr >&2; exit 3",
+            LONG,
+        );
+        assert_eq!(out.status, TestStatus::Failed);
+        assert_eq!(out.exit_code, Some(3));
+        assert_eq!(out.failing, ["TestX"]);
+        assert_eq!(out.tail, "here\n--- FAIL: TestX (0.00s)\nto-stderr");
+        assert!(out.error.is_none());
+    }
+
+    #[test]
+    fn child_environment_disables_python_bytecode() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run_in(&dir, r#"test "$PYTHONDONTWRITEBYTECODE" = 1"#, LONG);
+        assert_eq!(out.status, TestStatus::Passed);
+    }
+
+    #[test]
+    fn timeout_kills_the_whole_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run_in(
+            &dir,
+            "echo $$ > pgid; sleep 300 & sleep 300 & echo started; wait",
+            Duration::from_millis(500),
+        );
+        assert_eq!(out.status, TestStatus::TimedOut);
+        assert_eq!(out.exit_code, None);
+        assert!(out.tail.contains("started"), "{:?}", out.tail);
+        assert!(out.duration_ms < 60_000);
+        assert_eq!(live_members(recorded_group(&dir)), Vec::<String>::new());
+    }
+
+    #[test]
+    fn group_is_killed_after_a_clean_exit_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let started = Instant::now();
+        let out = run_in(&dir, "echo $$ > pgid; sleep 300 & echo bye", LONG);
+        assert!(started.elapsed() < LONG / 2);
+        assert_eq!(out.status, TestStatus::Passed);
+        assert_eq!(out.tail, "bye");
+        assert_eq!(live_members(recorded_group(&dir)), Vec::<String>::new());
+    }
+
+    #[test]
+    fn chatty_command_does_not_deadlock_and_the_tail_is_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        // 2 × 2.6 MB, half of it on stderr.
+        let out = run_in(
+            &dir,
+            "yes 'stdout line of some length' | head -n 90000; \
+             yes 'stderr line of some length' | head -n 90000 >&2; echo done",
+            LONG,
+        );
+        assert_eq!(out.status, TestStatus::Passed);
+        assert!(out.tail.len() <= tail::MAX_TAIL_BYTES);
+        assert!(out.tail.lines().count() <= tail::MAX_TAIL_LINES);
+        assert!(out.tail.ends_with("stderr line of some length\ndone"));
+    }
+
+    #[test]
+    fn read_end_keeps_whole_lines_of_the_last_bytes() {
+        let mut file = tempfile::tempfile().unwrap();
+        let line = "x".repeat(99) + "\n";
+        let body = line.repeat(3000) + "last";
+        io::Write::write_all(&mut file, body.as_bytes()).unwrap();
+        let bytes = read_end(file).unwrap();
+        assert!(bytes.len() as u64 <= MAX_OUTPUT_READ);
+        assert!(bytes.starts_with(line.as_bytes()));
+        assert!(bytes.ends_with(b"\nlast"));
+    }
+
+    #[test]
+    fn missing_command_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run_in(&dir, "pytestx-not-installed -q", LONG);
+        assert_eq!(out.status, TestStatus::Error);
+        assert_eq!(out.exit_code, Some(127));
+        let error = out.error.unwrap();
+        assert!(
+            error.starts_with("test command not found: `pytestx-not-installed -q`"),
+            "{error}"
+        );
+        assert!(error.contains("not found)"), "{error}");
+        assert!(!error.contains('\n'));
+    }
+
+    #[test]
+    fn non_executable_command_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("run.sh"), "#!/bin/sh\nexit 0\n").unwrap();
+        let out = run_in(&dir, "./run.sh", LONG);
+        assert_eq!(out.status, TestStatus::Error);
+        assert_eq!(out.exit_code, Some(126));
+        assert!(
+            out.error
+                .unwrap()
+                .starts_with("test command not executable: `./run.sh`")
+        );
+    }
+
+    #[test]
+    fn missing_directory_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("gone");
+        let out = run("true", &gone, LONG);
+        assert_eq!(out.status, TestStatus::Error);
+        assert_eq!(out.exit_code, None);
+        assert!(out.error.unwrap().contains("missing or not a directory"));
+    }
+
+    #[test]
+    fn unbounded_timeout_does_not_overflow() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            run_in(&dir, "true", Duration::MAX).status,
+            TestStatus::Passed
+        );
+    }
+
+    #[test]
+    fn multi_line_commands_are_quoted_on_one_line() {
+        assert_eq!(quote("cd a &&\n  make   test"), "cd a && make test");
+        let long = quote(&"é".repeat(500));
+        assert_eq!(long.chars().count(), MAX_QUOTE_CHARS + 1);
+        assert!(long.ends_with('…'));
+    }
+}

@@ -1,0 +1,102 @@
+//! The gitoxide backend: `HEAD`, then gitoxide's status (`HEAD^{tree}` against the index, the
+//! index against the worktree, and a directory walk for untracked files), in-process.
+
+use gix::bstr::BString;
+use gix::diff::index::Change as IndexChange;
+use gix::head::Kind;
+use gix::status::index_worktree::Item as WorktreeItem;
+use gix::status::plumbing::index_as_worktree_with_renames::Summary;
+use gix::status::{Item, Submodule, UntrackedFiles, tree_index::TrackRenames};
+
+use super::{Collector, Diff, GitError, Repo, gix_error};
+use crate::changes::{ChangeSet, Head};
+
+/// Reads `HEAD` and the status of `repo` with gitoxide.
+pub(super) fn changes(repo: &Repo) -> Result<ChangeSet, GitError> {
+    let mut git = gix::open(&repo.git_dir).map_err(gix_error("open the repository"))?;
+    git.set_workdir(repo.workdir.clone())
+        .map_err(gix_error("open the working tree"))?;
+    let head = head(&git)?;
+    let status = git
+        .status(gix::progress::Discard)
+        .map_err(gix_error("configure status"))?
+        .untracked_files(UntrackedFiles::Files)
+        .index_worktree_rewrites(None)
+        .tree_index_track_renames(TrackRenames::Disabled)
+        .index_worktree_submodules(Submodule::Given {
+            ignore: gix::submodule::config::Ignore::All,
+            check_dirty: false,
+        })
+        .into_iter(Vec::<BString>::new())
+        .map_err(gix_error("read the status"))?;
+    let mut collector = Collector::default();
+    for item in status {
+        match item.map_err(gix_error("read the status"))? {
+            Item::TreeIndex(change) => {
+                // Submodules are ignored, as `git status --ignore-submodules=all` does.
+                if change.entry_mode().is_submodule() {
+                    continue;
+                }
+                let diff = match change {
+                    IndexChange::Addition { .. } => Diff::Added,
+                    IndexChange::Deletion { .. } => Diff::Deleted,
+                    IndexChange::Modification { .. } => Diff::Modified,
+                    IndexChange::Rewrite { .. } => return Err(unexpected_rename()),
+                };
+                collector.path(change.location()).staged = Some(diff);
+            }
+            Item::IndexWorktree(item) => record_worktree(&mut collector, &item)?,
+        }
+    }
+    Ok(collector.finish(head))
+}
+
+/// Records an index-against-worktree item. Stat-only differences (`summary()` is `None`) are no
+/// change.
+fn record_worktree(collector: &mut Collector, item: &WorktreeItem) -> Result<(), GitError> {
+    let Some(summary) = item.summary() else {
+        return Ok(());
+    };
+    let state = collector.path(item.rela_path());
+    match summary {
+        // An untracked file: mentioning it is all.
+        Summary::Added => {}
+        Summary::Removed => state.unstaged = Some(Diff::Deleted),
+        Summary::Modified | Summary::TypeChange => state.unstaged = Some(Diff::Modified),
+        Summary::IntentToAdd => state.unstaged = Some(Diff::Added),
+        Summary::Conflict => state.conflict = true,
+        Summary::Renamed | Summary::Copied => return Err(unexpected_rename()),
+    }
+    Ok(())
+}
+
+/// Rename tracking is off on both sides, so gitoxide reporting one is a bug worth surfacing
+/// rather than a change to guess at.
+fn unexpected_rename() -> GitError {
+    GitError::Gix {
+        action: "read the status",
+        reason: "gitoxide reported a rename although rename tracking is off".to_owned(),
+    }
+}
+
+/// Where `HEAD` points, with the commit peeled as `git status` reports it.
+fn head(git: &gix::Repository) -> Result<Head, GitError> {
+    let head = git.head().map_err(gix_error("read HEAD"))?;
+    let branch = match &head.kind {
+        Kind::Unborn(name) => {
+            return Ok(Head::Unborn {
+                name: name.shorten().to_string(),
+            });
+        }
+        Kind::Symbolic(reference) => Some(reference.name.shorten().to_string()),
+        Kind::Detached { .. } => None,
+    };
+    let commit = head
+        .into_peeled_id()
+        .map_err(gix_error("resolve HEAD"))?
+        .to_string();
+    Ok(match branch {
+        Some(name) => Head::Branch { name, commit },
+        None => Head::Detached { commit },
+    })
+}

@@ -1,0 +1,78 @@
+//! End-to-end harness: drives the real agent CLIs (Claude Code, Gemini CLI, Codex CLI) offline
+//! against a scripted model server on 127.0.0.1, so tests can watch what an end-of-turn hook's
+//! verdict does to the next model request.
+//!
+//! ```no_run
+//! use checkpoint_e2e::{Agent, run_agent, stop_feedback, write_hooks};
+//! use checkpoint_e2e::scenario::{Scenario, Step};
+//!
+//! let repo = checkpoint_testkit::repo("python-passing");
+//! write_hooks(Agent::Codex, repo.path(), "/abs/path/to/stop-hook", &[]);
+//! let result = run_agent(
+//!     Agent::Codex,
+//!     repo.path(),
+//!     "Fix the tests.",
+//!     Scenario::new([Step::reply("Done."), Step::reply("Really done.")]),
+//! );
+//! assert!(result.status.success(), "{}", result.summary());
+//! let turns = result.turns();
+//! assert_eq!(stop_feedback(Agent::Codex, turns[1]), ["the hook's reason"]);
+//! ```
+//!
+//! - [`ensure_clis`] installs the pinned CLIs once (`install-clis.sh`, npm registry only).
+//! - [`Session`] is one agent with an isolated `HOME` and its own [`mock::MockServer`];
+//!   [`run_agent`] is the one-shot form.
+//! - [`write_hooks`] writes the project hook config, unless something else (such as
+//!   `checkpoint install <agent>`) already did.
+//! - [`last_user_texts`] and [`stop_feedback`] read what each CLI sent to the model.
+
+mod clis;
+mod hooks;
+pub mod mock;
+pub mod scenario;
+mod session;
+mod wire;
+
+pub use clis::{Clis, ensure_clis};
+pub use hooks::write_hooks;
+pub use session::{RunResult, Session, run_agent};
+pub use wire::{last_user_texts, stop_feedback};
+
+/// One of the agent CLIs the harness drives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Agent {
+    /// Claude Code (`claude -p`).
+    Claude,
+    /// Gemini CLI (`gemini -p`).
+    Gemini,
+    /// Codex CLI (`codex exec`).
+    Codex,
+}
+
+impl Agent {
+    /// All three, in a fixed order.
+    pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Gemini, Agent::Codex];
+
+    /// The lowercase name: `claude`, `gemini`, `codex`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Gemini => "gemini",
+            Agent::Codex => "codex",
+        }
+    }
+
+    /// The hook event that fires when the agent tries to end its turn.
+    pub fn end_of_turn_event(self) -> &'static str {
+        match self {
+            Agent::Claude | Agent::Codex => "Stop",
+            Agent::Gemini => "AfterAgent",
+        }
+    }
+}
+
+impl std::fmt::Display for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}

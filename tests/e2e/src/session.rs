@@ -1,0 +1,447 @@
+//! Running one agent CLI, isolated, against the mock model.
+
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::fs::File;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use rustix::process::{Pid, Signal, kill_process_group};
+use serde_json::{Map, Value, json};
+
+use crate::mock::MockServer;
+use crate::scenario::Scenario;
+use crate::{Agent, ensure_clis, last_user_texts};
+
+/// Default limit for one CLI run; `CHECKPOINT_E2E_TIMEOUT_SECS` overrides it.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+/// How long a timed-out CLI gets between SIGTERM and SIGKILL.
+const KILL_GRACE: Duration = Duration::from_secs(3);
+/// A proxy URL nothing listens on (the discard port).
+const DEAD_PROXY: &str = "http://127.0.0.1:9";
+/// The API key every CLI is given; the mock accepts anything.
+const API_KEY: &str = "sk-e2e-mock-key";
+
+/// What one CLI run did.
+#[derive(Debug)]
+pub struct RunResult {
+    /// The agent that ran.
+    pub agent: Agent,
+    /// The CLI's exit status.
+    pub status: ExitStatus,
+    /// The CLI's stdout.
+    pub stdout: String,
+    /// The CLI's stderr.
+    pub stderr: String,
+    /// Every request the mock saw during the run, as logged (see [`crate::mock`]): `seq`,
+    /// `method`, `path`, `query`, `api`, `kind`, `step`, `exhausted`, `actions`, `reply`,
+    /// `status`, `headers` (credentials redacted) and the JSON `body`.
+    pub requests: Vec<Value>,
+    /// Wall time of the run.
+    pub elapsed: Duration,
+}
+
+impl RunResult {
+    /// The logged requests that were real agent turns (`kind == "turn"`), in order.
+    pub fn turns(&self) -> Vec<&Value> {
+        self.requests
+            .iter()
+            .filter(|r| r["kind"] == "turn")
+            .collect()
+    }
+
+    /// A readable account of the run for assertion messages: status, every request with its
+    /// last user texts, and the ends of stdout and stderr.
+    pub fn summary(&self) -> String {
+        let mut out = format!(
+            "{} exited with {} after {:.1}s; {} request(s):\n",
+            self.agent,
+            self.status,
+            self.elapsed.as_secs_f64(),
+            self.requests.len()
+        );
+        for r in &self.requests {
+            let texts: Vec<String> = last_user_texts(self.agent, r)
+                .iter()
+                .map(|t| tail(t, 300))
+                .collect();
+            let _ = writeln!(
+                out,
+                "  #{} {} {} kind={} step={} reply={} last user texts={:?}",
+                r["seq"], r["method"], r["path"], r["kind"], r["step"], r["reply"], texts
+            );
+        }
+        let _ = write!(
+            out,
+            "--- stdout (end)\n{}\n--- stderr (end)\n{}",
+            tail(&self.stdout, 3000),
+            tail(&self.stderr, 3000)
+        );
+        out
+    }
+}
+
+/// The last `max` bytes of `text` (on a char boundary), marked when cut.
+fn tail(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("…{}", &text[start..])
+}
+
+/// One agent CLI with a throwaway `HOME`, its config pointing at its own [`MockServer`].
+///
+/// The home holds the CLI's user config (Claude: `$CLAUDE_CONFIG_DIR` = `<home>/.claude`;
+/// Gemini: `<home>/.gemini/settings.json`; Codex: `$CODEX_HOME` = `<home>/.codex` with the mock
+/// provider in `config.toml`), the mock's request logs and each run's stdout/stderr. Set
+/// `CHECKPOINT_E2E_KEEP=1` to keep it after the session for inspection.
+pub struct Session {
+    agent: Agent,
+    program: PathBuf,
+    home: tempfile::TempDir,
+    mock: MockServer,
+    runs: u32,
+}
+
+impl Session {
+    /// Installs the CLIs if needed ([`ensure_clis`]), creates the home, starts the mock and
+    /// writes the CLI's user config. Panics when any of that fails.
+    pub fn new(agent: Agent) -> Self {
+        let program = ensure_clis().path(agent).to_path_buf();
+        let mut home = tempfile::Builder::new()
+            .prefix(&format!("ckpt-e2e-{agent}-home-"))
+            .tempdir()
+            .expect("create the isolated HOME");
+        if std::env::var_os("CHECKPOINT_E2E_KEEP").is_some_and(|v| v == "1") {
+            home.disable_cleanup(true);
+        }
+        let mock = MockServer::start(0).expect("start the mock model server");
+        let session = Self {
+            agent,
+            program,
+            home,
+            mock,
+            runs: 0,
+        };
+        session.write_user_config();
+        session
+    }
+
+    /// The agent this session runs.
+    pub fn agent(&self) -> Agent {
+        self.agent
+    }
+
+    /// The isolated `HOME`.
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
+    /// The full environment the CLI runs with (nothing else is inherited): `PATH`, `TMPDIR`,
+    /// the isolated `HOME`, the test kit's git identity, and the agent's mock settings. Run other
+    /// tools with it (for example `checkpoint install <agent>`) to act on the same isolated
+    /// configuration.
+    pub fn env(&self) -> Vec<(OsString, OsString)> {
+        let home = self.home();
+        let mut env: Vec<(OsString, OsString)> = Vec::new();
+        let mut set = |k: &str, v: &std::ffi::OsStr| env.push((k.into(), v.to_owned()));
+        let path =
+            std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+        set("PATH", &path);
+        if let Some(tmp) = std::env::var_os("TMPDIR") {
+            set("TMPDIR", &tmp);
+        }
+        set("HOME", home.as_os_str());
+        set("LANG", "C.UTF-8".as_ref());
+        set("TERM", "dumb".as_ref());
+        set("SHELL", "/bin/bash".as_ref());
+        // Defence in depth: a client that honours proxy variables and tries to reach anything
+        // but the mock hits a closed port on 127.0.0.1 instead of the network.
+        for var in [
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "ALL_PROXY",
+            "http_proxy",
+            "https_proxy",
+            "all_proxy",
+        ] {
+            set(var, DEAD_PROXY.as_ref());
+        }
+        set("NO_PROXY", "127.0.0.1,localhost".as_ref());
+        set("no_proxy", "127.0.0.1,localhost".as_ref());
+        for (k, v) in checkpoint_testkit::git_env() {
+            set(k, v.as_ref());
+        }
+        let base_url = self.mock.base_url();
+        match self.agent {
+            Agent::Claude => {
+                set("ANTHROPIC_BASE_URL", base_url.as_ref());
+                set("ANTHROPIC_API_KEY", API_KEY.as_ref());
+                set("CLAUDE_CONFIG_DIR", home.join(".claude").as_os_str());
+                set("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".as_ref());
+                set("DISABLE_TELEMETRY", "1".as_ref());
+                set("DISABLE_AUTOUPDATER", "1".as_ref());
+                set("DISABLE_ERROR_REPORTING", "1".as_ref());
+            }
+            Agent::Gemini => {
+                set("GOOGLE_GEMINI_BASE_URL", base_url.as_ref());
+                set("GEMINI_API_KEY", API_KEY.as_ref());
+                set("GEMINI_CLI_HOME", home.as_os_str());
+                set("GEMINI_CLI_TRUST_WORKSPACE", "true".as_ref());
+            }
+            Agent::Codex => {
+                set("CODEX_HOME", home.join(".codex").as_os_str());
+                set("MOCK_API_KEY", API_KEY.as_ref());
+            }
+        }
+        env
+    }
+
+    /// Writes the CLI's user-level config into the home.
+    fn write_user_config(&self) {
+        let home = self.home();
+        match self.agent {
+            Agent::Claude => create_dir(&home.join(".claude")),
+            Agent::Gemini => write_file(
+                &home.join(".gemini/settings.json"),
+                &serde_json::to_string_pretty(&json!({
+                    "security": {"auth": {"selectedType": "gemini-api-key"}},
+                    "privacy": {"usageStatisticsEnabled": false},
+                    "telemetry": {"enabled": false},
+                    "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+                }))
+                .expect("JSON serializes"),
+            ),
+            Agent::Codex => write_file(
+                &home.join(".codex/config.toml"),
+                &format!(
+                    r#"model = "gpt-5.4"
+model_provider = "mock"
+check_for_update_on_startup = false
+
+[model_providers.mock]
+name = "mock"
+base_url = "{}/v1"
+wire_api = "responses"
+env_key = "MOCK_API_KEY"
+supports_websockets = false
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+
+# The plugin sync resolves api.github.com and chatgpt.com even with a custom provider.
+[features]
+plugins = false
+"#,
+                    self.mock.base_url()
+                ),
+            ),
+        }
+    }
+
+    /// Marks `repo` trusted where the CLI needs it: Gemini refuses to start in an untrusted
+    /// folder, and Codex ignores an untrusted project's `.codex/hooks.json` without a word.
+    fn trust(&self, repo: &Path) {
+        let repo_str = repo.to_str().expect("the repo path is UTF-8");
+        match self.agent {
+            Agent::Claude => {}
+            Agent::Gemini => {
+                let path = self.home().join(".gemini/trustedFolders.json");
+                let mut folders: Map<String, Value> = std::fs::read_to_string(&path)
+                    .ok()
+                    .and_then(|t| serde_json::from_str(&t).ok())
+                    .unwrap_or_default();
+                folders.insert(repo_str.to_owned(), "TRUST_FOLDER".into());
+                write_file(
+                    &path,
+                    &serde_json::to_string_pretty(&folders).expect("JSON serializes"),
+                );
+            }
+            Agent::Codex => {
+                let path = self.home().join(".codex/config.toml");
+                let config = std::fs::read_to_string(&path)
+                    .unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+                // A JSON string is a valid TOML basic string.
+                let table = format!(
+                    "[projects.{}]",
+                    serde_json::to_string(repo_str).expect("JSON serializes")
+                );
+                if !config.contains(&table) {
+                    write_file(
+                        &path,
+                        &format!("{config}\n{table}\ntrust_level = \"trusted\"\n"),
+                    );
+                }
+            }
+        }
+    }
+
+    /// The CLI's arguments for a headless run of `prompt`.
+    fn args(&self, prompt: &str) -> Vec<String> {
+        let args: &[&str] = match self.agent {
+            Agent::Claude => &["-p", prompt, "--output-format", "json"],
+            Agent::Gemini => &[
+                "-p",
+                prompt,
+                "--output-format",
+                "json",
+                "--approval-mode",
+                "yolo",
+            ],
+            Agent::Codex => &[
+                "exec",
+                "--skip-git-repo-check",
+                "--dangerously-bypass-hook-trust",
+                "--dangerously-bypass-approvals-and-sandbox",
+                "--color",
+                "never",
+                prompt,
+            ],
+        };
+        args.iter().map(|&a| a.to_owned()).collect()
+    }
+
+    /// Runs the CLI headless in `repo` on `prompt` while the mock plays `scenario` (its `root`
+    /// defaults to `repo`). The hooks are whatever `repo` and the home are configured with.
+    ///
+    /// Kills the CLI's whole process group when it exits and when it outlives the timeout
+    /// (`CHECKPOINT_E2E_TIMEOUT_SECS`, default 300 s). Panics, with the run's account, on a
+    /// timeout or when a scenario action failed; a non-zero exit is returned, not a panic.
+    pub fn run(&mut self, repo: &Path, prompt: &str, scenario: Scenario) -> RunResult {
+        let repo = repo
+            .canonicalize()
+            .unwrap_or_else(|e| panic!("repo {}: {e}", repo.display()));
+        self.runs += 1;
+        let run = self.runs;
+        let home = self.home().to_path_buf();
+        let log = home.join(format!("mock-requests-{run}.jsonl"));
+        let stdout_path = home.join(format!("run-{run}.stdout"));
+        let stderr_path = home.join(format!("run-{run}.stderr"));
+        self.trust(&repo);
+        let root = scenario.root.clone().unwrap_or_else(|| repo.clone());
+        self.mock
+            .begin(scenario, &root, &log)
+            .unwrap_or_else(|e| panic!("start the mock log {}: {e}", log.display()));
+
+        let timeout = std::env::var("CHECKPOINT_E2E_TIMEOUT_SECS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .map_or(DEFAULT_TIMEOUT, Duration::from_secs);
+        let started = Instant::now();
+        let mut child = Command::new(&self.program)
+            .args(self.args(prompt))
+            .current_dir(&repo)
+            .env_clear()
+            .envs(self.env())
+            .stdin(Stdio::null())
+            .stdout(create_file(&stdout_path))
+            .stderr(create_file(&stderr_path))
+            .process_group(0)
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {}: {e}", self.program.display()));
+        let group = Pid::from_child(&child);
+        let finished = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Some(status),
+                Ok(None) if started.elapsed() >= timeout => break None,
+                Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+                Err(e) => panic!("wait for {}: {e}", self.agent),
+            }
+        };
+        let status = match finished {
+            Some(status) => status,
+            None => {
+                // The group may already be gone; a failed kill changes nothing then.
+                let _ = kill_process_group(group, Signal::TERM);
+                let grace = Instant::now();
+                while grace.elapsed() < KILL_GRACE && matches!(child.try_wait(), Ok(None)) {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                let _ = kill_process_group(group, Signal::KILL);
+                child
+                    .wait()
+                    .unwrap_or_else(|e| panic!("reap {}: {e}", self.agent))
+            }
+        };
+        // Leftover children (Gemini's relaunched node, MCP servers, hook grandchildren) die with
+        // the group, also after a normal exit.
+        let _ = kill_process_group(group, Signal::KILL);
+        let elapsed = started.elapsed();
+
+        let result = RunResult {
+            agent: self.agent,
+            status,
+            stdout: read_lossy(&stdout_path),
+            stderr: read_lossy(&stderr_path),
+            requests: read_log(&log),
+            elapsed,
+        };
+        assert!(
+            finished.is_some(),
+            "{} timed out after {}s and was killed (raise CHECKPOINT_E2E_TIMEOUT_SECS if the \
+             machine is slow)\n{}",
+            self.agent,
+            timeout.as_secs(),
+            result.summary()
+        );
+        let failed: Vec<&Value> = result
+            .requests
+            .iter()
+            .flat_map(|r| r["actions"].as_array().into_iter().flatten())
+            .filter(|a| a["ok"] == false)
+            .collect();
+        assert!(
+            failed.is_empty(),
+            "scenario action(s) failed: {failed:#?}\n{}",
+            result.summary()
+        );
+        result
+    }
+}
+
+/// Runs `agent` once in `repo` on `prompt` while the mock plays `scenario`, in a fresh
+/// [`Session`]. See [`Session::run`].
+pub fn run_agent(agent: Agent, repo: &Path, prompt: &str, scenario: Scenario) -> RunResult {
+    Session::new(agent).run(repo, prompt, scenario)
+}
+
+fn create_dir(path: &Path) {
+    std::fs::create_dir_all(path).unwrap_or_else(|e| panic!("create {}: {e}", path.display()));
+}
+
+fn write_file(path: &Path, text: &str) {
+    if let Some(dir) = path.parent() {
+        create_dir(dir);
+    }
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+}
+
+fn create_file(path: &Path) -> File {
+    File::create(path).unwrap_or_else(|e| panic!("create {}: {e}", path.display()))
+}
+
+fn read_lossy(path: &Path) -> String {
+    String::from_utf8_lossy(
+        &std::fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display())),
+    )
+    .into_owned()
+}
+
+/// The mock's JSONL log, one value per line.
+fn read_log(path: &Path) -> Vec<Value> {
+    read_lossy(path)
+        .lines()
+        .map(|l| {
+            serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("mock log {} has a bad line: {e}", path.display()))
+        })
+        .collect()
+}

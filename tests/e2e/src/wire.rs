@@ -1,0 +1,267 @@
+//! Reading what a CLI sent to the model: the texts of the last user turn(s) of a logged request,
+//! and the end-of-turn hook reasons inside them, unwrapped from each CLI's wrapper.
+//!
+//! | agent | wire shape of a blocked stop's reason R |
+//! |---|---|
+//! | Claude | `messages[]` user message, content `"Stop hook feedback:\n" + R` |
+//! | Gemini | `contents[]` user turn whose first text part is exactly R |
+//! | Codex | `input[]` user message `<hook_prompt hook_run_id="…">R</hook_prompt>`, R HTML-escaped |
+
+use serde_json::Value;
+
+use crate::Agent;
+
+/// Claude's prefix on a Stop hook's reason.
+const CLAUDE_STOP_PREFIX: &str = "Stop hook feedback:\n";
+/// Codex's wrapper around a Stop hook's reason.
+const CODEX_OPEN: &str = "<hook_prompt";
+const CODEX_CLOSE: &str = "</hook_prompt>";
+
+/// The user-role texts sent after the last assistant (model) message of a logged request (a
+/// line of the mock's log; its `body` is read), in order. For the first request of a
+/// conversation that is every user text, including the CLI's own preamble.
+///
+/// Claude: string contents, `text` blocks and `tool_result` texts of `user` messages (`system`
+/// entries in `messages` are skipped). Gemini: `text` parts of `user` turns. Codex: `input_text`
+/// parts of `user` messages (`developer` messages are skipped).
+pub fn last_user_texts(agent: Agent, request: &Value) -> Vec<String> {
+    trailing_user_turns(agent, &request["body"])
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// The end-of-turn hook reasons carried by a logged request's trailing user turns, unwrapped and
+/// (for Codex) HTML-unescaped. Empty when the request carries none.
+///
+/// Gemini sends the reason as a bare user turn, so for Gemini this is the first text of each
+/// user turn that follows a model turn; a follow-up prompt typed by a user would look the same.
+pub fn stop_feedback(agent: Agent, request: &Value) -> Vec<String> {
+    let turns = trailing_user_turns(agent, &request["body"]);
+    match agent {
+        Agent::Claude => turns
+            .iter()
+            .flatten()
+            .filter_map(|t| t.strip_prefix(CLAUDE_STOP_PREFIX))
+            .map(|r| r.trim_end_matches('\n').to_owned())
+            .collect(),
+        Agent::Gemini => {
+            let follows_model = request["body"]["contents"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|t| t["role"] == "model"));
+            if follows_model {
+                turns
+                    .into_iter()
+                    .filter_map(|t| t.into_iter().next())
+                    .collect()
+            } else {
+                Vec::new()
+            }
+        }
+        Agent::Codex => turns
+            .iter()
+            .flatten()
+            .flat_map(|t| codex_hook_prompts(t))
+            .collect(),
+    }
+}
+
+/// Whether a request item came from the model.
+type IsAssistant = fn(&Value) -> bool;
+/// The texts of a user item, `None` for other roles.
+type UserTexts = fn(&Value) -> Option<Vec<String>>;
+
+/// The texts of each user turn after the last assistant turn, one `Vec` per turn.
+fn trailing_user_turns(agent: Agent, body: &Value) -> Vec<Vec<String>> {
+    let (items, is_assistant, user_texts): (&Value, IsAssistant, UserTexts) = match agent {
+        Agent::Claude => (
+            &body["messages"],
+            |m| m["role"] == "assistant",
+            claude_user_texts,
+        ),
+        Agent::Gemini => (
+            &body["contents"],
+            |c| c["role"] == "model",
+            gemini_user_texts,
+        ),
+        Agent::Codex => (&body["input"], codex_is_assistant, codex_user_texts),
+    };
+    let items = items.as_array().map(Vec::as_slice).unwrap_or_default();
+    let start = items.iter().rposition(is_assistant).map_or(0, |i| i + 1);
+    items[start..].iter().filter_map(user_texts).collect()
+}
+
+fn claude_user_texts(message: &Value) -> Option<Vec<String>> {
+    if message["role"] != "user" {
+        return None;
+    }
+    Some(match &message["content"] {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(blocks) => blocks
+            .iter()
+            .flat_map(|b| match b["type"].as_str() {
+                Some("text") => b["text"].as_str().map(str::to_owned).into_iter().collect(),
+                Some("tool_result") => match &b["content"] {
+                    Value::String(s) => vec![s.clone()],
+                    Value::Array(inner) => inner
+                        .iter()
+                        .filter_map(|i| i["text"].as_str().map(str::to_owned))
+                        .collect(),
+                    _ => Vec::new(),
+                },
+                _ => Vec::new(),
+            })
+            .collect(),
+        _ => Vec::new(),
+    })
+}
+
+fn gemini_user_texts(turn: &Value) -> Option<Vec<String>> {
+    if turn["role"] != "user" {
+        return None;
+    }
+    let parts = turn["parts"].as_array()?;
+    Some(
+        parts
+            .iter()
+            .filter_map(|p| p["text"].as_str().map(str::to_owned))
+            .collect(),
+    )
+}
+
+/// Whether a Responses input item came from the model: an assistant message, a tool call or a
+/// reasoning item.
+fn codex_is_assistant(item: &Value) -> bool {
+    item["role"] == "assistant"
+        || item["type"] == "reasoning"
+        || item["type"].as_str().is_some_and(|t| t.ends_with("_call"))
+}
+
+fn codex_user_texts(item: &Value) -> Option<Vec<String>> {
+    if item["role"] != "user" {
+        return None;
+    }
+    Some(match &item["content"] {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    })
+}
+
+/// The unescaped bodies of every `<hook_prompt …>…</hook_prompt>` in `text`.
+fn codex_hook_prompts(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find(CODEX_OPEN) {
+        let after_open = &rest[open..];
+        let Some(tag_end) = after_open.find('>') else {
+            break;
+        };
+        let inner = &after_open[tag_end + 1..];
+        let Some(close) = inner.find(CODEX_CLOSE) else {
+            break;
+        };
+        found.push(html_unescape(&inner[..close]));
+        rest = &inner[close + CODEX_CLOSE.len()..];
+    }
+    found
+}
+
+/// Undoes the HTML escaping Codex applies to hook prompts.
+fn html_unescape(text: &str) -> String {
+    text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&#x27;", "'")
+        .replace("&amp;", "&")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// The wire shapes of protocols.md §1.5, §2.5 and §3.4, wrapped as mock log lines.
+    fn logged(body: Value) -> Value {
+        json!({ "kind": "turn", "body": body })
+    }
+
+    #[test]
+    fn claude_reason_is_prefixed_user_text() {
+        let first = logged(json!({"messages": [
+            {"role": "user", "content": [{"type": "text", "text": "<system-reminder>x</system-reminder>"},
+                                         {"type": "text", "text": "hello there"}]}]}));
+        assert_eq!(
+            last_user_texts(Agent::Claude, &first),
+            ["<system-reminder>x</system-reminder>", "hello there"]
+        );
+        assert!(stop_feedback(Agent::Claude, &first).is_empty());
+
+        let second = logged(json!({"messages": [
+            {"role": "user", "content": "hello there"},
+            {"role": "system", "content": [{"type": "text", "text": "ctx"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "MOCK_REPLY_1"}]},
+            {"role": "user", "content": "Stop hook feedback:\nR <1> & more"},
+            {"role": "system", "content": [{"type": "text", "text": "Stop hook blocking error from command"}]},
+            {"role": "user", "content": "Stop hook feedback:\n[/h]: EXIT2\n"}]}));
+        assert_eq!(
+            last_user_texts(Agent::Claude, &second),
+            [
+                "Stop hook feedback:\nR <1> & more",
+                "Stop hook feedback:\n[/h]: EXIT2\n"
+            ]
+        );
+        assert_eq!(
+            stop_feedback(Agent::Claude, &second),
+            ["R <1> & more", "[/h]: EXIT2"]
+        );
+    }
+
+    #[test]
+    fn gemini_reason_is_a_raw_user_turn() {
+        let first = logged(json!({"contents": [
+            {"role": "user", "parts": [{"text": "<session_context>…</session_context>"}]},
+            {"role": "user", "parts": [{"text": "hello gemini"}]}]}));
+        assert_eq!(
+            last_user_texts(Agent::Gemini, &first),
+            ["<session_context>…</session_context>", "hello gemini"]
+        );
+        assert!(stop_feedback(Agent::Gemini, &first).is_empty());
+
+        let second = logged(json!({"contents": [
+            {"role": "user", "parts": [{"text": "hello gemini"}]},
+            {"role": "model", "parts": [{"text": "GEMINI_MOCK_REPLY_2"}]},
+            {"role": "user", "parts": [{"text": "R <1> & more"},
+                                       {"text": "<hook_context>CTX</hook_context>"}]}]}));
+        assert_eq!(stop_feedback(Agent::Gemini, &second), ["R <1> & more"]);
+    }
+
+    #[test]
+    fn codex_reason_is_an_escaped_hook_prompt() {
+        let second = logged(json!({"input": [
+            {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "CTX"}]},
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hello codex"}]},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "R1"}]},
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text":
+                "<hook_prompt hook_run_id=\"stop:4:/h/.codex/hooks.json\">R &lt;1&gt; &amp;amp; more</hook_prompt>"}]}]}));
+        assert_eq!(
+            last_user_texts(Agent::Codex, &second),
+            [
+                "<hook_prompt hook_run_id=\"stop:4:/h/.codex/hooks.json\">R &lt;1&gt; &amp;amp; more</hook_prompt>"
+            ]
+        );
+        assert_eq!(stop_feedback(Agent::Codex, &second), ["R <1> &amp; more"]);
+
+        let after_tool = logged(json!({"input": [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]},
+            {"type": "function_call", "name": "shell", "arguments": "{}", "call_id": "c1"},
+            {"type": "function_call_output", "call_id": "c1", "output": "ok"}]}));
+        assert!(last_user_texts(Agent::Codex, &after_tool).is_empty());
+        assert!(stop_feedback(Agent::Codex, &after_tool).is_empty());
+    }
+}
