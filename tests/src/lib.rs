@@ -58,3 +58,65 @@ pub fn repo_with_args(name: &str, args: &[&str]) -> tempfile::TempDir {
 pub fn repo(name: &str) -> tempfile::TempDir {
     repo_with_args(name, &[])
 }
+
+/// A hook payload captured from a real agent CLI (`tests/payloads/<agent>/<name>.json`), with its
+/// `cwd` replaced by `cwd`.
+pub fn payload(agent: &str, name: &str, cwd: &Path) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("payloads")
+        .join(agent)
+        .join(format!("{name}.json"));
+    let raw = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut value: serde_json::Value = serde_json::from_str(&raw).expect("fixture is JSON");
+    value["cwd"] = serde_json::Value::String(cwd.display().to_string());
+    value.to_string()
+}
+
+/// What one run of a hook binary produced.
+#[derive(Debug)]
+pub struct HookRun {
+    /// Everything on stdout.
+    pub stdout: String,
+    /// Everything on stderr.
+    pub stderr: String,
+    /// The exit code (`None` when killed by a signal).
+    pub code: Option<i32>,
+}
+
+/// Runs the hook binary `bin` in `dir` with `stdin`, isolated from the developer's config
+/// (`XDG_CONFIG_HOME` is a fresh directory, no `CHECKPOINT_*` variable leaks in), plus `env`.
+pub fn run_hook(bin: &Path, dir: &Path, stdin: &[u8], env: &[(&str, &str)]) -> HookRun {
+    use std::io::Write;
+    let config_home = tempfile::tempdir().expect("temp config home");
+    let mut cmd = Command::new(bin);
+    cmd.current_dir(dir)
+        .env("XDG_CONFIG_HOME", config_home.path())
+        .envs(git_env())
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (key, _) in std::env::vars() {
+        if key.starts_with("CHECKPOINT_") && !env.iter().any(|(k, _)| *k == key) {
+            cmd.env_remove(key);
+        }
+    }
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("run {}: {e}", bin.display()));
+    let mut pipe = child.stdin.take().expect("stdin piped");
+    let input = stdin.to_vec();
+    // Write from a thread: a hook that exits before reading everything must not deadlock us.
+    let writer = std::thread::spawn(move || {
+        let _ = pipe.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("wait for hook");
+    let _ = writer.join();
+    HookRun {
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        code: out.status.code(),
+    }
+}
+
+pub mod adapter;

@@ -1,4 +1,5 @@
-//! `checkpoint-claude`: the claude hook adapter. Its wire translation arrives with the adapters issue;
-//! until then it answers every event with the agent's no-op (empty stdout, exit 0).
+//! `checkpoint-claude`: the claude hook adapter; everything lives in its library.
 
-fn main() {}
+fn main() -> std::process::ExitCode {
+    adapter_claude::main()
+}

@@ -1,4 +1,5 @@
-//! `checkpoint-gemini`: the gemini hook adapter. Its wire translation arrives with the adapters issue;
-//! until then it answers every event with the agent's no-op (empty stdout, exit 0).
+//! `checkpoint-gemini`: the gemini hook adapter; everything lives in its library.
 
-fn main() {}
+fn main() -> std::process::ExitCode {
+    adapter_gemini::main()
+}

@@ -70,6 +70,12 @@ impl Gate {
         }
     }
 
+    /// Whether [`Gate::run`] does anything for this kind of event; adapters answer the others
+    /// with their no-op without building a gate.
+    pub fn handles(kind: &EventKind) -> bool {
+        kind.is_stop() || *kind == EventKind::UserPrompt
+    }
+
     /// Judges one hook event.
     pub fn run(&self, event: &HookEvent) -> Result<GateOutcome, GateError> {
         if event.kind.is_stop() {
@@ -140,6 +146,17 @@ impl Gate {
         let state_dir = self.state_dir(&repo);
         let sessions = SessionStore::new(&state_dir);
         let record = sessions.load(event.agent, session_id(event))?;
+        let retry;
+        let event = if !event.stop_hook_active && is_retry(event, &record.last_block_digest) {
+            // The turn answers our last block (Codex `notify` carries no stop_hook_active).
+            retry = HookEvent {
+                stop_hook_active: true,
+                ..event.clone()
+            };
+            &retry
+        } else {
+            event
+        };
 
         let (repo_facts, fingerprint, tests) = match git::changes(&repo, policy.git.backend) {
             Ok(changes) => {
@@ -172,7 +189,7 @@ impl Gate {
             record.last_block_digest = outcome
                 .decision
                 .is_block()
-                .then(|| cache::sha256_hex(outcome.message.as_bytes()));
+                .then(|| retry_digest(&outcome.message));
         })?;
         Ok(outcome)
     }
@@ -195,6 +212,16 @@ fn judged(event: &HookEvent, facts: &Facts, policy: &Policy) -> GateOutcome {
     let decision = decide(event, facts, policy);
     let message = render::message(&decision);
     GateOutcome { decision, message }
+}
+
+/// The digest that recognises our own block message when an agent sends it back as a prompt:
+/// Gemini re-sends the reason verbatim, Codex under tmux receives the terminal-safe form.
+fn retry_digest(text: &str) -> String {
+    cache::sha256_hex(render::terminal_safe(text).trim().as_bytes())
+}
+
+fn is_retry(event: &HookEvent, last_block: &Option<String>) -> bool {
+    last_block.is_some() && event.prompt.as_deref().map(retry_digest) == *last_block
 }
 
 fn check_cwd(event: &HookEvent) -> Result<(), GateError> {

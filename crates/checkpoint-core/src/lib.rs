@@ -27,6 +27,8 @@ pub mod gate;
 #[cfg(feature = "io")]
 pub mod git;
 #[cfg(feature = "io")]
+pub mod hook;
+#[cfg(feature = "io")]
 pub mod runner;
 #[cfg(feature = "io")]
 pub mod session;

@@ -10,6 +10,19 @@ use crate::outcome::{TestRun, TestStatus};
 /// Longest file list shown before "… and N more files".
 pub const MAX_FILES_SHOWN: usize = 20;
 
+/// `text` with nothing a terminal would act on: tabs become spaces, other control characters
+/// (escape sequences, carriage returns, bells…) are dropped; newlines stay.
+pub fn terminal_safe(text: &str) -> String {
+    text.chars()
+        .filter_map(|c| match c {
+            '\n' => Some('\n'),
+            '\t' => Some(' '),
+            c if c.is_control() => None,
+            c => Some(c),
+        })
+        .collect()
+}
+
 /// The message for a decision: for a block, the instruction the agent gets; for an allow, a short
 /// summary for the user (empty for events that are not stops).
 pub fn message(decision: &Decision) -> String {

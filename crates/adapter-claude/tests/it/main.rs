@@ -1,0 +1,114 @@
+//! `checkpoint-claude` against real repositories, with payloads captured from Claude Code 2.1.330.
+
+use adapter_claude::Claude;
+use checkpoint_testkit::adapter::{Adapter, uncommitted};
+use checkpoint_testkit::repo;
+use insta::assert_snapshot;
+use proptest::prelude::*;
+
+const CLAUDE: Adapter = Adapter {
+    bin: env!("CARGO_BIN_EXE_checkpoint-claude"),
+    agent: "claude",
+    stop: "Stop",
+    stop_again: "Stop-2",
+    no_op: "",
+};
+
+#[test]
+fn block_is_decision_and_reason_only() {
+    let repo = uncommitted();
+    let run = CLAUDE.fire(repo.path(), "Stop");
+    assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""));
+    assert_snapshot!(run.stdout, @r#"{"decision":"block","reason":"Checkpoint — No tests to run\nYou have uncommitted code changes. Commit your work before stopping.\n  ? deploy.yml"}"#);
+}
+
+#[test]
+fn failing_test_reason_names_the_test() {
+    let repo = repo("failing-test");
+    let run = CLAUDE.fire(repo.path(), "Stop");
+    let answer: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(answer["decision"], "block");
+    let reason = answer["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("Checkpoint — Tests: FAILED\n"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("- test_calc.CalcTest.test_add\n"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn allow_is_empty_stdout() {
+    let repo = repo("docs-only");
+    let run = CLAUDE.fire(repo.path(), "Stop");
+    CLAUDE.assert_no_op(&run, 0, "docs-only stop");
+}
+
+#[test]
+fn subagent_stop_is_gated_too() {
+    let repo = uncommitted();
+    let stdin = checkpoint_testkit::payload("claude", "Stop", repo.path())
+        .replace("\"Stop\"", "\"SubagentStop\"");
+    let run = checkpoint_testkit::run_hook(CLAUDE.bin.as_ref(), repo.path(), stdin.as_bytes(), &[]);
+    assert!(run.stdout.starts_with("{\"decision\":\"block\""), "{run:?}");
+}
+
+#[test]
+fn other_events_are_answered_with_nothing() {
+    CLAUDE.assert_other_events_are_no_ops(&[
+        "PreToolUse",
+        "PostToolUse",
+        "SessionStart",
+        "SessionEnd",
+        "PreCompact-auto",
+        "UserPromptSubmit",
+    ]);
+}
+
+#[test]
+fn the_cap_is_told_to_the_user() {
+    let repo = uncommitted();
+    let capped = CLAUDE.fourth_stop(repo.path());
+    assert_snapshot!(capped.stdout, @r#"{"systemMessage":"Checkpoint — Stop allowed after 3 blocks in a row (the max_blocks cap). Still unresolved: 1 file uncommitted."}"#);
+}
+
+#[test]
+fn bad_input_fails_open() {
+    CLAUDE.assert_bad_input_fails_open();
+}
+
+#[test]
+fn broken_config_fails_open_with_one_line() {
+    let repo = repo("failing-test");
+    std::fs::write(repo.path().join("checkpoint.toml"), "[stop\n").unwrap();
+    let run = CLAUDE.fire(repo.path(), "Stop");
+    CLAUDE.assert_no_op(&run, 1, "broken config");
+    let err = run
+        .stderr
+        .replace(&repo.path().display().to_string(), "[repo]");
+    assert_snapshot!(err, @"checkpoint: [repo]/checkpoint.toml:1: syntax error: unclosed table, expected `]`; allowing");
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_stdin_fails_open(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        checkpoint_core::hook::run::<Claude>(&bytes[..], &mut out, &mut err);
+        prop_assert!(out.is_empty());
+    }
+
+    #[test]
+    fn unknown_events_and_extra_fields_are_no_ops(
+        name in "[A-Z][A-Za-z]{0,20}",
+        extra in proptest::collection::btree_map("[a-z_]{1,10}", any::<i64>(), 0..5),
+    ) {
+        prop_assume!(!["Stop", "SubagentStop", "UserPromptSubmit"].contains(&name.as_str()));
+        let mut v = serde_json::json!({"session_id": "s", "cwd": "/", "hook_event_name": name});
+        for (k, x) in extra { v[k] = x.into(); }
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        checkpoint_core::hook::run::<Claude>(v.to_string().as_bytes(), &mut out, &mut err);
+        prop_assert!(out.is_empty() && err.is_empty());
+    }
+}

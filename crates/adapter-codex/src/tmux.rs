@@ -1,0 +1,37 @@
+//! Typing a message into a tmux pane so that Codex's composer submits it: literal mode, a pause
+//! (Codex treats an Enter that arrives with the text as part of a paste), then a separate Enter.
+
+use std::process::Command;
+use std::time::Duration;
+
+/// How long the composer needs before a separate Enter counts as "submit".
+const PASTE_SETTLE: Duration = Duration::from_millis(500);
+
+/// Types `text` (already terminal-safe) into `pane` and submits it.
+pub(crate) fn submit(pane: &str, text: &str) -> Result<(), String> {
+    // A leading `/`, `!`, `?` or `@` means something to the composer; a space defuses it.
+    let text = if text.starts_with(['/', '!', '?', '@']) {
+        format!(" {text}")
+    } else {
+        text.to_owned()
+    };
+    tmux(&["send-keys", "-t", pane, "-l", "--", &text])?;
+    std::thread::sleep(PASTE_SETTLE);
+    tmux(&["send-keys", "-t", pane, "Enter"])
+}
+
+fn tmux(args: &[&str]) -> Result<(), String> {
+    let out = Command::new("tmux")
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run tmux: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "tmux {} failed: {}",
+            args[0],
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}

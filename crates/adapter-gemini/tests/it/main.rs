@@ -1,0 +1,93 @@
+//! `checkpoint-gemini` against real repositories, with payloads captured from Gemini CLI 0.61.0.
+
+use adapter_gemini::Gemini;
+use checkpoint_testkit::adapter::{Adapter, uncommitted};
+use checkpoint_testkit::{payload, repo, run_hook};
+use insta::assert_snapshot;
+use proptest::prelude::*;
+
+const GEMINI: Adapter = Adapter {
+    bin: env!("CARGO_BIN_EXE_checkpoint-gemini"),
+    agent: "gemini",
+    stop: "AfterAgent",
+    stop_again: "AfterAgent-2",
+    no_op: "{}",
+};
+
+#[test]
+fn block_is_a_top_level_deny() {
+    let repo = uncommitted();
+    let run = GEMINI.fire(repo.path(), "AfterAgent");
+    assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""));
+    assert_snapshot!(run.stdout, @r#"{"decision":"deny","reason":"Checkpoint — No tests to run\nYou have uncommitted code changes. Commit your work before stopping.\n  ? deploy.yml"}"#);
+}
+
+#[test]
+fn allow_is_an_empty_object() {
+    let repo = repo("docs-only");
+    let run = GEMINI.fire(repo.path(), "AfterAgent");
+    GEMINI.assert_no_op(&run, 0, "docs-only stop");
+}
+
+#[test]
+fn other_events_are_answered_with_an_empty_object() {
+    GEMINI.assert_other_events_are_no_ops(&[
+        "BeforeTool",
+        "AfterTool",
+        "SessionStart",
+        "SessionStart-resume",
+        "SessionEnd",
+        "PreCompress",
+        "BeforeAgent",
+    ]);
+}
+
+#[test]
+fn the_cap_is_told_to_the_user() {
+    let repo = uncommitted();
+    let capped = GEMINI.fourth_stop(repo.path());
+    assert_snapshot!(capped.stdout, @r#"{"systemMessage":"Checkpoint — Stop allowed after 3 blocks in a row (the max_blocks cap). Still unresolved: 1 file uncommitted."}"#);
+}
+
+/// Gemini re-sends a deny reason as the next prompt (BeforeAgent); that retry must not count as
+/// a new user turn, or the block count would start over and the cap would never be reached.
+#[test]
+fn the_retry_prompt_does_not_reset_the_cap() {
+    let repo = uncommitted();
+    let bin = std::path::Path::new(GEMINI.bin);
+    let mut reason = String::new();
+    let mut answers = Vec::new();
+    for i in 0..4 {
+        if i > 0 {
+            let mut prompt: serde_json::Value =
+                serde_json::from_str(&payload("gemini", "BeforeAgent-2", repo.path())).unwrap();
+            prompt["prompt"] = reason.clone().into();
+            let run = run_hook(bin, repo.path(), prompt.to_string().as_bytes(), &[]);
+            GEMINI.assert_no_op(&run, 0, "retry prompt");
+        }
+        let run = GEMINI.fire(
+            repo.path(),
+            if i == 0 { "AfterAgent" } else { "AfterAgent-2" },
+        );
+        let answer: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        if let Some(r) = answer["reason"].as_str() {
+            reason = r.to_owned();
+        }
+        answers.push(answer["decision"].as_str().unwrap_or("allow").to_owned());
+    }
+    assert_eq!(answers, ["deny", "deny", "deny", "allow"]);
+}
+
+#[test]
+fn bad_input_fails_open() {
+    GEMINI.assert_bad_input_fails_open();
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_stdin_fails_open(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        checkpoint_core::hook::run::<Gemini>(&bytes[..], &mut out, &mut err);
+        prop_assert_eq!(out, b"{}\n");
+    }
+}

@@ -1,0 +1,99 @@
+//! The driver every adapter binary shares: read the payload, judge it, print exactly one answer.
+//!
+//! An adapter only says how its agent spells answers (a [`Protocol`]); reading stdin, the gate
+//! call, failing open and the single write to stdout live here, once. Whatever goes wrong — bad
+//! stdin, a broken config, a panic — the hook exits 0 with the agent's no-op answer and one line on
+//! stderr, so an agent is never wedged by its hook.
+
+use std::io::{Read, Write};
+use std::panic::{self, AssertUnwindSafe};
+
+use serde_json::Value;
+
+use crate::decide::{AllowReason, Decision};
+use crate::event::{Agent, HookEvent, read_payload};
+use crate::gate::{Gate, GateOutcome};
+
+/// How one agent's hook protocol spells its answers.
+pub trait Protocol {
+    /// The agent whose payloads this protocol reads.
+    const AGENT: Agent;
+    /// What to print when there is nothing to say (and when failing open).
+    const NO_OP: &'static str;
+
+    /// The JSON answer for a judged event, or `None` for the no-op answer.
+    fn answer(event: &HookEvent, outcome: &GateOutcome) -> Option<Value>;
+}
+
+/// The text a user should see although the stop was allowed: the block cap was reached, or the
+/// gate could not check everything. `None` for ordinary allows and for blocks.
+pub fn user_notice(outcome: &GateOutcome) -> Option<&str> {
+    let notable = match &outcome.decision {
+        Decision::Allow {
+            reason: AllowReason::CapReached { .. },
+            ..
+        } => true,
+        decision => decision.is_degraded(),
+    };
+    (notable && !outcome.message.is_empty()).then_some(outcome.message.as_str())
+}
+
+/// The usual end-of-turn answer: `{"decision": <block_word>, "reason": <message>}` on a block,
+/// `{"systemMessage": …}` when the user should hear about an allowed stop, else the no-op.
+pub fn stop_answer(block_word: &str, outcome: &GateOutcome) -> Option<Value> {
+    if outcome.decision.is_block() {
+        return Some(serde_json::json!({"decision": block_word, "reason": outcome.message}));
+    }
+    user_notice(outcome).map(|notice| serde_json::json!({"systemMessage": notice}))
+}
+
+/// Runs one hook call for protocol `P` on the process's stdin/stdout/stderr. Always exits 0.
+pub fn main<P: Protocol>() -> std::process::ExitCode {
+    let stdin = std::io::stdin();
+    let mut stdout = std::io::stdout();
+    let mut stderr = std::io::stderr();
+    run::<P>(stdin.lock(), &mut stdout, &mut stderr);
+    std::process::ExitCode::SUCCESS
+}
+
+/// Runs one hook call: the answer goes to `stdout` (written once), problems to `stderr` (one
+/// line each).
+pub fn run<P: Protocol>(stdin: impl Read, stdout: &mut impl Write, stderr: &mut impl Write) {
+    panic::set_hook(Box::new(|info| {
+        let _ = writeln!(
+            std::io::stderr(),
+            "checkpoint: internal error: {}",
+            info.to_string().replace('\n', " ")
+        );
+    }));
+    let answer = panic::catch_unwind(AssertUnwindSafe(|| answer::<P>(stdin)))
+        .unwrap_or_else(|_| Err("internal error (see above)".to_owned()));
+    let text = match answer {
+        Ok(Some(value)) => value.to_string(),
+        Ok(None) => P::NO_OP.to_owned(),
+        Err(problem) => {
+            let _ = writeln!(
+                stderr,
+                "checkpoint: {}; allowing",
+                problem.replace('\n', " ")
+            );
+            P::NO_OP.to_owned()
+        }
+    };
+    if !text.is_empty() {
+        let _ = writeln!(stdout, "{text}");
+    }
+    let _ = stdout.flush();
+}
+
+fn answer<P: Protocol>(stdin: impl Read) -> Result<Option<Value>, String> {
+    let bytes = read_payload(stdin).map_err(|e| e.to_string())?;
+    let event = HookEvent::parse(Some(P::AGENT), &bytes).map_err(|e| e.to_string())?;
+    if !Gate::handles(&event.kind) {
+        return Ok(None);
+    }
+    let outcome = Gate::from_process()
+        .run(&event)
+        .map_err(|e| e.to_string())?;
+    Ok(P::answer(&event, &outcome))
+}
