@@ -1,8 +1,9 @@
-//! The `checkpoint` command-line tool: run the stop gate by hand and (in later commands) install
-//! hooks and inspect state. `main.rs` is one call into [`main`].
+//! The `checkpoint` command-line tool: run the stop gate by hand, install the agents' hooks and (in
+//! later commands) inspect state. `main.rs` is one call into [`main`].
 
 mod check;
 mod error;
+mod install;
 mod output;
 
 use std::process::ExitCode;
@@ -26,6 +27,14 @@ enum Command {
     /// Reads a hook payload (any agent's) from stdin when stdin is not a terminal and not empty;
     /// otherwise judges a stop in the current directory. Exit status: 0 allow, 1 block, 2 error.
     Check(check::Args),
+    /// Install the hooks that run checkpoint's adapter into an agent's configuration.
+    ///
+    /// Writes one handler per event the adapter handles into the project's hooks file (the git
+    /// toplevel's, else the current directory's) or, with --user, the user's. Other hooks and
+    /// settings are kept; running it again changes nothing.
+    Install(install::InstallArgs),
+    /// Remove checkpoint's hooks from an agent's configuration, and nothing else.
+    Uninstall(install::UninstallArgs),
 }
 
 /// Parses the command line, runs the command and maps the result to an exit status.
@@ -33,6 +42,8 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check(args) => check::run(&args),
+        Command::Install(args) => install::install(&args),
+        Command::Uninstall(args) => install::uninstall(&args),
     };
     match result {
         Ok(code) => code,

@@ -2,6 +2,7 @@
 //! fixture scripts in `tests/fixtures/`.
 
 mod check;
+mod install;
 
 use std::path::Path;
 use std::process::Output;

@@ -1,0 +1,191 @@
+//! `checkpoint install <agent>` and `checkpoint uninstall <agent>`: write (or remove) one handler
+//! per event of the agent's table, each running the agent's adapter, in the agent's hooks file of
+//! the project or of the user. Foreign hooks and every other setting are kept; a file that is not
+//! strict JSON of the expected shape is refused and left untouched.
+
+mod adapter;
+mod agents;
+mod config_file;
+mod settings;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use checkpoint_core::git;
+use serde_json::Value;
+
+use crate::{CliError, output};
+
+use agents::{AgentName, Scope};
+use config_file::ConfigFile;
+
+/// Which hooks file to edit, and how.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Target {
+    /// The agent whose hooks to edit.
+    #[arg(value_enum)]
+    agent: AgentName,
+    /// Edit the user's hooks file instead of the project's: ~/.claude/settings.json
+    /// ($CLAUDE_CONFIG_DIR), ~/.gemini/settings.json ($GEMINI_CLI_HOME/.gemini),
+    /// ~/.codex/hooks.json ($CODEX_HOME).
+    #[arg(long)]
+    user: bool,
+    /// Print the change as a unified diff and write nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// Options of `checkpoint install`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct InstallArgs {
+    #[command(flatten)]
+    target: Target,
+    /// The adapter the hooks run (default: the agent's, e.g. checkpoint-claude, next to this
+    /// executable).
+    #[arg(long, value_name = "PATH")]
+    adapter: Option<PathBuf>,
+}
+
+/// Options of `checkpoint uninstall`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct UninstallArgs {
+    #[command(flatten)]
+    target: Target,
+}
+
+/// Installs the agent's handlers, replacing ours from an earlier install wherever they are.
+pub(crate) fn install(args: &InstallArgs) -> Result<ExitCode, CliError> {
+    let spec = args.target.agent.spec();
+    let adapter = adapter::locate(spec, args.adapter.as_deref())?;
+    let command = adapter::command_line(&adapter)?;
+    let handlers: Vec<(&str, Value)> = spec
+        .events
+        .iter()
+        .map(|event| (event.name, spec.handler(&command, event)))
+        .collect();
+    let events: Vec<&str> = handlers.iter().map(|(event, _)| *event).collect();
+    let edit = edit(&args.target, &handlers)?;
+    let file = edit.file.display();
+    match &edit.result {
+        EditResult::Previewed => return Ok(ExitCode::SUCCESS),
+        EditResult::Unchanged => output::out(&format!(
+            "Checkpoint hooks for {} are already installed in {file}: nothing to change.",
+            spec.title
+        )),
+        EditResult::Written { backup } => {
+            output::out(&format!(
+                "Installed checkpoint hooks for {} in {file}: {}.",
+                spec.title,
+                events.join(", ")
+            ));
+            report_backup(backup.as_deref());
+        }
+    }
+    output::out(&spec.next_steps(&edit.scope));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Removes every handler of ours, whatever its event, and nothing else.
+pub(crate) fn uninstall(args: &UninstallArgs) -> Result<ExitCode, CliError> {
+    let spec = args.target.agent.spec();
+    let edit = edit(&args.target, &[])?;
+    let file = edit.file.display();
+    match &edit.result {
+        EditResult::Previewed => {}
+        EditResult::Unchanged => output::out(&format!(
+            "No checkpoint hooks for {} in {file}: nothing to change.",
+            spec.title
+        )),
+        EditResult::Written { backup } => {
+            output::out(&format!(
+                "Removed checkpoint hooks for {} from {file}: {}.",
+                spec.title,
+                edit.removed.join(", ")
+            ));
+            report_backup(backup.as_deref());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What [`edit`] did.
+#[derive(Debug)]
+struct Edit {
+    scope: Scope,
+    /// The hooks file.
+    file: PathBuf,
+    /// The events whose handlers of ours were removed without a replacement.
+    removed: Vec<String>,
+    result: EditResult,
+}
+
+#[derive(Debug)]
+enum EditResult {
+    /// The file already was as asked; nothing was written.
+    Unchanged,
+    /// A dry run printed the diff; nothing was written.
+    Previewed,
+    /// The file was replaced; the previous content, if any, is in `backup`.
+    Written { backup: Option<PathBuf> },
+}
+
+/// Makes `handlers` the agent's only handlers of ours in `target`'s hooks file: previews the change
+/// with `--dry-run`, else writes it (when there is one).
+fn edit(target: &Target, handlers: &[(&str, Value)]) -> Result<Edit, CliError> {
+    let spec = target.agent.spec();
+    let scope = scope(target.user)?;
+    let file = ConfigFile::read(spec.config_path(&scope)?)?;
+    let before = file.settings()?;
+    let mut after = before.clone();
+    let adapter = spec.adapter();
+    let removed = settings::set_ours(&mut after, |h| adapter::runs(h, &adapter), handlers)
+        .map_err(|e| file.invalid(e))?;
+    let result = if after == before {
+        if target.dry_run {
+            output::out("nothing to change");
+            EditResult::Previewed
+        } else {
+            EditResult::Unchanged
+        }
+    } else {
+        let text = settings::render(&after, file.text.as_deref());
+        if target.dry_run {
+            output::out(file.diff(&text).trim_end());
+            EditResult::Previewed
+        } else {
+            EditResult::Written {
+                backup: file.replace(&text)?,
+            }
+        }
+    };
+    Ok(Edit {
+        scope,
+        file: file.path,
+        removed,
+        result,
+    })
+}
+
+/// The user's scope, or the project around the working directory: its git toplevel, else the
+/// directory itself.
+fn scope(user: bool) -> Result<Scope, CliError> {
+    if user {
+        return Ok(Scope::User);
+    }
+    let cwd = std::env::current_dir()
+        .map_err(|e| CliError::new(format!("current directory: {e}"), "cd into your project"))?;
+    match git::discover(&cwd) {
+        Ok(Some(repo)) => Ok(Scope::Project(repo.workdir)),
+        Ok(None) => Ok(Scope::Project(cwd)),
+        Err(e) => Err(CliError::new(
+            e,
+            "run this inside the project's working tree, or pass --user",
+        )),
+    }
+}
+
+fn report_backup(backup: Option<&Path>) {
+    if let Some(backup) = backup {
+        output::out(&format!("Previous content saved as {}.", backup.display()));
+    }
+}

@@ -1,0 +1,382 @@
+//! Editing the `hooks` of an agent's settings file, a JSON object of the shape
+//! `{"hooks": {"<Event>": [{"matcher"?, "hooks": [handler, …]}, …]}, …}` that all three agents
+//! share. Everything else in the file, and every handler that is not ours, stays as it is and where
+//! it is.
+
+use serde::Serialize;
+use serde_json::ser::PrettyFormatter;
+use serde_json::{Map, Value};
+
+/// A settings file's content: its top-level object.
+pub(crate) type Settings = Map<String, Value>;
+
+/// Why a settings file is not edited. Every message is one line.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SettingsError {
+    /// Not strict JSON.
+    #[error("not strict JSON ({0}); comments and trailing commas are not allowed")]
+    Syntax(serde_json::Error),
+    /// Valid JSON, but some part of it does not have the shape hooks need.
+    #[error("{} is not {expected}", place(at))]
+    Shape {
+        /// Where, e.g. `hooks.Stop[0]`; empty for the top level.
+        at: String,
+        /// What it should be, e.g. `an object`.
+        expected: &'static str,
+    },
+}
+
+/// `at` for a message: ``the top level`` or `` `hooks.Stop` ``.
+fn place(at: &str) -> String {
+    if at.is_empty() {
+        "the top level".to_owned()
+    } else {
+        format!("`{at}`")
+    }
+}
+
+fn shape(at: &str, expected: &'static str) -> SettingsError {
+    SettingsError::Shape {
+        at: at.to_owned(),
+        expected,
+    }
+}
+
+/// Parses a settings file: strict JSON whose top level is an object.
+pub(crate) fn parse(text: &str) -> Result<Settings, SettingsError> {
+    match serde_json::from_str(text).map_err(SettingsError::Syntax)? {
+        Value::Object(settings) => Ok(settings),
+        _ => Err(shape("", "an object")),
+    }
+}
+
+/// Makes `handlers` (event name, handler) the only handlers in `settings` that `ours` recognises,
+/// one per event: the first of ours in an event is replaced where it stands, the others are
+/// removed, and an event without one of ours gets a new matcher-less group at its end. Matcher
+/// groups, events and the `hooks` object left empty by a removal go with it. Returns the events
+/// that lost their handlers of ours without a replacement.
+///
+/// With an error, `settings` may be partly edited: edit a copy.
+pub(crate) fn set_ours(
+    settings: &mut Settings,
+    ours: impl Fn(&Value) -> bool,
+    handlers: &[(&str, Value)],
+) -> Result<Vec<String>, SettingsError> {
+    if handlers.is_empty() && !settings.contains_key("hooks") {
+        return Ok(Vec::new());
+    }
+    let hooks = settings
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
+        .ok_or_else(|| shape("hooks", "an object"))?;
+    let mut removed = Vec::new();
+    for (event, groups) in hooks.iter_mut() {
+        let at = format!("hooks.{event}");
+        let groups = groups
+            .as_array_mut()
+            .ok_or_else(|| shape(&at, "an array"))?;
+        let replacement = handlers
+            .iter()
+            .find_map(|(name, handler)| (name == event).then_some(handler));
+        let found = edit_event(groups, &at, &ours, replacement)?;
+        match replacement {
+            Some(handler) if !found => groups.push(group(handler)),
+            None if found => removed.push(event.clone()),
+            _ => {}
+        }
+    }
+    hooks.retain(|event, groups| !(removed.contains(event) && is_empty_array(groups)));
+    for (event, handler) in handlers {
+        if !hooks.contains_key(*event) {
+            hooks.insert((*event).to_owned(), Value::Array(vec![group(handler)]));
+        }
+    }
+    if hooks.is_empty() && !removed.is_empty() {
+        settings.shift_remove("hooks");
+    }
+    Ok(removed)
+}
+
+/// Replaces the first handler of ours in an event's `groups` with `replacement` and removes the
+/// others (all of them without a replacement), then the groups that this left empty. Returns whether
+/// there was any handler of ours.
+fn edit_event(
+    groups: &mut Vec<Value>,
+    at: &str,
+    ours: &impl Fn(&Value) -> bool,
+    replacement: Option<&Value>,
+) -> Result<bool, SettingsError> {
+    let mut found = false;
+    let mut emptied = Vec::with_capacity(groups.len());
+    for (index, group) in groups.iter_mut().enumerate() {
+        let at = format!("{at}[{index}]");
+        let group = group
+            .as_object_mut()
+            .ok_or_else(|| shape(&at, "an object"))?;
+        let Some(handlers) = group.get_mut("hooks") else {
+            emptied.push(false);
+            continue;
+        };
+        let handlers = handlers
+            .as_array_mut()
+            .ok_or_else(|| shape(&format!("{at}.hooks"), "an array"))?;
+        let before = handlers.len();
+        handlers.retain_mut(|handler| {
+            if !ours(handler) {
+                return true;
+            }
+            let keep = match replacement {
+                Some(new) if !found => {
+                    *handler = new.clone();
+                    true
+                }
+                _ => false,
+            };
+            found = true;
+            keep
+        });
+        emptied.push(before > 0 && handlers.is_empty());
+    }
+    let mut emptied = emptied.into_iter();
+    groups.retain(|_| !emptied.next().unwrap_or(false));
+    Ok(found)
+}
+
+/// A matcher-less group holding one handler.
+fn group(handler: &Value) -> Value {
+    let mut group = Map::new();
+    group.insert("hooks".to_owned(), Value::Array(vec![handler.clone()]));
+    Value::Object(group)
+}
+
+fn is_empty_array(value: &Value) -> bool {
+    value.as_array().is_some_and(Vec::is_empty)
+}
+
+/// `settings` as pretty JSON with a final newline, indented like `original`: by its first indented
+/// line, when that is a tab or up to eight spaces; else by two spaces.
+pub(crate) fn render(settings: &Settings, original: Option<&str>) -> String {
+    let indent = original.and_then(indent_of).unwrap_or("  ");
+    let mut out = Vec::new();
+    let mut serializer = serde_json::Serializer::with_formatter(
+        &mut out,
+        PrettyFormatter::with_indent(indent.as_bytes()),
+    );
+    settings
+        .serialize(&mut serializer)
+        .expect("a JSON object with string keys serializes into memory");
+    let mut text = String::from_utf8(out).expect("serde_json writes UTF-8");
+    text.push('\n');
+    text
+}
+
+/// The indentation step of a pretty-printed file: the leading whitespace of its first indented
+/// line, if that looks like one step.
+fn indent_of(text: &str) -> Option<&str> {
+    let line = text.lines().find(|line| line.starts_with([' ', '\t']))?;
+    let indent = &line[..line.len() - line.trim_start_matches([' ', '\t']).len()];
+    let one_step = indent == "\t" || (indent.len() <= 8 && indent.bytes().all(|b| b == b' '));
+    one_step.then_some(indent)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn ours(handler: &Value) -> bool {
+        handler["command"]
+            .as_str()
+            .is_some_and(|command| command.ends_with("/ours"))
+    }
+
+    fn settings(value: Value) -> Settings {
+        match value {
+            Value::Object(settings) => settings,
+            other => panic!("not an object: {other}"),
+        }
+    }
+
+    fn handler(command: &str) -> Value {
+        json!({"type": "command", "command": command})
+    }
+
+    fn install(value: Value) -> Value {
+        let mut edited = settings(value);
+        let handlers = [
+            ("Stop", handler("/new/ours")),
+            ("Prompt", handler("/new/ours")),
+        ];
+        set_ours(&mut edited, ours, &handlers).unwrap();
+        Value::Object(edited)
+    }
+
+    fn uninstall(value: Value) -> (Value, Vec<String>) {
+        let mut edited = settings(value);
+        let removed = set_ours(&mut edited, ours, &[]).unwrap();
+        (Value::Object(edited), removed)
+    }
+
+    #[test]
+    fn installs_into_nothing_and_again_changes_nothing() {
+        let once = install(json!({}));
+        assert_eq!(
+            once.to_string(),
+            r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"/new/ours"}]}],"Prompt":[{"hooks":[{"type":"command","command":"/new/ours"}]}]}}"#
+        );
+        let twice = install(once.clone());
+        assert_eq!(twice.to_string(), once.to_string());
+    }
+
+    #[test]
+    fn replaces_ours_in_place_and_keeps_everything_else_in_order() {
+        let before = json!({
+            "z": 1,
+            "hooks": {
+                "Pre": [{"matcher": "Bash", "hooks": [handler("/x/guard")]}],
+                "Stop": [
+                    {"hooks": [handler("/x/first"), handler("/old/ours"), handler("/x/last")]},
+                    {"hooks": [handler("/older/ours")]},
+                    {"hooks": [handler("/x/after")]}
+                ]
+            },
+            "a": {"y": 1, "b": 2}
+        });
+        assert_eq!(
+            install(before).to_string(),
+            json!({
+                "z": 1,
+                "hooks": {
+                    "Pre": [{"matcher": "Bash", "hooks": [handler("/x/guard")]}],
+                    "Stop": [
+                        {"hooks": [handler("/x/first"), handler("/new/ours"), handler("/x/last")]},
+                        {"hooks": [handler("/x/after")]}
+                    ],
+                    "Prompt": [{"hooks": [handler("/new/ours")]}]
+                },
+                "a": {"y": 1, "b": 2}
+            })
+            .to_string()
+        );
+    }
+
+    #[test]
+    fn install_drops_ours_from_events_it_no_longer_handles() {
+        let before = json!({"hooks": {"Old": [{"hooks": [handler("/old/ours")]}]}});
+        let after = install(before);
+        assert_eq!(after["hooks"].get("Old"), None);
+        assert!(after["hooks"].get("Stop").is_some());
+    }
+
+    #[test]
+    fn uninstall_removes_only_ours_and_what_it_emptied() {
+        let before = json!({
+            "hooks": {
+                "Stop": [
+                    {"hooks": [handler("/a/ours"), handler("/x/keep")]},
+                    {"matcher": "", "hooks": [handler("/b/ours")]},
+                    {"hooks": []}
+                ],
+                "Prompt": [{"hooks": [handler("/a/ours")]}],
+                "Empty": []
+            },
+            "other": true
+        });
+        let (after, removed) = uninstall(before);
+        assert_eq!(removed, ["Stop", "Prompt"]);
+        assert_eq!(
+            after.to_string(),
+            json!({
+                "hooks": {
+                    "Stop": [{"hooks": [handler("/x/keep")]}, {"hooks": []}],
+                    "Empty": []
+                },
+                "other": true
+            })
+            .to_string()
+        );
+    }
+
+    #[test]
+    fn uninstall_after_install_restores_the_file() {
+        let original = json!({"theme": "dark", "hooks": {"Stop": [{"hooks": [handler("/x/k")]}]}});
+        let (after, _) = uninstall(install(original.clone()));
+        assert_eq!(after.to_string(), original.to_string());
+        let (after, _) = uninstall(install(json!({"theme": "dark"})));
+        assert_eq!(after.to_string(), r#"{"theme":"dark"}"#);
+    }
+
+    #[test]
+    fn uninstall_without_hooks_changes_nothing() {
+        let (after, removed) = uninstall(json!({"a": 1, "hooks": {}}));
+        assert_eq!(after.to_string(), r#"{"a":1,"hooks":{}}"#);
+        assert!(removed.is_empty());
+        let (after, _) = uninstall(json!({"a": 1}));
+        assert_eq!(after.to_string(), r#"{"a":1}"#);
+    }
+
+    #[test]
+    fn wrong_shapes_are_named() {
+        let cases = [
+            (json!({"hooks": []}), "`hooks` is not an object"),
+            (
+                json!({"hooks": {"Stop": {}}}),
+                "`hooks.Stop` is not an array",
+            ),
+            (
+                json!({"hooks": {"X": [1]}}),
+                "`hooks.X[0]` is not an object",
+            ),
+            (
+                json!({"hooks": {"X": [{"hooks": {}}]}}),
+                "`hooks.X[0].hooks` is not an array",
+            ),
+        ];
+        for (value, message) in cases {
+            let err = set_ours(&mut settings(value), ours, &[]).unwrap_err();
+            assert_eq!(err.to_string(), message);
+        }
+    }
+
+    #[test]
+    fn only_strict_json_objects_parse() {
+        for text in [
+            "{\"a\": 1,}",
+            "// hooks\n{}",
+            "{\"a\": /* x */ 1}",
+            "[]",
+            "",
+        ] {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(!err.contains('\n'), "{err}");
+        }
+        assert_eq!(
+            parse("[1]").unwrap_err().to_string(),
+            "the top level is not an object"
+        );
+        assert!(parse(" {\"a\": [1]}\n").is_ok());
+    }
+
+    #[test]
+    fn renders_with_the_files_indentation() {
+        let value = settings(json!({"a": [1]}));
+        assert_eq!(render(&value, None), "{\n  \"a\": [\n    1\n  ]\n}\n");
+        assert_eq!(
+            render(&value, Some("{\n    \"b\": 1\n}")),
+            "{\n    \"a\": [\n        1\n    ]\n}\n"
+        );
+        assert_eq!(
+            render(&value, Some("{\n\t\"b\": 1\n}")),
+            "{\n\t\"a\": [\n\t\t1\n\t]\n}\n"
+        );
+        for unusual in [
+            "{\"b\":1}",
+            "{\"b\": [1,\n                      2]}",
+            "{\n\t \"b\": 1}",
+        ] {
+            assert_eq!(render(&value, Some(unusual)), render(&value, None));
+        }
+    }
+}

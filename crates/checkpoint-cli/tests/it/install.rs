@@ -1,0 +1,648 @@
+//! `checkpoint install` / `checkpoint uninstall`: the hooks files they write, keep and refuse.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use insta::assert_snapshot;
+use tempfile::TempDir;
+
+use crate::{checkpoint, code, git};
+
+/// A project directory and, outside it, a directory of fake adapters.
+struct Fixture {
+    project: TempDir,
+    bin: TempDir,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let bin = tempfile::tempdir().unwrap();
+        for agent in ["claude", "gemini", "codex"] {
+            fs::write(bin.path().join(format!("checkpoint-{agent}")), "").unwrap();
+        }
+        Fixture {
+            project: tempfile::tempdir().unwrap(),
+            bin,
+        }
+    }
+
+    fn adapter(&self, agent: &str) -> String {
+        self.bin
+            .path()
+            .join(format!("checkpoint-{agent}"))
+            .display()
+            .to_string()
+    }
+
+    /// `checkpoint install <agent> --adapter <fake> ARGS` in the project.
+    fn install(&self, agent: &str, args: &[&str]) -> Output {
+        let adapter = self.adapter(agent);
+        let mut all = vec!["install", agent, "--adapter", &adapter];
+        all.extend_from_slice(args);
+        checkpoint(self.project.path(), &all, "")
+    }
+
+    fn uninstall(&self, agent: &str, args: &[&str]) -> Output {
+        let mut all = vec!["uninstall", agent];
+        all.extend_from_slice(args);
+        checkpoint(self.project.path(), &all, "")
+    }
+
+    fn path(&self, relative: &str) -> PathBuf {
+        self.project.path().join(relative)
+    }
+
+    fn read(&self, relative: &str) -> String {
+        fs::read_to_string(self.path(relative)).unwrap()
+    }
+
+    fn write(&self, relative: &str, text: &str) {
+        let path = self.path(relative);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+
+    /// `text` with the temporary directories' paths replaced by `[project]` and `[bin]`.
+    fn stable(&self, text: impl AsRef<[u8]>) -> String {
+        let text = String::from_utf8_lossy(text.as_ref());
+        let canonical = |dir: &Path| dir.canonicalize().unwrap().display().to_string();
+        text.replace(&canonical(self.bin.path()), "[bin]")
+            .replace(&canonical(self.project.path()), "[project]")
+    }
+}
+
+const FILES: [(&str, &str); 3] = [
+    ("claude", ".claude/settings.json"),
+    ("gemini", ".gemini/settings.json"),
+    ("codex", ".codex/hooks.json"),
+];
+
+fn ok(out: &Output) -> String {
+    assert_eq!(
+        code(out),
+        0,
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn install_writes_each_agents_handlers_into_an_empty_project() {
+    let fx = Fixture::new();
+    for (agent, _) in FILES {
+        ok(&fx.install(agent, &[]));
+    }
+    assert_snapshot!(fx.stable(fx.read(".claude/settings.json")), @r#"
+    {
+      "hooks": {
+        "Stop": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-claude",
+                "timeout": 1800
+              }
+            ]
+          }
+        ],
+        "SubagentStop": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-claude",
+                "timeout": 1800
+              }
+            ]
+          }
+        ],
+        "UserPromptSubmit": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-claude",
+                "timeout": 30
+              }
+            ]
+          }
+        ]
+      }
+    }
+    "#);
+    assert_snapshot!(fx.stable(fx.read(".gemini/settings.json")), @r#"
+    {
+      "hooks": {
+        "AfterAgent": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-gemini",
+                "name": "checkpoint",
+                "timeout": 1800000
+              }
+            ]
+          }
+        ],
+        "BeforeAgent": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-gemini",
+                "name": "checkpoint",
+                "timeout": 30000
+              }
+            ]
+          }
+        ]
+      }
+    }
+    "#);
+    assert_snapshot!(fx.stable(fx.read(".codex/hooks.json")), @r#"
+    {
+      "hooks": {
+        "Stop": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-codex",
+                "timeout": 1800
+              }
+            ]
+          }
+        ],
+        "SubagentStop": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-codex",
+                "timeout": 1800
+              }
+            ]
+          }
+        ],
+        "UserPromptSubmit": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-codex",
+                "timeout": 30
+              }
+            ]
+          }
+        ]
+      }
+    }
+    "#);
+}
+
+#[test]
+fn install_says_what_it_wrote_and_what_is_left_to_do() {
+    let fx = Fixture::new();
+    assert_snapshot!(fx.stable(ok(&fx.install("codex", &[]))), @r#"
+    Installed checkpoint hooks for Codex CLI in [project]/.codex/hooks.json: Stop, SubagentStop, UserPromptSubmit.
+    Next: review and trust the hooks with `/hooks` in the Codex TUI (or run `codex exec --dangerously-bypass-hook-trust`).
+    Project hooks load only in a trusted project: `[projects."[project]"] trust_level = "trusted"` in ~/.codex/config.toml.
+    "#);
+    assert_snapshot!(fx.stable(ok(&fx.install("gemini", &[]))), @r"
+    Installed checkpoint hooks for Gemini CLI in [project]/.gemini/settings.json: AfterAgent, BeforeAgent.
+    Next: trust the folder when Gemini CLI asks (headless: GEMINI_CLI_TRUST_WORKSPACE=true); hooks do not run in an untrusted folder.
+    ");
+}
+
+#[test]
+fn installing_twice_writes_the_same_bytes() {
+    let fx = Fixture::new();
+    for (agent, file) in FILES {
+        ok(&fx.install(agent, &[]));
+        let once = fx.read(file);
+        let again = ok(&fx.install(agent, &[]));
+        assert!(again.contains("already installed"), "{again}");
+        assert_eq!(fx.read(file), once, "{agent}");
+        let backup = fx.path(&format!("{file}.checkpoint.bak"));
+        assert!(
+            !backup.exists(),
+            "{agent}: nothing changed, nothing to back up"
+        );
+    }
+}
+
+/// A Claude settings file in the layout the installer writes, so an uninstall can restore it
+/// byte for byte.
+const FOREIGN: &str = r#"{
+  "permissions": {
+    "deny": [
+      "Bash(rm:*)"
+    ],
+    "allow": []
+  },
+  "hooks": {
+    "PreToolUse": [
+      {
+        "matcher": "Bash",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "/opt/guard",
+            "timeout": 5
+          }
+        ]
+      }
+    ],
+    "Stop": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "say done"
+          }
+        ]
+      }
+    ]
+  },
+  "model": "opus"
+}
+"#;
+
+#[test]
+fn foreign_hooks_and_other_keys_survive_in_order() {
+    let fx = Fixture::new();
+    fx.write(".claude/settings.json", FOREIGN);
+    ok(&fx.install("claude", &[]));
+    assert_snapshot!(fx.stable(fx.read(".claude/settings.json")), @r#"
+    {
+      "permissions": {
+        "deny": [
+          "Bash(rm:*)"
+        ],
+        "allow": []
+      },
+      "hooks": {
+        "PreToolUse": [
+          {
+            "matcher": "Bash",
+            "hooks": [
+              {
+                "type": "command",
+                "command": "/opt/guard",
+                "timeout": 5
+              }
+            ]
+          }
+        ],
+        "Stop": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "say done"
+              }
+            ]
+          },
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-claude",
+                "timeout": 1800
+              }
+            ]
+          }
+        ],
+        "SubagentStop": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-claude",
+                "timeout": 1800
+              }
+            ]
+          }
+        ],
+        "UserPromptSubmit": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-claude",
+                "timeout": 30
+              }
+            ]
+          }
+        ]
+      },
+      "model": "opus"
+    }
+    "#);
+
+    let installed = fx.read(".claude/settings.json");
+    let out = ok(&fx.uninstall("claude", &[]));
+    assert_snapshot!(fx.stable(out), @r"
+    Removed checkpoint hooks for Claude Code from [project]/.claude/settings.json: Stop, SubagentStop, UserPromptSubmit.
+    Previous content saved as [project]/.claude/settings.json.checkpoint.bak.
+    ");
+    assert_eq!(fx.read(".claude/settings.json"), FOREIGN);
+    assert_eq!(fx.read(".claude/settings.json.checkpoint.bak"), installed);
+}
+
+#[test]
+fn uninstall_removes_ours_wherever_they_are_and_nothing_else() {
+    let fx = Fixture::new();
+    fx.write(
+        ".codex/hooks.json",
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/old/place/checkpoint-codex"},
+                                          {"type": "command", "command": "/x/notify"}]}],
+                      "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "checkpoint-codex"}]}],
+                      "PostToolUse": [{"hooks": [{"type": "command", "command": "/x/checkpoint-codex-lint"}]}]},
+            "x": 1}"#,
+    );
+    let out = ok(&fx.uninstall("codex", &[]));
+    assert!(out.contains("Stop, SessionStart."), "{out}");
+    assert_snapshot!(fx.read(".codex/hooks.json"), @r#"
+    {
+      "hooks": {
+        "Stop": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "/x/notify"
+              }
+            ]
+          }
+        ],
+        "PostToolUse": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "/x/checkpoint-codex-lint"
+              }
+            ]
+          }
+        ]
+      },
+      "x": 1
+    }
+    "#);
+    let again = ok(&fx.uninstall("codex", &[]));
+    assert!(again.contains("nothing to change"), "{again}");
+}
+
+#[test]
+fn reinstalling_after_a_move_replaces_the_old_path() {
+    let fx = Fixture::new();
+    ok(&fx.install("claude", &[]));
+    let first = fx.read(".claude/settings.json");
+    let moved = tempfile::tempdir().unwrap();
+    let adapter = moved.path().join("with space/checkpoint-claude");
+    fs::create_dir_all(adapter.parent().unwrap()).unwrap();
+    fs::write(&adapter, "").unwrap();
+    let adapter = adapter.display().to_string();
+    ok(&checkpoint(
+        fx.project.path(),
+        &["install", "claude", "--adapter", &adapter],
+        "",
+    ));
+    let second = fx.read(".claude/settings.json");
+    assert_eq!(second.matches("checkpoint-claude").count(), 3, "{second}");
+    assert_eq!(
+        second.matches(&format!("\"'{adapter}'\"")).count(),
+        3,
+        "{second}"
+    );
+    assert_eq!(fx.read(".claude/settings.json.checkpoint.bak"), first);
+}
+
+#[test]
+fn project_root_is_the_git_toplevel() {
+    let fx = Fixture::new();
+    git(fx.project.path(), &["init", "-q"]);
+    let sub = fx.path("src/deep");
+    fs::create_dir_all(&sub).unwrap();
+    let adapter = fx.adapter("gemini");
+    ok(&checkpoint(
+        &sub,
+        &["install", "gemini", "--adapter", &adapter],
+        "",
+    ));
+    assert!(fx.path(".gemini/settings.json").is_file());
+    assert!(!sub.join(".gemini").exists());
+}
+
+/// `checkpoint ARGS` in `dir` with HOME and the agents' home variables as given (the others unset).
+fn checkpoint_with_env(dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
+    let mut cmd = cargo_bin_cmd!("checkpoint");
+    cmd.current_dir(dir).args(args);
+    for var in ["HOME", "CLAUDE_CONFIG_DIR", "GEMINI_CLI_HOME", "CODEX_HOME"] {
+        cmd.env_remove(var);
+    }
+    cmd.envs(env.iter().copied());
+    cmd.output().expect("run checkpoint")
+}
+
+/// Every file below `dir`, recursively.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(files_under(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+#[test]
+fn user_scope_writes_under_each_agents_home() {
+    let fx = Fixture::new();
+    let homes = tempfile::tempdir().unwrap();
+    let home = homes.path().join("home");
+    let custom = homes.path().join("custom");
+    let cases: [(&str, Option<&str>, PathBuf); 6] = [
+        ("claude", None, home.join(".claude/settings.json")),
+        (
+            "claude",
+            Some("CLAUDE_CONFIG_DIR"),
+            custom.join("settings.json"),
+        ),
+        ("gemini", None, home.join(".gemini/settings.json")),
+        (
+            "gemini",
+            Some("GEMINI_CLI_HOME"),
+            custom.join(".gemini/settings.json"),
+        ),
+        ("codex", None, home.join(".codex/hooks.json")),
+        ("codex", Some("CODEX_HOME"), custom.join("hooks.json")),
+    ];
+    for (agent, var, expected) in cases {
+        let mut env = vec![("HOME", home.as_path())];
+        env.extend(var.map(|var| (var, custom.as_path())));
+        let adapter = fx.adapter(agent);
+        let args = ["install", agent, "--user", "--adapter", &adapter];
+        let out = checkpoint_with_env(fx.project.path(), &args, &env);
+        let stdout = ok(&out);
+        assert!(stdout.contains(&expected.display().to_string()), "{stdout}");
+        assert_eq!(
+            files_under(homes.path()),
+            std::slice::from_ref(&expected),
+            "{agent} {var:?}"
+        );
+        assert!(fs::read_to_string(&expected).unwrap().contains(&adapter));
+
+        let args = ["uninstall", agent, "--user"];
+        ok(&checkpoint_with_env(fx.project.path(), &args, &env));
+        assert_eq!(fs::read_to_string(&expected).unwrap(), "{}\n");
+        for dir in [&home, &custom] {
+            if dir.exists() {
+                fs::remove_dir_all(dir).unwrap();
+            }
+        }
+    }
+    assert_eq!(fs::read_dir(fx.project.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn dry_run_prints_a_diff_and_writes_nothing() {
+    let fx = Fixture::new();
+    let out = ok(&fx.install("gemini", &["--dry-run"]));
+    assert!(out.starts_with("--- /dev/null\n+++ "), "{out}");
+    assert!(out.contains("+            \"timeout\": 1800000"), "{out}");
+    assert!(!fx.path(".gemini").exists());
+
+    let original = "{\"general\": {\"vimMode\": true}}";
+    fx.write(".gemini/settings.json", original);
+    let out = ok(&fx.install("gemini", &["--dry-run"]));
+    assert_snapshot!(fx.stable(out), @r#"
+    --- [project]/.gemini/settings.json
+    +++ [project]/.gemini/settings.json
+    @@ -1 +1,31 @@
+    -{"general": {"vimMode": true}}
+    \ No newline at end of file
+    +{
+    +  "general": {
+    +    "vimMode": true
+    +  },
+    +  "hooks": {
+    +    "AfterAgent": [
+    +      {
+    +        "hooks": [
+    +          {
+    +            "type": "command",
+    +            "command": "[bin]/checkpoint-gemini",
+    +            "name": "checkpoint",
+    +            "timeout": 1800000
+    +          }
+    +        ]
+    +      }
+    +    ],
+    +    "BeforeAgent": [
+    +      {
+    +        "hooks": [
+    +          {
+    +            "type": "command",
+    +            "command": "[bin]/checkpoint-gemini",
+    +            "name": "checkpoint",
+    +            "timeout": 30000
+    +          }
+    +        ]
+    +      }
+    +    ]
+    +  }
+    +}
+    "#);
+    assert_eq!(fx.read(".gemini/settings.json"), original);
+    assert_eq!(fs::read_dir(fx.path(".gemini")).unwrap().count(), 1);
+
+    let out = ok(&fx.uninstall("gemini", &["--dry-run"]));
+    assert_eq!(out, "nothing to change\n");
+}
+
+#[test]
+fn unparseable_files_are_refused_and_left_untouched() {
+    let cases = [
+        ("{\n  // mine\n  \"hooks\": {}\n}\n", "not strict JSON"),
+        ("{\"hooks\": {},}", "trailing comma"),
+        ("[]", "the top level is not an object"),
+        ("{\"hooks\": \"none\"}", "`hooks` is not an object"),
+        (
+            "{\"hooks\": {\"Stop\": {}}}",
+            "`hooks.Stop` is not an array",
+        ),
+        (
+            "{\"hooks\": {\"Notification\": [7]}}",
+            "`hooks.Notification[0]` is not an object",
+        ),
+    ];
+    for (text, problem) in cases {
+        let fx = Fixture::new();
+        fx.write(".claude/settings.json", text);
+        for out in [fx.install("claude", &[]), fx.uninstall("claude", &[])] {
+            assert_eq!(code(&out), 2, "{text}");
+            let stderr = fx.stable(&out.stderr);
+            let lines: Vec<&str> = stderr.lines().collect();
+            assert_eq!(lines.len(), 2, "{stderr}");
+            assert!(
+                lines[0].starts_with("error: [project]/.claude/settings.json: "),
+                "{stderr}"
+            );
+            assert!(lines[0].contains(problem), "{stderr}");
+            assert!(
+                lines[1].starts_with("hint: the file was left untouched"),
+                "{stderr}"
+            );
+            assert_eq!(
+                fs::read(fx.path(".claude/settings.json")).unwrap(),
+                text.as_bytes()
+            );
+            assert_eq!(fs::read_dir(fx.path(".claude")).unwrap().count(), 1);
+        }
+    }
+}
+
+#[test]
+fn a_missing_or_misnamed_adapter_is_an_error_with_a_hint() {
+    let fx = Fixture::new();
+    let missing = fx.bin.path().join("gone/checkpoint-codex");
+    let out = checkpoint(
+        fx.project.path(),
+        &[
+            "install",
+            "codex",
+            "--adapter",
+            &missing.display().to_string(),
+        ],
+        "",
+    );
+    assert_eq!(code(&out), 2);
+    assert_snapshot!(fx.stable(&out.stderr), @r"
+    error: adapter not found: [bin]/gone/checkpoint-codex
+    hint: install it: cargo install --locked --path crates/adapter-codex
+    ");
+
+    let misnamed = fx.adapter("claude");
+    let out = checkpoint(
+        fx.project.path(),
+        &["install", "codex", "--adapter", &misnamed],
+        "",
+    );
+    assert_eq!(code(&out), 2);
+    let stderr = fx.stable(&out.stderr);
+    assert!(
+        stderr.contains("must be named checkpoint-codex"),
+        "{stderr}"
+    );
+    assert!(!fx.path(".codex").exists());
+}

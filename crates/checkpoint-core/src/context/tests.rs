@@ -1,0 +1,117 @@
+//! Context usage from real transcript excerpts and generated large transcripts.
+
+use std::io::Write;
+
+use super::*;
+
+fn excerpt(agent: &str) -> String {
+    let path = format!(
+        "{}/../../tests/payloads/{agent}/transcript-excerpt.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(path).unwrap()
+}
+
+fn written(text: &str, name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    (dir, path)
+}
+
+#[test]
+fn claude_compaction_boundary_after_the_last_usage_wins() {
+    let text = excerpt("claude");
+    let (_d, path) = written(&text, "t.jsonl");
+    assert_eq!(
+        read_usage(Agent::Claude, &path).unwrap(),
+        Some(ContextUsage {
+            used: 2616,
+            window: None
+        })
+    );
+    // Without the boundary, the last main-thread assistant usage counts: 2200 + 100 + 32500.
+    let before: Vec<&str> = text.lines().filter(|l| !l.contains("compact_boundary")).collect();
+    let (_d, path) = written(&before.join("\n"), "t.jsonl");
+    assert_eq!(read_usage(Agent::Claude, &path).unwrap().unwrap().used, 34_800);
+}
+
+#[test]
+fn claude_sidechains_and_synthetic_messages_are_skipped() {
+    let main = r#"{"type":"assistant","isSidechain":false,"message":{"model":"claude-opus-5-5","usage":{"input_tokens":10,"cache_creation_input_tokens":20,"cache_read_input_tokens":30}}}"#;
+    let side = r#"{"type":"assistant","isSidechain":true,"message":{"model":"claude-opus-5-5","usage":{"input_tokens":99999}}}"#;
+    let synthetic = r#"{"type":"assistant","isSidechain":false,"message":{"model":"<synthetic>","usage":{"input_tokens":0}}}"#;
+    let (_d, path) = written(&[main, side, synthetic].join("\n"), "t.jsonl");
+    assert_eq!(read_usage(Agent::Claude, &path).unwrap().unwrap().used, 60);
+}
+
+#[test]
+fn gemini_last_record_input_tokens() {
+    let (_d, path) = written(&excerpt("gemini"), "session.jsonl");
+    assert_eq!(
+        read_usage(Agent::Gemini, &path).unwrap(),
+        Some(ContextUsage {
+            used: 35_500,
+            window: None
+        })
+    );
+}
+
+#[test]
+fn codex_token_count_with_window() {
+    let (_d, path) = written(&excerpt("codex"), "rollout.jsonl");
+    let usage = read_usage(Agent::Codex, &path).unwrap().unwrap();
+    assert_eq!(
+        usage,
+        ContextUsage {
+            used: 34_800,
+            window: Some(258_400)
+        }
+    );
+    assert_eq!(usage.percent_of(window(Agent::Codex, None, &usage, None)), 13);
+}
+
+#[test]
+fn codex_compressed_rollouts_are_read() {
+    let text = excerpt("codex");
+    let packed =
+        ruzstd::encoding::compress_to_vec(text.as_bytes(), ruzstd::encoding::CompressionLevel::Fastest);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rollout.jsonl.zst");
+    std::fs::write(&path, packed).unwrap();
+    assert_eq!(read_usage(Agent::Codex, &path).unwrap().unwrap().used, 34_800);
+}
+
+#[test]
+fn usage_far_back_in_a_big_tail_is_found_and_missing_usage_is_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let mut file = std::fs::File::create(&path).unwrap();
+    writeln!(file, r#"{{"type":"gemini","tokens":{{"input":777}}}}"#).unwrap();
+    let filler = format!(r#"{{"type":"user","content":"{}"}}"#, "x".repeat(1000));
+    for _ in 0..500 {
+        writeln!(file, "{filler}").unwrap();
+    }
+    drop(file);
+    // ~500 KB of lines without usage after the record: found by widening the tail.
+    assert_eq!(read_usage(Agent::Gemini, &path).unwrap().unwrap().used, 777);
+    let (_d, empty) = written("", "empty.jsonl");
+    assert_eq!(read_usage(Agent::Gemini, &empty).unwrap(), None);
+    assert!(read_usage(Agent::Gemini, &dir.path().join("missing.jsonl")).is_err());
+}
+
+#[test]
+fn windows_and_percentages() {
+    let usage = ContextUsage {
+        used: 170_000,
+        window: None,
+    };
+    assert_eq!(window(Agent::Claude, Some("claude-sonnet-4"), &usage, None), 200_000);
+    assert_eq!(window(Agent::Claude, Some("claude-opus-5-5"), &usage, None), 1_000_000);
+    assert_eq!(window(Agent::Claude, Some("claude-sonnet-4[1m]"), &usage, None), 1_000_000);
+    assert_eq!(window(Agent::Gemini, None, &usage, None), 1_048_576);
+    assert_eq!(window(Agent::Claude, None, &usage, Some(180_000)), 180_000);
+    assert_eq!(usage.percent_of(200_000), 85);
+    assert_eq!(usage.percent_of(100_000), 100);
+    assert_eq!(usage.percent_of(0), 100);
+}
