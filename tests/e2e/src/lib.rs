@@ -25,6 +25,8 @@
 //! - [`write_hooks`] writes the project hook config, unless something else (such as
 //!   `checkpoint install <agent>`) already did.
 //! - [`last_user_texts`] and [`stop_feedback`] read what each CLI sent to the model.
+//! - [`workspace_binaries`] builds `checkpoint` and the adapters from this workspace;
+//!   [`install_checkpoint`] installs their hooks with `checkpoint install <agent>`.
 
 mod clis;
 mod hooks;
@@ -32,11 +34,13 @@ pub mod mock;
 pub mod scenario;
 mod session;
 mod wire;
+mod workspace;
 
 pub use clis::{Clis, ensure_clis};
 pub use hooks::write_hooks;
 pub use session::{RunResult, Session, run_agent};
 pub use wire::{last_user_texts, stop_feedback};
+pub use workspace::{Binaries, HOOKS_COMMIT, install_checkpoint, workspace_binaries};
 
 /// One of the agent CLIs the harness drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

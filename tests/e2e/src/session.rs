@@ -3,6 +3,7 @@
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::fs::File;
+use std::io::Write as _;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -50,6 +51,20 @@ impl RunResult {
             .iter()
             .filter(|r| r["kind"] == "turn")
             .collect()
+    }
+
+    /// Writes `<label>: <agent>: <secs>s wall time, <n> request(s)` straight to the process's
+    /// stderr, past the test runner's output capture, so that every run's time shows up in the
+    /// test output.
+    pub fn report_timing(&self, label: &str) {
+        let line = format!(
+            "{label}: {}: {:.1}s wall time, {} request(s)\n",
+            self.agent,
+            self.elapsed.as_secs_f64(),
+            self.requests.len()
+        );
+        // Only a report: a closed stderr changes nothing about the run.
+        let _ = std::io::stderr().write_all(line.as_bytes());
     }
 
     /// A readable account of the run for assertion messages: status, every request with its

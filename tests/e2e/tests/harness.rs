@@ -1,7 +1,6 @@
 //! Proves the harness against the three real CLIs: an end-of-turn hook that blocks once makes
 //! each CLI send a second model request carrying the hook's reason in that CLI's wrapper.
 
-use std::io::Write as _;
 use std::path::Path;
 use std::process::Command;
 
@@ -75,17 +74,7 @@ fn block_once_reaches_the_model(agent: Agent) {
     ]);
 
     let result = run_agent(agent, repo.path(), "Please finish the task.", scenario);
-    // Not captured by the test runner on purpose: the wall time per agent is worth seeing.
-    std::io::stderr()
-        .write_all(
-            format!(
-                "{agent}: {:.1}s wall time, {} request(s)\n",
-                result.elapsed.as_secs_f64(),
-                result.requests.len()
-            )
-            .as_bytes(),
-        )
-        .unwrap();
+    result.report_timing("block once");
 
     let summary = result.summary();
     assert!(result.status.success(), "{summary}");

@@ -1,0 +1,189 @@
+//! Our own binaries under test: `checkpoint` and the three adapters, built from this workspace,
+//! and their hooks installed into a repository the way a user installs them.
+//!
+//! A dev-dependency on an adapter crate gives this crate its library, not its binary
+//! (`CARGO_BIN_EXE_*` exists only for the package's own binaries), and guessing `target/debug`
+//! breaks with `CARGO_TARGET_DIR`, `build.target-dir` or another profile. So the harness asks
+//! Cargo: it runs `cargo build --bins -p adapter-claude -p adapter-gemini -p adapter-codex
+//! -p checkpoint-cli --message-format=json-render-diagnostics` against the workspace manifest,
+//! once per test process, and takes each binary's path from the `compiler-artifact` messages.
+//! Cargo's own lock on the target directory serialises parallel test processes; when the
+//! binaries are up to date the build is a no-op.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use crate::{Agent, Session};
+
+/// The subject of the commit [`install_checkpoint`] makes.
+pub const HOOKS_COMMIT: &str = "checkpoint: install hooks";
+
+/// The packages whose binaries the harness builds.
+const PACKAGES: [&str; 4] = [
+    "adapter-claude",
+    "adapter-gemini",
+    "adapter-codex",
+    "checkpoint-cli",
+];
+
+/// Paths of our binaries, built from this workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Binaries {
+    /// The `checkpoint` command (`checkpoint-cli`).
+    pub checkpoint: PathBuf,
+    /// `checkpoint-claude`.
+    pub claude: PathBuf,
+    /// `checkpoint-gemini`.
+    pub gemini: PathBuf,
+    /// `checkpoint-codex`.
+    pub codex: PathBuf,
+}
+
+impl Binaries {
+    /// The hook adapter for `agent`.
+    pub fn adapter(&self, agent: Agent) -> &Path {
+        match agent {
+            Agent::Claude => &self.claude,
+            Agent::Gemini => &self.gemini,
+            Agent::Codex => &self.codex,
+        }
+    }
+}
+
+/// Builds our binaries (at most once per process) and returns their paths. Panics with Cargo's
+/// output when the build fails.
+pub fn workspace_binaries() -> &'static Binaries {
+    static BINARIES: OnceLock<Result<Binaries, String>> = OnceLock::new();
+    match BINARIES.get_or_init(build) {
+        Ok(binaries) => binaries,
+        Err(e) => panic!("checkpoint-e2e: building the checkpoint binaries failed: {e}"),
+    }
+}
+
+fn build() -> Result<Binaries, String> {
+    // Cargo sets `CARGO` for the tests it runs; the compile-time value covers a test binary
+    // started by hand.
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.toml");
+    let mut command = Command::new(&cargo);
+    command
+        .arg("build")
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .args(["--bins", "--message-format=json-render-diagnostics"]);
+    for package in PACKAGES {
+        command.args(["-p", package]);
+    }
+    let out = command
+        .output()
+        .map_err(|e| format!("run {}: {e}", Path::new(&cargo).display()))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        return Err(format!(
+            "cargo build exited with {}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    parse_executables(&stdout)
+}
+
+/// Finds each binary's path in Cargo's JSON messages.
+fn parse_executables(messages: &str) -> Result<Binaries, String> {
+    let artifacts: Vec<Value> = messages
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact")
+        .collect();
+    let find = |name: &str| {
+        artifacts
+            .iter()
+            .find(|m| m["target"]["name"] == name)
+            .and_then(|m| m["executable"].as_str())
+            .map(PathBuf::from)
+            .ok_or_else(|| format!("cargo build reported no executable `{name}`"))
+    };
+    Ok(Binaries {
+        checkpoint: find("checkpoint")?,
+        claude: find("checkpoint-claude")?,
+        gemini: find("checkpoint-gemini")?,
+        codex: find("checkpoint-codex")?,
+    })
+}
+
+/// Installs our hooks for the session's agent into `repo` the way a user does, then commits them.
+///
+/// Runs `checkpoint install <agent> --adapter <workspace adapter>` in `repo` with the session's
+/// environment ([`Session::env`]), which writes the project's hooks file: `.claude/settings.json`,
+/// `.gemini/settings.json` or `.codex/hooks.json`. The file is then committed
+/// (`git add -A`, `git commit`), as a project that adopts checkpoint would: an uncommitted
+/// config file would be a gated change, and every stop would be blocked for it. The commit's
+/// subject is [`HOOKS_COMMIT`]. Panics, with the output, when either step fails. `repo` should be
+/// clean before: everything in its worktree goes into that commit.
+pub fn install_checkpoint(session: &Session, repo: &Path) {
+    let agent = session.agent();
+    let binaries = workspace_binaries();
+    let out = Command::new(&binaries.checkpoint)
+        .args(["install", agent.name(), "--adapter"])
+        .arg(binaries.adapter(agent))
+        .current_dir(repo)
+        .env_clear()
+        .envs(session.env())
+        .output()
+        .unwrap_or_else(|e| panic!("run {}: {e}", binaries.checkpoint.display()));
+    assert!(
+        out.status.success(),
+        "checkpoint install {agent} exited with {}\n--- stdout\n{}--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for args in [&["add", "-A"][..], &["commit", "-qm", HOOKS_COMMIT]] {
+        let git = Command::new("git")
+            .args(args)
+            .current_dir(repo)
+            .envs(checkpoint_testkit::git_env())
+            .output()
+            .unwrap_or_else(|e| panic!("run git in {}: {e}", repo.display()));
+        assert!(
+            git.status.success(),
+            "committing the installed hooks failed: git {args:?}: {}{}",
+            String::from_utf8_lossy(&git.stdout),
+            String::from_utf8_lossy(&git.stderr)
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_executables_from_cargo_messages() {
+        let artifact = |name: &str, exe: Option<&str>| {
+            serde_json::json!({"reason": "compiler-artifact", "target": {"name": name},
+                               "executable": exe})
+            .to_string()
+        };
+        let messages = [
+            artifact("checkpoint_core", None),
+            artifact("checkpoint-claude", Some("/t/debug/checkpoint-claude")),
+            r#"{"reason":"build-finished","success":true}"#.to_owned(),
+            artifact("checkpoint-gemini", Some("/t/debug/checkpoint-gemini")),
+            artifact("checkpoint-codex", Some("/t/debug/checkpoint-codex")),
+            artifact("checkpoint", Some("/t/debug/checkpoint")),
+        ]
+        .join("\n");
+        let binaries = parse_executables(&messages).unwrap();
+        assert_eq!(binaries.checkpoint, Path::new("/t/debug/checkpoint"));
+        assert_eq!(
+            binaries.adapter(Agent::Gemini),
+            Path::new("/t/debug/checkpoint-gemini")
+        );
+        let missing = parse_executables(&artifact("checkpoint", Some("/c"))).unwrap_err();
+        assert!(missing.contains("checkpoint-claude"), "{missing}");
+    }
+}

@@ -1,0 +1,270 @@
+//! The stop gate through the real agent CLIs: four stories, each played by Claude Code, Gemini
+//! CLI and Codex CLI against the scripted model, with our hooks installed by
+//! `checkpoint install <agent>` and our adapters built from this workspace.
+//!
+//! Every story starts from the `python-passing` fixture (`checkpoint.toml` runs
+//! `python3 -m unittest -q`). The scenario's `before` actions play the agent's edits between
+//! model calls. What a block did is read from the next model request: our message, in the CLI's
+//! wrapper. Test names are `<story>::<agent>`.
+
+use std::path::Path;
+use std::process::Command;
+
+use checkpoint_e2e::scenario::{Scenario, Step};
+use checkpoint_e2e::{
+    Agent, HOOKS_COMMIT, RunResult, Session, install_checkpoint, last_user_texts, stop_feedback,
+};
+
+/// The prompt every story starts with.
+const PROMPT: &str = "Work on the calculator in this repository.";
+
+/// `calc.py` with `add` broken (`test_add` fails, `test_sub` passes). The failure output carries
+/// `<`, `>` and `&`, which Codex has to escape inside its `<hook_prompt>` wrapper.
+const CALC_BROKEN: &str = r#""""Tiny arithmetic helpers."""
+
+
+def add(a, b):
+    return "<a & b>"
+
+
+def sub(a, b):
+    return a - b
+"#;
+
+/// `calc.py` with `add` correct again, written differently from the committed version so that
+/// the fix is a commit of its own.
+const CALC_FIXED: &str = r#""""Tiny arithmetic helpers."""
+
+
+def add(a, b):
+    """Return the sum of a and b."""
+    return a + b
+
+
+def sub(a, b):
+    return a - b
+"#;
+
+/// `calc.py` with a new, working helper: the suite still passes.
+const CALC_WITH_MUL: &str = r#""""Tiny arithmetic helpers."""
+
+
+def add(a, b):
+    return a + b
+
+
+def sub(a, b):
+    return a - b
+
+
+def mul(a, b):
+    return a * b
+"#;
+
+/// A README edit: docs are neither tested nor gated.
+const README_EDITED: &str = "# calc\n\nTiny arithmetic helpers: `add` and `sub`.\n\n\
+                             Run the tests with `python3 -m unittest`.\n";
+
+/// The first line of a block for failing tests.
+const TESTS_FAILED: &str = "Checkpoint — Tests: FAILED";
+/// The failing assertion from the test output in a block for `CALC_BROKEN`.
+const BROKEN_ASSERTION: &str = "AssertionError: '<a & b>' != 5";
+/// The first line of a block for uncommitted work whose tests pass (`test_add`, `test_sub`).
+const TESTS_PASSED: &str = "Checkpoint — Tests: 2 passed";
+/// The commit gate's instruction.
+const COMMIT_GATE: &str = "Commit your work before stopping.";
+/// The `[stop] max_blocks` default: blocks in a row before a stop is allowed anyway.
+const MAX_BLOCKS: usize = 3;
+
+/// One story of an agent trying to stop.
+#[derive(Debug, Clone, Copy)]
+enum Story {
+    /// The first reply follows an edit that breaks `add`: the stop is blocked for the failing
+    /// test; the next step fixes and commits, and the stop is allowed.
+    BrokenTest,
+    /// A working change is left uncommitted: the commit gate blocks; the next step commits.
+    UncommittedCode,
+    /// `add` is broken and never fixed: the stop is blocked `max_blocks` times, then allowed.
+    NeverFixes,
+    /// Only README.md changes: the stop is allowed at once.
+    DocsOnly,
+}
+
+impl Story {
+    /// The model's script.
+    fn steps(self) -> Vec<Step> {
+        match self {
+            Story::BrokenTest => vec![
+                Step::reply("I changed add.").write("calc.py", CALC_BROKEN),
+                Step::reply("Fixed add and committed.")
+                    .write("calc.py", CALC_FIXED)
+                    .run("git commit -qam fix"),
+            ],
+            Story::UncommittedCode => vec![
+                Step::reply("I added mul.").write("calc.py", CALC_WITH_MUL),
+                Step::reply("Committed.").run("git commit -qam 'calc: mul'"),
+            ],
+            // After the first step the mock answers every turn with its "nothing more to do".
+            Story::NeverFixes => vec![Step::reply("I changed add.").write("calc.py", CALC_BROKEN)],
+            Story::DocsOnly => {
+                vec![Step::reply("I updated the README.").write("README.md", README_EDITED)]
+            }
+        }
+    }
+
+    /// For each block, in order: texts the block message must contain. The stop after the last
+    /// block is allowed, so the run has one more model turn than blocks.
+    fn blocks(self) -> Vec<&'static [&'static str]> {
+        match self {
+            Story::BrokenTest => vec![&[TESTS_FAILED, "test_add", BROKEN_ASSERTION]],
+            Story::UncommittedCode => vec![&[TESTS_PASSED, COMMIT_GATE, "M calc.py"]],
+            Story::NeverFixes => vec![&[TESTS_FAILED, "test_add", BROKEN_ASSERTION]; MAX_BLOCKS],
+            Story::DocsOnly => Vec::new(),
+        }
+    }
+
+    /// `git status --porcelain` and HEAD's subject after the run.
+    fn final_repo(self) -> (&'static str, &'static str) {
+        match self {
+            Story::BrokenTest => ("", "fix"),
+            Story::UncommittedCode => ("", "calc: mul"),
+            Story::NeverFixes => (" M calc.py\n", HOOKS_COMMIT),
+            Story::DocsOnly => (" M README.md\n", HOOKS_COMMIT),
+        }
+    }
+}
+
+/// Plays `story` with `agent` and checks every model turn, the exit status and the repository.
+fn play(agent: Agent, story: Story) {
+    let repo = checkpoint_testkit::repo("python-passing");
+    let mut session = Session::new(agent);
+    install_checkpoint(&session, repo.path());
+    let result = session.run(repo.path(), PROMPT, Scenario::new(story.steps()));
+    result.report_timing(&format!("{story:?}"));
+
+    let summary = result.summary();
+    assert!(result.status.success(), "{summary}");
+    for request in &result.requests {
+        assert_ne!(request["api"], "unknown", "unrouted request: {request}");
+    }
+    let blocks = story.blocks();
+    let turns = result.turns();
+    assert_eq!(
+        turns.len(),
+        blocks.len() + 1,
+        "one turn, plus one per block\n{summary}"
+    );
+    let carried: Vec<Vec<String>> = turns.iter().map(|t| stop_feedback(agent, t)).collect();
+    assert_eq!(
+        carried.iter().filter(|f| !f.is_empty()).count(),
+        blocks.len(),
+        "requests carrying a block message\n{summary}"
+    );
+    assert!(
+        carried[0].is_empty(),
+        "the first turn follows the prompt\n{summary}"
+    );
+    for ((turn, feedback), expected) in turns[1..].iter().zip(&carried[1..]).zip(&blocks) {
+        let [message] = feedback.as_slice() else {
+            panic!("expected exactly one block message, got {feedback:#?}\n{summary}");
+        };
+        for text in *expected {
+            assert!(
+                message.contains(text),
+                "the block message lacks {text:?}:\n{message}\n{summary}"
+            );
+        }
+        assert_wrapped(agent, &last_user_texts(agent, turn), message, &summary);
+    }
+    assert_repo(repo.path(), story.final_repo(), &result);
+}
+
+/// The block message reached the model in `agent`'s wrapper: Claude `Stop hook feedback:\n` + M,
+/// Gemini a user turn that is exactly M, Codex `<hook_prompt hook_run_id="stop:…">` + M
+/// HTML-escaped + `</hook_prompt>`.
+fn assert_wrapped(agent: Agent, texts: &[String], message: &str, summary: &str) {
+    let wrapped = match agent {
+        Agent::Claude => format!("Stop hook feedback:\n{message}"),
+        Agent::Gemini => message.to_owned(),
+        Agent::Codex => format!(">{}</hook_prompt>", html_escape(message)),
+    };
+    let found = texts.iter().any(|t| match agent {
+        Agent::Claude | Agent::Gemini => t.trim_end() == wrapped,
+        Agent::Codex => t.starts_with("<hook_prompt hook_run_id=\"stop:") && t.ends_with(&wrapped),
+    });
+    assert!(
+        found,
+        "{agent}: no user text carries the block message in the {agent} wrapper: {texts:#?}\n{summary}"
+    );
+}
+
+/// The escaping Codex applies inside `<hook_prompt>`.
+fn html_escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The repository ended as the story says: `git status --porcelain` and HEAD's subject.
+fn assert_repo(repo: &Path, (status, subject): (&str, &str), result: &RunResult) {
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(repo)
+            .envs(checkpoint_testkit::git_env())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(
+        git(&["status", "--porcelain"]),
+        status,
+        "{}",
+        result.summary()
+    );
+    assert_eq!(
+        git(&["log", "-1", "--format=%s"]).trim_end(),
+        subject,
+        "{}",
+        result.summary()
+    );
+    // No bytecode that could outlive a same-size edit (protocols.md §4.6): the CLIs get
+    // PYTHONDONTWRITEBYTECODE=1 from the harness, and the gate's runner sets it for the tests.
+    assert!(
+        !repo.join("__pycache__").exists(),
+        "the gate's test runs left bytecode behind\n{}",
+        result.summary()
+    );
+}
+
+/// One module per story, one test per agent: `broken_test::claude`, …
+macro_rules! stories {
+    ($($module:ident => $story:ident),* $(,)?) => {$(
+        mod $module {
+            use super::{Agent, Story, play};
+
+            #[test]
+            fn claude() {
+                play(Agent::Claude, Story::$story);
+            }
+
+            #[test]
+            fn gemini() {
+                play(Agent::Gemini, Story::$story);
+            }
+
+            #[test]
+            fn codex() {
+                play(Agent::Codex, Story::$story);
+            }
+        }
+    )*};
+}
+
+stories! {
+    broken_test => BrokenTest,
+    uncommitted_code => UncommittedCode,
+    never_fixes => NeverFixes,
+    docs_only => DocsOnly,
+}
