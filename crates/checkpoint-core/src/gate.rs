@@ -137,10 +137,7 @@ impl Gate {
         let repo = match git::discover(&event.cwd) {
             Ok(Some(repo)) => repo,
             Ok(None) => return Ok(self.without_repo(event, RepoFacts::NoRepository)),
-            Err(e) => {
-                let reason = e.to_string();
-                return Ok(self.without_repo(event, RepoFacts::Unreadable { reason }));
-            }
+            Err(e) => return Ok(self.without_repo(event, git::unreadable(&e))),
         };
         let policy = config::load(&self.sources(&repo.workdir), &repo.workdir)?;
         let state_dir = self.state_dir(&repo);
@@ -158,23 +155,18 @@ impl Gate {
             event
         };
 
-        let (repo_facts, fingerprint, tests) = match git::changes(&repo, policy.git.backend) {
-            Ok(changes) => {
-                let fingerprint = cache::change_fingerprint(&repo.workdir, &changes);
-                let planned = decide::planned_tests(&changes, &policy);
+        let repo_facts = git::facts(&repo, policy.git.backend);
+        let (fingerprint, tests) = match &repo_facts {
+            RepoFacts::Changes(changes) => {
+                let fingerprint = cache::change_fingerprint(&repo.workdir, changes);
+                let planned = decide::planned_tests(changes, &policy);
                 // A stop that may no longer be blocked still reports cached outcomes, but pays
                 // for no fresh run.
                 let may_run = !decide::cap_reached(event, &record.facts, &policy);
                 let tests = run_tests(planned, &fingerprint, &repo, &state_dir, &policy, may_run);
-                (RepoFacts::Changes(changes), Some(fingerprint), tests)
+                (Some(fingerprint), tests)
             }
-            Err(e) => (
-                RepoFacts::Unreadable {
-                    reason: e.to_string(),
-                },
-                None,
-                Vec::new(),
-            ),
+            _ => (None, Vec::new()),
         };
         let facts = Facts {
             repo: repo_facts,

@@ -137,21 +137,16 @@ pub fn changes(repo: &Repo, backend: GitBackend) -> Result<ChangeSet, GitError> 
     }
 }
 
-/// Discovers the repository around `cwd` and reads its changes. Never fails: outside a repository
-/// the facts are [`RepoFacts::NoRepository`], and any error becomes [`RepoFacts::Unreadable`]
-/// with a one-line reason. The repository is returned whenever it was found, even if its changes
-/// could not be read.
-pub fn gather(cwd: &Path, backend: GitBackend) -> (Option<Repo>, RepoFacts) {
-    let unreadable = |err: GitError| RepoFacts::Unreadable {
+/// The change set of `repo` as the gate's facts: any error becomes [`RepoFacts::Unreadable`]
+/// with a one-line reason.
+pub fn facts(repo: &Repo, backend: GitBackend) -> RepoFacts {
+    changes(repo, backend).map_or_else(|err| unreadable(&err), RepoFacts::Changes)
+}
+
+/// A git error as the gate's facts: the repository is there but cannot be judged.
+pub fn unreadable(err: &GitError) -> RepoFacts {
+    RepoFacts::Unreadable {
         reason: single_line(&err.to_string()),
-    };
-    match discover(cwd) {
-        Ok(None) => (None, RepoFacts::NoRepository),
-        Err(err) => (None, unreadable(err)),
-        Ok(Some(repo)) => {
-            let facts = changes(&repo, backend).map_or_else(unreadable, RepoFacts::Changes);
-            (Some(repo), facts)
-        }
     }
 }
 

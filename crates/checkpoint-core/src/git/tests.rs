@@ -60,6 +60,19 @@ fn unreadable_reason(facts: RepoFacts) -> String {
     }
 }
 
+
+/// Discovery plus [`facts`], as the gate does it.
+fn gather(cwd: &Path, backend: GitBackend) -> (Option<Repo>, RepoFacts) {
+    match discover(cwd) {
+        Ok(None) => (None, RepoFacts::NoRepository),
+        Err(err) => (None, unreadable(&err)),
+        Ok(Some(repo)) => {
+            let facts = facts(&repo, backend);
+            (Some(repo), facts)
+        }
+    }
+}
+
 #[test]
 fn clean_repository_has_no_changes() {
     let dir = repo("python-passing");
