@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Times the hooks as agents run them:
+#
+# 1. A stop with nothing to run, on unchanged 20000- and 3000-file repositories:
+#    `checkpoint check` and each adapter's end-of-turn event, against `git status --porcelain`.
+# 2. The per-tool-call path: each adapter on its pre-tool event, and a stop whose tests are
+#    cached green, against an empty Rust binary.
+#
+#   bench/gate.sh [FILES...]        default: 20000 3000
+#
+# Payloads are fed on stdin, so commands run through a shell and hyperfine subtracts the shell's
+# start-up. Needs hyperfine and python3. Not run in CI.
+set -euo pipefail
+shopt -s inherit_errexit
+
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+bin="$target/release"
+work="$target/bench-repos/gate"
+state="$work/state"
+export CHECKPOINT_STATE_DIR="$state" XDG_CONFIG_HOME="$work/config"
+
+build() {
+    cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli \
+        -p adapter-claude -p adapter-gemini -p adapter-codex
+    build_empty
+}
+
+# Writes tests/payloads/<agent>/<name>.json with `cwd` set to DIR to $work/<agent>-<name>.json.
+payload() {
+    local agent="$1" name="$2" dir="$3" out="$work/$1-$2-$(basename "$3").json"
+    python3 - "$root/tests/payloads/$agent/$name.json" "$dir" "$out" <<'PY'
+import json
+import sys
+
+src, cwd, out = sys.argv[1:]
+payload = json.load(open(src))
+payload["cwd"] = cwd
+json.dump(payload, open(out, "w"))
+PY
+    echo "$out"
+}
+
+# An unchanged clone of the N-file repository.
+clean_repo() {
+    local n="$1" dir="$work/clean-$1"
+    [ -d "$dir" ] || git clone --quiet "$(repo_with "$n")" "$dir"
+    git -C "$dir" status --porcelain > /dev/null
+    echo "$dir"
+}
+
+# A small Python project with an uncommitted change whose tests pass, commit gate off: every
+# stop after the first reuses the cached green outcome.
+green_repo() {
+    local dir="$work/green"
+    if [ ! -d "$dir" ]; then
+        mkdir -p "$dir"
+        (cd "$dir" && bash -eu "$root/tests/fixtures/python-passing.sh")
+        printf '\n[stop]\ncommit_gate = false\n' >> "$dir/checkpoint.toml"
+        printf '\n\ndef mul(a, b):\n    return a * b\n' >> "$dir/calc.py"
+    fi
+    (cd "$dir" && "$bin/checkpoint" check > /dev/null)
+    echo "$dir"
+}
+
+stop_with_nothing_to_run() {
+    local n="$1" repo
+    repo="$(clean_repo "$n")"
+    row "git status --porcelain" "git -C '$repo' status --porcelain"
+    row "checkpoint check" "cd '$repo' && '$bin/checkpoint' check < /dev/null"
+    row "checkpoint-claude Stop" "'$bin/checkpoint-claude' < '$(payload claude Stop "$repo")'"
+    row "checkpoint-gemini AfterAgent" "'$bin/checkpoint-gemini' < '$(payload gemini AfterAgent "$repo")'"
+    row "checkpoint-codex Stop" "'$bin/checkpoint-codex' < '$(payload codex Stop "$repo")'"
+    compare "stop, nothing to run, $n files" "git status --porcelain" "gate-stop-$n"
+}
+
+per_tool_call() {
+    local green
+    green="$(green_repo)"
+    local pre="$work/pre"
+    mkdir -p "$pre"
+    row "empty Rust binary" "'$empty_bin' < '$(payload claude PreToolUse "$pre")'"
+    row "checkpoint-claude PreToolUse" "'$bin/checkpoint-claude' < '$(payload claude PreToolUse "$pre")'"
+    row "checkpoint-gemini BeforeTool" "'$bin/checkpoint-gemini' < '$(payload gemini BeforeTool "$pre")'"
+    row "checkpoint-codex PreToolUse" "'$bin/checkpoint-codex' < '$(payload codex PreToolUse "$pre")'"
+    row "checkpoint-claude Stop, cached green" "'$bin/checkpoint-claude' < '$(payload claude Stop "$green")'"
+    row "checkpoint check, cached green" "cd '$green' && '$bin/checkpoint' check < /dev/null"
+    compare "per tool call" "empty Rust binary" "gate-per-call"
+}
+
+sizes=("$@")
+if [ "${#sizes[@]}" -eq 0 ]; then
+    sizes=(20000 3000)
+fi
+mkdir -p "$work" "$state"
+build
+for n in "${sizes[@]}"; do
+    stop_with_nothing_to_run "$n"
+done
+per_tool_call

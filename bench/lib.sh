@@ -1,0 +1,68 @@
+# Shared by the bench scripts: paths, the empty-binary floor, cached large repositories, and a
+# hyperfine run that prints each mean with its ratio to a baseline measured in the same run.
+# shellcheck shell=bash
+
+RUNS="${RUNS:-30}"
+WARMUP="${WARMUP:-5}"
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+target="$(cargo metadata --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+empty_bin="$target/bench-bin/empty"
+
+# Compiles an empty `fn main() {}` with full optimization: the process floor.
+build_empty() {
+    mkdir -p "$(dirname "$empty_bin")"
+    echo 'fn main() {}' > "$empty_bin.rs"
+    rustc --edition 2024 -C opt-level=3 -C strip=symbols -o "$empty_bin" "$empty_bin.rs"
+}
+
+# Prints the path of the cached N-file repository (with 7 changed paths), generating it on
+# first use with tests/fixtures/large-repo.sh.
+repo_with() {
+    local n="$1" dir="$target/bench-repos/large-$1"
+    if [ ! -d "$dir" ]; then
+        echo "generating a $n-file repository in $dir" >&2
+        local tmp="$dir.tmp"
+        rm -rf "$tmp"
+        mkdir -p "$tmp"
+        (
+            cd "$tmp"
+            export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+            export GIT_AUTHOR_NAME=Bench GIT_AUTHOR_EMAIL=bench@example.com
+            export GIT_COMMITTER_NAME=Bench GIT_COMMITTER_EMAIL=bench@example.com
+            bash -eu "$root/tests/fixtures/large-repo.sh" "$n" >&2
+        )
+        mv "$tmp" "$dir"
+    fi
+    echo "$dir"
+}
+
+# Appends one named command to the next `compare` run.
+row() { hyperfine_args+=(--command-name "$1" "$2"); }
+
+# Runs the rows collected with `row` (then clears them) and prints a table of means and ratios
+# to the row named BASELINE. Extra arguments go to hyperfine (e.g. -N for no shell).
+compare() {
+    local title="$1" baseline="$2" json="$target/bench-repos/$3.json"
+    shift 3
+    mkdir -p "$(dirname "$json")"
+    hyperfine "$@" --style basic --warmup "$WARMUP" --runs "$RUNS" --export-json "$json" \
+        "${hyperfine_args[@]}" > /dev/null
+    hyperfine_args=()
+    python3 - "$json" "$baseline" "$title" <<'PY'
+import json
+import sys
+
+path, baseline_name, title = sys.argv[1:]
+results = json.load(open(path))["results"]
+baseline = next(r["mean"] for r in results if r["command"] == baseline_name)
+print(f"| {title} | mean ms | ± ms | min ms | mean × `{baseline_name}` |")
+print("|---|---:|---:|---:|---:|")
+for r in results:
+    ms = [r[k] * 1e3 for k in ("mean", "stddev", "min")]
+    print(f"| {r['command']} | {ms[0]:.1f} | {ms[1]:.1f} | {ms[2]:.1f} | {r['mean'] / baseline:.2f} |")
+print()
+PY
+}
+hyperfine_args=()
