@@ -48,7 +48,12 @@ impl ContextUsage {
 
 /// The context window to measure against: an explicit setting wins, then what the transcript
 /// says, then the agent's and model's known size.
-pub fn window(agent: Agent, model: Option<&str>, usage: &ContextUsage, configured: Option<u64>) -> u64 {
+pub fn window(
+    agent: Agent,
+    model: Option<&str>,
+    usage: &ContextUsage,
+    configured: Option<u64>,
+) -> u64 {
     configured.or(usage.window).unwrap_or_else(|| match agent {
         Agent::Gemini => 1_048_576,
         Agent::Claude | Agent::Codex | Agent::Cli => {
@@ -112,7 +117,9 @@ fn claude_line(v: &Value) -> Option<LineUsage> {
         return None;
     }
     if v["type"] == "system" && v["subtype"] == "compact_boundary" {
-        return Some(LineUsage::Compacted(v["compactMetadata"]["postTokens"].as_u64()));
+        return Some(LineUsage::Compacted(
+            v["compactMetadata"]["postTokens"].as_u64(),
+        ));
     }
     let message = &v["message"];
     if v["type"] != "assistant" || message["model"] == "<synthetic>" {
@@ -128,7 +135,10 @@ fn claude_line(v: &Value) -> Option<LineUsage> {
 }
 
 /// The usage the last of `lines` reports (scanning backwards), if any.
-fn last_usage<'a>(agent: Agent, lines: impl DoubleEndedIterator<Item = &'a str>) -> Option<ContextUsage> {
+fn last_usage<'a>(
+    agent: Agent,
+    lines: impl DoubleEndedIterator<Item = &'a str>,
+) -> Option<ContextUsage> {
     lines.rev().find_map(|line| match line_usage(agent, line)? {
         LineUsage::Usage(usage) => Some(usage),
         LineUsage::Compacted(post) => Some(ContextUsage {

@@ -31,9 +31,15 @@ fn claude_compaction_boundary_after_the_last_usage_wins() {
         })
     );
     // Without the boundary, the last main-thread assistant usage counts: 2200 + 100 + 32500.
-    let before: Vec<&str> = text.lines().filter(|l| !l.contains("compact_boundary")).collect();
+    let before: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.contains("compact_boundary"))
+        .collect();
     let (_d, path) = written(&before.join("\n"), "t.jsonl");
-    assert_eq!(read_usage(Agent::Claude, &path).unwrap().unwrap().used, 34_800);
+    assert_eq!(
+        read_usage(Agent::Claude, &path).unwrap().unwrap().used,
+        34_800
+    );
 }
 
 #[test]
@@ -68,18 +74,26 @@ fn codex_token_count_with_window() {
             window: Some(258_400)
         }
     );
-    assert_eq!(usage.percent_of(window(Agent::Codex, None, &usage, None)), 13);
+    assert_eq!(
+        usage.percent_of(window(Agent::Codex, None, &usage, None)),
+        13
+    );
 }
 
 #[test]
 fn codex_compressed_rollouts_are_read() {
     let text = excerpt("codex");
-    let packed =
-        ruzstd::encoding::compress_to_vec(text.as_bytes(), ruzstd::encoding::CompressionLevel::Fastest);
+    let packed = ruzstd::encoding::compress_to_vec(
+        text.as_bytes(),
+        ruzstd::encoding::CompressionLevel::Fastest,
+    );
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("rollout.jsonl.zst");
     std::fs::write(&path, packed).unwrap();
-    assert_eq!(read_usage(Agent::Codex, &path).unwrap().unwrap().used, 34_800);
+    assert_eq!(
+        read_usage(Agent::Codex, &path).unwrap().unwrap().used,
+        34_800
+    );
 }
 
 #[test]
@@ -106,9 +120,18 @@ fn windows_and_percentages() {
         used: 170_000,
         window: None,
     };
-    assert_eq!(window(Agent::Claude, Some("claude-sonnet-4"), &usage, None), 200_000);
-    assert_eq!(window(Agent::Claude, Some("claude-opus-5-5"), &usage, None), 1_000_000);
-    assert_eq!(window(Agent::Claude, Some("claude-sonnet-4[1m]"), &usage, None), 1_000_000);
+    assert_eq!(
+        window(Agent::Claude, Some("claude-sonnet-4"), &usage, None),
+        200_000
+    );
+    assert_eq!(
+        window(Agent::Claude, Some("claude-opus-5-5"), &usage, None),
+        1_000_000
+    );
+    assert_eq!(
+        window(Agent::Claude, Some("claude-sonnet-4[1m]"), &usage, None),
+        1_000_000
+    );
     assert_eq!(window(Agent::Gemini, None, &usage, None), 1_048_576);
     assert_eq!(window(Agent::Claude, None, &usage, Some(180_000)), 180_000);
     assert_eq!(usage.percent_of(200_000), 85);

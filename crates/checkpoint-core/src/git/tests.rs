@@ -60,7 +60,6 @@ fn unreadable_reason(facts: RepoFacts) -> String {
     }
 }
 
-
 /// Discovery plus [`facts`], as the gate does it.
 fn gather(cwd: &Path, backend: GitBackend) -> (Option<Repo>, RepoFacts) {
     match discover(cwd) {
