@@ -1,5 +1,5 @@
 //! Claude Code's hook protocol (2.1.330): a block is `{"decision":"block","reason":…}` on stdout,
-//! which Claude feeds back as "Stop hook feedback:\n<reason>"; an allow is empty stdout, exit 0.
+//! which Claude feeds back as `Stop hook feedback:\n<reason>`; an allow is empty stdout, exit 0.
 //! Claude caps consecutive Stop blocks at 8 itself; the gate's own cap is lower.
 
 use checkpoint_core::gate::GateOutcome;

@@ -3,8 +3,11 @@
 
 mod check;
 mod error;
+mod git_hooks;
 mod install;
+mod journal_cmds;
 mod output;
+mod task;
 
 use std::process::ExitCode;
 
@@ -35,6 +38,29 @@ enum Command {
     Install(install::InstallArgs),
     /// Remove checkpoint's hooks from an agent's configuration, and nothing else.
     Uninstall(install::UninstallArgs),
+    /// Start, inspect and end tasks: named lists of steps an agent works through.
+    #[command(subcommand)]
+    Task(task::TaskCommand),
+    /// Start, finish or fail the current step of the active task.
+    #[command(subcommand)]
+    Step(task::StepCommand),
+    /// Run a command as a validation of the current step and keep a signed receipt of it.
+    Validate(journal_cmds::ValidateArgs),
+    /// Save a manual checkpoint of the active task.
+    Save(journal_cmds::SaveArgs),
+    /// After a crash: record it, pick how to go on, and print hook.md.
+    Recover(journal_cmds::ReadArgs),
+    /// Show the active task.
+    Status(journal_cmds::ReadArgs),
+    /// Show the task's history (checkpoints with their triggers), oldest first.
+    Log(journal_cmds::ReadArgs),
+    /// List the task's validation receipts; `receipts verify` checks their signatures.
+    Receipts(journal_cmds::ReceiptsArgs),
+    /// Remove finished tasks older than their retention (see [journal] in checkpoint.toml).
+    Cleanup(journal_cmds::CleanupArgs),
+    /// Record a commit or push checkpoint (run by the installed git hooks).
+    #[command(hide = true)]
+    GitHook(journal_cmds::GitHookArgs),
 }
 
 /// Parses the command line, runs the command and maps the result to an exit status.
@@ -44,6 +70,16 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::run(&args),
         Command::Install(args) => install::install(&args),
         Command::Uninstall(args) => install::uninstall(&args),
+        Command::Task(command) => task::task(&command),
+        Command::Step(command) => task::step(&command),
+        Command::Validate(args) => journal_cmds::validate(&args),
+        Command::Save(args) => journal_cmds::save(&args),
+        Command::Recover(args) => journal_cmds::recover(&args),
+        Command::Status(args) => journal_cmds::status(&args),
+        Command::Log(args) => journal_cmds::log(&args),
+        Command::Receipts(args) => journal_cmds::receipts(&args),
+        Command::Cleanup(args) => journal_cmds::cleanup(&args),
+        Command::GitHook(args) => journal_cmds::git_hook(&args),
     };
     match result {
         Ok(code) => code,

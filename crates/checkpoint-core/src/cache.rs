@@ -132,7 +132,8 @@ impl Fields {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// Lowercase hex of `bytes`.
+pub(crate) fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     bytes
         .iter()
@@ -183,13 +184,17 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
-/// Streams the file through SHA-256 in 64 KiB chunks.
-fn hash_file(path: &Path) -> io::Result<String> {
-    let mut file = File::open(path)?;
+/// Streams the file through SHA-256 (lowercase hex).
+pub(crate) fn hash_file(path: &Path) -> io::Result<String> {
+    hash_reader(File::open(path)?)
+}
+
+/// Streams everything `reader` yields through SHA-256 in 64 KiB chunks (lowercase hex).
+pub(crate) fn hash_reader(mut reader: impl Read) -> io::Result<String> {
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
-        match file.read(&mut buf) {
+        match reader.read(&mut buf) {
             Ok(0) => return Ok(hex(&hasher.finalize())),
             Ok(n) => hasher.update(&buf[..n]),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

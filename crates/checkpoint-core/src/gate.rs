@@ -1,4 +1,4 @@
-//! The stop gate's I/O half: gathers the facts for a hook event, calls [`decide`], renders the
+//! The stop gate's I/O half: gathers the facts for a hook event, calls [`decide()`], renders the
 //! message and remembers what the session needs for the next stop.
 //!
 //! Adapters and `checkpoint check` call [`Gate::run`]; an `Err` means the gate could not judge

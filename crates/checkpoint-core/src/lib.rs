@@ -7,7 +7,7 @@
 //!          session memory) ─▶ decide::decide (pure) ─▶ render::message ─▶ adapter wire format
 //! ```
 //!
-//! [`decide`] and [`render`] take values and return values; only the `io` feature's modules
+//! [`decide`](mod@decide) and [`render`] take values and return values; only the `io` feature's modules
 //! ([`git`], [`runner`], [`cache`], [`store`], [`session`], [`gate`]) touch the disk, git or
 //! processes. A tool that gathers its own facts can depend on this crate with
 //! `default-features = false` and call [`decide::decide`] directly.
@@ -23,11 +23,15 @@ pub mod tail;
 #[cfg(feature = "io")]
 pub mod cache;
 #[cfg(feature = "io")]
+pub mod context;
+#[cfg(feature = "io")]
 pub mod gate;
 #[cfg(feature = "io")]
 pub mod git;
 #[cfg(feature = "io")]
 pub mod hook;
+#[cfg(feature = "io")]
+pub mod journal;
 #[cfg(feature = "io")]
 pub mod runner;
 #[cfg(feature = "io")]

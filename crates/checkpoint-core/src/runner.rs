@@ -15,6 +15,9 @@
 //! test that forks leaves nothing behind. Processes that leave the group (`setsid`, `setpgid`)
 //! are out of reach. Afterwards the last [`MAX_OUTPUT_READ`] bytes of the output are read back and
 //! summarized by [`crate::tail::summarize`].
+//!
+//! [`run_recorded`] is the same run for a signed receipt: stdout and stderr go to two files and
+//! each is hashed whole, so the receipt can say exactly what the command printed.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -26,6 +29,7 @@ use std::time::{Duration, Instant};
 use rustix::io::Errno;
 use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 
+use crate::cache;
 use crate::outcome::{TestOutcome, TestStatus};
 use crate::tail;
 
@@ -49,20 +53,65 @@ const MAX_QUOTE_CHARS: usize = 120;
 /// (`exit_code` is then `None`), is [`TestStatus::Failed`]; the timeout is
 /// [`TestStatus::TimedOut`].
 pub fn run(command: &str, dir: &Path, timeout: Duration) -> TestOutcome {
+    run_with(command, dir, timeout, Capture::Merged).outcome
+}
+
+/// A run with stdout and stderr kept apart and hashed whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    /// How it went, as [`run`] reports it (the tail holds the end of stdout, then of stderr).
+    pub outcome: TestOutcome,
+    /// Lowercase hex SHA-256 of everything written to stdout; `None` when nothing ran.
+    pub stdout_sha256: Option<String>,
+    /// Lowercase hex SHA-256 of everything written to stderr; `None` when nothing ran.
+    pub stderr_sha256: Option<String>,
+}
+
+/// Runs `command` exactly like [`run`], but with stdout and stderr in separate files whose
+/// SHA-256 digests are reported, for a validation receipt.
+pub fn run_recorded(command: &str, dir: &Path, timeout: Duration) -> Recorded {
+    run_with(command, dir, timeout, Capture::Split)
+}
+
+/// Where the command's stderr goes.
+#[derive(Debug, Clone, Copy)]
+enum Capture {
+    /// Into the same file as stdout.
+    Merged,
+    /// Into a file of its own; both files are hashed.
+    Split,
+}
+
+/// What was read back from the output file(s).
+struct Captured {
+    /// The end of the output, for the summary.
+    output: Vec<u8>,
+    /// SHA-256 of the whole stdout and stderr ([`Capture::Split`] only).
+    digests: Option<(String, String)>,
+}
+
+fn run_with(command: &str, dir: &Path, timeout: Duration, capture: Capture) -> Recorded {
     let started = Instant::now();
-    let result = execute(command, dir, timeout);
+    let result = execute(command, dir, timeout, capture);
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let (ending, output) = match result {
+    let (ending, captured) = match result {
         Ok(ran) => ran,
         Err(error) => {
-            return TestOutcome {
+            let outcome = TestOutcome {
                 status: TestStatus::Error,
                 duration_ms,
                 error: Some(error),
                 ..TestOutcome::not_run()
             };
+            return Recorded {
+                outcome,
+                stdout_sha256: None,
+                stderr_sha256: None,
+            };
         }
     };
+    let Captured { output, digests } = captured;
+    let (stdout_sha256, stderr_sha256) = digests.unzip();
     let summary = tail::summarize(&output);
     let (status, exit_code, error) = match ending {
         Ending::TimedOut => (TestStatus::TimedOut, None, None),
@@ -74,7 +123,7 @@ pub fn run(command: &str, dir: &Path, timeout: Duration) -> TestOutcome {
         ),
         Ending::Exited(code) => (TestStatus::Failed, code, None),
     };
-    TestOutcome {
+    let outcome = TestOutcome {
         status,
         exit_code,
         passed: summary.passed,
@@ -84,6 +133,11 @@ pub fn run(command: &str, dir: &Path, timeout: Duration) -> TestOutcome {
         tail: summary.tail,
         error,
         cached: false,
+    };
+    Recorded {
+        outcome,
+        stdout_sha256,
+        stderr_sha256,
     }
 }
 
@@ -96,19 +150,36 @@ enum Ending {
 }
 
 /// Spawns, waits, cleans up the group and reads the output back. `Err` is a one-line reason.
-fn execute(command: &str, dir: &Path, timeout: Duration) -> Result<(Ending, Vec<u8>), String> {
-    let output = tempfile::tempfile()
-        .map_err(|e| format!("cannot create a temporary file for the test output: {e}"))?;
-    let writer = output
-        .try_clone()
-        .map_err(|e| format!("cannot share the test output file: {e}"))?;
+fn execute(
+    command: &str,
+    dir: &Path,
+    timeout: Duration,
+    capture: Capture,
+) -> Result<(Ending, Captured), String> {
+    let new_file = || {
+        tempfile::tempfile()
+            .map_err(|e| format!("cannot create a temporary file for the test output: {e}"))
+    };
+    let share = |file: &File| {
+        file.try_clone()
+            .map_err(|e| format!("cannot share the test output file: {e}"))
+    };
+    let output = new_file()?;
+    let errors = match capture {
+        Capture::Merged => None,
+        Capture::Split => Some(new_file()?),
+    };
+    let expression = duct::cmd!("/bin/sh", "-c", command);
+    let expression = match &errors {
+        Some(errors) => expression.stderr_file(share(errors)?),
+        None => expression.stderr_to_stdout(),
+    };
     // Redirections apply outside-in: stdout goes to the file first, then stderr joins it.
-    let handle = duct::cmd!("/bin/sh", "-c", command)
+    let handle = expression
+        .stdout_file(share(&output)?)
         .dir(dir)
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .stdin_null()
-        .stderr_to_stdout()
-        .stdout_file(writer)
         .unchecked()
         .before_spawn(|cmd| {
             cmd.process_group(0);
@@ -147,8 +218,33 @@ fn execute(command: &str, dir: &Path, timeout: Duration) -> Result<(Ending, Vec<
     });
     terminate_group(group, &handle);
     let ending = ending.map_err(|e| format!("waiting for the test command failed: {e}"))?;
-    let output = read_end(output).map_err(|e| format!("cannot read the test output back: {e}"))?;
-    Ok((ending, output))
+    let read_back = |e: io::Error| format!("cannot read the test output back: {e}");
+    let captured = match errors {
+        None => Captured {
+            output: read_end(output).map_err(read_back)?,
+            digests: None,
+        },
+        Some(errors) => {
+            let digests = (hash_whole(&output), hash_whole(&errors));
+            let digests = (digests.0.map_err(read_back)?, digests.1.map_err(read_back)?);
+            let mut bytes = read_end(output).map_err(read_back)?;
+            if !bytes.is_empty() && !bytes.ends_with(b"\n") {
+                bytes.push(b'\n');
+            }
+            bytes.extend(read_end(errors).map_err(read_back)?);
+            Captured {
+                output: bytes,
+                digests: Some(digests),
+            }
+        }
+    };
+    Ok((ending, captured))
+}
+
+/// SHA-256 of the whole file, from its start.
+fn hash_whole(mut file: &File) -> io::Result<String> {
+    file.seek(SeekFrom::Start(0))?;
+    cache::hash_reader(file)
 }
 
 /// SIGTERM to the whole group, up to [`KILL_GRACE`] for it to empty, then SIGKILL, then reaps the
@@ -287,6 +383,28 @@ mod tests {
         assert_eq!(out.failing, ["TestX"]);
         assert_eq!(out.tail, "here\n--- FAIL: TestX (0.00s)\nto-stderr");
         assert!(out.error.is_none());
+    }
+
+    #[test]
+    fn recorded_run_hashes_stdout_and_stderr_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let ran = run_recorded("printf out; printf err >&2; exit 4", dir.path(), LONG);
+        assert_eq!(ran.outcome.status, TestStatus::Failed);
+        assert_eq!(ran.outcome.exit_code, Some(4));
+        assert_eq!(ran.outcome.tail, "out\nerr");
+        assert_eq!(ran.stdout_sha256, Some(cache::sha256_hex(b"out")));
+        assert_eq!(ran.stderr_sha256, Some(cache::sha256_hex(b"err")));
+
+        let big = run_recorded("yes line | head -n 100000", dir.path(), LONG);
+        assert_eq!(
+            big.stdout_sha256,
+            Some(cache::sha256_hex("line\n".repeat(100_000).as_bytes()))
+        );
+        assert_eq!(big.stderr_sha256, Some(cache::sha256_hex(b"")));
+
+        let missing = run_recorded("true", &dir.path().join("gone"), LONG);
+        assert_eq!(missing.outcome.status, TestStatus::Error);
+        assert_eq!((missing.stdout_sha256, missing.stderr_sha256), (None, None));
     }
 
     #[test]

@@ -23,15 +23,19 @@ pub(crate) enum AgentName {
     Gemini,
     /// OpenAI Codex CLI.
     Codex,
+    /// Git itself: post-commit and pre-push hooks that record checkpoints of the active task,
+    /// chained to the repository's existing hooks.
+    Git,
 }
 
 impl AgentName {
-    /// The agent's row of the table.
-    pub(crate) fn spec(self) -> &'static AgentSpec {
+    /// The agent's row of the table; `None` for git, whose hooks [`crate::git_hooks`] installs.
+    pub(crate) fn spec(self) -> Option<&'static AgentSpec> {
         match self {
-            AgentName::Claude => &CLAUDE,
-            AgentName::Gemini => &GEMINI,
-            AgentName::Codex => &CODEX,
+            AgentName::Claude => Some(&CLAUDE),
+            AgentName::Gemini => Some(&GEMINI),
+            AgentName::Codex => Some(&CODEX),
+            AgentName::Git => None,
         }
     }
 }
@@ -245,7 +249,7 @@ mod tests {
         let root = Scope::Project(PathBuf::from("/p"));
         let paths: Vec<_> = [AgentName::Claude, AgentName::Gemini, AgentName::Codex]
             .into_iter()
-            .map(|agent| agent.spec().config_path(&root).unwrap())
+            .map(|agent| agent.spec().unwrap().config_path(&root).unwrap())
             .collect();
         assert_eq!(
             paths,

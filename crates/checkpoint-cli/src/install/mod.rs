@@ -14,9 +14,9 @@ use std::process::ExitCode;
 use checkpoint_core::git;
 use serde_json::Value;
 
-use crate::{CliError, output};
+use crate::{CliError, git_hooks, output};
 
-use agents::{AgentName, Scope};
+use agents::{AgentName, AgentSpec, Scope};
 use config_file::ConfigFile;
 
 /// Which hooks file to edit, and how.
@@ -55,7 +55,10 @@ pub(crate) struct UninstallArgs {
 
 /// Installs the agent's handlers, replacing ours from an earlier install wherever they are.
 pub(crate) fn install(args: &InstallArgs) -> Result<ExitCode, CliError> {
-    let spec = args.target.agent.spec();
+    let Some(spec) = args.target.agent.spec() else {
+        let target = &args.target;
+        return git_hooks::install_command(target.user, args.adapter.is_some(), target.dry_run);
+    };
     let adapter = adapter::locate(spec, args.adapter.as_deref())?;
     let command = adapter::command_line(&adapter)?;
     let handlers: Vec<(&str, Value)> = spec
@@ -64,7 +67,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<ExitCode, CliError> {
         .map(|event| (event.name, spec.handler(&command, event)))
         .collect();
     let events: Vec<&str> = handlers.iter().map(|(event, _)| *event).collect();
-    let edit = edit(&args.target, &handlers)?;
+    let edit = edit(&args.target, spec, &handlers)?;
     let file = edit.file.display();
     match &edit.result {
         EditResult::Previewed => return Ok(ExitCode::SUCCESS),
@@ -87,8 +90,10 @@ pub(crate) fn install(args: &InstallArgs) -> Result<ExitCode, CliError> {
 
 /// Removes every handler of ours, whatever its event, and nothing else.
 pub(crate) fn uninstall(args: &UninstallArgs) -> Result<ExitCode, CliError> {
-    let spec = args.target.agent.spec();
-    let edit = edit(&args.target, &[])?;
+    let Some(spec) = args.target.agent.spec() else {
+        return git_hooks::uninstall_command(args.target.user, args.target.dry_run);
+    };
+    let edit = edit(&args.target, spec, &[])?;
     let file = edit.file.display();
     match &edit.result {
         EditResult::Previewed => {}
@@ -131,8 +136,7 @@ enum EditResult {
 
 /// Makes `handlers` the agent's only handlers of ours in `target`'s hooks file: previews the change
 /// with `--dry-run`, else writes it (when there is one).
-fn edit(target: &Target, handlers: &[(&str, Value)]) -> Result<Edit, CliError> {
-    let spec = target.agent.spec();
+fn edit(target: &Target, spec: &AgentSpec, handlers: &[(&str, Value)]) -> Result<Edit, CliError> {
     let scope = scope(target.user)?;
     let file = ConfigFile::read(spec.config_path(&scope)?)?;
     let before = file.settings()?;

@@ -3,6 +3,7 @@
 
 mod check;
 mod install;
+mod journal;
 
 use std::path::Path;
 use std::process::Output;

@@ -23,6 +23,14 @@
 //! [git]
 //! backend = "auto"          # auto | cli | gix
 //!
+//! [journal]
+//! retention_completed = "30d"   # `checkpoint cleanup` removes a completed task after this
+//! retention_failed = "7d"
+//! retention_abandoned = "7d"
+//! max_checkpoints = 50          # per task, oldest pruned (1..=10000)
+//! stale_threshold = "5m"        # an unfinished task not updated for this long has crashed
+//! checkpoint_interval = "5m"    # during a long step, at most one interval checkpoint per this
+//!
 //! [[rule]]
 //! name = "daemon"                      # required, unique across both files
 //! include = ["src/**/*.py"]            # required, non-empty
@@ -46,6 +54,12 @@
 //! | `CHECKPOINT_STOP_CAPTURE`          | `stop.capture`           | true/false, 1/0, yes/no     |
 //! | `CHECKPOINT_STOP_CAPTURE_INTERVAL` | `stop.capture_interval`  | a duration                  |
 //! | `CHECKPOINT_GIT_BACKEND`           | `git.backend`            | auto, cli or gix            |
+//! | `CHECKPOINT_JOURNAL_RETENTION_COMPLETED` | `journal.retention_completed` | a duration        |
+//! | `CHECKPOINT_JOURNAL_RETENTION_FAILED`    | `journal.retention_failed`    | a duration        |
+//! | `CHECKPOINT_JOURNAL_RETENTION_ABANDONED` | `journal.retention_abandoned` | a duration        |
+//! | `CHECKPOINT_JOURNAL_MAX_CHECKPOINTS`     | `journal.max_checkpoints`     | 1..=10000         |
+//! | `CHECKPOINT_JOURNAL_STALE_THRESHOLD`     | `journal.stale_threshold`     | a duration        |
+//! | `CHECKPOINT_JOURNAL_CHECKPOINT_INTERVAL` | `journal.checkpoint_interval` | a duration        |
 //!
 //! Other `CHECKPOINT_*` variables are ignored here.
 //!
@@ -78,13 +92,16 @@ use toml::de::{DeTable, DeValue};
 
 use super::detect::detect_test_command;
 use super::rules::{GlobError, Rule, RuleSet, RuleTests};
-use super::{GitBackend, GitSettings, Policy, StopSettings, TestSettings};
+use super::{GitBackend, GitSettings, JournalSettings, Policy, StopSettings, TestSettings};
 
 /// The project file's name, at the project root.
 pub const PROJECT_FILE: &str = "checkpoint.toml";
 
-/// The largest accepted `stop.max_blocks`.
-const MAX_BLOCKS_LIMIT: u32 = 100;
+/// `stop.max_blocks`: 0..=100.
+type MaxBlocks = Count<0, 100>;
+
+/// `journal.max_checkpoints`: 1..=10000.
+type MaxCheckpoints = Count<1, 10_000>;
 
 /// Where configuration comes from. Tests build one by hand; binaries use `from_process`.
 #[derive(Debug, Clone)]
@@ -194,6 +211,7 @@ pub fn load(sources: &ConfigSources, project_root: &Path) -> Result<Policy, Conf
         },
         stop: settings.stop,
         git: settings.git,
+        journal: settings.journal,
         rules: compile_rules(&files)?,
     })
 }
@@ -208,6 +226,8 @@ struct Layer {
     stop: StopLayer,
     #[serde(default)]
     git: GitLayer,
+    #[serde(default)]
+    journal: JournalLayer,
     #[serde(default)]
     rule: Vec<RawRule>,
 }
@@ -234,6 +254,17 @@ struct GitLayer {
     backend: Option<GitBackend>,
 }
 
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JournalLayer {
+    retention_completed: Option<Interval>,
+    retention_failed: Option<Interval>,
+    retention_abandoned: Option<Interval>,
+    max_checkpoints: Option<MaxCheckpoints>,
+    stale_threshold: Option<Interval>,
+    checkpoint_interval: Option<Interval>,
+}
+
 /// A `[[rule]]` as written, with the spans error messages point at.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -255,6 +286,7 @@ struct Settings {
     tests: TestSettings,
     stop: StopSettings,
     git: GitSettings,
+    journal: JournalSettings,
 }
 
 impl Settings {
@@ -264,6 +296,7 @@ impl Settings {
             tests,
             stop,
             git,
+            journal,
             rule: _,
         } = layer;
         if let Some(command) = &tests.command {
@@ -275,7 +308,7 @@ impl Settings {
         if let Some(commit_gate) = stop.commit_gate {
             self.stop.commit_gate = commit_gate;
         }
-        if let Some(MaxBlocks(max_blocks)) = stop.max_blocks {
+        if let Some(Count(max_blocks)) = stop.max_blocks {
             self.stop.max_blocks = max_blocks;
         }
         if let Some(capture) = stop.capture {
@@ -286,6 +319,30 @@ impl Settings {
         }
         if let Some(backend) = git.backend {
             self.git.backend = backend;
+        }
+        let durations = [
+            (
+                journal.retention_completed,
+                &mut self.journal.retention_completed,
+            ),
+            (journal.retention_failed, &mut self.journal.retention_failed),
+            (
+                journal.retention_abandoned,
+                &mut self.journal.retention_abandoned,
+            ),
+            (journal.stale_threshold, &mut self.journal.stale_threshold),
+            (
+                journal.checkpoint_interval,
+                &mut self.journal.checkpoint_interval,
+            ),
+        ];
+        for (value, setting) in durations {
+            if let Some(Interval(duration)) = value {
+                *setting = duration;
+            }
+        }
+        if let Some(Count(max)) = journal.max_checkpoints {
+            self.journal.max_checkpoints = max;
         }
     }
 }
@@ -464,6 +521,24 @@ fn env_layer(env: &[(String, String)]) -> Result<Layer, ConfigError> {
             "CHECKPOINT_STOP_CAPTURE_INTERVAL" => {
                 layer.stop.capture_interval = Some(value.parse().map_err(bad)?);
             }
+            "CHECKPOINT_JOURNAL_RETENTION_COMPLETED" => {
+                layer.journal.retention_completed = Some(value.parse().map_err(bad)?);
+            }
+            "CHECKPOINT_JOURNAL_RETENTION_FAILED" => {
+                layer.journal.retention_failed = Some(value.parse().map_err(bad)?);
+            }
+            "CHECKPOINT_JOURNAL_RETENTION_ABANDONED" => {
+                layer.journal.retention_abandoned = Some(value.parse().map_err(bad)?);
+            }
+            "CHECKPOINT_JOURNAL_MAX_CHECKPOINTS" => {
+                layer.journal.max_checkpoints = Some(value.parse().map_err(bad)?);
+            }
+            "CHECKPOINT_JOURNAL_STALE_THRESHOLD" => {
+                layer.journal.stale_threshold = Some(value.parse().map_err(bad)?);
+            }
+            "CHECKPOINT_JOURNAL_CHECKPOINT_INTERVAL" => {
+                layer.journal.checkpoint_interval = Some(value.parse().map_err(bad)?);
+            }
             "CHECKPOINT_GIT_BACKEND" => {
                 let backend = GitBackend::deserialize(value.trim().into_deserializer())
                     .map_err(|e: de::value::Error| bad(e.to_string()))?;
@@ -487,8 +562,8 @@ fn parse_flag(value: &str) -> Result<bool, String> {
 /// What a duration looks like, for error messages.
 const DURATION_SHAPE: &str = r#"a duration like "120s", "2m" or "1m30s""#;
 
-/// A positive duration written like `"120s"`, `"2m"`, `"1m30s"` or `"500ms"` (jiff's friendly
-/// or ISO 8601 format).
+/// A positive duration written like `"120s"`, `"2m"`, `"1m30s"`, `"500ms"` or `"30d"` (jiff's
+/// friendly or ISO 8601 format; a day is 24 hours).
 #[derive(Debug, Clone, Copy)]
 struct Interval(Duration);
 
@@ -496,8 +571,16 @@ impl FromStr for Interval {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Interval, String> {
-        let parsed: jiff::SignedDuration =
-            (s.trim().parse()).map_err(|_| format!("expected {DURATION_SHAPE}, got {s:?}"))?;
+        let text = s.trim();
+        let parsed = text
+            .parse::<jiff::SignedDuration>()
+            .ok()
+            .or_else(|| {
+                let span: jiff::Span = text.parse().ok()?;
+                span.to_duration(jiff::SpanRelativeTo::days_are_24_hours())
+                    .ok()
+            })
+            .ok_or_else(|| format!("expected {DURATION_SHAPE}, got {s:?}"))?;
         if parsed.is_positive() {
             Ok(Interval(parsed.unsigned_abs()))
         } else {
@@ -526,27 +609,29 @@ impl<'de> Deserialize<'de> for Interval {
     }
 }
 
-/// `stop.max_blocks`: at most [`MAX_BLOCKS_LIMIT`].
+/// A whole number in `MIN..=MAX`.
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(try_from = "u32")]
-struct MaxBlocks(u32);
+struct Count<const MIN: u32, const MAX: u32>(u32);
 
-impl TryFrom<u32> for MaxBlocks {
+impl<const MIN: u32, const MAX: u32> TryFrom<u32> for Count<MIN, MAX> {
     type Error = String;
 
-    fn try_from(n: u32) -> Result<MaxBlocks, String> {
-        if n <= MAX_BLOCKS_LIMIT {
-            Ok(MaxBlocks(n))
+    fn try_from(n: u32) -> Result<Self, String> {
+        if n > MAX {
+            Err(format!("must be at most {MAX}, got {n}"))
+        } else if n < MIN {
+            Err(format!("must be at least {MIN}, got {n}"))
         } else {
-            Err(format!("must be at most {MAX_BLOCKS_LIMIT}, got {n}"))
+            Ok(Count(n))
         }
     }
 }
 
-impl FromStr for MaxBlocks {
+impl<const MIN: u32, const MAX: u32> FromStr for Count<MIN, MAX> {
     type Err = String;
 
-    fn from_str(s: &str) -> Result<MaxBlocks, String> {
+    fn from_str(s: &str) -> Result<Self, String> {
         let n: u32 =
             (s.trim().parse()).map_err(|_| format!("expected a whole number, got {s:?}"))?;
         n.try_into()
@@ -738,6 +823,68 @@ mod tests {
     }
 
     #[test]
+    fn journal_settings_from_files_and_env() {
+        assert_eq!(
+            Fixture::new(None, None).policy().journal,
+            JournalSettings::default()
+        );
+        let user = "[journal]\nretention_completed = \"60d\"\nmax_checkpoints = 10\n";
+        let project = "[journal]\nretention_failed = \"1d\"\nretention_abandoned = \"12h\"\n\
+                       stale_threshold = \"2s\"\ncheckpoint_interval = \"1m\"\n";
+        let policy = Fixture::new(Some(user), Some(project))
+            .env(&[
+                ("CHECKPOINT_JOURNAL_MAX_CHECKPOINTS", "20"),
+                ("CHECKPOINT_JOURNAL_CHECKPOINT_INTERVAL", "90s"),
+            ])
+            .policy();
+        assert_eq!(
+            policy.journal,
+            JournalSettings {
+                retention_completed: Duration::from_secs(60 * 86_400),
+                retention_failed: Duration::from_secs(86_400),
+                retention_abandoned: Duration::from_secs(12 * 3600),
+                max_checkpoints: 20,
+                stale_threshold: Duration::from_secs(2),
+                checkpoint_interval: Duration::from_secs(90),
+            }
+        );
+        let env = Fixture::new(None, None)
+            .env(&[
+                ("CHECKPOINT_JOURNAL_RETENTION_COMPLETED", "2d"),
+                ("CHECKPOINT_JOURNAL_RETENTION_FAILED", "3d"),
+                ("CHECKPOINT_JOURNAL_RETENTION_ABANDONED", "4d"),
+                ("CHECKPOINT_JOURNAL_STALE_THRESHOLD", "1s"),
+            ])
+            .policy()
+            .journal;
+        assert_eq!(
+            (
+                env.retention_completed,
+                env.retention_failed,
+                env.retention_abandoned,
+                env.stale_threshold
+            ),
+            (
+                Duration::from_secs(2 * 86_400),
+                Duration::from_secs(3 * 86_400),
+                Duration::from_secs(4 * 86_400),
+                Duration::from_secs(1),
+            )
+        );
+    }
+
+    #[test]
+    fn journal_errors_name_file_line_and_key() {
+        let f = Fixture::project("[journal]\nmax_checkpoints = 0\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: journal.max_checkpoints: must be at least 1, got 0");
+        let f = Fixture::project("[journal]\n\nstale_threshold = \"0s\"\n");
+        insta::assert_snapshot!(f.error(), @r#"/repo/checkpoint.toml:3: journal.stale_threshold: must be a positive duration, got "0s""#);
+        let error = |var: &str, value: &str| Fixture::new(None, None).env(&[(var, value)]).error();
+        insta::assert_snapshot!(error("CHECKPOINT_JOURNAL_MAX_CHECKPOINTS", "10001"), @"CHECKPOINT_JOURNAL_MAX_CHECKPOINTS: must be at most 10000, got 10001");
+        insta::assert_snapshot!(error("CHECKPOINT_JOURNAL_RETENTION_FAILED", "forever"), @r#"CHECKPOINT_JOURNAL_RETENTION_FAILED: expected a duration like "120s", "2m" or "1m30s", got "forever""#);
+    }
+
+    #[test]
     fn durations_in_every_documented_shape() {
         for (text, expected) in [
             ("120s", Duration::from_secs(120)),
@@ -745,6 +892,8 @@ mod tests {
             ("1m30s", Duration::from_secs(90)),
             ("500ms", Duration::from_millis(500)),
             (" 1h ", Duration::from_secs(3600)),
+            ("30d", Duration::from_secs(30 * 86_400)),
+            ("2s", Duration::from_secs(2)),
         ] {
             let Interval(parsed) = text.parse().unwrap();
             assert_eq!(parsed, expected, "{text}");
@@ -854,8 +1003,10 @@ mod tests {
     fn unknown_keys_and_sections() {
         let f = Fixture::project("[stop]\ncapture = true\nmax_block = 3\n");
         insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:3: stop.max_block: unknown field `max_block`, expected one of `commit_gate`, `max_blocks`, `capture`, `capture_interval`");
-        let f = Fixture::project("[tests]\ncommand = 'x'\n\n[journal]\nenabled = true\n");
-        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:4: journal: unknown field `journal`, expected one of `tests`, `stop`, `git`, `rule`");
+        let f = Fixture::project("[tests]\ncommand = 'x'\n\n[context]\nenabled = true\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:4: context: unknown field `context`, expected one of `tests`, `stop`, `git`, `journal`, `rule`");
+        let f = Fixture::project("[journal]\nstale = \"2s\"\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: journal.stale: unknown field `stale`, expected one of `retention_completed`, `retention_failed`, `retention_abandoned`, `max_checkpoints`, `stale_threshold`, `checkpoint_interval`");
     }
 
     #[test]

@@ -20,6 +20,8 @@ pub struct Policy {
     pub stop: StopSettings,
     /// `[git]`.
     pub git: GitSettings,
+    /// `[journal]`.
+    pub journal: JournalSettings,
     /// `[[rule]]`s, compiled, followed by the built-in fallbacks.
     pub rules: RuleSet,
 }
@@ -68,6 +70,43 @@ pub struct StopSettings {
     pub capture_interval: Duration,
 }
 
+/// `[journal]`: when checkpoints are taken, when a task counts as crashed, how long finished tasks
+/// are kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JournalSettings {
+    /// A completed task is removed by `checkpoint cleanup` after this long.
+    #[serde(with = "duration_secs")]
+    pub retention_completed: Duration,
+    /// A failed task is removed by `checkpoint cleanup` after this long.
+    #[serde(with = "duration_secs")]
+    pub retention_failed: Duration,
+    /// An abandoned task is removed by `checkpoint cleanup` after this long.
+    #[serde(with = "duration_secs")]
+    pub retention_abandoned: Duration,
+    /// The most checkpoints kept per task; the oldest are pruned.
+    pub max_checkpoints: u32,
+    /// A task that is not finished and was not updated for this long has crashed.
+    #[serde(with = "duration_secs")]
+    pub stale_threshold: Duration,
+    /// During a long step, a checkpoint is taken on a hook event at most this often.
+    #[serde(with = "duration_secs")]
+    pub checkpoint_interval: Duration,
+}
+
+impl Default for JournalSettings {
+    fn default() -> Self {
+        const DAY: u64 = 24 * 60 * 60;
+        JournalSettings {
+            retention_completed: Duration::from_secs(30 * DAY),
+            retention_failed: Duration::from_secs(7 * DAY),
+            retention_abandoned: Duration::from_secs(7 * DAY),
+            max_checkpoints: 50,
+            stale_threshold: Duration::from_secs(5 * 60),
+            checkpoint_interval: Duration::from_secs(5 * 60),
+        }
+    }
+}
+
 impl Default for TestSettings {
     fn default() -> Self {
         TestSettings {
@@ -95,6 +134,7 @@ impl Policy {
             tests: TestSettings::default(),
             stop: StopSettings::default(),
             git: GitSettings::default(),
+            journal: JournalSettings::default(),
             rules: RuleSet::builtin(),
         }
     }

@@ -1,0 +1,457 @@
+//! The task journal through the real binary: tasks, steps, validations with signed receipts,
+//! checkpoints, crash recovery, retention, and the reliability figures.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::{code, git};
+
+/// A fixture repository plus a home directory where the signing key is created.
+struct Setup {
+    repo: tempfile::TempDir,
+    home: tempfile::TempDir,
+    env: Vec<(String, String)>,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        Setup {
+            repo: checkpoint_testkit::repo("python-passing"),
+            home: tempfile::tempdir().unwrap(),
+            env: Vec::new(),
+        }
+    }
+
+    fn env(mut self, key: &str, value: &str) -> Setup {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    fn dir(&self) -> &Path {
+        self.repo.path()
+    }
+
+    /// `checkpoint ARGS` in the repository, isolated as [`Setup::isolated`] says.
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_checkpoint"));
+        cmd.args(args);
+        self.isolated(cmd)
+    }
+
+    /// `cmd` in the repository, with `HOME`/`XDG_CONFIG_HOME` in the temp home and no
+    /// `CHECKPOINT_*` variables but ours.
+    fn isolated(&self, mut cmd: Command) -> Command {
+        cmd.current_dir(self.dir())
+            .env("HOME", self.home.path())
+            .env("XDG_CONFIG_HOME", self.home.path().join("config"))
+            .envs(checkpoint_testkit::git_env())
+            .stdin(Stdio::null());
+        for (key, _) in std::env::vars() {
+            if key.starts_with("CHECKPOINT_") {
+                cmd.env_remove(key);
+            }
+        }
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
+        cmd
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("run checkpoint")
+    }
+
+    /// Runs and asserts the exit status; returns stdout.
+    fn ok(&self, args: &[&str], expected: i32) -> String {
+        let out = self.run(args);
+        assert_eq!(
+            code(&out),
+            expected,
+            "checkpoint {args:?}\nstdout: {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        serde_json::from_str(&self.ok(args, 0)).unwrap()
+    }
+
+    fn task_dir(&self) -> PathBuf {
+        let status = self.json(&["status", "--json"]);
+        PathBuf::from(status["hook_md"].as_str().unwrap())
+            .parent()
+            .unwrap()
+            .to_owned()
+    }
+}
+
+#[test]
+fn a_task_from_start_to_cleanup() {
+    let s = Setup::new().env("CHECKPOINT_JOURNAL_RETENTION_COMPLETED", "1ms");
+    assert!(s.ok(&["status"], 0).starts_with("No active task."));
+    let started = s.ok(
+        &[
+            "task",
+            "start",
+            "calc work",
+            "--steps",
+            "plan,impl",
+            "--validate",
+            "impl=python3 -m unittest -q",
+        ],
+        0,
+    );
+    assert!(started.contains("plan → impl"), "{started}");
+    let again = s.run(&["task", "start", "other", "--steps", "a"]);
+    assert_eq!(code(&again), 2);
+    assert!(String::from_utf8_lossy(&again.stderr).contains("is still step_pending"));
+
+    s.ok(&["step", "start", "--note", "reading the code"], 0);
+    s.ok(&["step", "done"], 0);
+    let out = s.run(&["step", "start", "plan"]);
+    assert_eq!(code(&out), 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already done; do not repeat it"));
+    s.ok(&["step", "start", "impl"], 0);
+    let failed = s.ok(
+        &["validate", "--", "python3", "-c", "import sys; sys.exit(3)"],
+        1,
+    );
+    assert!(failed.contains("Validation FAILED"), "{failed}");
+    fs::write(s.dir().join("extra.py"), "X = 1\n").unwrap();
+    s.ok(&["save", "tests written"], 0);
+    let done = s.ok(&["step", "done"], 0);
+    assert!(
+        done.contains("Validation passed: `python3 -m unittest -q`"),
+        "{done}"
+    );
+
+    let status = s.json(&["status", "--json"]);
+    let task = &status["task"];
+    assert_eq!(task["state"], "step_pending");
+    assert_eq!(task["schema"], 1);
+    assert_eq!(status["stale"], false);
+    let files = &task["checkpoints"].as_array().unwrap().last().unwrap()["files"];
+    assert_eq!(files[0]["path"], "extra.py");
+    assert_eq!(files[0]["size"], 6);
+
+    let receipts = s.json(&["receipts", "verify", "--json"]);
+    let checks: Vec<&str> = receipts
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["check"]["result"].as_str().unwrap())
+        .collect();
+    assert_eq!(checks, ["verified", "verified"]);
+    let key = s
+        .home
+        .path()
+        .join("config/checkpoint/keys/receipt-ed25519.pem");
+    let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&key), 0o600);
+    assert_eq!(mode(key.parent().unwrap()), 0o700);
+
+    let log = s.ok(&["log"], 0);
+    for expected in [
+        "task_created",
+        "step_started [plan]  → step_running",
+        "validation_failed [impl]",
+        "checkpoint [impl]: #2 manual: tests written",
+        "checkpoint [impl]: #4 step_done",
+        "step_done [impl]",
+    ] {
+        assert!(log.contains(expected), "{expected:?} missing from\n{log}");
+    }
+    let kinds: Vec<String> = s
+        .json(&["log", "--json"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["kind"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(kinds.first().map(String::as_str), Some("task_created"));
+
+    let task_dir = s.task_dir();
+    s.ok(&["task", "complete"], 0);
+    let dry = s.ok(&["cleanup", "--dry-run"], 0);
+    assert!(dry.starts_with("would remove calc-work-"), "{dry}");
+    assert!(task_dir.exists());
+    let removed = s.json(&["cleanup", "--json"]);
+    assert_eq!(removed[0]["state"], "completed");
+    assert!(!task_dir.exists());
+    assert!(s.ok(&["cleanup"], 0).contains("Nothing to clean up."));
+}
+
+#[test]
+fn templates_define_steps_and_unfinished_tasks_survive_cleanup() {
+    let s = Setup::new().env("CHECKPOINT_JOURNAL_RETENTION_ABANDONED", "1ms");
+    let template = s.home.path().join("t.toml");
+    fs::write(
+        &template,
+        "name = \"from template\"\n[[step]]\nname = \"only\"\nvalidate = \"true\"\n",
+    )
+    .unwrap();
+    s.ok(
+        &["task", "start", "--template", template.to_str().unwrap()],
+        0,
+    );
+    let task = &s.json(&["task", "status", "--json"])["task"];
+    assert_eq!(task["name"], "from template");
+    assert_eq!(task["steps"][0]["validate"], "true");
+    assert!(
+        s.ok(&["cleanup", "--dry-run"], 0)
+            .contains("Nothing to clean up.")
+    );
+    s.ok(&["task", "abandon", "--note", "not needed"], 0);
+    assert!(s.ok(&["cleanup", "--dry-run"], 0).contains("(abandoned,"));
+}
+
+#[test]
+fn tampered_receipts_and_corrupt_state_are_reported() {
+    let s = Setup::new();
+    s.ok(&["task", "start", "t", "--steps", "a"], 0);
+    s.ok(&["step", "start"], 0);
+    s.ok(&["validate", "--", "true"], 0);
+    let dir = s.task_dir();
+    let json = dir.join("hook.json");
+    let text = fs::read_to_string(&json).unwrap();
+    let tampered = text.replacen(r#"\"exit_code\":0"#, r#"\"exit_code\":1"#, 1);
+    assert_ne!(tampered, text);
+    fs::write(&json, &tampered).unwrap();
+    let verify = s.ok(&["receipts", "verify"], 1);
+    assert!(
+        verify.contains("INVALID: signature does not match"),
+        "{verify}"
+    );
+    assert!(
+        verify.contains("1 receipt(s): 0 verified, 1 invalid"),
+        "{verify}"
+    );
+
+    // A missing hook.md is regenerated by a read command.
+    fs::remove_file(dir.join("hook.md")).unwrap();
+    s.ok(&["status"], 0);
+    assert!(
+        fs::read_to_string(dir.join("hook.md"))
+            .unwrap()
+            .contains("## What To Do Now")
+    );
+
+    fs::write(&json, "{ torn").unwrap();
+    let out = s.run(&["save", "x"]);
+    assert_eq!(code(&out), 2);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("corrupt task record") && stderr.contains("hook.json.prev"),
+        "{stderr}"
+    );
+    assert_eq!(fs::read_to_string(&json).unwrap(), "{ torn");
+    assert!(
+        fs::read_to_string(dir.join("hook.json.prev"))
+            .unwrap()
+            .contains("\"schema\"")
+    );
+}
+
+/// 64 `checkpoint save` processes at once, three rounds, while a reader keeps parsing
+/// hook.json: every entry arrives and every read parses.
+#[test]
+#[allow(clippy::print_stderr)] // the figures go in the test output
+fn concurrent_processes_lose_no_entries() {
+    const PROCESSES: usize = 64;
+    const ROUNDS: usize = 3;
+    let s = Setup::new();
+    s.ok(&["task", "start", "t", "--steps", "a"], 0);
+    s.ok(&["step", "start"], 0);
+    let json = s.task_dir().join("hook.json");
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let started = Instant::now();
+    let reads = std::thread::scope(|scope| {
+        let reader = scope.spawn(|| {
+            let mut reads = 0u32;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let bytes = fs::read(&json).unwrap();
+                serde_json::from_slice::<Value>(&bytes).expect("hook.json always parses");
+                reads += 1;
+            }
+            reads
+        });
+        for round in 0..ROUNDS {
+            let children: Vec<_> = (0..PROCESSES)
+                .map(|i| {
+                    s.command(&["save", &format!("entry-{round}-{i}")])
+                        .stdout(Stdio::null())
+                        .spawn()
+                        .unwrap()
+                })
+                .collect();
+            for mut child in children {
+                assert!(child.wait().unwrap().success());
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        reader.join().unwrap()
+    });
+    let elapsed = started.elapsed();
+    let history = s.json(&["log", "--json"]);
+    let details: Vec<&str> = history
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["detail"].as_str())
+        .collect();
+    for round in 0..ROUNDS {
+        for i in 0..PROCESSES {
+            let suffix = format!(": entry-{round}-{i}");
+            let found = details.iter().filter(|d| d.ends_with(&suffix)).count();
+            assert_eq!(found, 1, "entry-{round}-{i}");
+        }
+    }
+    let task = &s.json(&["status", "--json"])["task"];
+    assert_eq!(
+        task["checkpoints"].as_array().unwrap().len(),
+        50,
+        "pruned to the maximum"
+    );
+    assert_eq!(task["next_checkpoint"], (PROCESSES * ROUNDS + 1) as u64);
+    eprintln!(
+        "concurrency: {} saves by {PROCESSES} concurrent processes x {ROUNDS} rounds in {elapsed:?}, \
+         0 lost, {reads} concurrent reads all parsed",
+        PROCESSES * ROUNDS
+    );
+}
+
+/// The issue's "done when": a real repository, two validated steps, a commit through the
+/// installed git hook, the agent killed mid-step, the stale threshold passed, `checkpoint
+/// recover` names the step to resume and lists both steps as DO NOT REPEAT with verified
+/// receipts.
+#[test]
+fn an_agent_killed_mid_step_resumes_from_hook_md() {
+    let s = Setup::new().env("CHECKPOINT_JOURNAL_STALE_THRESHOLD", "1s");
+    let hooks = s.dir().join(".git/hooks");
+    fs::write(
+        hooks.join("post-commit"),
+        "#!/bin/sh\necho theirs > .git/theirs-ran\n",
+    )
+    .unwrap();
+    fs::set_permissions(hooks.join("post-commit"), fs::Permissions::from_mode(0o755)).unwrap();
+    let original = fs::read(hooks.join("post-commit")).unwrap();
+    let dry = s.ok(&["install", "git", "--dry-run"], 0);
+    assert!(
+        dry.contains("post-commit: would be installed; the existing hook"),
+        "{dry}"
+    );
+    assert_eq!(fs::read(hooks.join("post-commit")).unwrap(), original);
+    let installed = s.ok(&["install", "git"], 0);
+    assert!(installed.contains("pre-push: installed"), "{installed}");
+    s.ok(
+        &[
+            "task",
+            "start",
+            "feature",
+            "--steps",
+            "add-mul,add-div,docs",
+            "--validate",
+            "add-mul=python3 -m unittest -q",
+            "--validate",
+            "add-div=python3 -m unittest -q",
+        ],
+        0,
+    );
+    for (step, code) in [
+        ("add-mul", "def mul(a, b):\n    return a * b\n"),
+        ("add-div", "def div(a, b):\n    return a / b\n"),
+    ] {
+        s.ok(&["step", "start", step], 0);
+        let mut calc = fs::read_to_string(s.dir().join("calc.py")).unwrap();
+        calc.push_str(&format!("\n\n{code}"));
+        fs::write(s.dir().join("calc.py"), calc).unwrap();
+        s.ok(&["step", "done"], 0);
+    }
+    git(s.dir(), &["commit", "-qam", "mul and div"]);
+    assert!(
+        s.dir().join(".git/theirs-ran").exists(),
+        "the chained hook ran"
+    );
+    let log = s.ok(&["log"], 0);
+    assert!(
+        log.contains(" commit"),
+        "the post-commit hook took a checkpoint:\n{log}"
+    );
+
+    // The "agent": starts the last step, edits, saves, then hangs until it is killed.
+    let script = format!(
+        "{exe} step start docs --note 'documenting mul and div' >/dev/null && \
+         printf '# calc\\n\\nmul, div\\n' > README.md && {exe} save 'readme drafted' >/dev/null && \
+         printf 'more\\n' >> README.md && echo ready && exec sleep 600",
+        exe = env!("CARGO_BIN_EXE_checkpoint")
+    );
+    let mut shell = Command::new("/bin/sh");
+    shell.args(["-c", &script]).stdout(Stdio::piped());
+    let mut agent = s.isolated(shell).spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(agent.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line, "ready\n");
+    agent.kill().unwrap();
+    agent.wait().unwrap();
+
+    // Past the stale threshold.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while s.json(&["status", "--json"])["stale"] != true {
+        assert!(Instant::now() < deadline, "never became stale");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let hook_md = s.ok(&["recover"], 0);
+    let json = s.task_dir().join("hook.json");
+    let after_first = fs::read(&json).unwrap();
+    assert!(hook_md.contains("- **State:** recovering"), "{hook_md}");
+    assert!(
+        hook_md.contains("Resume step **docs** from checkpoint #"),
+        "{hook_md}"
+    );
+    let dnr = hook_md.split("## DO NOT REPEAT").nth(1).unwrap();
+    let dnr = dnr.split("\n## ").next().unwrap();
+    for step in ["add-mul", "add-div"] {
+        assert!(dnr.contains(&format!("- [x] **{step}** — done")), "{dnr}");
+    }
+    assert_eq!(
+        dnr.matches("`python3 -m unittest -q` passed; verified")
+            .count(),
+        2,
+        "{dnr}"
+    );
+    assert!(!dnr.contains("docs"), "{dnr}");
+    assert!(
+        hook_md.contains("- `README.md` — WARNING: changed since the last checkpoint"),
+        "{hook_md}"
+    );
+
+    // Running it again changes nothing.
+    let again = s.ok(&["recover"], 0);
+    assert_eq!(again, hook_md);
+    assert_eq!(fs::read(&json).unwrap(), after_first);
+    let task_md = fs::read_to_string(s.task_dir().join("hook.md")).unwrap();
+    assert_eq!(task_md.trim_end(), hook_md.trim_end());
+    assert_eq!(code(&s.run(&["receipts", "verify"])), 0);
+
+    // The agent resumes the step it was told to.
+    s.ok(&["step", "start", "docs"], 0);
+    s.ok(&["step", "done"], 0);
+    s.ok(&["task", "complete"], 0);
+
+    let removed = s.ok(&["uninstall", "git"], 0);
+    assert!(
+        removed.contains("post-commit: removed, the original hook put back"),
+        "{removed}"
+    );
+    assert_eq!(fs::read(hooks.join("post-commit")).unwrap(), original);
+    assert!(!hooks.join("pre-push").exists());
+}

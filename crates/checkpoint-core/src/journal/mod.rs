@@ -1,0 +1,859 @@
+//! The task journal: durable task state an agent can resume from after a crash or a lost context.
+//!
+//! Each task lives in `<state dir>/tasks/<task id>/`:
+//!
+//! - `hook.json` — the [`Task`] record (versioned schema): state, steps, the append-only history,
+//!   checkpoints and signed receipts. Every change is one transaction under the sidecar lock
+//!   `hook.json.lock`, written by atomic replace with fsync ([`crate::store`]). The version it
+//!   replaced is kept as `hook.json.prev`; a corrupt `hook.json` is reported, never replaced.
+//! - `hook.md` — generated from `hook.json` ([`markdown::render`]) for an agent to read: what to
+//!   do now, what not to repeat, which files changed. Rewritten by every update and by the read
+//!   commands whenever it is missing or differs.
+//!
+//! `<state dir>/tasks/active.json` names the task the CLI and the hooks work on. The state
+//! directory follows the gate's rule ([`Gate::state_dir`]): `CHECKPOINT_STATE_DIR`, else
+//! `<git dir>/checkpoint/`; outside git, `./.checkpoint/`.
+//!
+//! The hooks call [`Journal::checkpoint_active`] (commit, push, PR, allowed stops) and
+//! [`Journal::maybe_interval_checkpoint`] (any hook event); [`is_pr_creation`] recognises a PR.
+
+pub mod checkpoint;
+pub mod keys;
+pub mod markdown;
+pub mod receipt;
+pub mod recovery;
+pub mod retention;
+mod snapshot;
+pub mod state;
+pub mod task;
+pub mod template;
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+pub use checkpoint::{Checkpoint, FileSnapshot, StepRef, Trigger, VcsState, is_pr_creation};
+pub use keys::{FileKeyManager, KeyError, KeyManager, ReceiptSigner};
+pub use receipt::{Receipt, ReceiptCheck, ReceiptPayload, ReceiptSource};
+pub use recovery::{CrashKind, Recovery, RecoveryAction};
+pub use retention::Removal;
+pub use state::{InvalidTransition, TaskEvent, TaskState};
+pub use task::{HistoryEntry, HistoryKind, Step, StepSpec, StepStatus, Task, TaskError};
+
+use crate::gate::{Gate, STATE_DIR_VAR};
+use crate::git::{self, GitError, Repo};
+use crate::policy::config::{self, ConfigError, ConfigSources};
+use crate::policy::{JournalSettings, Policy};
+use crate::runner::{self, Recorded};
+use crate::store::{self, StoreError};
+use snapshot::Observation;
+
+/// Why a journal operation failed. Every message is one line.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum JournalError {
+    /// The task refused the operation.
+    #[error(transparent)]
+    Task(#[from] TaskError),
+    /// Reading or writing a state file failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// `hook.json` exists but cannot be read as a task; it is left as it is.
+    #[error("{}: corrupt task record ({reason}); left untouched, the last good copy is {}", path.display(), prev.display())]
+    Corrupt {
+        /// The broken `hook.json`.
+        path: PathBuf,
+        /// What the parser said.
+        reason: String,
+        /// `hook.json.prev`.
+        prev: PathBuf,
+    },
+    /// `hook.json` was written by a newer version of checkpoint.
+    #[error("{}: schema version {found} is newer than this checkpoint understands ({})", path.display(), task::SCHEMA_VERSION)]
+    NewerSchema {
+        /// The file.
+        path: PathBuf,
+        /// Its schema version.
+        found: u32,
+    },
+    /// No task id was given and no task is active.
+    #[error("no active task")]
+    NoActiveTask,
+    /// No task has this id.
+    #[error("no task {0:?}")]
+    NoSuchTask(String),
+    /// A new task cannot start while another is unfinished.
+    #[error("task {id:?} is still {}; complete or abandon it first", state.name())]
+    Unfinished {
+        /// The unfinished task.
+        id: String,
+        /// Its state.
+        state: TaskState,
+    },
+    /// The task is finished; nothing can be recorded on it.
+    #[error("task {id:?} is {}", state.name())]
+    Finished {
+        /// The task.
+        id: String,
+        /// How it ended.
+        state: TaskState,
+    },
+    /// The configuration is broken.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The repository could not be found.
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// The signing key is unusable.
+    #[error(transparent)]
+    Key(#[from] KeyError),
+}
+
+/// A signer, or why receipts go unsigned.
+type Signing = (Option<Box<dyn ReceiptSigner>>, Option<String>);
+
+/// The active-task pointer file.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Active {
+    task: Option<String>,
+}
+
+/// The outcome of a validation command.
+#[derive(Debug, Clone)]
+pub struct Validated {
+    /// The run.
+    pub run: Recorded,
+    /// The receipt recorded for it.
+    pub receipt: Receipt,
+    /// Whether it passed.
+    pub passed: bool,
+    /// Why the receipt is unsigned, when it is.
+    pub unsigned_because: Option<String>,
+}
+
+/// The outcome of finishing a step.
+#[derive(Debug, Clone)]
+pub struct StepFinish {
+    /// The step's validation, when it ran now.
+    pub validation: Option<Validated>,
+    /// Whether the step is done (false when its validation failed).
+    pub done: bool,
+    /// The task afterwards.
+    pub task: Task,
+}
+
+/// The outcome of `checkpoint recover`.
+#[derive(Debug, Clone)]
+pub struct Recovered {
+    /// The task afterwards.
+    pub task: Task,
+    /// The crash recorded now; `None` when nothing changed (not stale, finished, or already
+    /// recovering — running recover twice is running it once).
+    pub recorded: Option<Recovery>,
+}
+
+/// One state directory's tasks, with the settings, repository and keys they are kept with.
+#[derive(Debug)]
+pub struct Journal {
+    state_dir: PathBuf,
+    workdir: PathBuf,
+    repo: Option<Repo>,
+    policy: Policy,
+    keys: Option<Box<dyn KeyManager>>,
+}
+
+impl Journal {
+    /// The journal for `cwd`, configured like `gate` (user config, `CHECKPOINT_*` variables);
+    /// the signing key lives next to the user config file.
+    pub fn open(gate: &Gate, cwd: &Path) -> Result<Journal, JournalError> {
+        let repo = git::discover(cwd)?;
+        let workdir = repo
+            .as_ref()
+            .map_or_else(|| cwd.to_owned(), |r| r.workdir.clone());
+        let sources = ConfigSources {
+            user_file: gate.user_config.clone(),
+            project_file: workdir.join(config::PROJECT_FILE),
+            env: gate.env.clone(),
+        };
+        let policy = config::load(&sources, &workdir)?;
+        let state_dir = match &repo {
+            Some(repo) => gate.state_dir(repo),
+            None => gate
+                .env
+                .iter()
+                .find(|(k, _)| k == STATE_DIR_VAR)
+                .map_or_else(|| cwd.join(".checkpoint"), |(_, v)| PathBuf::from(v)),
+        };
+        let keys = FileKeyManager::beside_user_config(gate.user_config.as_deref())
+            .map(|k| Box::new(k) as Box<dyn KeyManager>);
+        Ok(Journal::new(state_dir, workdir, repo, policy, keys))
+    }
+
+    /// A journal from its parts.
+    pub fn new(
+        state_dir: PathBuf,
+        workdir: PathBuf,
+        repo: Option<Repo>,
+        policy: Policy,
+        keys: Option<Box<dyn KeyManager>>,
+    ) -> Journal {
+        Journal {
+            state_dir,
+            workdir,
+            repo,
+            policy,
+            keys,
+        }
+    }
+
+    /// The `[journal]` settings in force.
+    pub fn settings(&self) -> &JournalSettings {
+        &self.policy.journal
+    }
+
+    /// The policy in force.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The state directory.
+    pub fn state_dir(&self) -> &Path {
+        &self.state_dir
+    }
+
+    fn tasks_dir(&self) -> PathBuf {
+        self.state_dir.join("tasks")
+    }
+
+    /// The directory of task `id` (the id is validated).
+    pub fn task_dir(&self, id: &str) -> Result<PathBuf, JournalError> {
+        Ok(self.tasks_dir().join(store::validate_id(id)?))
+    }
+
+    /// `hook.json` of task `id`.
+    pub fn hook_json(&self, id: &str) -> Result<PathBuf, JournalError> {
+        Ok(self.task_dir(id)?.join("hook.json"))
+    }
+
+    /// `hook.md` of task `id`.
+    pub fn hook_md(&self, id: &str) -> Result<PathBuf, JournalError> {
+        Ok(self.task_dir(id)?.join("hook.md"))
+    }
+
+    fn active_path(&self) -> PathBuf {
+        self.tasks_dir().join("active.json")
+    }
+
+    /// The id of the active task, if any.
+    pub fn active_id(&self) -> Result<Option<String>, JournalError> {
+        let active: Option<Active> = store::read_json(&self.active_path())?;
+        Ok(active.and_then(|a| a.task))
+    }
+
+    /// Task `id` as stored.
+    pub fn load(&self, id: &str) -> Result<Task, JournalError> {
+        let path = self.hook_json(id)?;
+        match fs::read(&path) {
+            Ok(bytes) => parse_task(&path, &bytes),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                Err(JournalError::NoSuchTask(id.to_owned()))
+            }
+            Err(source) => Err(StoreError::Io { path, source }.into()),
+        }
+    }
+
+    /// Task `id`, or the active task when `id` is `None`.
+    pub fn resolve(&self, id: Option<&str>) -> Result<Task, JournalError> {
+        match id {
+            Some(id) => self.load(id),
+            None => self.load(&self.active_id()?.ok_or(JournalError::NoActiveTask)?),
+        }
+    }
+
+    /// The active task, when there is one and it is not finished.
+    pub fn active(&self) -> Result<Option<Task>, JournalError> {
+        let Some(id) = self.active_id()? else {
+            return Ok(None);
+        };
+        match self.load(&id) {
+            Ok(task) if !task.state.is_terminal() => Ok(Some(task)),
+            Ok(_) | Err(JournalError::NoSuchTask(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// One transaction on task `id`: under its lock, reads `hook.json`, applies `f`, and — when
+    /// `f` succeeded and changed the task — writes `hook.json.prev`, `hook.json` and `hook.md`.
+    pub fn update<R>(
+        &self,
+        id: &str,
+        f: impl FnOnce(&mut Task) -> Result<R, JournalError>,
+    ) -> Result<(R, Task), JournalError> {
+        let path = self.hook_json(id)?;
+        let _lock = store::Lock::acquire(&path)?;
+        let old = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(JournalError::NoSuchTask(id.to_owned()));
+            }
+            Err(source) => return Err(StoreError::Io { path, source }.into()),
+        };
+        let mut task = parse_task(&path, &old)?;
+        let before = task.clone();
+        let result = f(&mut task)?;
+        if task != before {
+            task.revision += 1;
+            keep_previous(&path)?;
+            store::write_json(&path, &task)?;
+            self.write_markdown(&task)?;
+        }
+        Ok((result, task))
+    }
+
+    /// Starts a new task and makes it the active one. Refused while the active task is
+    /// unfinished.
+    pub fn start_task(
+        &self,
+        name: &str,
+        steps: Vec<StepSpec>,
+        now: Timestamp,
+    ) -> Result<Task, JournalError> {
+        let active_path = self.active_path();
+        let _lock = store::Lock::acquire(&active_path)?;
+        if let Some(task) = self.active()? {
+            return Err(JournalError::Unfinished {
+                id: task.id,
+                state: task.state,
+            });
+        }
+        let id = new_task_id(name, now)?;
+        let mut task = Task::new(id.clone(), name.to_owned(), steps, now)?;
+        task.revision = 1;
+        store::write_json(&self.hook_json(&id)?, &task)?;
+        self.write_markdown(&task)?;
+        store::write_json(&active_path, &Active { task: Some(id) })?;
+        Ok(task)
+    }
+
+    /// What git says now about the worktree.
+    fn observe(&self) -> Observation {
+        snapshot::observe(self.repo.as_ref(), self.policy.git.backend)
+    }
+
+    /// Records the changed files in the task's current step, snapshots them and adds a
+    /// checkpoint; returns it.
+    fn take_checkpoint(
+        &self,
+        task: &mut Task,
+        seen: &Observation,
+        trigger: Trigger,
+        message: Option<String>,
+        now: Timestamp,
+    ) -> Checkpoint {
+        task.touch_files(&seen.changed);
+        let files = task
+            .current()
+            .filter(|s| s.status == StepStatus::Running)
+            .map(|s| {
+                s.files
+                    .iter()
+                    .map(|f| snapshot::snapshot(&self.workdir, &f.path))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let checkpoint = Checkpoint {
+            id: 0,
+            trigger,
+            at: now,
+            step: task.current_ref(),
+            vcs: seen.vcs.clone(),
+            files,
+            message,
+        };
+        let max = usize::try_from(self.settings().max_checkpoints).unwrap_or(usize::MAX);
+        let id = task.add_checkpoint(checkpoint.clone(), max);
+        Checkpoint { id, ..checkpoint }
+    }
+
+    /// Marks the current step's files whose content differs from the last checkpoint's snapshot;
+    /// returns their paths.
+    fn mark_drift(&self, task: &mut Task) -> Vec<String> {
+        let last = task.last_step_checkpoint().cloned();
+        let Some(i) = task.current_step else {
+            return Vec::new();
+        };
+        let mut drifted = Vec::new();
+        for file in &mut task.steps[i].files {
+            let changed =
+                last.as_ref()
+                    .is_some_and(|c| match c.files.iter().find(|s| s.path == file.path) {
+                        Some(snap) => snapshot::changed_since(&self.workdir, snap),
+                        None => true,
+                    });
+            file.changed_since_checkpoint = changed;
+            if changed {
+                drifted.push(file.path.clone());
+            }
+        }
+        drifted
+    }
+
+    /// Takes a checkpoint of task `id`. Refused on a finished task.
+    pub fn checkpoint(
+        &self,
+        id: &str,
+        trigger: Trigger,
+        message: Option<String>,
+        now: Timestamp,
+    ) -> Result<Checkpoint, JournalError> {
+        let mut seen = self.observe();
+        if let (Trigger::Commit, Some(repo)) = (trigger, &self.repo) {
+            seen.changed.extend(snapshot::head_commit_paths(repo));
+        }
+        let (checkpoint, _) = self.update(id, |task| {
+            refuse_finished(task)?;
+            Ok(self.take_checkpoint(task, &seen, trigger, message, now))
+        })?;
+        Ok(checkpoint)
+    }
+
+    /// Takes a checkpoint of the active task, if there is an unfinished one. The git hooks
+    /// (commit, push), the adapters (PR creation) and the gate (every allowed stop, with
+    /// [`Trigger::Stop`]) call this.
+    pub fn checkpoint_active(
+        &self,
+        trigger: Trigger,
+        message: Option<String>,
+        now: Timestamp,
+    ) -> Result<Option<Checkpoint>, JournalError> {
+        match self.active()? {
+            Some(task) => self.checkpoint(&task.id, trigger, message, now).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// On any hook event: when the active task's running step has had no checkpoint for the
+    /// checkpoint interval, takes an [`Trigger::Interval`] checkpoint. Cheap when none is due
+    /// (one small file read, no git).
+    pub fn maybe_interval_checkpoint(
+        &self,
+        now: Timestamp,
+    ) -> Result<Option<Checkpoint>, JournalError> {
+        let interval = self.settings().checkpoint_interval;
+        let Some(task) = self.active()? else {
+            return Ok(None);
+        };
+        if !interval_due(&task, now, interval) {
+            return Ok(None);
+        }
+        let seen = self.observe();
+        let (checkpoint, _) = self.update(&task.id, |task| {
+            // Another process may have taken it meanwhile.
+            Ok(interval_due(task, now, interval)
+                .then(|| self.take_checkpoint(task, &seen, Trigger::Interval, None, now)))
+        })?;
+        Ok(checkpoint)
+    }
+
+    /// The signer for new receipts: `Ok(None)` with the reason when no key directory is known;
+    /// an unusable key (insecure permissions, garbage) is an error.
+    fn signer(&self) -> Result<Signing, JournalError> {
+        match &self.keys {
+            Some(keys) => Ok((Some(keys.signer()?), None)),
+            None => Ok((
+                None,
+                Some("no config directory (set HOME or XDG_CONFIG_HOME) for a signing key".into()),
+            )),
+        }
+    }
+
+    /// The public key receipts are checked against, with a warning when there is none. Never
+    /// fails: a missing or unusable key only means receipts cannot be verified here.
+    pub fn trusted_key(&self) -> (Option<[u8; 32]>, Option<String>) {
+        match self.keys.as_ref().map(|k| k.trusted_key()) {
+            Some(Ok(Some(key))) => (Some(key), None),
+            Some(Ok(None)) => (
+                None,
+                Some("no signing key yet: receipts cannot be verified".into()),
+            ),
+            Some(Err(e)) => (None, Some(format!("receipts cannot be verified: {e}"))),
+            None => (
+                None,
+                Some("no config directory: receipts cannot be verified".into()),
+            ),
+        }
+    }
+
+    /// Runs `command` as a validation of the current step of task `id` (or of `step`, which must
+    /// be the current one), records a signed receipt and, when it passed, a checkpoint.
+    pub fn validate(
+        &self,
+        id: &str,
+        step: Option<&str>,
+        command: &str,
+        timeout: Duration,
+    ) -> Result<Validated, JournalError> {
+        let (signer, unsigned_because) = self.signer()?;
+        let started = Timestamp::now();
+        let (_, task) = self.update(id, |task| {
+            task.check_current(step)?;
+            task.start_validation(command, started)?;
+            Ok(())
+        })?;
+        let run = runner::run_recorded(command, &self.workdir, timeout);
+        let ended = Timestamp::now();
+        let payload = ReceiptPayload {
+            version: receipt::RECEIPT_VERSION,
+            id: new_receipt_id()?,
+            task_id: task.id.clone(),
+            step: task.current_ref(),
+            source: ReceiptSource::Validate,
+            command: command.to_owned(),
+            status: run.outcome.status,
+            exit_code: run.outcome.exit_code,
+            started_at: started,
+            ended_at: ended,
+            duration_ms: run.outcome.duration_ms,
+            stdout_sha256: run.stdout_sha256.clone(),
+            stderr_sha256: run.stderr_sha256.clone(),
+            fingerprint: None,
+        };
+        let receipt = Receipt::new(&payload, signer.as_deref());
+        let passed = payload.passed();
+        let seen = passed.then(|| self.observe());
+        self.update(id, |task| {
+            task.finish_validation(receipt.clone(), passed, command, ended)?;
+            if let Some(seen) = &seen {
+                self.take_checkpoint(task, seen, Trigger::Validation, Some(command.into()), ended);
+            }
+            Ok(())
+        })?;
+        Ok(Validated {
+            run,
+            receipt,
+            passed,
+            unsigned_because,
+        })
+    }
+
+    /// Finishes the current step of task `id`: runs its validation first when it has one that
+    /// has not passed in this attempt, then marks it done with a [`Trigger::StepDone`]
+    /// checkpoint. A failing validation leaves the step running (`done: false`).
+    pub fn finish_step(
+        &self,
+        id: &str,
+        note: Option<String>,
+        timeout: Duration,
+        now: Timestamp,
+    ) -> Result<StepFinish, JournalError> {
+        let task = self.load(id)?;
+        let pending = task
+            .current()
+            .filter(|s| s.validated_by.is_none() && task.state == TaskState::StepRunning)
+            .and_then(|s| s.validate.clone());
+        let validation = match pending {
+            Some(command) => Some(self.validate(id, None, &command, timeout)?),
+            None => None,
+        };
+        // The validation took time: what follows happened after it.
+        let now = match &validation {
+            Some(_) => now.max(Timestamp::now()),
+            None => now,
+        };
+        if validation.as_ref().is_some_and(|v| !v.passed) {
+            return Ok(StepFinish {
+                validation,
+                done: false,
+                task: self.load(id)?,
+            });
+        }
+        let seen = self.observe();
+        let (_, task) = self.update(id, |task| {
+            transition_allowed(task, TaskEvent::StepDone)?;
+            self.take_checkpoint(task, &seen, Trigger::StepDone, None, now);
+            task.finish_step(note, now)?;
+            Ok(())
+        })?;
+        Ok(StepFinish {
+            validation,
+            done: true,
+            task,
+        })
+    }
+
+    /// Checks whether task `id` has crashed and, if so, records it and moves it to
+    /// `recovering` with a recommended action. Idempotent: a task already recovering, not stale
+    /// or finished is left as it is.
+    pub fn recover(&self, id: &str, now: Timestamp) -> Result<Recovered, JournalError> {
+        let threshold = self.settings().stale_threshold;
+        let task = self.load(id)?;
+        if recovery::classify(&task, now, threshold).is_none() {
+            self.refresh_markdown(&task)?;
+            return Ok(Recovered {
+                task,
+                recorded: None,
+            });
+        }
+        let seen = self.observe();
+        let (recorded, task) = self.update(id, |task| {
+            let Some(kind) = recovery::classify(task, now, threshold) else {
+                return Ok(None);
+            };
+            let last_update = task.updated_at;
+            let state_before = task.state;
+            task.touch_files(&seen.changed);
+            let changed_since_checkpoint = self.mark_drift(task);
+            let recovery = Recovery {
+                detected_at: now,
+                last_update,
+                state_before,
+                kind,
+                action: recovery::recommend(task, kind),
+                step: task.current_ref(),
+                changed_since_checkpoint,
+            };
+            task.crashed(recovery.clone(), now)?;
+            Ok(Some(recovery))
+        })?;
+        Ok(Recovered { task, recorded })
+    }
+
+    /// The receipt for one of the stop gate's own test runs, recorded in the active task (when
+    /// there is an unfinished one) and returned. The gate calls this after a fresh run, with
+    /// the run's test fingerprint.
+    pub fn receipt_for_gate_run(
+        &self,
+        command: &str,
+        run: &Recorded,
+        fingerprint: &str,
+        started: Timestamp,
+        ended: Timestamp,
+    ) -> Result<Option<Receipt>, JournalError> {
+        let Some(task) = self.active()? else {
+            return Ok(None);
+        };
+        let (signer, _) = self.signer()?;
+        let payload = ReceiptPayload {
+            version: receipt::RECEIPT_VERSION,
+            id: new_receipt_id()?,
+            task_id: task.id.clone(),
+            step: task.current_ref(),
+            source: ReceiptSource::Gate,
+            command: command.to_owned(),
+            status: run.outcome.status,
+            exit_code: run.outcome.exit_code,
+            started_at: started,
+            ended_at: ended,
+            duration_ms: run.outcome.duration_ms,
+            stdout_sha256: run.stdout_sha256.clone(),
+            stderr_sha256: run.stderr_sha256.clone(),
+            fingerprint: Some(fingerprint.to_owned()),
+        };
+        let receipt = Receipt::new(&payload, signer.as_deref());
+        let verdict = if payload.passed() {
+            "passed"
+        } else {
+            "did not pass"
+        };
+        let detail = format!("`{command}` {verdict} (receipt {})", receipt.id);
+        self.update(&task.id, |task| {
+            task.add_receipt(receipt.clone(), detail, ended);
+            Ok(())
+        })?;
+        Ok(Some(receipt))
+    }
+
+    /// Whether the active task holds a verified, passing receipt of `command` on `fingerprint`:
+    /// what the gate's cache may trust instead of running the command again.
+    pub fn trusted_pass(&self, command: &str, fingerprint: &str) -> bool {
+        let (Ok(Some(task)), (Some(key), _)) = (self.active(), self.trusted_key()) else {
+            return false;
+        };
+        task.receipts.iter().rev().any(|r| {
+            r.parsed().is_ok_and(|p| {
+                p.passed() && p.command == command && p.fingerprint.as_deref() == Some(fingerprint)
+            }) && r.check(&task.id, Some(key)).is_verified()
+        })
+    }
+
+    /// `hook.md` for `task` as it should be now.
+    pub fn markdown(&self, task: &Task) -> String {
+        markdown::render(task, self.trusted_key().0)
+    }
+
+    fn write_markdown(&self, task: &Task) -> Result<(), JournalError> {
+        store::write_atomic(&self.hook_md(&task.id)?, self.markdown(task).as_bytes())?;
+        Ok(())
+    }
+
+    /// Rewrites `hook.md` when it is missing or differs from what `hook.json` says (corrupt,
+    /// edited, or left behind by a crash between the two writes). Returns whether it did.
+    pub fn refresh_markdown(&self, task: &Task) -> Result<bool, JournalError> {
+        let path = self.hook_md(&task.id)?;
+        let _lock = store::Lock::acquire(&self.hook_json(&task.id)?)?;
+        let want = self.markdown(task);
+        if fs::read(&path).is_ok_and(|have| have == want.as_bytes()) {
+            return Ok(false);
+        }
+        store::write_atomic(&path, want.as_bytes())?;
+        Ok(true)
+    }
+
+    /// Every task directory's id, sorted.
+    pub fn task_ids(&self) -> Result<Vec<String>, JournalError> {
+        let dir = self.tasks_dir();
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => return Err(StoreError::Io { path: dir, source }.into()),
+        };
+        let mut ids: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect();
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// Removes (unless `dry_run`) every finished task older than its end state's retention.
+    /// Unfinished and unreadable tasks are never touched.
+    pub fn cleanup(&self, now: Timestamp, dry_run: bool) -> Result<Vec<Removal>, JournalError> {
+        let mut removed = Vec::new();
+        let active = self.active_id()?;
+        for id in self.task_ids()? {
+            let Ok(task) = self.load(&id) else {
+                continue;
+            };
+            let Some(removal) = retention::expired(&task, now, self.settings()) else {
+                continue;
+            };
+            if !dry_run {
+                let dir = self.task_dir(&id)?;
+                let lock = store::Lock::acquire(&self.hook_json(&id)?)?;
+                // Re-read under the lock: a finished task cannot change, but be sure.
+                if self.load(&id).is_ok_and(|t| t.state.is_terminal()) {
+                    fs::remove_dir_all(&dir)
+                        .map_err(|source| StoreError::Io { path: dir, source })?;
+                }
+                drop(lock);
+                if active.as_deref() == Some(id.as_str()) {
+                    store::write_json(&self.active_path(), &Active::default())?;
+                }
+            }
+            removed.push(removal);
+        }
+        Ok(removed)
+    }
+}
+
+/// Makes the committed `hook.json` also `hook.json.prev`, by a hard link renamed into place: its
+/// content is already durable, and the write of the new `hook.json` that follows replaces the
+/// name, not the file, then fsyncs the directory (covering this rename too). Runs under the lock.
+fn keep_previous(path: &Path) -> Result<(), JournalError> {
+    let tmp = path.with_file_name("hook.json.prev.tmp");
+    let io_err = |path: &Path| {
+        let path = path.to_owned();
+        move |source| JournalError::Store(StoreError::Io { path, source })
+    };
+    match fs::remove_file(&tmp) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_err(&tmp)(e)),
+        _ => {}
+    }
+    fs::hard_link(path, &tmp).map_err(io_err(&tmp))?;
+    fs::rename(&tmp, path.with_file_name("hook.json.prev")).map_err(io_err(&tmp))
+}
+
+fn parse_task(path: &Path, bytes: &[u8]) -> Result<Task, JournalError> {
+    #[derive(Deserialize)]
+    struct Version {
+        schema: u32,
+    }
+    let corrupt = |e: serde_json::Error| JournalError::Corrupt {
+        path: path.to_owned(),
+        reason: e.to_string(),
+        prev: path.with_file_name("hook.json.prev"),
+    };
+    let version: Version = serde_json::from_slice(bytes).map_err(corrupt)?;
+    if version.schema > task::SCHEMA_VERSION {
+        return Err(JournalError::NewerSchema {
+            path: path.to_owned(),
+            found: version.schema,
+        });
+    }
+    serde_json::from_slice(bytes).map_err(corrupt)
+}
+
+fn refuse_finished(task: &Task) -> Result<(), JournalError> {
+    if task.state.is_terminal() {
+        return Err(JournalError::Finished {
+            id: task.id.clone(),
+            state: task.state,
+        });
+    }
+    Ok(())
+}
+
+fn transition_allowed(task: &Task, event: TaskEvent) -> Result<(), JournalError> {
+    state::transition(task.state, event)
+        .map(|_| ())
+        .map_err(|e| TaskError::from(e).into())
+}
+
+/// Whether the running step has gone `interval` without a checkpoint (counting from its start).
+fn interval_due(task: &Task, now: Timestamp, interval: Duration) -> bool {
+    if task.state != TaskState::StepRunning {
+        return false;
+    }
+    let since = task
+        .last_step_checkpoint()
+        .map(|c| c.at)
+        .or_else(|| task.current().and_then(|s| s.started_at));
+    since.is_some_and(|since| {
+        let elapsed = now.duration_since(since);
+        !elapsed.is_negative() && elapsed.unsigned_abs() >= interval
+    })
+}
+
+/// `n` random bytes as lowercase hex.
+fn random_hex(n: usize) -> Result<String, JournalError> {
+    let mut bytes = vec![0u8; n];
+    getrandom::fill(&mut bytes).map_err(|e| KeyError::Random(e.to_string()))?;
+    Ok(crate::cache::hex(&bytes))
+}
+
+fn new_receipt_id() -> Result<String, JournalError> {
+    Ok(format!("r-{}", random_hex(6)?))
+}
+
+/// `<slug of name>-<UTC yyyymmddThhmmss>-<4 hex>`.
+fn new_task_id(name: &str, now: Timestamp) -> Result<String, JournalError> {
+    let slug: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect::<String>()
+        .split('-')
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join("-");
+    let slug: String = slug.chars().take(40).collect();
+    let stamp = now.strftime("%Y%m%dT%H%M%S");
+    let id = match slug.as_str() {
+        "" => format!("task-{stamp}-{}", random_hex(2)?),
+        slug => format!("{slug}-{stamp}-{}", random_hex(2)?),
+    };
+    Ok(store::validate_id(&id)?.to_owned())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,528 @@
+//! The journal against real files and a real git repository.
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::Command;
+
+use super::*;
+use crate::policy::Policy;
+
+fn at(secs: i64) -> Timestamp {
+    Timestamp::from_second(1_767_225_600 + secs).unwrap()
+}
+
+/// A journal over a fresh `python-passing` repository, with state and keys in temp dirs.
+struct Fixture {
+    repo: tempfile::TempDir,
+    _home: tempfile::TempDir,
+    journal: Journal,
+}
+
+fn fixture_with(policy: Policy) -> Fixture {
+    let repo = checkpoint_testkit::repo("python-passing");
+    let home = tempfile::tempdir().unwrap();
+    let found = git::discover(repo.path()).unwrap().unwrap();
+    let keys = FileKeyManager::new(home.path().join("keys"));
+    let journal = Journal::new(
+        home.path().join("state"),
+        found.workdir.clone(),
+        Some(found),
+        policy,
+        Some(Box::new(keys)),
+    );
+    Fixture {
+        repo,
+        _home: home,
+        journal,
+    }
+}
+
+fn fixture() -> Fixture {
+    fixture_with(Policy::builtin())
+}
+
+fn steps(list: &[(&str, Option<&str>)]) -> Vec<StepSpec> {
+    list.iter()
+        .map(|(name, validate)| StepSpec {
+            name: (*name).into(),
+            validate: validate.map(str::to_owned),
+        })
+        .collect()
+}
+
+const LONG: Duration = Duration::from_secs(60);
+
+#[test]
+fn updates_are_transactions_that_keep_the_previous_copy() {
+    let f = fixture();
+    let j = &f.journal;
+    let task = j
+        .start_task("Add login!", steps(&[("a", None)]), at(0))
+        .unwrap();
+    assert!(
+        task.id.starts_with("add-login-20260101T000000-"),
+        "{}",
+        task.id
+    );
+    assert_eq!(j.active_id().unwrap().as_deref(), Some(task.id.as_str()));
+    let json = j.hook_json(&task.id).unwrap();
+    let first = fs::read(&json).unwrap();
+
+    let (_, after) = j
+        .update(&task.id, |t| Ok(t.start_step(None, at(1))?))
+        .unwrap();
+    assert_eq!(after.revision, 2);
+    assert_eq!(
+        fs::read(json.with_file_name("hook.json.prev")).unwrap(),
+        first
+    );
+    assert_eq!(j.load(&task.id).unwrap(), after);
+    let md = fs::read_to_string(j.hook_md(&task.id).unwrap()).unwrap();
+    assert_eq!(md, j.markdown(&after));
+
+    // A refused operation writes nothing; a no-op writes nothing.
+    let err = j.update(&task.id, |t| Ok(t.complete(at(2))?)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "cannot complete the task while the task is step_running"
+    );
+    j.update(&task.id, |_| Ok(())).unwrap();
+    assert_eq!(j.load(&task.id).unwrap().revision, 2);
+
+    // Only one unfinished task at a time.
+    let again = j
+        .start_task("other", steps(&[("x", None)]), at(3))
+        .unwrap_err();
+    assert!(matches!(again, JournalError::Unfinished { .. }), "{again}");
+    assert!(matches!(
+        j.update("../x", |_| Ok(())).unwrap_err(),
+        JournalError::Store(StoreError::InvalidId(_))
+    ));
+}
+
+#[test]
+fn corrupt_hook_json_is_reported_and_left_alone() {
+    let f = fixture();
+    let j = &f.journal;
+    let task = j.start_task("t", steps(&[("a", None)]), at(0)).unwrap();
+    j.update(&task.id, |t| Ok(t.start_step(None, at(1))?))
+        .unwrap();
+    let json = j.hook_json(&task.id).unwrap();
+    fs::write(&json, "{\"schema\": 1, \"id\": ").unwrap();
+    let err = j
+        .update(&task.id, |t| Ok(t.fail_step(None, at(2))?))
+        .unwrap_err();
+    assert!(matches!(err, JournalError::Corrupt { .. }), "{err}");
+    assert!(err.to_string().contains("hook.json.prev"));
+    assert_eq!(
+        fs::read_to_string(&json).unwrap(),
+        "{\"schema\": 1, \"id\": "
+    );
+    let prev: Task = store::read_json(&json.with_file_name("hook.json.prev"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(prev.revision, 1);
+
+    let newer = serde_json::to_string(&Task { schema: 99, ..prev }).unwrap();
+    fs::write(&json, newer).unwrap();
+    assert!(matches!(
+        j.load(&task.id).unwrap_err(),
+        JournalError::NewerSchema { found: 99, .. }
+    ));
+}
+
+#[test]
+fn missing_or_corrupt_hook_md_is_regenerated() {
+    let f = fixture();
+    let j = &f.journal;
+    let task = j.start_task("t", steps(&[("a", None)]), at(0)).unwrap();
+    let md = j.hook_md(&task.id).unwrap();
+    assert!(!j.refresh_markdown(&task).unwrap());
+    fs::remove_file(&md).unwrap();
+    assert!(j.refresh_markdown(&task).unwrap());
+    fs::write(&md, "garbage").unwrap();
+    assert!(j.refresh_markdown(&task).unwrap());
+    assert_eq!(fs::read_to_string(&md).unwrap(), j.markdown(&task));
+}
+
+#[test]
+fn validations_leave_verified_receipts_and_gate_step_done() {
+    let f = fixture();
+    let j = &f.journal;
+    let task = j
+        .start_task(
+            "t",
+            steps(&[("impl", Some("python3 -m unittest -q")), ("docs", None)]),
+            at(0),
+        )
+        .unwrap();
+    let id = &task.id;
+    j.update(id, |t| Ok(t.start_step(None, at(1))?)).unwrap();
+
+    let failing = j
+        .validate(id, Some("impl"), "echo out; echo err >&2; exit 3", LONG)
+        .unwrap();
+    assert!(!failing.passed);
+    let payload = failing.receipt.parsed().unwrap();
+    assert_eq!(payload.exit_code, Some(3));
+    assert_eq!(
+        payload.stdout_sha256,
+        Some(crate::cache::sha256_hex(b"out\n"))
+    );
+    assert_eq!(
+        payload.stderr_sha256,
+        Some(crate::cache::sha256_hex(b"err\n"))
+    );
+    assert_eq!(payload.step.unwrap().name, "impl");
+    assert!(matches!(
+        j.validate(id, Some("docs"), "true", LONG).unwrap_err(),
+        JournalError::Task(TaskError::NotCurrent { .. })
+    ));
+
+    // `step done` runs the step's own validation first.
+    let finished = j.finish_step(id, Some("done".into()), LONG, at(5)).unwrap();
+    assert!(finished.done);
+    let validation = finished.validation.unwrap();
+    assert!(validation.passed);
+    assert_eq!(validation.unsigned_because, None);
+    let task = finished.task;
+    assert_eq!(
+        task.steps[0].validated_by.as_deref(),
+        Some(validation.receipt.id.as_str())
+    );
+    let (trusted, warning) = j.trusted_key();
+    assert_eq!(warning, None);
+    for receipt in &task.receipts {
+        assert_eq!(receipt.check(id, trusted), ReceiptCheck::Verified);
+    }
+    let triggers: Vec<Trigger> = task.checkpoints.iter().map(|c| c.trigger).collect();
+    assert_eq!(triggers, [Trigger::Validation, Trigger::StepDone]);
+    let md = fs::read_to_string(j.hook_md(id).unwrap()).unwrap();
+    assert!(
+        md.contains("`python3 -m unittest -q` passed; verified"),
+        "{md}"
+    );
+}
+
+#[test]
+fn a_failing_step_validation_keeps_the_step_running() {
+    let f = fixture();
+    let j = &f.journal;
+    let task = j
+        .start_task("t", steps(&[("a", Some("exit 1"))]), at(0))
+        .unwrap();
+    j.update(&task.id, |t| Ok(t.start_step(None, at(1))?))
+        .unwrap();
+    let finished = j.finish_step(&task.id, None, LONG, at(2)).unwrap();
+    assert!(!finished.done);
+    assert_eq!(finished.task.state, TaskState::StepRunning);
+    assert_eq!(finished.task.steps[0].status, StepStatus::Running);
+}
+
+#[test]
+fn checkpoints_snapshot_the_steps_files_and_are_pruned() {
+    let mut policy = Policy::builtin();
+    policy.journal.max_checkpoints = 3;
+    let f = fixture_with(policy);
+    let j = &f.journal;
+    let task = j.start_task("t", steps(&[("a", None)]), at(0)).unwrap();
+    j.update(&task.id, |t| Ok(t.start_step(None, at(1))?))
+        .unwrap();
+    fs::write(f.repo.path().join("new.py"), "x = 1\n").unwrap();
+    let c = j
+        .checkpoint(&task.id, Trigger::Manual, Some("halfway".into()), at(2))
+        .unwrap();
+    assert_eq!(c.id, 1);
+    assert_eq!(c.message.as_deref(), Some("halfway"));
+    assert!(c.vcs.as_ref().unwrap().dirty);
+    assert_eq!(c.files.len(), 1);
+    assert_eq!(c.files[0].path, "new.py");
+    assert_eq!(c.files[0].size, Some(6));
+    // A commit checkpoint also covers what the commit took out of the change set.
+    fs::write(f.repo.path().join("committed.py"), "y = 2\n").unwrap();
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .args(args)
+            .current_dir(f.repo.path())
+            .envs(checkpoint_testkit::git_env())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["add", "committed.py"]);
+    git(&["commit", "-qm", "c"]);
+    let c = j
+        .checkpoint(&task.id, Trigger::Commit, None, at(3))
+        .unwrap();
+    let paths: Vec<&str> = c.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["committed.py", "new.py"]);
+    for i in 0..3 {
+        j.checkpoint_active(Trigger::Commit, None, at(3 + i))
+            .unwrap()
+            .unwrap();
+    }
+    let task = j.load(&task.id).unwrap();
+    let ids: Vec<u64> = task.checkpoints.iter().map(|c| c.id).collect();
+    assert_eq!(ids, [3, 4, 5]);
+
+    j.update(&task.id, |t| Ok(t.abandon(None, at(10))?))
+        .unwrap();
+    assert!(
+        j.checkpoint_active(Trigger::Stop, None, at(11))
+            .unwrap()
+            .is_none()
+    );
+    assert!(matches!(
+        j.checkpoint(&task.id, Trigger::Manual, None, at(11))
+            .unwrap_err(),
+        JournalError::Finished { .. }
+    ));
+}
+
+#[test]
+fn interval_checkpoints_come_only_when_due() {
+    let mut policy = Policy::builtin();
+    policy.journal.checkpoint_interval = Duration::from_secs(300);
+    let f = fixture_with(policy);
+    let j = &f.journal;
+    assert!(j.maybe_interval_checkpoint(at(0)).unwrap().is_none());
+    let task = j.start_task("t", steps(&[("a", None)]), at(0)).unwrap();
+    assert!(
+        j.maybe_interval_checkpoint(at(1000)).unwrap().is_none(),
+        "no step running"
+    );
+    j.update(&task.id, |t| Ok(t.start_step(None, at(100))?))
+        .unwrap();
+    assert!(j.maybe_interval_checkpoint(at(399)).unwrap().is_none());
+    let first = j.maybe_interval_checkpoint(at(400)).unwrap().unwrap();
+    assert_eq!(first.trigger, Trigger::Interval);
+    assert!(j.maybe_interval_checkpoint(at(699)).unwrap().is_none());
+    assert!(j.maybe_interval_checkpoint(at(700)).unwrap().is_some());
+}
+
+#[test]
+fn recovery_is_recorded_once() {
+    let mut policy = Policy::builtin();
+    policy.journal.stale_threshold = Duration::from_secs(60);
+    let f = fixture_with(policy);
+    let j = &f.journal;
+    let task = j
+        .start_task("t", steps(&[("a", None), ("b", None)]), at(0))
+        .unwrap();
+    let id = &task.id;
+    j.update(id, |t| Ok(t.start_step(None, at(1))?)).unwrap();
+    fs::write(f.repo.path().join("work.py"), "v = 1\n").unwrap();
+    j.checkpoint(id, Trigger::Manual, None, at(2)).unwrap();
+    fs::write(f.repo.path().join("work.py"), "v = 2\n").unwrap();
+
+    let fresh = j.recover(id, at(30)).unwrap();
+    assert!(fresh.recorded.is_none(), "not stale yet");
+    assert_eq!(fresh.task.state, TaskState::StepRunning);
+
+    let first = j.recover(id, at(100)).unwrap();
+    let recovery = first.recorded.unwrap();
+    assert_eq!(recovery.kind, CrashKind::InStep);
+    assert_eq!(
+        recovery.action,
+        RecoveryAction::ResumeFromCheckpoint {
+            step: "a".into(),
+            checkpoint: 1
+        }
+    );
+    assert_eq!(recovery.changed_since_checkpoint, ["work.py"]);
+    assert_eq!(first.task.state, TaskState::Recovering);
+    let second = j.recover(id, at(5000)).unwrap();
+    assert!(second.recorded.is_none());
+    assert_eq!(second.task, first.task, "running recover twice = once");
+    let md = fs::read_to_string(j.hook_md(id).unwrap()).unwrap();
+    assert!(
+        md.contains("WARNING: changed since the last checkpoint (#1)"),
+        "{md}"
+    );
+    assert!(md.contains("Resume step **a** from checkpoint #1"), "{md}");
+
+    // Resuming keeps the attempt: the step was never finished.
+    let (_, resumed) = j.update(id, |t| Ok(t.start_step(None, at(6000))?)).unwrap();
+    assert_eq!(resumed.steps[0].attempt, 1);
+    assert_eq!(resumed.recovery, None);
+}
+
+#[test]
+fn missing_key_warns_and_recovery_still_works() {
+    let repo = checkpoint_testkit::repo("python-passing");
+    let state = tempfile::tempdir().unwrap();
+    let mut policy = Policy::builtin();
+    policy.journal.stale_threshold = Duration::from_secs(1);
+    let j = Journal::new(state.path().into(), repo.path().into(), None, policy, None);
+    let task = j.start_task("t", steps(&[("a", None)]), at(0)).unwrap();
+    j.update(&task.id, |t| Ok(t.start_step(None, at(1))?))
+        .unwrap();
+    let validated = j.validate(&task.id, None, "true", LONG).unwrap();
+    assert!(validated.unsigned_because.is_some());
+    assert_eq!(
+        validated.receipt.check(&task.id, None),
+        ReceiptCheck::Unsigned
+    );
+    assert!(j.trusted_key().1.is_some());
+    let recovered = j
+        .recover(
+            &task.id,
+            Timestamp::now() + jiff::SignedDuration::from_secs(10),
+        )
+        .unwrap();
+    assert!(recovered.recorded.is_some());
+}
+
+#[test]
+fn gate_runs_leave_receipts_the_cache_may_trust() {
+    let f = fixture();
+    let j = &f.journal;
+    let run = runner::run_recorded("true", f.repo.path(), LONG);
+    assert!(
+        j.receipt_for_gate_run("true", &run, "fp", at(0), at(1))
+            .unwrap()
+            .is_none()
+    );
+    let task = j.start_task("t", steps(&[("a", None)]), at(0)).unwrap();
+    let receipt = j
+        .receipt_for_gate_run("true", &run, "fp", at(0), at(1))
+        .unwrap()
+        .unwrap();
+    let payload = receipt.parsed().unwrap();
+    assert_eq!(payload.source, ReceiptSource::Gate);
+    assert_eq!(payload.fingerprint.as_deref(), Some("fp"));
+    assert!(j.trusted_pass("true", "fp"));
+    assert!(!j.trusted_pass("true", "other"));
+    assert!(!j.trusted_pass("false", "fp"));
+    let task = j.load(&task.id).unwrap();
+    assert_eq!(task.history.last().unwrap().kind, HistoryKind::GateRun);
+}
+
+#[test]
+fn cleanup_removes_only_expired_finished_tasks() {
+    let f = fixture();
+    let j = &f.journal;
+    let mut ids = Vec::new();
+    for (name, end) in [
+        ("done", Some(true)),
+        ("gave-up", Some(false)),
+        ("open", None),
+    ] {
+        let task = j.start_task(name, steps(&[("a", None)]), at(0)).unwrap();
+        j.update(&task.id, |t| {
+            match end {
+                Some(true) => {
+                    t.start_step(None, at(1))?;
+                    t.finish_step(None, at(1))?;
+                    t.complete(at(1))?;
+                }
+                Some(false) => t.abandon(None, at(1))?,
+                None => {}
+            }
+            Ok(())
+        })
+        .unwrap();
+        ids.push(task.id);
+    }
+    let day = 86_400;
+    let names =
+        |removals: &[Removal]| -> Vec<String> { removals.iter().map(|r| r.name.clone()).collect() };
+    assert!(j.cleanup(at(6 * day), false).unwrap().is_empty());
+    assert_eq!(names(&j.cleanup(at(8 * day), true).unwrap()), ["gave-up"]);
+    assert_eq!(j.task_ids().unwrap().len(), 3, "dry run removes nothing");
+    assert_eq!(
+        names(&j.cleanup(at(31 * day), false).unwrap()),
+        ["done", "gave-up"]
+    );
+    assert_eq!(j.task_ids().unwrap(), [ids[2].clone()]);
+    assert_eq!(j.active_id().unwrap().as_deref(), Some(ids[2].as_str()));
+    assert!(j.cleanup(at(10_000 * day), false).unwrap().is_empty());
+}
+
+/// The child half of [`sigkill_never_tears_hook_json`]: updates the task named by the
+/// environment until it is killed.
+#[test]
+#[ignore = "helper process of sigkill_never_tears_hook_json"]
+fn sigkill_writer_child() {
+    let state = PathBuf::from(std::env::var("JOURNAL_TEST_STATE").unwrap());
+    let id = std::env::var("JOURNAL_TEST_TASK").unwrap();
+    let j = Journal::new(state.clone(), state, None, Policy::builtin(), None);
+    loop {
+        j.update(&id, |t| {
+            // Each version names its own revision (bumped on commit).
+            t.note(Some(format!("revision {}", t.revision + 1)));
+            Ok(())
+        })
+        .unwrap();
+    }
+}
+
+/// Kills a writer with SIGKILL at pseudo-random moments until at least 1,000 updates have been
+/// committed: after every kill `hook.json` parses, and it is a committed version — it names its
+/// own revision, and a revision seen before has the same bytes.
+#[test]
+#[allow(clippy::print_stderr)] // the figures go in the test output
+fn sigkill_never_tears_hook_json() {
+    let state = tempfile::tempdir().unwrap();
+    let j = Journal::new(
+        state.path().into(),
+        state.path().into(),
+        None,
+        Policy::builtin(),
+        None,
+    );
+    let task = j.start_task("t", steps(&[("a", None)]), at(0)).unwrap();
+    let (_, task) = j
+        .update(&task.id, |t| Ok(t.start_step(None, at(1))?))
+        .unwrap();
+    let json = j.hook_json(&task.id).unwrap();
+    let mut seen: std::collections::HashMap<u64, Vec<u8>> = std::collections::HashMap::new();
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let (mut kills, mut revision) = (0, task.revision);
+    while revision < 1_000 {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "journal::tests::sigkill_writer_child",
+                "--ignored",
+                "--nocapture",
+            ])
+            .env("JOURNAL_TEST_STATE", state.path())
+            .env("JOURNAL_TEST_TASK", &task.id)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Wait until the writer is committing, then kill it at a pseudo-random moment.
+        let stamp = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
+        let before = stamp(&json);
+        while stamp(&json) == before {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        std::thread::sleep(Duration::from_micros(seed % 10_000));
+        child.kill().unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(status.signal(), Some(9));
+        kills += 1;
+        let bytes = fs::read(&json).unwrap();
+        let now: Task = serde_json::from_slice(&bytes).expect("hook.json parses after SIGKILL");
+        let doing = now.steps[0].doing.clone().unwrap_or_default();
+        if now.revision > task.revision {
+            assert_eq!(
+                doing,
+                format!("revision {}", now.revision),
+                "a committed version"
+            );
+        }
+        assert!(now.revision >= revision, "revisions never go back");
+        if let Some(earlier) = seen.insert(now.revision, bytes.clone()) {
+            assert_eq!(earlier, bytes, "revision {} changed", now.revision);
+        }
+        revision = now.revision;
+    }
+    assert!(kills > 0);
+    eprintln!("sigkill: {kills} kills over {revision} committed updates");
+}
