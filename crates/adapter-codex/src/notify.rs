@@ -56,6 +56,8 @@ pub fn event(payload: &[u8]) -> Result<Option<HookEvent>, String> {
         last_assistant_message: notify.last_assistant_message,
         prompt: notify.input_messages.last().cloned(),
         transcript_path: None,
+        tool_name: None,
+        tool_input: None,
     }))
 }
 

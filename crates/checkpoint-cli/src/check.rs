@@ -32,6 +32,9 @@ fn parse_agent(s: &str) -> Result<Agent, String> {
 pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     let event = read_event(args.agent)?;
     let outcome = Gate::from_process().run(&event).map_err(gate_error)?;
+    for warning in &outcome.warnings {
+        output::note(&format!("warning: {warning}"));
+    }
     if args.json {
         let json = serde_json::to_string_pretty(&outcome.decision)
             .map_err(|e| CliError::new(e, "this is a bug; please report it"))?;

@@ -106,6 +106,10 @@ pub struct HookEvent {
     pub prompt: Option<String>,
     /// The agent's transcript file, when it has one.
     pub transcript_path: Option<PathBuf>,
+    /// The tool's name, on tool events.
+    pub tool_name: Option<String>,
+    /// The tool's arguments, on tool events.
+    pub tool_input: Option<serde_json::Value>,
 }
 
 /// Why a payload could not be turned into a [`HookEvent`].
@@ -144,6 +148,10 @@ struct WirePayload {
     prompt: Option<String>,
     #[serde(default)]
     transcript_path: Option<PathBuf>,
+    #[serde(default)]
+    tool_name: Option<String>,
+    #[serde(default)]
+    tool_input: Option<serde_json::Value>,
     /// Only Gemini sends a timestamp.
     #[serde(default)]
     timestamp: Option<serde_json::Value>,
@@ -184,6 +192,8 @@ impl HookEvent {
             last_assistant_message,
             prompt: wire.prompt,
             transcript_path: wire.transcript_path,
+            tool_name: wire.tool_name,
+            tool_input: wire.tool_input,
         })
     }
 
@@ -199,6 +209,8 @@ impl HookEvent {
             last_assistant_message: None,
             prompt: None,
             transcript_path: None,
+            tool_name: None,
+            tool_input: None,
         }
     }
 }

@@ -13,7 +13,8 @@ use crate::changes::RepoFacts;
 use crate::decide::{self, Decision, Facts, PlannedTest, decide};
 use crate::event::{EventKind, HookEvent};
 use crate::git::{self, Repo};
-use crate::outcome::{TestOutcome, TestRun};
+use crate::journal::{Journal, JournalError, Trigger, is_pr_creation};
+use crate::outcome::{TestOutcome, TestRun, TestStatus};
 use crate::policy::Policy;
 use crate::policy::config::{self, ConfigError, ConfigSources};
 use crate::render;
@@ -34,6 +35,9 @@ pub enum GateError {
     /// The configuration is broken.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// The task journal could not be updated.
+    #[error("journal: {0}")]
+    Journal(#[from] JournalError),
     /// The session state could not be read or written.
     #[error("state: {0}")]
     State(#[from] StoreError),
@@ -46,6 +50,9 @@ pub struct GateOutcome {
     pub decision: Decision,
     /// The text for the agent (block) or the user (allow); empty for non-stop events.
     pub message: String,
+    /// Problems that did not change the verdict (e.g. the journal could not be written), one
+    /// line each, for stderr.
+    pub warnings: Vec<String>,
 }
 
 /// Where the gate reads configuration and what time it is.
@@ -73,7 +80,7 @@ impl Gate {
     /// Whether [`Gate::run`] does anything for this kind of event; adapters answer the others
     /// with their no-op without building a gate.
     pub fn handles(kind: &EventKind) -> bool {
-        kind.is_stop() || *kind == EventKind::UserPrompt
+        kind.is_stop() || matches!(kind, EventKind::UserPrompt | EventKind::PostTool)
     }
 
     /// Judges one hook event.
@@ -81,8 +88,10 @@ impl Gate {
         if event.kind.is_stop() {
             return self.stop(event);
         }
-        if event.kind == EventKind::UserPrompt {
-            self.user_prompt(event)?;
+        match event.kind {
+            EventKind::UserPrompt => self.user_prompt(event)?,
+            EventKind::PostTool => self.post_tool(event)?,
+            _ => {}
         }
         Ok(self.without_repo(event, RepoFacts::NoRepository))
     }
@@ -116,10 +125,7 @@ impl Gate {
         let Ok(Some(repo)) = git::discover(&event.cwd) else {
             return Ok(());
         };
-        let digest = event
-            .prompt
-            .as_deref()
-            .map(|p| cache::sha256_hex(p.as_bytes()));
+        let digest = event.prompt.as_deref().map(retry_digest);
         SessionStore::new(&self.state_dir(&repo)).update(
             event.agent,
             session_id(event),
@@ -132,6 +138,28 @@ impl Gate {
         Ok(())
     }
 
+    /// After a tool call: a pull request being created checkpoints the active task; otherwise a
+    /// long step gets its interval checkpoint when one is due.
+    fn post_tool(&self, event: &HookEvent) -> Result<(), GateError> {
+        check_cwd(event)?;
+        let Ok(Some(repo)) = git::discover(&event.cwd) else {
+            return Ok(());
+        };
+        let policy = config::load(&self.sources(&repo.workdir), &repo.workdir)?;
+        let journal = Journal::for_repo(self, repo, policy);
+        let pr_command = match (&event.tool_name, &event.tool_input) {
+            (Some(name), Some(input)) if is_pr_creation(name, input) => {
+                Some(input["command"].to_string())
+            }
+            _ => None,
+        };
+        match pr_command {
+            Some(command) => journal.checkpoint_active(Trigger::Pr, Some(command), self.now),
+            None => journal.maybe_interval_checkpoint(self.now),
+        }?;
+        Ok(())
+    }
+
     fn stop(&self, event: &HookEvent) -> Result<GateOutcome, GateError> {
         check_cwd(event)?;
         let repo = match git::discover(&event.cwd) {
@@ -141,6 +169,9 @@ impl Gate {
         };
         let policy = config::load(&self.sources(&repo.workdir), &repo.workdir)?;
         let state_dir = self.state_dir(&repo);
+        let journal = Journal::for_repo(self, repo.clone(), policy);
+        let policy = journal.policy();
+        let mut warnings = Vec::new();
         let sessions = SessionStore::new(&state_dir);
         let record = sessions.load(event.agent, session_id(event))?;
         let retry;
@@ -159,11 +190,16 @@ impl Gate {
         let (fingerprint, tests) = match &repo_facts {
             RepoFacts::Changes(changes) => {
                 let fingerprint = cache::change_fingerprint(&repo.workdir, changes);
-                let planned = decide::planned_tests(changes, &policy);
+                let planned = decide::planned_tests(changes, policy);
                 // A stop that may no longer be blocked still reports cached outcomes, but pays
                 // for no fresh run.
-                let may_run = !decide::cap_reached(event, &record.facts, &policy);
-                let tests = run_tests(planned, &fingerprint, &repo, &state_dir, &policy, may_run);
+                let runs = TestRuns {
+                    journal: &journal,
+                    cache: TestCache::new(&state_dir),
+                    fingerprint: &fingerprint,
+                    may_run: !decide::cap_reached(event, &record.facts, policy),
+                };
+                let tests = runs.run(planned, &mut warnings);
                 (Some(fingerprint), tests)
             }
             _ => (None, Vec::new()),
@@ -175,7 +211,7 @@ impl Gate {
             session: record.facts,
             now: self.now,
         };
-        let outcome = judged(event, &facts, &policy);
+        let mut outcome = judged(event, &facts, policy);
         sessions.update(event.agent, session_id(event), |record| {
             record.facts = decide::next_session(&record.facts, &outcome.decision, &facts);
             record.last_block_digest = outcome
@@ -183,6 +219,17 @@ impl Gate {
                 .is_block()
                 .then(|| retry_digest(&outcome.message));
         })?;
+        // Every allowed stop leaves a checkpoint in the active task; a blocked one still gets
+        // the interval checkpoint of a long step.
+        let recorded = if outcome.decision.is_block() {
+            journal.maybe_interval_checkpoint(self.now)
+        } else {
+            journal.checkpoint_active(Trigger::Stop, None, self.now)
+        };
+        if let Err(e) = recorded {
+            warnings.push(format!("journal: {e}"));
+        }
+        outcome.warnings = warnings;
         Ok(outcome)
     }
 }
@@ -203,7 +250,11 @@ impl Facts {
 fn judged(event: &HookEvent, facts: &Facts, policy: &Policy) -> GateOutcome {
     let decision = decide(event, facts, policy);
     let message = render::message(&decision);
-    GateOutcome { decision, message }
+    GateOutcome {
+        decision,
+        message,
+        warnings: Vec::new(),
+    }
 }
 
 /// The digest that recognises our own block message when an agent sends it back as a prompt:
@@ -232,37 +283,64 @@ fn session_id(event: &HookEvent) -> &str {
     }
 }
 
-/// Runs each planned command once, reusing the last outcome of a command whose fingerprint did
-/// not change. With `may_run == false` only cached outcomes are used; the rest are not run.
-fn run_tests(
-    planned: Vec<PlannedTest>,
-    fingerprint: &str,
-    repo: &Repo,
-    state_dir: &Path,
-    policy: &Policy,
+/// How one stop runs its planned test commands.
+struct TestRuns<'a> {
+    journal: &'a Journal,
+    cache: TestCache,
+    fingerprint: &'a str,
+    /// False once the block cap is reached: only cached outcomes are used.
     may_run: bool,
-) -> Vec<TestRun> {
-    let cache = TestCache::new(state_dir);
-    let timeout = policy.tests.timeout;
-    planned
-        .into_iter()
-        .map(|p| {
-            let key = cache::test_fingerprint(fingerprint, &p.command, timeout);
-            let outcome = match cache.lookup(&p.command, &key) {
-                Some(cached) => cached,
-                None if !may_run => TestOutcome::not_run(),
-                None => {
-                    let fresh = runner::run(&p.command, &repo.workdir, timeout);
-                    // The cache only saves time; failing to write it must not fail the stop.
-                    let _ = cache.record(&p.command, &key, &fresh);
-                    fresh
+}
+
+impl TestRuns<'_> {
+    /// Runs each planned command once, reusing the last outcome of a command whose fingerprint
+    /// did not change. While a task is active, a cached pass is trusted only with a verified
+    /// signed receipt for the same fingerprint; every fresh run leaves a receipt in that task.
+    fn run(&self, planned: Vec<PlannedTest>, warnings: &mut Vec<String>) -> Vec<TestRun> {
+        let timeout = self.journal.policy().tests.timeout;
+        let workdir = self.journal.workdir();
+        planned
+            .into_iter()
+            .map(|p| {
+                let key = cache::test_fingerprint(self.fingerprint, &p.command, timeout);
+                let cached = self
+                    .cache
+                    .lookup(&p.command, &key)
+                    .filter(|o| o.status != TestStatus::Passed || self.trusts(&p.command, &key));
+                let outcome = match cached {
+                    Some(cached) => cached,
+                    None if !self.may_run => TestOutcome::not_run(),
+                    None => {
+                        let started = Timestamp::now();
+                        let recorded = runner::run_recorded(&p.command, workdir, timeout);
+                        let ended = Timestamp::now();
+                        // The cache only saves time; failing to write it must not fail the stop.
+                        let _ = self.cache.record(&p.command, &key, &recorded.outcome);
+                        let receipt = self
+                            .journal
+                            .receipt_for_gate_run(&p.command, &recorded, &key, started, ended);
+                        if let Err(e) = receipt {
+                            warnings.push(format!("journal: {e}"));
+                        }
+                        recorded.outcome
+                    }
+                };
+                TestRun {
+                    command: p.command,
+                    rules: p.rules,
+                    outcome,
                 }
-            };
-            TestRun {
-                command: p.command,
-                rules: p.rules,
-                outcome,
-            }
-        })
-        .collect()
+            })
+            .collect()
+    }
+
+    /// Whether a cached pass may stand: always without an active task, else only with a
+    /// verified passing receipt.
+    fn trusts(&self, command: &str, key: &str) -> bool {
+        match self.journal.active() {
+            Ok(Some(_)) => self.journal.trusted_pass(command, key),
+            Ok(None) => true,
+            Err(_) => false,
+        }
+    }
 }

@@ -66,7 +66,7 @@ pub fn run<P: Protocol>(stdin: impl Read, stdout: &mut impl Write, stderr: &mut 
             info.to_string().replace('\n', " ")
         );
     }));
-    let answer = panic::catch_unwind(AssertUnwindSafe(|| answer::<P>(stdin)))
+    let answer = panic::catch_unwind(AssertUnwindSafe(|| answer::<P>(stdin, stderr)))
         .unwrap_or_else(|_| Err("internal error (see above)".to_owned()));
     let text = match answer {
         Ok(Some(value)) => value.to_string(),
@@ -86,7 +86,7 @@ pub fn run<P: Protocol>(stdin: impl Read, stdout: &mut impl Write, stderr: &mut 
     let _ = stdout.flush();
 }
 
-fn answer<P: Protocol>(stdin: impl Read) -> Result<Option<Value>, String> {
+fn answer<P: Protocol>(stdin: impl Read, stderr: &mut impl Write) -> Result<Option<Value>, String> {
     let bytes = read_payload(stdin).map_err(|e| e.to_string())?;
     let event = HookEvent::parse(Some(P::AGENT), &bytes).map_err(|e| e.to_string())?;
     if !Gate::handles(&event.kind) {
@@ -95,5 +95,8 @@ fn answer<P: Protocol>(stdin: impl Read) -> Result<Option<Value>, String> {
     let outcome = Gate::from_process()
         .run(&event)
         .map_err(|e| e.to_string())?;
+    for warning in &outcome.warnings {
+        let _ = writeln!(stderr, "checkpoint: warning: {warning}");
+    }
     Ok(P::answer(&event, &outcome))
 }

@@ -106,6 +106,7 @@ const CLAUDE: AgentSpec = AgentSpec {
         event("Stop", END_OF_TURN),
         event("SubagentStop", END_OF_TURN),
         event("UserPromptSubmit", QUICK),
+        event("PostToolUse", QUICK),
     ],
     next_steps: |_| {
         "Next: nothing for `claude -p`; the interactive TUI runs hooks only in a trusted \
@@ -125,6 +126,7 @@ const GEMINI: AgentSpec = AgentSpec {
     events: &[
         event("AfterAgent", END_OF_TURN),
         event("BeforeAgent", QUICK),
+        event("AfterTool", QUICK),
     ],
     next_steps: |_| {
         "Next: trust the folder when Gemini CLI asks (headless: GEMINI_CLI_TRUST_WORKSPACE=true); \
@@ -145,6 +147,7 @@ const CODEX: AgentSpec = AgentSpec {
         event("Stop", END_OF_TURN),
         event("SubagentStop", END_OF_TURN),
         event("UserPromptSubmit", QUICK),
+        event("PostToolUse", QUICK),
     ],
     next_steps: codex_next_steps,
 };

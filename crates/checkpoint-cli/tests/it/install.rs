@@ -130,6 +130,17 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
               }
             ]
           }
+        ],
+        "PostToolUse": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-claude",
+                "timeout": 30
+              }
+            ]
+          }
         ]
       }
     }
@@ -150,6 +161,18 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
           }
         ],
         "BeforeAgent": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-gemini",
+                "name": "checkpoint",
+                "timeout": 30000
+              }
+            ]
+          }
+        ],
+        "AfterTool": [
           {
             "hooks": [
               {
@@ -199,6 +222,17 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
               }
             ]
           }
+        ],
+        "PostToolUse": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-codex",
+                "timeout": 30
+              }
+            ]
+          }
         ]
       }
     }
@@ -209,12 +243,12 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
 fn install_says_what_it_wrote_and_what_is_left_to_do() {
     let fx = Fixture::new();
     assert_snapshot!(fx.stable(ok(&fx.install("codex", &[]))), @r#"
-    Installed checkpoint hooks for Codex CLI in [project]/.codex/hooks.json: Stop, SubagentStop, UserPromptSubmit.
+    Installed checkpoint hooks for Codex CLI in [project]/.codex/hooks.json: Stop, SubagentStop, UserPromptSubmit, PostToolUse.
     Next: review and trust the hooks with `/hooks` in the Codex TUI (or run `codex exec --dangerously-bypass-hook-trust`).
     Project hooks load only in a trusted project: `[projects."[project]"] trust_level = "trusted"` in ~/.codex/config.toml.
     "#);
-    assert_snapshot!(fx.stable(ok(&fx.install("gemini", &[]))), @r"
-    Installed checkpoint hooks for Gemini CLI in [project]/.gemini/settings.json: AfterAgent, BeforeAgent.
+    assert_snapshot!(fx.stable(ok(&fx.install("gemini", &[]))), @"
+    Installed checkpoint hooks for Gemini CLI in [project]/.gemini/settings.json: AfterAgent, BeforeAgent, AfterTool.
     Next: trust the folder when Gemini CLI asks (headless: GEMINI_CLI_TRUST_WORKSPACE=true); hooks do not run in an untrusted folder.
     ");
 }
@@ -339,6 +373,17 @@ fn foreign_hooks_and_other_keys_survive_in_order() {
               }
             ]
           }
+        ],
+        "PostToolUse": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-claude",
+                "timeout": 30
+              }
+            ]
+          }
         ]
       },
       "model": "opus"
@@ -347,8 +392,8 @@ fn foreign_hooks_and_other_keys_survive_in_order() {
 
     let installed = fx.read(".claude/settings.json");
     let out = ok(&fx.uninstall("claude", &[]));
-    assert_snapshot!(fx.stable(out), @r"
-    Removed checkpoint hooks for Claude Code from [project]/.claude/settings.json: Stop, SubagentStop, UserPromptSubmit.
+    assert_snapshot!(fx.stable(out), @"
+    Removed checkpoint hooks for Claude Code from [project]/.claude/settings.json: Stop, SubagentStop, UserPromptSubmit, PostToolUse.
     Previous content saved as [project]/.claude/settings.json.checkpoint.bak.
     ");
     assert_eq!(fx.read(".claude/settings.json"), FOREIGN);
@@ -415,10 +460,16 @@ fn reinstalling_after_a_move_replaces_the_old_path() {
         "",
     ));
     let second = fx.read(".claude/settings.json");
-    assert_eq!(second.matches("checkpoint-claude").count(), 3, "{second}");
+    let events = first.matches("checkpoint-claude").count();
+    assert!(events >= 4, "{first}");
+    assert_eq!(
+        second.matches("checkpoint-claude").count(),
+        events,
+        "{second}"
+    );
     assert_eq!(
         second.matches(&format!("\"'{adapter}'\"")).count(),
-        3,
+        events,
         "{second}"
     );
     assert_eq!(fx.read(".claude/settings.json.checkpoint.bak"), first);
@@ -528,7 +579,7 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     assert_snapshot!(fx.stable(out), @r#"
     --- [project]/.gemini/settings.json
     +++ [project]/.gemini/settings.json
-    @@ -1 +1,31 @@
+    @@ -1 +1,43 @@
     -{"general": {"vimMode": true}}
     \ No newline at end of file
     +{
@@ -549,6 +600,18 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     +      }
     +    ],
     +    "BeforeAgent": [
+    +      {
+    +        "hooks": [
+    +          {
+    +            "type": "command",
+    +            "command": "[bin]/checkpoint-gemini",
+    +            "name": "checkpoint",
+    +            "timeout": 30000
+    +          }
+    +        ]
+    +      }
+    +    ],
+    +    "AfterTool": [
     +      {
     +        "hooks": [
     +          {

@@ -455,3 +455,101 @@ fn an_agent_killed_mid_step_resumes_from_hook_md() {
     assert_eq!(fs::read(hooks.join("post-commit")).unwrap(), original);
     assert!(!hooks.join("pre-push").exists());
 }
+
+/// The stop gate and the journal together: an allowed stop leaves a `stop` checkpoint, a fresh
+/// test run a signed receipt, and a cached pass is trusted only while its receipt verifies.
+#[test]
+fn the_gate_checkpoints_allowed_stops_and_signs_its_test_runs() {
+    let s = Setup::new();
+    let config = "[tests]\ncommand = \"python3 -m unittest -q\"\n[stop]\ncommit_gate = false\n";
+    fs::write(s.dir().join("checkpoint.toml"), config).unwrap();
+    git(s.dir(), &["commit", "-qam", "no commit gate"]);
+    s.ok(&["task", "start", "t", "--steps", "build"], 0);
+    s.ok(&["step", "start"], 0);
+    let calc = fs::read_to_string(s.dir().join("calc.py")).unwrap();
+    fs::write(
+        s.dir().join("calc.py"),
+        calc + "\n\ndef mul(a, b):\n    return a * b\n",
+    )
+    .unwrap();
+
+    let hook_json = s.task_dir().join("hook.json");
+    let task =
+        || -> Value { serde_json::from_str(&fs::read_to_string(&hook_json).unwrap()).unwrap() };
+    let stops = |task: &Value| {
+        task["checkpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["trigger"] == "stop")
+            .count()
+    };
+
+    assert!(
+        s.ok(&["check"], 0)
+            .starts_with("Checkpoint — Tests: 2 passed")
+    );
+    let after_first = task();
+    assert_eq!(
+        after_first["receipts"].as_array().unwrap().len(),
+        1,
+        "{after_first:#}"
+    );
+    assert_eq!(stops(&after_first), 1, "{after_first:#}");
+
+    // Nothing changed: the cached pass is trusted because its signed receipt verifies.
+    assert!(s.ok(&["check"], 0).contains(", cached)"));
+    let after_second = task();
+    assert_eq!(after_second["receipts"].as_array().unwrap().len(), 1);
+    assert_eq!(stops(&after_second), 2);
+    s.ok(&["receipts", "verify"], 0);
+
+    // A forged receipt is not trusted: the tests run again and a new receipt is signed.
+    let mut forged = after_second.clone();
+    let sig = forged["receipts"][0]["signature"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let flipped = if sig.starts_with('A') { "B" } else { "A" };
+    forged["receipts"][0]["signature"] = format!("{flipped}{}", &sig[1..]).into();
+    fs::write(&hook_json, serde_json::to_vec_pretty(&forged).unwrap()).unwrap();
+    assert!(!s.ok(&["check"], 0).contains("cached"));
+    assert_eq!(task()["receipts"].as_array().unwrap().len(), 2);
+}
+
+/// A `gh pr create` seen after a shell tool call checkpoints the active task.
+#[test]
+fn a_pull_request_creation_checkpoints_the_task() {
+    let s = Setup::new();
+    s.ok(&["task", "start", "t", "--steps", "ship"], 0);
+    s.ok(&["step", "start"], 0);
+    let mut payload: Value = serde_json::from_str(&checkpoint_testkit::payload(
+        "claude",
+        "PostToolUse",
+        s.dir(),
+    ))
+    .unwrap();
+    payload["tool_input"]["command"] = "git push -u origin fix && gh pr create --fill".into();
+    let mut cmd = s.command(&["check"]);
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.to_string().as_bytes())
+        .unwrap();
+    assert!(child.wait_with_output().unwrap().status.success());
+    let log = s.ok(&["log"], 0);
+    assert!(log.contains("pr"), "{log}");
+    let task: Value =
+        serde_json::from_str(&fs::read_to_string(s.task_dir().join("hook.json")).unwrap()).unwrap();
+    let triggers: Vec<&str> = task["checkpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["trigger"].as_str())
+        .collect();
+    assert_eq!(triggers.last(), Some(&"pr"), "{task:#}");
+}

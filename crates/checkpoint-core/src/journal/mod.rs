@@ -156,6 +156,12 @@ pub struct Recovered {
     pub recorded: Option<Recovery>,
 }
 
+/// The signing keys next to `gate`'s user config file.
+fn keys_for(gate: &Gate) -> Option<Box<dyn KeyManager>> {
+    FileKeyManager::beside_user_config(gate.user_config.as_deref())
+        .map(|k| Box::new(k) as Box<dyn KeyManager>)
+}
+
 /// One state directory's tasks, with the settings, repository and keys they are kept with.
 #[derive(Debug)]
 pub struct Journal {
@@ -180,17 +186,29 @@ impl Journal {
             env: gate.env.clone(),
         };
         let policy = config::load(&sources, &workdir)?;
-        let state_dir = match &repo {
-            Some(repo) => gate.state_dir(repo),
-            None => gate
-                .env
-                .iter()
-                .find(|(k, _)| k == STATE_DIR_VAR)
-                .map_or_else(|| cwd.join(".checkpoint"), |(_, v)| PathBuf::from(v)),
-        };
-        let keys = FileKeyManager::beside_user_config(gate.user_config.as_deref())
-            .map(|k| Box::new(k) as Box<dyn KeyManager>);
-        Ok(Journal::new(state_dir, workdir, repo, policy, keys))
+        Ok(match repo {
+            Some(repo) => Journal::for_repo(gate, repo, policy),
+            None => {
+                let state_dir = gate
+                    .env
+                    .iter()
+                    .find(|(k, _)| k == STATE_DIR_VAR)
+                    .map_or_else(|| cwd.join(".checkpoint"), |(_, v)| PathBuf::from(v));
+                Journal::new(state_dir, workdir, None, policy, keys_for(gate))
+            }
+        })
+    }
+
+    /// The journal of `repo` under an already-loaded `policy` (the gate's own path: no second
+    /// discovery or config load).
+    pub fn for_repo(gate: &Gate, repo: Repo, policy: Policy) -> Journal {
+        Journal::new(
+            gate.state_dir(&repo),
+            repo.workdir.clone(),
+            Some(repo),
+            policy,
+            keys_for(gate),
+        )
     }
 
     /// A journal from its parts.
@@ -218,6 +236,11 @@ impl Journal {
     /// The policy in force.
     pub fn policy(&self) -> &Policy {
         &self.policy
+    }
+
+    /// The working tree the journal's checkpoints and validations look at.
+    pub fn workdir(&self) -> &Path {
+        &self.workdir
     }
 
     /// The state directory.
