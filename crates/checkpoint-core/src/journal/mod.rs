@@ -156,6 +156,33 @@ pub struct Recovered {
     pub recorded: Option<Recovery>,
 }
 
+/// The receipt payload for one recorded run of `command` in `task`'s current step.
+fn run_payload(
+    task: &Task,
+    source: ReceiptSource,
+    command: &str,
+    run: &Recorded,
+    (started, ended): (Timestamp, Timestamp),
+    fingerprint: Option<String>,
+) -> Result<ReceiptPayload, JournalError> {
+    Ok(ReceiptPayload {
+        version: receipt::RECEIPT_VERSION,
+        id: new_receipt_id()?,
+        task_id: task.id.clone(),
+        step: task.current_ref(),
+        source,
+        command: command.to_owned(),
+        status: run.outcome.status,
+        exit_code: run.outcome.exit_code,
+        started_at: started,
+        ended_at: ended,
+        duration_ms: run.outcome.duration_ms,
+        stdout_sha256: run.stdout_sha256.clone(),
+        stderr_sha256: run.stderr_sha256.clone(),
+        fingerprint,
+    })
+}
+
 /// The signing keys next to `gate`'s user config file.
 fn keys_for(gate: &Gate) -> Option<Box<dyn KeyManager>> {
     FileKeyManager::beside_user_config(gate.user_config.as_deref())
@@ -529,22 +556,14 @@ impl Journal {
         })?;
         let run = runner::run_recorded(command, &self.workdir, timeout);
         let ended = Timestamp::now();
-        let payload = ReceiptPayload {
-            version: receipt::RECEIPT_VERSION,
-            id: new_receipt_id()?,
-            task_id: task.id.clone(),
-            step: task.current_ref(),
-            source: ReceiptSource::Validate,
-            command: command.to_owned(),
-            status: run.outcome.status,
-            exit_code: run.outcome.exit_code,
-            started_at: started,
-            ended_at: ended,
-            duration_ms: run.outcome.duration_ms,
-            stdout_sha256: run.stdout_sha256.clone(),
-            stderr_sha256: run.stderr_sha256.clone(),
-            fingerprint: None,
-        };
+        let payload = run_payload(
+            &task,
+            ReceiptSource::Validate,
+            command,
+            &run,
+            (started, ended),
+            None,
+        )?;
         let receipt = Receipt::new(&payload, signer.as_deref());
         let passed = payload.passed();
         let seen = passed.then(|| self.observe());
@@ -660,22 +679,14 @@ impl Journal {
             return Ok(None);
         };
         let (signer, _) = self.signer()?;
-        let payload = ReceiptPayload {
-            version: receipt::RECEIPT_VERSION,
-            id: new_receipt_id()?,
-            task_id: task.id.clone(),
-            step: task.current_ref(),
-            source: ReceiptSource::Gate,
-            command: command.to_owned(),
-            status: run.outcome.status,
-            exit_code: run.outcome.exit_code,
-            started_at: started,
-            ended_at: ended,
-            duration_ms: run.outcome.duration_ms,
-            stdout_sha256: run.stdout_sha256.clone(),
-            stderr_sha256: run.stderr_sha256.clone(),
-            fingerprint: Some(fingerprint.to_owned()),
-        };
+        let payload = run_payload(
+            &task,
+            ReceiptSource::Gate,
+            command,
+            run,
+            (started, ended),
+            Some(fingerprint.to_owned()),
+        )?;
         let receipt = Receipt::new(&payload, signer.as_deref());
         let verdict = if payload.passed() {
             "passed"
