@@ -13,7 +13,7 @@ use crate::changes::RepoFacts;
 use crate::decide::{self, Decision, Facts, PlannedTest, decide};
 use crate::event::{EventKind, HookEvent};
 use crate::git::{self, Repo};
-use crate::journal::{Journal, JournalError, Trigger, is_pr_creation};
+use crate::journal::{self, Journal, JournalError, Trigger, is_pr_creation};
 use crate::outcome::{TestOutcome, TestRun, TestStatus};
 use crate::policy::Policy;
 use crate::policy::config::{self, ConfigError, ConfigSources};
@@ -145,6 +145,10 @@ impl Gate {
         let Ok(Some(repo)) = git::discover(&event.cwd) else {
             return Ok(());
         };
+        // Most tool calls happen with no task: answer them before loading any configuration.
+        if !journal::names_active_task(&self.state_dir(&repo)) {
+            return Ok(());
+        }
         let policy = config::load(&self.sources(&repo.workdir), &repo.workdir)?;
         let journal = Journal::for_repo(self, repo, policy);
         let pr_command = match (&event.tool_name, &event.tool_input) {

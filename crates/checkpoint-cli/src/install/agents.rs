@@ -94,6 +94,14 @@ pub(crate) struct AgentSpec {
     next_steps: fn(&Scope) -> String,
 }
 
+/// Claude Code and Codex share event names (Codex adopted Claude's hook protocol).
+const CLAUDE_STYLE_EVENTS: &[Event] = &[
+    event("Stop", END_OF_TURN),
+    event("SubagentStop", END_OF_TURN),
+    event("UserPromptSubmit", QUICK),
+    event("PostToolUse", QUICK),
+];
+
 const CLAUDE: AgentSpec = AgentSpec {
     name: "claude",
     title: "Claude Code",
@@ -102,12 +110,7 @@ const CLAUDE: AgentSpec = AgentSpec {
     user_dir: UserDir::ConfigDir("CLAUDE_CONFIG_DIR"),
     unit: TimeUnit::Seconds,
     handler_name: None,
-    events: &[
-        event("Stop", END_OF_TURN),
-        event("SubagentStop", END_OF_TURN),
-        event("UserPromptSubmit", QUICK),
-        event("PostToolUse", QUICK),
-    ],
+    events: CLAUDE_STYLE_EVENTS,
     next_steps: |_| {
         "Next: nothing for `claude -p`; the interactive TUI runs hooks only in a trusted \
          workspace (accept its trust prompt)."
@@ -143,12 +146,7 @@ const CODEX: AgentSpec = AgentSpec {
     user_dir: UserDir::ConfigDir("CODEX_HOME"),
     unit: TimeUnit::Seconds,
     handler_name: None,
-    events: &[
-        event("Stop", END_OF_TURN),
-        event("SubagentStop", END_OF_TURN),
-        event("UserPromptSubmit", QUICK),
-        event("PostToolUse", QUICK),
-    ],
+    events: CLAUDE_STYLE_EVENTS,
     next_steps: codex_next_steps,
 };
 

@@ -122,6 +122,17 @@ struct Active {
     task: Option<String>,
 }
 
+fn active_path(state_dir: &Path) -> PathBuf {
+    state_dir.join("tasks").join("active.json")
+}
+
+/// Whether `state_dir` points at an active task: one small file read, no configuration. Hooks
+/// that run on every tool call check this before opening a [`Journal`].
+pub fn names_active_task(state_dir: &Path) -> bool {
+    store::read_json::<Active>(&active_path(state_dir))
+        .is_ok_and(|active| active.is_some_and(|a| a.task.is_some()))
+}
+
 /// The outcome of a validation command.
 #[derive(Debug, Clone)]
 pub struct Validated {
@@ -295,7 +306,7 @@ impl Journal {
     }
 
     fn active_path(&self) -> PathBuf {
-        self.tasks_dir().join("active.json")
+        active_path(&self.state_dir)
     }
 
     /// The id of the active task, if any.
