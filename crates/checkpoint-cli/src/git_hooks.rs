@@ -332,7 +332,10 @@ mod tests {
         assert_eq!(fs::read_to_string(&log).unwrap(), "git-hook post-commit\n");
 
         // git runs pre-push on a push; run it as git would, refs on stdin.
-        let out = Command::new(hooks.join("pre-push"))
+        let out = // Through `sh`, which reads the script: exec-ing a file written a moment ago can fail with
+        // ETXTBSY while another test thread's fork still holds its write descriptor.
+        Command::new("sh")
+            .arg(hooks.join("pre-push"))
             .args(["origin", "/tmp/remote"])
             .stdin(fs::File::open(repo.join("a.txt")).unwrap())
             .output()
@@ -380,7 +383,10 @@ mod tests {
         let hooks = hooks_dir(&repo).unwrap();
         fs::write(hooks.join("pre-push"), "#!/bin/sh\nexit 7\n").unwrap();
         install(&hooks, &exe, false).unwrap();
-        let status = Command::new(hooks.join("pre-push"))
+        let status = // Through `sh`, which reads the script: exec-ing a file written a moment ago can fail with
+        // ETXTBSY while another test thread's fork still holds its write descriptor.
+        Command::new("sh")
+            .arg(hooks.join("pre-push"))
             .stdin(std::process::Stdio::null())
             .status()
             .unwrap();
