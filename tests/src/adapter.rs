@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use serde_json::Value;
+
 use crate::{HookRun, payload, repo, run_hook};
 
 /// One adapter binary and the names of its captured payloads.
@@ -57,6 +59,84 @@ impl Adapter {
         }
     }
 
+    /// Runs the adapter in `dir` with a captured payload whose `cwd` is `dir` and whose `fields`
+    /// are replaced, with extra environment variables.
+    pub fn fire_with(
+        &self,
+        dir: &Path,
+        fixture: &str,
+        fields: &[(&str, serde_json::Value)],
+        env: &[(&str, &str)],
+    ) -> HookRun {
+        let mut value: serde_json::Value =
+            serde_json::from_str(&payload(self.agent, fixture, dir)).expect("fixture is JSON");
+        for (key, field) in fields {
+            value[*key] = field.clone();
+        }
+        run_hook(Path::new(self.bin), dir, value.to_string().as_bytes(), env)
+    }
+
+    /// The continuity contract, on a repository with a changed docs file:
+    ///
+    /// 1. an allowed stop saves a checkpoint and the next `SessionStart` injects it ("Resumed
+    ///    from checkpoint: <last message>", the restart context, the changed file);
+    /// 2. a tool call with the context at 85 % (per a transcript written here) saves a checkpoint
+    ///    and tells the agent — with the tool call itself, or for agents that cannot take context
+    ///    before a tool runs (Gemini) with its result;
+    /// 3. the next tool call within five minutes says nothing.
+    ///
+    /// Returns the two answers (resume, notice) for the adapter's wire-format snapshots.
+    pub fn assert_continuity(&self, pre_tool: &str, post_tool: &str) -> (Value, Value) {
+        let repo = repo("docs-only");
+        let dir = repo.path();
+        let quiet = self.fire(dir, "SessionStart");
+        self.assert_no_op(&quiet, 0, "SessionStart before any checkpoint");
+
+        let stop = self.fire(dir, self.stop);
+        self.assert_no_op(&stop, 0, "allowed stop");
+        let resume = self.fire(dir, "SessionStart");
+        let resume = context_of(&resume, "SessionStart");
+        let text = resume["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap_or_default();
+        for expected in [
+            "Resumed from checkpoint: Done. (saved just now)",
+            "⚠️ SESSION RESET: a new session started.",
+            "Files modified (do not recreate):\n- README.md\n",
+        ] {
+            assert!(text.contains(expected), "{expected:?} in {text}");
+        }
+
+        let transcripts = tempfile::tempdir().expect("temp dir");
+        let transcript = transcripts.path().join("transcript.jsonl");
+        std::fs::write(&transcript, usage_line(self.agent, 170_000)).expect("write transcript");
+        let fields = [(
+            "transcript_path",
+            Value::String(transcript.display().to_string()),
+        )];
+        let env = [("CHECKPOINT_CONTEXT_WINDOW", "200000")];
+        let mut run = self.fire_with(dir, pre_tool, &fields, &env);
+        let mut event = pre_tool;
+        if run.stdout.trim_end() == self.no_op {
+            // The notice waits for the tool's result.
+            run = self.fire_with(dir, post_tool, &fields, &env);
+            event = post_tool;
+        }
+        let notice = context_of(&run, event);
+        let text = notice["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            text.starts_with("Checkpoint saved (context 85 %) — 170,000 of 200,000 tokens"),
+            "{text}"
+        );
+        for fixture in [pre_tool, post_tool] {
+            let again = self.fire_with(dir, fixture, &fields, &env);
+            self.assert_no_op(&again, 0, "a second tool call within five minutes");
+        }
+        (resume, notice)
+    }
+
     /// Three blocked stops in a row, then the fourth: the answer once the cap is reached.
     pub fn fourth_stop(&self, dir: &Path) -> HookRun {
         let first = self.fire(dir, self.stop);
@@ -67,6 +147,34 @@ impl Adapter {
         }
         self.fire(dir, self.stop_again)
     }
+}
+
+/// The JSON answer of `run`, checked to be context for `event` and nothing else.
+fn context_of(run: &HookRun, event: &str) -> Value {
+    assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""), "{run:?}");
+    let answer: Value =
+        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
+    assert_eq!(
+        answer["hookSpecificOutput"]["hookEventName"], event,
+        "{run:?}"
+    );
+    assert_eq!(answer.as_object().map(|o| o.len()), Some(1), "{run:?}");
+    answer
+}
+
+/// One transcript line of `agent` saying the context holds `used` tokens.
+fn usage_line(agent: &str, used: u64) -> String {
+    let line = match agent {
+        "claude" => serde_json::json!({"type": "assistant", "isSidechain": false, "message": {
+            "model": "claude-sonnet-5", "usage": {"input_tokens": 1000,
+            "cache_creation_input_tokens": 0, "cache_read_input_tokens": used - 1000}}}),
+        "gemini" => serde_json::json!({"type": "gemini", "model": "gemini-3.8-flash",
+            "tokens": {"input": used, "output": 5}}),
+        "codex" => serde_json::json!({"type": "event_msg", "payload": {"type": "token_count",
+            "info": {"last_token_usage": {"input_tokens": used}, "model_context_window": 258_400}}}),
+        other => panic!("no transcript format for {other}"),
+    };
+    format!("{line}\n")
 }
 
 /// A clean repository plus one uncommitted file that needs no tests: a deterministic block.

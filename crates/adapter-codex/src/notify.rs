@@ -58,6 +58,8 @@ pub fn event(payload: &[u8]) -> Result<Option<HookEvent>, String> {
         transcript_path: None,
         tool_name: None,
         tool_input: None,
+        detail: None,
+        model: None,
     }))
 }
 

@@ -205,9 +205,12 @@ pub(crate) fn status(args: &ReadArgs) -> Result<ExitCode, CliError> {
 /// `checkpoint log`: the history, oldest first, checkpoints with their triggers.
 pub(crate) fn log(args: &ReadArgs) -> Result<ExitCode, CliError> {
     let (journal, _) = open()?;
-    let task = journal
-        .resolve(args.task.as_deref())
-        .map_err(journal_error)?;
+    let task = match journal.resolve(args.task.as_deref()) {
+        Ok(task) => task,
+        // Without a task, the log is the project's session checkpoints.
+        Err(JournalError::NoActiveTask) => return crate::continuity_cmds::session_log(args.json),
+        Err(e) => return Err(journal_error(e)),
+    };
     if args.json {
         print_json(&task.history)?;
         return Ok(ExitCode::SUCCESS);
@@ -357,6 +360,9 @@ pub(crate) fn recover(args: &ReadArgs) -> Result<ExitCode, CliError> {
 
 /// `checkpoint save "message"`: a manual checkpoint.
 pub(crate) fn save(args: &SaveArgs) -> Result<ExitCode, CliError> {
+    if args.task.is_none() {
+        return crate::continuity_cmds::save_session(&args.message);
+    }
     let (journal, gate) = open()?;
     let task = journal
         .resolve(args.task.as_deref())

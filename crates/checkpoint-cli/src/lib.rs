@@ -2,10 +2,14 @@
 //! later commands) inspect state. `main.rs` is one call into [`main`].
 
 mod check;
+mod config_cmd;
+mod continuity_cmds;
+mod diff_cmd;
 mod error;
 mod git_hooks;
 mod install;
 mod journal_cmds;
+mod mcp;
 mod output;
 mod task;
 
@@ -46,18 +50,37 @@ enum Command {
     Step(task::StepCommand),
     /// Run a command as a validation of the current step and keep a signed receipt of it.
     Validate(journal_cmds::ValidateArgs),
-    /// Save a manual checkpoint of the active task.
+    /// Save a checkpoint of the session's state (and of the active task, if any).
     Save(journal_cmds::SaveArgs),
+    /// Show what changed since the latest checkpoint: files and lines added and removed.
+    ///
+    /// Verify the work before clearing an agent's context. With --exit-code, exits 1 when
+    /// work changed.
+    Diff(diff_cmd::DiffArgs),
+    /// Log a finished milestone; a new session's restart context lists it as done.
+    Progress(continuity_cmds::ProgressArgs),
+    /// Print the restart context a new session would start with (from the latest checkpoint).
+    Resume(continuity_cmds::ResumeArgs),
+    /// Serve checkpoint's tools to an agent over MCP on stdin/stdout (for the project in the
+    /// current directory): save, list, resume, progress, configure.
+    Mcp(mcp::McpArgs),
     /// After a crash: record it, pick how to go on, and print hook.md.
     Recover(journal_cmds::ReadArgs),
     /// Show the active task.
     Status(journal_cmds::ReadArgs),
-    /// Show the task's history (checkpoints with their triggers), oldest first.
+    /// Show the task's history (checkpoints with their triggers), oldest first; without a task,
+    /// the project's session checkpoints, newest first.
     Log(journal_cmds::ReadArgs),
     /// List the task's validation receipts; `receipts verify` checks their signatures.
     Receipts(journal_cmds::ReceiptsArgs),
     /// Remove finished tasks older than their retention (see [journal] in checkpoint.toml).
     Cleanup(journal_cmds::CleanupArgs),
+    /// Show the effective settings and where each came from; `get` one, or `set` one in a file.
+    ///
+    /// Lists every key of checkpoint.toml with its value and origin (default, detected, a file
+    /// and line, or a CHECKPOINT_* variable). `config set KEY VALUE` edits the project's
+    /// checkpoint.toml (--user: the user config file), keeping its comments.
+    Config(config_cmd::ConfigArgs),
     /// Record a commit or push checkpoint (run by the installed git hooks).
     #[command(hide = true)]
     GitHook(journal_cmds::GitHookArgs),
@@ -74,11 +97,16 @@ pub fn main() -> ExitCode {
         Command::Step(command) => task::step(&command),
         Command::Validate(args) => journal_cmds::validate(&args),
         Command::Save(args) => journal_cmds::save(&args),
+        Command::Diff(args) => diff_cmd::run(&args),
+        Command::Progress(args) => continuity_cmds::progress(&args),
+        Command::Resume(args) => continuity_cmds::resume(&args),
+        Command::Mcp(args) => mcp::run(&args),
         Command::Recover(args) => journal_cmds::recover(&args),
         Command::Status(args) => journal_cmds::status(&args),
         Command::Log(args) => journal_cmds::log(&args),
         Command::Receipts(args) => journal_cmds::receipts(&args),
         Command::Cleanup(args) => journal_cmds::cleanup(&args),
+        Command::Config(args) => config_cmd::run(&args),
         Command::GitHook(args) => journal_cmds::git_hook(&args),
     };
     match result {

@@ -27,12 +27,14 @@ pub const MAX_TAIL_BYTES: u64 = 4 * 1024 * 1024;
 const FIRST_TAIL_BYTES: u64 = 64 * 1024;
 
 /// Context usage at the agent's last model call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContextUsage {
     /// Tokens the last request put into the context window.
     pub used: u64,
     /// The window size, when the transcript says (Codex).
     pub window: Option<u64>,
+    /// The model that answered, when the transcript says (Claude, Gemini).
+    pub model: Option<String>,
 }
 
 impl ContextUsage {
@@ -68,7 +70,7 @@ pub fn window(
 }
 
 /// What one transcript line says about context usage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum LineUsage {
     /// A usage record.
     Usage(ContextUsage),
@@ -100,13 +102,22 @@ fn line_usage(agent: Agent, line: &str) -> Option<LineUsage> {
         Agent::Gemini => {
             (v["type"] == "gemini").then_some(())?;
             let used = v["tokens"]["input"].as_u64()?;
-            Some(LineUsage::Usage(ContextUsage { used, window: None }))
+            let model = v["model"].as_str().map(str::to_owned);
+            Some(LineUsage::Usage(ContextUsage {
+                used,
+                window: None,
+                model,
+            }))
         }
         Agent::Codex => {
             let info = (v["payload"]["type"] == "token_count").then(|| &v["payload"]["info"])?;
             let used = info["last_token_usage"]["input_tokens"].as_u64()?;
             let window = info["model_context_window"].as_u64();
-            Some(LineUsage::Usage(ContextUsage { used, window }))
+            Some(LineUsage::Usage(ContextUsage {
+                used,
+                window,
+                model: None,
+            }))
         }
         Agent::Cli => None,
     }
@@ -131,7 +142,12 @@ fn claude_line(v: &Value) -> Option<LineUsage> {
     let used = part("input_tokens")
         + part("cache_creation_input_tokens")
         + part("cache_read_input_tokens");
-    Some(LineUsage::Usage(ContextUsage { used, window: None }))
+    let model = message["model"].as_str().map(str::to_owned);
+    Some(LineUsage::Usage(ContextUsage {
+        used,
+        window: None,
+        model,
+    }))
 }
 
 /// The usage the last of `lines` reports (scanning backwards), if any.
@@ -144,6 +160,7 @@ fn last_usage<'a>(
         LineUsage::Compacted(post) => Some(ContextUsage {
             used: post.unwrap_or(0),
             window: None,
+            model: None,
         }),
     })
 }

@@ -110,6 +110,13 @@ pub struct HookEvent {
     pub tool_name: Option<String>,
     /// The tool's arguments, on tool events.
     pub tool_input: Option<serde_json::Value>,
+    /// What qualifies a lifecycle event: the `SessionStart` source (`startup`, `resume`,
+    /// `clear`, `compact`), the `SessionEnd` reason, the `PreCompact` trigger (`manual`, `auto`).
+    #[serde(default)]
+    pub detail: Option<String>,
+    /// The model, when the agent says.
+    #[serde(default)]
+    pub model: Option<String>,
 }
 
 /// Why a payload could not be turned into a [`HookEvent`].
@@ -158,6 +165,18 @@ struct WirePayload {
     /// Only Codex sends turn ids.
     #[serde(default)]
     turn_id: Option<serde_json::Value>,
+    /// `SessionStart`.
+    #[serde(default)]
+    source: Option<String>,
+    /// `SessionEnd`.
+    #[serde(default)]
+    reason: Option<String>,
+    /// `PreCompact` / `PreCompress`.
+    #[serde(default)]
+    trigger: Option<String>,
+    /// Some agents name the model (Claude on some events, Codex on all).
+    #[serde(default)]
+    model: Option<serde_json::Value>,
 }
 
 /// Reads a payload from `reader`, refusing more than [`MAX_PAYLOAD_BYTES`].
@@ -194,6 +213,12 @@ impl HookEvent {
             transcript_path: wire.transcript_path,
             tool_name: wire.tool_name,
             tool_input: wire.tool_input,
+            detail: wire.source.or(wire.reason).or(wire.trigger),
+            model: wire.model.and_then(|m| match m {
+                serde_json::Value::String(name) => Some(name),
+                // Claude may send `{"id": …, "display_name": …}`.
+                other => other["id"].as_str().map(str::to_owned),
+            }),
         })
     }
 
@@ -211,6 +236,8 @@ impl HookEvent {
             transcript_path: None,
             tool_name: None,
             tool_input: None,
+            detail: None,
+            model: None,
         }
     }
 }

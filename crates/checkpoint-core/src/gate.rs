@@ -4,6 +4,8 @@
 //! Adapters and `checkpoint check` call [`Gate::run`]; an `Err` means the gate could not judge
 //! (bad cwd, broken config, unusable state) and the caller fails open.
 
+mod continuity;
+
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
@@ -21,6 +23,10 @@ use crate::render;
 use crate::runner;
 use crate::session::SessionStore;
 use crate::store::StoreError;
+
+pub use continuity::{
+    CONTEXT_CHECKPOINT_GAP, GEMINI_COMPRESSION_PERCENT, PROGRESS_SKILL, SaveRequest,
+};
 
 /// Environment variable that moves all state out of the repository's git directory.
 pub const STATE_DIR_VAR: &str = "CHECKPOINT_STATE_DIR";
@@ -41,6 +47,12 @@ pub enum GateError {
     /// The session state could not be read or written.
     #[error("state: {0}")]
     State(#[from] StoreError),
+    /// The command needs a git repository and there is none.
+    #[error("{} is not inside a git repository", .0.display())]
+    NoRepository(PathBuf),
+    /// A progress entry without text.
+    #[error("a progress entry needs some text")]
+    EmptyProgress,
 }
 
 /// A judged event: the decision and its rendered message.
@@ -53,6 +65,9 @@ pub struct GateOutcome {
     /// Problems that did not change the verdict (e.g. the journal could not be written), one
     /// line each, for stderr.
     pub warnings: Vec<String>,
+    /// Text to add to the agent's context (a resumed checkpoint, a context notice); only on
+    /// events that are not stops.
+    pub context: Option<String>,
 }
 
 /// Where the gate reads configuration and what time it is.
@@ -80,7 +95,16 @@ impl Gate {
     /// Whether [`Gate::run`] does anything for this kind of event; adapters answer the others
     /// with their no-op without building a gate.
     pub fn handles(kind: &EventKind) -> bool {
-        kind.is_stop() || matches!(kind, EventKind::UserPrompt | EventKind::PostTool)
+        kind.is_stop()
+            || matches!(
+                kind,
+                EventKind::UserPrompt
+                    | EventKind::PreTool
+                    | EventKind::PostTool
+                    | EventKind::SessionStart
+                    | EventKind::SessionEnd
+                    | EventKind::PreCompact
+            )
     }
 
     /// Judges one hook event.
@@ -88,12 +112,23 @@ impl Gate {
         if event.kind.is_stop() {
             return self.stop(event);
         }
-        match event.kind {
-            EventKind::UserPrompt => self.user_prompt(event)?,
+        let mut warnings = Vec::new();
+        let context = match event.kind {
+            EventKind::UserPrompt => self.user_prompt(event).map(|()| None)?,
+            EventKind::PreTool => self.pre_tool(event)?,
             EventKind::PostTool => self.post_tool(event)?,
-            _ => {}
-        }
-        Ok(self.without_repo(event, RepoFacts::NoRepository))
+            EventKind::SessionStart => self.session_start(event)?,
+            EventKind::SessionEnd => {
+                warnings.extend(self.session_end(event)?);
+                None
+            }
+            EventKind::PreCompact => self.pre_compact(event).map(|()| None)?,
+            _ => None,
+        };
+        let mut outcome = self.without_repo(event, RepoFacts::NoRepository);
+        outcome.context = context;
+        outcome.warnings = warnings;
+        Ok(outcome)
     }
 
     /// The directory holding this repository's checkpoint state.
@@ -138,16 +173,18 @@ impl Gate {
         Ok(())
     }
 
-    /// After a tool call: a pull request being created checkpoints the active task; otherwise a
-    /// long step gets its interval checkpoint when one is due.
-    fn post_tool(&self, event: &HookEvent) -> Result<(), GateError> {
+    /// After a tool call: progress logged by the skill, a held-back context notice; then a
+    /// pull request being created checkpoints the active task, otherwise a long step gets its
+    /// interval checkpoint when one is due.
+    fn post_tool(&self, event: &HookEvent) -> Result<Option<String>, GateError> {
         check_cwd(event)?;
         let Ok(Some(repo)) = git::discover(&event.cwd) else {
-            return Ok(());
+            return Ok(None);
         };
+        let context = self.post_tool_continuity(event, &repo)?;
         // Most tool calls happen with no task: answer them before loading any configuration.
         if !journal::names_active_task(&self.state_dir(&repo)) {
-            return Ok(());
+            return Ok(context);
         }
         let policy = config::load(&self.sources(&repo.workdir), &repo.workdir)?;
         let journal = Journal::for_repo(self, repo, policy);
@@ -161,7 +198,7 @@ impl Gate {
             Some(command) => journal.checkpoint_active(Trigger::Pr, Some(command), self.now),
             None => journal.maybe_interval_checkpoint(self.now),
         }?;
-        Ok(())
+        Ok(context)
     }
 
     fn stop(&self, event: &HookEvent) -> Result<GateOutcome, GateError> {
@@ -223,15 +260,18 @@ impl Gate {
                 .is_block()
                 .then(|| retry_digest(&outcome.message));
         })?;
-        // Every allowed stop leaves a checkpoint in the active task; a blocked one still gets
-        // the interval checkpoint of a long step.
+        // Every allowed stop leaves a session checkpoint (and one in the active task); a
+        // blocked one still gets the interval checkpoint of a long step.
         let recorded = if outcome.decision.is_block() {
-            journal.maybe_interval_checkpoint(self.now)
+            journal
+                .maybe_interval_checkpoint(self.now)
+                .map(drop)
+                .map_err(GateError::from)
         } else {
-            journal.checkpoint_active(Trigger::Stop, None, self.now)
+            self.stop_checkpoint(event, &journal, &repo)
         };
         if let Err(e) = recorded {
-            warnings.push(format!("journal: {e}"));
+            warnings.push(format!("saving the checkpoint: {e}"));
         }
         outcome.warnings = warnings;
         Ok(outcome)
@@ -258,6 +298,7 @@ fn judged(event: &HookEvent, facts: &Facts, policy: &Policy) -> GateOutcome {
         decision,
         message,
         warnings: Vec::new(),
+        context: None,
     }
 }
 

@@ -47,6 +47,18 @@ pub fn stop_answer(block_word: &str, outcome: &GateOutcome) -> Option<Value> {
     user_notice(outcome).map(|notice| serde_json::json!({"systemMessage": notice}))
 }
 
+/// Context for the model, the way all three agents take it on `SessionStart`, `PreToolUse`,
+/// `PostToolUse` (Gemini: `AfterTool`) and prompt events: `hookSpecificOutput.additionalContext`
+/// under the event's own name (Claude checks the name; Codex accepts no other keys).
+pub fn context_answer(event: &HookEvent, context: &str) -> Value {
+    serde_json::json!({
+        "hookSpecificOutput": {
+            "hookEventName": event.wire_name,
+            "additionalContext": context,
+        }
+    })
+}
+
 /// Runs one hook call for protocol `P` on the process's stdin/stdout/stderr. Always exits 0.
 pub fn main<P: Protocol>() -> std::process::ExitCode {
     let stdin = std::io::stdin();
@@ -97,6 +109,9 @@ fn answer<P: Protocol>(stdin: impl Read, stderr: &mut impl Write) -> Result<Opti
         .map_err(|e| e.to_string())?;
     for warning in &outcome.warnings {
         let _ = writeln!(stderr, "checkpoint: warning: {warning}");
+    }
+    if let Some(context) = &outcome.context {
+        return Ok(Some(context_answer(&event, context)));
     }
     Ok(P::answer(&event, &outcome))
 }

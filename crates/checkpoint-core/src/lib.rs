@@ -25,6 +25,8 @@ pub mod cache;
 #[cfg(feature = "io")]
 pub mod context;
 #[cfg(feature = "io")]
+pub mod continuity;
+#[cfg(feature = "io")]
 pub mod gate;
 #[cfg(feature = "io")]
 pub mod git;

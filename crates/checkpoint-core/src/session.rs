@@ -20,6 +20,10 @@ pub struct SessionRecord {
     /// Digest of the last block message. Gemini re-sends a block reason as the next prompt; a
     /// prompt with this digest is that retry, not a new user turn.
     pub last_block_digest: Option<String>,
+    /// Context for the agent that could not go with the event that produced it (Gemini's
+    /// `BeforeTool` cannot add context): delivered with the session's next tool result.
+    #[serde(default)]
+    pub pending_context: Option<String>,
 }
 
 /// The session files of one state directory.

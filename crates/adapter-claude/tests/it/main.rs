@@ -112,3 +112,9 @@ proptest! {
         prop_assert!(out.is_empty() && err.is_empty());
     }
 }
+
+#[test]
+fn sessions_resume_and_context_is_watched() {
+    let (_, notice) = CLAUDE.assert_continuity("PreToolUse", "PostToolUse");
+    assert_snapshot!(notice.to_string());
+}

@@ -179,3 +179,9 @@ proptest! {
         let _ = adapter_codex::notify::event(&bytes);
     }
 }
+
+#[test]
+fn sessions_resume_and_context_is_watched() {
+    let (_, notice) = CODEX.assert_continuity("PreToolUse", "PostToolUse");
+    assert_snapshot!(notice.to_string());
+}

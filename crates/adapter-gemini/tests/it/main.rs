@@ -91,3 +91,9 @@ proptest! {
         prop_assert_eq!(out, b"{}\n");
     }
 }
+
+#[test]
+fn sessions_resume_and_context_is_watched() {
+    let (_, notice) = GEMINI.assert_continuity("BeforeTool", "AfterTool");
+    assert_snapshot!(notice.to_string());
+}

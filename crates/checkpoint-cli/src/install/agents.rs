@@ -13,6 +13,9 @@ use crate::CliError;
 const END_OF_TURN: Duration = Duration::from_secs(30 * 60);
 /// Every other event only does bookkeeping.
 const QUICK: Duration = Duration::from_secs(30);
+/// Agents wait for `SessionEnd` hooks only briefly (Claude gives 1.5 s unless a timeout is set,
+/// Codex clamps to 3 s); saving a checkpoint takes milliseconds.
+const SESSION_END: Duration = Duration::from_secs(5);
 
 /// The agent named on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -90,6 +93,9 @@ pub(crate) struct AgentSpec {
     handler_name: Option<&'static str>,
     /// The events the adapter handles, in the order they are written.
     pub(crate) events: &'static [Event],
+    /// Whether the agent loads skills from `<config dir>/skills/` (the `checkpoint-progress`
+    /// skill is installed with the hooks).
+    pub(crate) skills: bool,
     /// What the user still has to do before the hooks run.
     next_steps: fn(&Scope) -> String,
 }
@@ -99,7 +105,11 @@ const CLAUDE_STYLE_EVENTS: &[Event] = &[
     event("Stop", END_OF_TURN),
     event("SubagentStop", END_OF_TURN),
     event("UserPromptSubmit", QUICK),
+    event("PreToolUse", QUICK),
     event("PostToolUse", QUICK),
+    event("SessionStart", QUICK),
+    event("PreCompact", QUICK),
+    event("SessionEnd", SESSION_END),
 ];
 
 const CLAUDE: AgentSpec = AgentSpec {
@@ -111,6 +121,7 @@ const CLAUDE: AgentSpec = AgentSpec {
     unit: TimeUnit::Seconds,
     handler_name: None,
     events: CLAUDE_STYLE_EVENTS,
+    skills: true,
     next_steps: |_| {
         "Next: nothing for `claude -p`; the interactive TUI runs hooks only in a trusted \
          workspace (accept its trust prompt)."
@@ -129,8 +140,13 @@ const GEMINI: AgentSpec = AgentSpec {
     events: &[
         event("AfterAgent", END_OF_TURN),
         event("BeforeAgent", QUICK),
+        event("BeforeTool", QUICK),
         event("AfterTool", QUICK),
+        event("SessionStart", QUICK),
+        event("PreCompress", QUICK),
+        event("SessionEnd", SESSION_END),
     ],
+    skills: false,
     next_steps: |_| {
         "Next: trust the folder when Gemini CLI asks (headless: GEMINI_CLI_TRUST_WORKSPACE=true); \
          hooks do not run in an untrusted folder."
@@ -147,6 +163,7 @@ const CODEX: AgentSpec = AgentSpec {
     unit: TimeUnit::Seconds,
     handler_name: None,
     events: CLAUDE_STYLE_EVENTS,
+    skills: false,
     next_steps: codex_next_steps,
 };
 
@@ -177,11 +194,15 @@ impl AgentSpec {
 
     /// The hooks file for `scope`.
     pub(crate) fn config_path(&self, scope: &Scope) -> Result<PathBuf, CliError> {
-        let dir = match scope {
-            Scope::Project(root) => root.join(self.dir),
-            Scope::User => self.user_config_dir()?,
-        };
-        Ok(dir.join(self.file))
+        Ok(self.config_dir(scope)?.join(self.file))
+    }
+
+    /// The agent's config directory for `scope` (`<project>/.claude`, `~/.claude`, …).
+    pub(crate) fn config_dir(&self, scope: &Scope) -> Result<PathBuf, CliError> {
+        match scope {
+            Scope::Project(root) => Ok(root.join(self.dir)),
+            Scope::User => self.user_config_dir(),
+        }
     }
 
     fn user_config_dir(&self) -> Result<PathBuf, CliError> {

@@ -6,7 +6,9 @@
 mod adapter;
 mod agents;
 mod config_file;
+mod mcp;
 mod settings;
+mod skill;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -33,6 +35,10 @@ pub(crate) struct Target {
     /// Print the change as a unified diff and write nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Also register (uninstall: remove) the `checkpoint mcp` server in the agent's MCP config:
+    /// .mcp.json (--user: ~/.claude.json), the Gemini settings.json, .codex/config.toml.
+    #[arg(long)]
+    mcp: bool,
 }
 
 /// Options of `checkpoint install`.
@@ -57,6 +63,7 @@ pub(crate) struct UninstallArgs {
 pub(crate) fn install(args: &InstallArgs) -> Result<ExitCode, CliError> {
     let Some(spec) = args.target.agent.spec() else {
         let target = &args.target;
+        mcp::not_for_git(target)?;
         return git_hooks::install_command(target.user, args.adapter.is_some(), target.dry_run);
     };
     let adapter = adapter::locate(spec, args.adapter.as_deref())?;
@@ -70,7 +77,10 @@ pub(crate) fn install(args: &InstallArgs) -> Result<ExitCode, CliError> {
     let edit = edit(&args.target, spec, &handlers)?;
     let file = edit.file.display();
     match &edit.result {
-        EditResult::Previewed => return Ok(ExitCode::SUCCESS),
+        EditResult::Previewed => {
+            mcp::install(&args.target, spec, &edit)?;
+            return Ok(ExitCode::SUCCESS);
+        }
         EditResult::Unchanged => output::out(&format!(
             "Checkpoint hooks for {} are already installed in {file}: nothing to change.",
             spec.title
@@ -84,13 +94,21 @@ pub(crate) fn install(args: &InstallArgs) -> Result<ExitCode, CliError> {
             report_backup(backup.as_deref());
         }
     }
+    if let Some(path) = skill::install(spec, &edit.scope)? {
+        output::out(&format!(
+            "Installed the checkpoint-progress skill in {}.",
+            path.display()
+        ));
+    }
     output::out(&spec.next_steps(&edit.scope));
+    mcp::install(&args.target, spec, &edit)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// Removes every handler of ours, whatever its event, and nothing else.
 pub(crate) fn uninstall(args: &UninstallArgs) -> Result<ExitCode, CliError> {
     let Some(spec) = args.target.agent.spec() else {
+        mcp::not_for_git(&args.target)?;
         return git_hooks::uninstall_command(args.target.user, args.target.dry_run);
     };
     let edit = edit(&args.target, spec, &[])?;
@@ -110,6 +128,15 @@ pub(crate) fn uninstall(args: &UninstallArgs) -> Result<ExitCode, CliError> {
             report_backup(backup.as_deref());
         }
     }
+    if !args.target.dry_run
+        && let Some(path) = skill::uninstall(spec, &edit.scope)?
+    {
+        output::out(&format!(
+            "Removed the checkpoint-progress skill from {}.",
+            path.display()
+        ));
+    }
+    mcp::uninstall(&args.target, spec, &edit)?;
     Ok(ExitCode::SUCCESS)
 }
 

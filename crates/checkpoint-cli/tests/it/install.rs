@@ -131,6 +131,17 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             ]
           }
         ],
+        "PreToolUse": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-claude",
+                "timeout": 30
+              }
+            ]
+          }
+        ],
         "PostToolUse": [
           {
             "hooks": [
@@ -138,6 +149,39 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
                 "type": "command",
                 "command": "[bin]/checkpoint-claude",
                 "timeout": 30
+              }
+            ]
+          }
+        ],
+        "SessionStart": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-claude",
+                "timeout": 30
+              }
+            ]
+          }
+        ],
+        "PreCompact": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-claude",
+                "timeout": 30
+              }
+            ]
+          }
+        ],
+        "SessionEnd": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-claude",
+                "timeout": 5
               }
             ]
           }
@@ -172,6 +216,18 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             ]
           }
         ],
+        "BeforeTool": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-gemini",
+                "name": "checkpoint",
+                "timeout": 30000
+              }
+            ]
+          }
+        ],
         "AfterTool": [
           {
             "hooks": [
@@ -180,6 +236,42 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
                 "command": "[bin]/checkpoint-gemini",
                 "name": "checkpoint",
                 "timeout": 30000
+              }
+            ]
+          }
+        ],
+        "SessionStart": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-gemini",
+                "name": "checkpoint",
+                "timeout": 30000
+              }
+            ]
+          }
+        ],
+        "PreCompress": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-gemini",
+                "name": "checkpoint",
+                "timeout": 30000
+              }
+            ]
+          }
+        ],
+        "SessionEnd": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-gemini",
+                "name": "checkpoint",
+                "timeout": 5000
               }
             ]
           }
@@ -223,6 +315,17 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             ]
           }
         ],
+        "PreToolUse": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-codex",
+                "timeout": 30
+              }
+            ]
+          }
+        ],
         "PostToolUse": [
           {
             "hooks": [
@@ -230,6 +333,39 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
                 "type": "command",
                 "command": "[bin]/checkpoint-codex",
                 "timeout": 30
+              }
+            ]
+          }
+        ],
+        "SessionStart": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-codex",
+                "timeout": 30
+              }
+            ]
+          }
+        ],
+        "PreCompact": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-codex",
+                "timeout": 30
+              }
+            ]
+          }
+        ],
+        "SessionEnd": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-codex",
+                "timeout": 5
               }
             ]
           }
@@ -243,12 +379,12 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
 fn install_says_what_it_wrote_and_what_is_left_to_do() {
     let fx = Fixture::new();
     assert_snapshot!(fx.stable(ok(&fx.install("codex", &[]))), @r#"
-    Installed checkpoint hooks for Codex CLI in [project]/.codex/hooks.json: Stop, SubagentStop, UserPromptSubmit, PostToolUse.
+    Installed checkpoint hooks for Codex CLI in [project]/.codex/hooks.json: Stop, SubagentStop, UserPromptSubmit, PreToolUse, PostToolUse, SessionStart, PreCompact, SessionEnd.
     Next: review and trust the hooks with `/hooks` in the Codex TUI (or run `codex exec --dangerously-bypass-hook-trust`).
     Project hooks load only in a trusted project: `[projects."[project]"] trust_level = "trusted"` in ~/.codex/config.toml.
     "#);
     assert_snapshot!(fx.stable(ok(&fx.install("gemini", &[]))), @"
-    Installed checkpoint hooks for Gemini CLI in [project]/.gemini/settings.json: AfterAgent, BeforeAgent, AfterTool.
+    Installed checkpoint hooks for Gemini CLI in [project]/.gemini/settings.json: AfterAgent, BeforeAgent, BeforeTool, AfterTool, SessionStart, PreCompress, SessionEnd.
     Next: trust the folder when Gemini CLI asks (headless: GEMINI_CLI_TRUST_WORKSPACE=true); hooks do not run in an untrusted folder.
     ");
 }
@@ -331,6 +467,15 @@ fn foreign_hooks_and_other_keys_survive_in_order() {
                 "timeout": 5
               }
             ]
+          },
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-claude",
+                "timeout": 30
+              }
+            ]
           }
         ],
         "Stop": [
@@ -384,6 +529,39 @@ fn foreign_hooks_and_other_keys_survive_in_order() {
               }
             ]
           }
+        ],
+        "SessionStart": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-claude",
+                "timeout": 30
+              }
+            ]
+          }
+        ],
+        "PreCompact": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-claude",
+                "timeout": 30
+              }
+            ]
+          }
+        ],
+        "SessionEnd": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-claude",
+                "timeout": 5
+              }
+            ]
+          }
         ]
       },
       "model": "opus"
@@ -393,8 +571,9 @@ fn foreign_hooks_and_other_keys_survive_in_order() {
     let installed = fx.read(".claude/settings.json");
     let out = ok(&fx.uninstall("claude", &[]));
     assert_snapshot!(fx.stable(out), @"
-    Removed checkpoint hooks for Claude Code from [project]/.claude/settings.json: Stop, SubagentStop, UserPromptSubmit, PostToolUse.
+    Removed checkpoint hooks for Claude Code from [project]/.claude/settings.json: PreToolUse, Stop, SubagentStop, UserPromptSubmit, PostToolUse, SessionStart, PreCompact, SessionEnd.
     Previous content saved as [project]/.claude/settings.json.checkpoint.bak.
+    Removed the checkpoint-progress skill from [project]/.claude/skills/checkpoint-progress/SKILL.md.
     ");
     assert_eq!(fx.read(".claude/settings.json"), FOREIGN);
     assert_eq!(fx.read(".claude/settings.json.checkpoint.bak"), installed);
@@ -546,16 +725,24 @@ fn user_scope_writes_under_each_agents_home() {
         let out = checkpoint_with_env(fx.project.path(), &args, &env);
         let stdout = ok(&out);
         assert!(stdout.contains(&expected.display().to_string()), "{stdout}");
-        assert_eq!(
-            files_under(homes.path()),
-            std::slice::from_ref(&expected),
-            "{agent} {var:?}"
-        );
+        // Claude also gets the checkpoint-progress skill beside its settings.
+        let mut written = vec![expected.clone()];
+        if agent == "claude" {
+            let dir = expected.parent().unwrap();
+            written.insert(0, dir.join("skills/checkpoint-progress/SKILL.md"));
+        }
+        assert_eq!(files_under(homes.path()), written, "{agent} {var:?}");
         assert!(fs::read_to_string(&expected).unwrap().contains(&adapter));
 
         let args = ["uninstall", agent, "--user"];
         ok(&checkpoint_with_env(fx.project.path(), &args, &env));
         assert_eq!(fs::read_to_string(&expected).unwrap(), "{}\n");
+        assert!(
+            !files_under(homes.path())
+                .iter()
+                .any(|p| p.to_string_lossy().contains("/skills/")),
+            "uninstall removes the skill"
+        );
         for dir in [&home, &custom] {
             if dir.exists() {
                 fs::remove_dir_all(dir).unwrap();
@@ -579,7 +766,7 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     assert_snapshot!(fx.stable(out), @r#"
     --- [project]/.gemini/settings.json
     +++ [project]/.gemini/settings.json
-    @@ -1 +1,43 @@
+    @@ -1 +1,91 @@
     -{"general": {"vimMode": true}}
     \ No newline at end of file
     +{
@@ -611,6 +798,18 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     +        ]
     +      }
     +    ],
+    +    "BeforeTool": [
+    +      {
+    +        "hooks": [
+    +          {
+    +            "type": "command",
+    +            "command": "[bin]/checkpoint-gemini",
+    +            "name": "checkpoint",
+    +            "timeout": 30000
+    +          }
+    +        ]
+    +      }
+    +    ],
     +    "AfterTool": [
     +      {
     +        "hooks": [
@@ -619,6 +818,42 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     +            "command": "[bin]/checkpoint-gemini",
     +            "name": "checkpoint",
     +            "timeout": 30000
+    +          }
+    +        ]
+    +      }
+    +    ],
+    +    "SessionStart": [
+    +      {
+    +        "hooks": [
+    +          {
+    +            "type": "command",
+    +            "command": "[bin]/checkpoint-gemini",
+    +            "name": "checkpoint",
+    +            "timeout": 30000
+    +          }
+    +        ]
+    +      }
+    +    ],
+    +    "PreCompress": [
+    +      {
+    +        "hooks": [
+    +          {
+    +            "type": "command",
+    +            "command": "[bin]/checkpoint-gemini",
+    +            "name": "checkpoint",
+    +            "timeout": 30000
+    +          }
+    +        ]
+    +      }
+    +    ],
+    +    "SessionEnd": [
+    +      {
+    +        "hooks": [
+    +          {
+    +            "type": "command",
+    +            "command": "[bin]/checkpoint-gemini",
+    +            "name": "checkpoint",
+    +            "timeout": 5000
     +          }
     +        ]
     +      }

@@ -2,8 +2,12 @@
 //! fixture scripts in `tests/fixtures/`.
 
 mod check;
+mod config;
+mod diff;
 mod install;
+mod install_mcp;
 mod journal;
+mod mcp;
 
 use std::path::Path;
 use std::process::Output;

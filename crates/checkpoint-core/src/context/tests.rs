@@ -27,7 +27,8 @@ fn claude_compaction_boundary_after_the_last_usage_wins() {
         read_usage(Agent::Claude, &path).unwrap(),
         Some(ContextUsage {
             used: 2616,
-            window: None
+            window: None,
+            model: None,
         })
     );
     // Without the boundary, the last main-thread assistant usage counts: 2200 + 100 + 32500.
@@ -58,7 +59,8 @@ fn gemini_last_record_input_tokens() {
         read_usage(Agent::Gemini, &path).unwrap(),
         Some(ContextUsage {
             used: 35_500,
-            window: None
+            window: None,
+            model: Some("gemini-3.8-flash".into()),
         })
     );
 }
@@ -71,7 +73,8 @@ fn codex_token_count_with_window() {
         usage,
         ContextUsage {
             used: 34_800,
-            window: Some(258_400)
+            window: Some(258_400),
+            model: None,
         }
     );
     assert_eq!(
@@ -119,6 +122,7 @@ fn windows_and_percentages() {
     let usage = ContextUsage {
         used: 170_000,
         window: None,
+        model: None,
     };
     assert_eq!(
         window(Agent::Claude, Some("claude-sonnet-4"), &usage, None),

@@ -31,6 +31,18 @@
 //! stale_threshold = "5m"        # an unfinished task not updated for this long has crashed
 //! checkpoint_interval = "5m"    # during a long step, at most one interval checkpoint per this
 //!
+//! [context]
+//! warn = 80                 # percent of the context window at which a checkpoint is saved (50..=99)
+//! critical = 90             # percent at which saving is urgent (50..=99, above `warn`)
+//! window = 200000           # tokens (1000..=100000000); default: unset, from the transcript or model
+//!
+//! [resume]
+//! auto = true               # a new session gets the active task's state: true | false | "prompt"
+//! max_restarts = 3          # automatic resumes of a task in a row (0..=100)
+//!
+//! [clear]
+//! auto_checkpoint = true    # save a checkpoint before the context is cleared: true | false | "prompt"
+//!
 //! [[rule]]
 //! name = "daemon"                      # required, unique across both files
 //! include = ["src/**/*.py"]            # required, non-empty
@@ -60,6 +72,12 @@
 //! | `CHECKPOINT_JOURNAL_MAX_CHECKPOINTS`     | `journal.max_checkpoints`     | 1..=10000         |
 //! | `CHECKPOINT_JOURNAL_STALE_THRESHOLD`     | `journal.stale_threshold`     | a duration        |
 //! | `CHECKPOINT_JOURNAL_CHECKPOINT_INTERVAL` | `journal.checkpoint_interval` | a duration        |
+//! | `CHECKPOINT_CONTEXT_WARN`          | `context.warn`           | 50..=99                     |
+//! | `CHECKPOINT_CONTEXT_CRITICAL`      | `context.critical`       | 50..=99                     |
+//! | `CHECKPOINT_CONTEXT_WINDOW`        | `context.window`         | 1000..=100000000            |
+//! | `CHECKPOINT_AUTO_RESUME`           | `resume.auto`            | true/false, 1/0, yes/no, prompt |
+//! | `CHECKPOINT_RESUME_MAX_RESTARTS`   | `resume.max_restarts`    | 0..=100                     |
+//! | `CHECKPOINT_CLEAR_AUTO_CHECKPOINT` | `clear.auto_checkpoint`  | true/false, 1/0, yes/no, prompt |
 //!
 //! Other `CHECKPOINT_*` variables are ignored here.
 //!
@@ -75,7 +93,13 @@
 //! CHECKPOINT_STOP_MAX_BLOCKS: expected a whole number, got "abc"
 //! ```
 //!
-//! Rules are numbered from 0 within their file.
+//! Rules are numbered from 0 within their file. `context.warn` must stay below `context.critical`
+//! after merging; the error names whichever of the two the higher layer set.
+//!
+//! # Provenance
+//!
+//! [`explain`] lists every key with its effective value and the layer it came from ([`Origin`]);
+//! [`check_text`] validates a file's new text before a writer replaces the file.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -92,7 +116,10 @@ use toml::de::{DeTable, DeValue};
 
 use super::detect::detect_test_command;
 use super::rules::{GlobError, Rule, RuleSet, RuleTests};
-use super::{GitBackend, GitSettings, JournalSettings, Policy, StopSettings, TestSettings};
+use super::{
+    ClearSettings, ContextSettings, GitBackend, GitSettings, JournalSettings, Policy,
+    ResumeSettings, StopSettings, Switch, TestSettings,
+};
 
 /// The project file's name, at the project root.
 pub const PROJECT_FILE: &str = "checkpoint.toml";
@@ -102,6 +129,70 @@ type MaxBlocks = Count<0, 100>;
 
 /// `journal.max_checkpoints`: 1..=10000.
 type MaxCheckpoints = Count<1, 10_000>;
+
+/// `context.warn` and `context.critical`: 50..=99 percent.
+type Percent = Count<50, 99>;
+
+/// `context.window`: 1000..=100000000 tokens.
+type Window = Count<1_000, 100_000_000>;
+
+/// `resume.max_restarts`: 0..=100.
+type MaxRestarts = Count<0, 100>;
+
+/// A scalar configuration key and the environment variable that overrides it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key {
+    /// `section.key`, as [`explain`] lists it.
+    pub name: &'static str,
+    /// The `CHECKPOINT_*` variable that overrides it.
+    pub env: &'static str,
+}
+
+/// Every scalar key, in the order [`explain`] lists them.
+pub const KEYS: &[Key] = &[
+    key("tests.command", "CHECKPOINT_TESTS_COMMAND"),
+    key("tests.timeout", "CHECKPOINT_TESTS_TIMEOUT"),
+    key("stop.commit_gate", "CHECKPOINT_STOP_COMMIT_GATE"),
+    key("stop.max_blocks", "CHECKPOINT_STOP_MAX_BLOCKS"),
+    key("stop.capture", "CHECKPOINT_STOP_CAPTURE"),
+    key("stop.capture_interval", "CHECKPOINT_STOP_CAPTURE_INTERVAL"),
+    key("git.backend", "CHECKPOINT_GIT_BACKEND"),
+    key(
+        "journal.retention_completed",
+        "CHECKPOINT_JOURNAL_RETENTION_COMPLETED",
+    ),
+    key(
+        "journal.retention_failed",
+        "CHECKPOINT_JOURNAL_RETENTION_FAILED",
+    ),
+    key(
+        "journal.retention_abandoned",
+        "CHECKPOINT_JOURNAL_RETENTION_ABANDONED",
+    ),
+    key(
+        "journal.max_checkpoints",
+        "CHECKPOINT_JOURNAL_MAX_CHECKPOINTS",
+    ),
+    key(
+        "journal.stale_threshold",
+        "CHECKPOINT_JOURNAL_STALE_THRESHOLD",
+    ),
+    key(
+        "journal.checkpoint_interval",
+        "CHECKPOINT_JOURNAL_CHECKPOINT_INTERVAL",
+    ),
+    key("context.warn", "CHECKPOINT_CONTEXT_WARN"),
+    key("context.critical", "CHECKPOINT_CONTEXT_CRITICAL"),
+    key("context.window", "CHECKPOINT_CONTEXT_WINDOW"),
+    key("resume.auto", "CHECKPOINT_AUTO_RESUME"),
+    key("resume.max_restarts", "CHECKPOINT_RESUME_MAX_RESTARTS"),
+    key("clear.auto_checkpoint", "CHECKPOINT_CLEAR_AUTO_CHECKPOINT"),
+];
+
+/// A row of [`KEYS`].
+const fn key(name: &'static str, env: &'static str) -> Key {
+    Key { name, env }
+}
 
 /// Where configuration comes from. Tests build one by hand; binaries use `from_process`.
 #[derive(Debug, Clone)]
@@ -189,31 +280,323 @@ pub enum ConfigError {
 /// Loads the policy from `sources`, detecting the test command in `project_root` when no layer
 /// sets one.
 pub fn load(sources: &ConfigSources, project_root: &Path) -> Result<Policy, ConfigError> {
-    let mut files = Vec::new();
-    if let Some(user) = &sources.user_file {
-        files.extend(ConfigFile::read(user)?);
-    }
-    files.extend(ConfigFile::read(&sources.project_file)?);
-    let env = env_layer(&sources.env)?;
+    Merged::load(sources, project_root).map(|merged| merged.policy)
+}
 
-    let mut settings = Settings::default();
-    for layer in files.iter().map(|f| &f.layer).chain([&env]) {
-        settings.apply(layer);
+/// Where a setting's effective value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// No layer sets it: the built-in default.
+    Default,
+    /// No layer sets it and it was detected in the project (the test command).
+    Detected,
+    /// A configuration file sets it, at this line.
+    File {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the key.
+        line: usize,
+    },
+    /// This `CHECKPOINT_*` variable sets it.
+    Env(String),
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::Default => f.write_str("default"),
+            Origin::Detected => f.write_str("detected"),
+            Origin::File { path, line } => write!(f, "{}:{line}", path.display()),
+            Origin::Env(var) => write!(f, "env {var}"),
+        }
     }
-    let command = match settings.command {
-        Some(explicit) => Some(explicit).filter(|c| !c.trim().is_empty()),
-        None => detect_test_command(project_root),
-    };
-    Ok(Policy {
-        tests: TestSettings {
-            command,
-            ..settings.tests
+}
+
+/// One key of the effective configuration, as [`explain`] lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting {
+    /// `section.key` (one of [`KEYS`]), or `rule.<name>` for a configured rule.
+    pub key: String,
+    /// The effective value as TOML; `None` when the key is unset (no test command, or a context
+    /// window taken from the transcript or model). A rule's value is an inline table.
+    pub value: Option<toml::Value>,
+    /// Where the value came from.
+    pub origin: Origin,
+}
+
+impl Setting {
+    /// The value as it would be written in a config file (`"2m"`, `3`, `true`, `"prompt"`), or a
+    /// parenthesized note saying what an unset key means.
+    pub fn value_text(&self) -> String {
+        match (&self.value, self.key.as_str()) {
+            (Some(value), _) => value.to_string(),
+            (None, "context.window") => "(from the transcript or model)".to_owned(),
+            (None, "tests.command") => "(no test command)".to_owned(),
+            (None, _) => "(unset)".to_owned(),
+        }
+    }
+}
+
+/// Every scalar key of every section (in the order of [`KEYS`]) with its effective value and
+/// origin, then every configured `[[rule]]` (`rule.<name>`, user file first). The values are those
+/// [`load`] returns, and the errors are its errors.
+pub fn explain(sources: &ConfigSources, project_root: &Path) -> Result<Vec<Setting>, ConfigError> {
+    let merged = Merged::load(sources, project_root)?;
+    let mut settings: Vec<Setting> = KEYS
+        .iter()
+        .map(|key| Setting {
+            key: key.name.to_owned(),
+            value: value_of(&merged.policy, key.name),
+            origin: merged.origin(key.name),
+        })
+        .collect();
+    let placed = merged
+        .files
+        .iter()
+        .flat_map(|file| file.layer.rule.iter().map(move |raw| (file, raw)));
+    for ((file, raw), rule) in placed.zip(merged.policy.rules.configured()) {
+        settings.push(Setting {
+            key: format!("rule.{}", rule.name),
+            value: Some(rule_value(rule)),
+            origin: Origin::File {
+                path: file.path.clone(),
+                line: file.line(raw.name.span().start),
+            },
+        });
+    }
+    Ok(settings)
+}
+
+/// Checks the text of a configuration file at `path` exactly as [`load`] checks a file (syntax,
+/// unknown keys, types, ranges, rule names and globs, and `context.warn` below
+/// `context.critical` over the built-in defaults), without reading or writing anything. A writer
+/// calls it before replacing the file.
+pub fn check_text(path: &Path, text: &str) -> Result<(), ConfigError> {
+    let files = [ConfigFile::parse(path, text.to_owned())?];
+    let mut settings = Settings::default();
+    settings.apply(&files[0].layer, 0);
+    check_context_order(&settings, &files)?;
+    compile_rules(&files).map(drop)
+}
+
+/// Everything `load` reads, merged.
+struct Merged {
+    /// The configuration files that exist, lowest layer first; layer `i` is `files[i]`, and the
+    /// environment's layer is `files.len()`.
+    files: Vec<ConfigFile>,
+    /// The settings, with the layer that set each key.
+    settings: Settings,
+    /// The result.
+    policy: Policy,
+}
+
+impl Merged {
+    fn load(sources: &ConfigSources, project_root: &Path) -> Result<Merged, ConfigError> {
+        let mut files = Vec::new();
+        if let Some(user) = &sources.user_file {
+            files.extend(ConfigFile::read(user)?);
+        }
+        files.extend(ConfigFile::read(&sources.project_file)?);
+        let env = env_layer(&sources.env)?;
+
+        let mut settings = Settings::default();
+        for (source, layer) in files.iter().map(|f| &f.layer).chain([&env]).enumerate() {
+            settings.apply(layer, source);
+        }
+        check_context_order(&settings, &files)?;
+        let command = match &settings.command {
+            Some(explicit) => Some(explicit.clone()).filter(|c| !c.trim().is_empty()),
+            None => detect_test_command(project_root),
+        };
+        let policy = Policy {
+            tests: TestSettings {
+                command,
+                ..settings.tests.clone()
+            },
+            stop: settings.stop.clone(),
+            git: settings.git.clone(),
+            journal: settings.journal.clone(),
+            context: settings.context.clone(),
+            resume: settings.resume.clone(),
+            clear: settings.clear.clone(),
+            rules: compile_rules(&files)?,
+        };
+        Ok(Merged {
+            files,
+            settings,
+            policy,
+        })
+    }
+
+    /// Where the effective value of `key` (one of [`KEYS`]) came from.
+    fn origin(&self, key: &str) -> Origin {
+        match self.settings.origins.get(key) {
+            Some(&source) => layer_origin(&self.files, source, key),
+            None if key == "tests.command" && self.policy.tests.command.is_some() => {
+                Origin::Detected
+            }
+            None => Origin::Default,
+        }
+    }
+}
+
+/// The origin of `key` as set by layer `source` (a file of `files`, or the environment after
+/// them).
+fn layer_origin(files: &[ConfigFile], source: usize, key: &str) -> Origin {
+    match files.get(source) {
+        Some(file) => Origin::File {
+            path: file.path.clone(),
+            line: file.key_line(key),
         },
-        stop: settings.stop,
-        git: settings.git,
-        journal: settings.journal,
-        rules: compile_rules(&files)?,
+        None => Origin::Env(env_var(key).to_owned()),
+    }
+}
+
+/// The variable that overrides `key`.
+fn env_var(key: &str) -> &'static str {
+    KEYS.iter().find(|k| k.name == key).map_or("", |k| k.env)
+}
+
+/// `context.warn` must be below `context.critical`. The error names the one of the two that
+/// the higher layer set (`warn` when one layer set both), where that layer set it.
+fn check_context_order(settings: &Settings, files: &[ConfigFile]) -> Result<(), ConfigError> {
+    let ContextSettings { warn, critical, .. } = settings.context;
+    if warn < critical {
+        return Ok(());
+    }
+    let set_by = |key| settings.origins.get(key).copied();
+    let (warn_set_by, critical_set_by) = (set_by("context.warn"), set_by("context.critical"));
+    // `None` (a default) sorts below every layer.
+    let (key, source, message) =
+        match (warn_set_by >= critical_set_by, warn_set_by, critical_set_by) {
+            (true, Some(w), _) => (
+                "context.warn",
+                w,
+                format!("must be below context.critical ({critical}), got {warn}"),
+            ),
+            (false, _, Some(c)) => (
+                "context.critical",
+                c,
+                format!("must be above context.warn ({warn}), got {critical}"),
+            ),
+            // Both are defaults, which are in order.
+            _ => return Ok(()),
+        };
+    Err(match layer_origin(files, source, key) {
+        Origin::File { path, line } => ConfigError::Invalid {
+            path,
+            line,
+            key: key.to_owned(),
+            message,
+        },
+        _ => ConfigError::Env {
+            var: env_var(key).to_owned(),
+            message,
+        },
     })
+}
+
+/// The effective value of `key` (one of [`KEYS`]) in `policy`, as TOML; `None` when unset.
+fn value_of(policy: &Policy, key: &str) -> Option<toml::Value> {
+    use toml::Value as V;
+    let duration = |d: Duration| Some(V::String(render_duration(d)));
+    let count = |n: u32| Some(V::Integer(n.into()));
+    let switch = |s: Switch| {
+        Some(match s {
+            Switch::On => V::Boolean(true),
+            Switch::Off => V::Boolean(false),
+            Switch::Prompt => V::String("prompt".into()),
+        })
+    };
+    let Policy {
+        tests,
+        stop,
+        git,
+        journal,
+        context,
+        resume,
+        clear,
+        rules: _,
+    } = policy;
+    match key {
+        "tests.command" => tests.command.clone().map(V::String),
+        "tests.timeout" => duration(tests.timeout),
+        "stop.commit_gate" => Some(V::Boolean(stop.commit_gate)),
+        "stop.max_blocks" => count(stop.max_blocks),
+        "stop.capture" => Some(V::Boolean(stop.capture)),
+        "stop.capture_interval" => duration(stop.capture_interval),
+        "git.backend" => Some(V::String(
+            match git.backend {
+                GitBackend::Auto => "auto",
+                GitBackend::Cli => "cli",
+                GitBackend::Gix => "gix",
+            }
+            .into(),
+        )),
+        "journal.retention_completed" => duration(journal.retention_completed),
+        "journal.retention_failed" => duration(journal.retention_failed),
+        "journal.retention_abandoned" => duration(journal.retention_abandoned),
+        "journal.max_checkpoints" => count(journal.max_checkpoints),
+        "journal.stale_threshold" => duration(journal.stale_threshold),
+        "journal.checkpoint_interval" => duration(journal.checkpoint_interval),
+        "context.warn" => count(context.warn.into()),
+        "context.critical" => count(context.critical.into()),
+        "context.window" => context
+            .window
+            .map(|w| V::Integer(i64::try_from(w).unwrap_or(i64::MAX))),
+        "resume.auto" => switch(resume.auto),
+        "resume.max_restarts" => count(resume.max_restarts),
+        "clear.auto_checkpoint" => switch(clear.auto_checkpoint),
+        _ => None,
+    }
+}
+
+/// A configured rule as an inline table: its globs, tests, action and gate.
+fn rule_value(rule: &Rule) -> toml::Value {
+    use toml::Value as V;
+    let globs = |globs: &[String]| V::Array(globs.iter().cloned().map(V::String).collect());
+    let mut table = toml::Table::new();
+    table.insert("include".into(), globs(&rule.include));
+    if !rule.exclude.is_empty() {
+        table.insert("exclude".into(), globs(&rule.exclude));
+    }
+    let tests = match &rule.tests {
+        RuleTests::Project => V::Boolean(true),
+        RuleTests::None => V::Boolean(false),
+        RuleTests::Command(command) => V::String(command.clone()),
+    };
+    table.insert("tests".into(), tests);
+    if let Some(action) = &rule.action {
+        table.insert("action".into(), V::String(action.clone()));
+    }
+    table.insert("gate".into(), V::Boolean(rule.gate));
+    V::Table(table)
+}
+
+/// A duration the way a config file writes it, largest unit first: `"2m"`, `"1m30s"`, `"30d"`,
+/// `"500ms"`.
+fn render_duration(d: Duration) -> String {
+    const UNITS: [(&str, u128); 7] = [
+        ("d", 86_400_000_000_000),
+        ("h", 3_600_000_000_000),
+        ("m", 60_000_000_000),
+        ("s", 1_000_000_000),
+        ("ms", 1_000_000),
+        ("us", 1_000),
+        ("ns", 1),
+    ];
+    let mut rest = d.as_nanos();
+    let mut text = String::new();
+    for (unit, nanos) in UNITS {
+        if rest >= nanos {
+            text.push_str(&format!("{}{unit}", rest / nanos));
+            rest %= nanos;
+        }
+    }
+    if text.is_empty() {
+        text.push_str("0s");
+    }
+    text
 }
 
 /// One layer as written: every key optional.
@@ -228,6 +611,12 @@ struct Layer {
     git: GitLayer,
     #[serde(default)]
     journal: JournalLayer,
+    #[serde(default)]
+    context: ContextLayer,
+    #[serde(default)]
+    resume: ResumeLayer,
+    #[serde(default)]
+    clear: ClearLayer,
     #[serde(default)]
     rule: Vec<RawRule>,
 }
@@ -265,6 +654,27 @@ struct JournalLayer {
     checkpoint_interval: Option<Interval>,
 }
 
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContextLayer {
+    warn: Option<Percent>,
+    critical: Option<Percent>,
+    window: Option<Window>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ResumeLayer {
+    auto: Option<Switch>,
+    max_restarts: Option<MaxRestarts>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClearLayer {
+    auto_checkpoint: Option<Switch>,
+}
+
 /// A `[[rule]]` as written, with the spans error messages point at.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -279,7 +689,8 @@ struct RawRule {
     gate: Option<bool>,
 }
 
-/// The settings merged so far; `command` is the explicit test command, if any layer set one.
+/// The settings merged so far; `command` is the explicit test command, if any layer set one, and
+/// `origins` says which layer (by index) last set each key of [`KEYS`].
 #[derive(Default)]
 struct Settings {
     command: Option<String>,
@@ -287,62 +698,129 @@ struct Settings {
     stop: StopSettings,
     git: GitSettings,
     journal: JournalSettings,
+    context: ContextSettings,
+    resume: ResumeSettings,
+    clear: ClearSettings,
+    origins: HashMap<&'static str, usize>,
 }
 
 impl Settings {
-    /// Overrides every setting that `layer` sets.
-    fn apply(&mut self, layer: &Layer) {
+    /// Overrides every setting that `layer` sets, remembering that layer `source` set it.
+    fn apply(&mut self, layer: &Layer, source: usize) {
         let Layer {
             tests,
             stop,
             git,
             journal,
+            context,
+            resume,
+            clear,
             rule: _,
         } = layer;
-        if let Some(command) = &tests.command {
-            self.command = Some(command.clone());
-        }
-        if let Some(Interval(timeout)) = tests.timeout {
-            self.tests.timeout = timeout;
-        }
-        if let Some(commit_gate) = stop.commit_gate {
-            self.stop.commit_gate = commit_gate;
-        }
-        if let Some(Count(max_blocks)) = stop.max_blocks {
-            self.stop.max_blocks = max_blocks;
-        }
-        if let Some(capture) = stop.capture {
-            self.stop.capture = capture;
-        }
-        if let Some(Interval(interval)) = stop.capture_interval {
-            self.stop.capture_interval = interval;
-        }
-        if let Some(backend) = git.backend {
-            self.git.backend = backend;
-        }
-        let durations = [
-            (
-                journal.retention_completed,
-                &mut self.journal.retention_completed,
-            ),
-            (journal.retention_failed, &mut self.journal.retention_failed),
-            (
-                journal.retention_abandoned,
-                &mut self.journal.retention_abandoned,
-            ),
-            (journal.stale_threshold, &mut self.journal.stale_threshold),
-            (
-                journal.checkpoint_interval,
-                &mut self.journal.checkpoint_interval,
-            ),
-        ];
-        for (value, setting) in durations {
-            if let Some(Interval(duration)) = value {
-                *setting = duration;
-            }
-        }
-        if let Some(Count(max)) = journal.max_checkpoints {
-            self.journal.max_checkpoints = max;
+        let mut set = Setter {
+            origins: &mut self.origins,
+            source,
+        };
+        let duration = |interval: Option<Interval>| interval.map(|Interval(d)| d);
+        // A percent is at most 99, so it fits a u8.
+        let percent = |p: Option<Percent>| p.map(|Count(n)| n as u8);
+
+        set.put(
+            "tests.command",
+            &mut self.command,
+            tests.command.clone().map(Some),
+        );
+        set.put(
+            "tests.timeout",
+            &mut self.tests.timeout,
+            duration(tests.timeout),
+        );
+        set.put(
+            "stop.commit_gate",
+            &mut self.stop.commit_gate,
+            stop.commit_gate,
+        );
+        set.put(
+            "stop.max_blocks",
+            &mut self.stop.max_blocks,
+            stop.max_blocks.map(Count::get),
+        );
+        set.put("stop.capture", &mut self.stop.capture, stop.capture);
+        set.put(
+            "stop.capture_interval",
+            &mut self.stop.capture_interval,
+            duration(stop.capture_interval),
+        );
+        set.put("git.backend", &mut self.git.backend, git.backend);
+        let j = &mut self.journal;
+        set.put(
+            "journal.retention_completed",
+            &mut j.retention_completed,
+            duration(journal.retention_completed),
+        );
+        set.put(
+            "journal.retention_failed",
+            &mut j.retention_failed,
+            duration(journal.retention_failed),
+        );
+        set.put(
+            "journal.retention_abandoned",
+            &mut j.retention_abandoned,
+            duration(journal.retention_abandoned),
+        );
+        set.put(
+            "journal.max_checkpoints",
+            &mut j.max_checkpoints,
+            journal.max_checkpoints.map(Count::get),
+        );
+        set.put(
+            "journal.stale_threshold",
+            &mut j.stale_threshold,
+            duration(journal.stale_threshold),
+        );
+        set.put(
+            "journal.checkpoint_interval",
+            &mut j.checkpoint_interval,
+            duration(journal.checkpoint_interval),
+        );
+        set.put(
+            "context.warn",
+            &mut self.context.warn,
+            percent(context.warn),
+        );
+        set.put(
+            "context.critical",
+            &mut self.context.critical,
+            percent(context.critical),
+        );
+        let window = context.window.map(|Count(n)| Some(u64::from(n)));
+        set.put("context.window", &mut self.context.window, window);
+        set.put("resume.auto", &mut self.resume.auto, resume.auto);
+        set.put(
+            "resume.max_restarts",
+            &mut self.resume.max_restarts,
+            resume.max_restarts.map(Count::get),
+        );
+        set.put(
+            "clear.auto_checkpoint",
+            &mut self.clear.auto_checkpoint,
+            clear.auto_checkpoint,
+        );
+    }
+}
+
+/// Writes the values of one layer into [`Settings`], recording the layer per key.
+struct Setter<'a> {
+    origins: &'a mut HashMap<&'static str, usize>,
+    source: usize,
+}
+
+impl Setter<'_> {
+    /// Sets `slot` to `value` when the layer has one, and records that this layer set `key`.
+    fn put<T>(&mut self, key: &'static str, slot: &mut T, value: Option<T>) {
+        if let Some(value) = value {
+            *slot = value;
+            self.origins.insert(key, self.source);
         }
     }
 }
@@ -357,27 +835,29 @@ struct ConfigFile {
 impl ConfigFile {
     /// Reads and parses `path`; `None` when there is no such file.
     fn read(path: &Path) -> Result<Option<ConfigFile>, ConfigError> {
-        let text = match fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(error) => {
-                return Err(ConfigError::Read {
-                    path: path.to_owned(),
-                    error,
-                });
-            }
-        };
+        match fs::read_to_string(path) {
+            Ok(text) => ConfigFile::parse(path, text).map(Some),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(error) => Err(ConfigError::Read {
+                path: path.to_owned(),
+                error,
+            }),
+        }
+    }
+
+    /// Parses `text`, the contents of `path`.
+    fn parse(path: &Path, text: String) -> Result<ConfigFile, ConfigError> {
         let mut file = ConfigFile {
             path: path.to_owned(),
             text,
             layer: Layer::default(),
         };
-        file.layer = file.parse()?;
-        Ok(Some(file))
+        file.layer = file.parse_layer()?;
+        Ok(file)
     }
 
     /// Parses the text into a layer; errors point at the offending line and key.
-    fn parse(&self) -> Result<Layer, ConfigError> {
+    fn parse_layer(&self) -> Result<Layer, ConfigError> {
         let doc = DeTable::parse(&self.text).map_err(|e| ConfigError::Syntax {
             path: self.path.clone(),
             line: self.line(e.span().map_or(0, |s| s.start)),
@@ -390,6 +870,26 @@ impl ConfigFile {
             let key = key.as_deref().and_then(|k| k.strip_prefix('.'));
             self.invalid(offset, key.unwrap_or("(top level)"), e.message())
         })
+    }
+
+    /// The 1-based line where `key` (`section.key`) is set; the first line when it cannot be
+    /// found (the file parsed before, so it always can).
+    fn key_line(&self, key: &str) -> usize {
+        let Ok(doc) = DeTable::parse(&self.text) else {
+            return 1;
+        };
+        let mut table = doc.get_ref();
+        let mut parts = key.split('.').peekable();
+        while let Some(part) = parts.next() {
+            let Some((name, value)) = table.iter().find(|(k, _)| *k.get_ref() == part) else {
+                break;
+            };
+            match value.get_ref() {
+                DeValue::Table(inner) if parts.peek().is_some() => table = inner,
+                _ => return self.line(name.span().start),
+            }
+        }
+        1
     }
 
     /// The 1-based line of byte `offset`.
@@ -539,6 +1039,20 @@ fn env_layer(env: &[(String, String)]) -> Result<Layer, ConfigError> {
             "CHECKPOINT_JOURNAL_CHECKPOINT_INTERVAL" => {
                 layer.journal.checkpoint_interval = Some(value.parse().map_err(bad)?);
             }
+            "CHECKPOINT_CONTEXT_WARN" => layer.context.warn = Some(value.parse().map_err(bad)?),
+            "CHECKPOINT_CONTEXT_CRITICAL" => {
+                layer.context.critical = Some(value.parse().map_err(bad)?);
+            }
+            "CHECKPOINT_CONTEXT_WINDOW" => {
+                layer.context.window = Some(value.parse().map_err(bad)?);
+            }
+            "CHECKPOINT_AUTO_RESUME" => layer.resume.auto = Some(parse_switch(value).map_err(bad)?),
+            "CHECKPOINT_RESUME_MAX_RESTARTS" => {
+                layer.resume.max_restarts = Some(value.parse().map_err(bad)?);
+            }
+            "CHECKPOINT_CLEAR_AUTO_CHECKPOINT" => {
+                layer.clear.auto_checkpoint = Some(parse_switch(value).map_err(bad)?);
+            }
             "CHECKPOINT_GIT_BACKEND" => {
                 let backend = GitBackend::deserialize(value.trim().into_deserializer())
                     .map_err(|e: de::value::Error| bad(e.to_string()))?;
@@ -556,6 +1070,17 @@ fn parse_flag(value: &str) -> Result<bool, String> {
         "true" | "1" | "yes" => Ok(true),
         "false" | "0" | "no" => Ok(false),
         _ => Err(format!("expected true/false, 1/0 or yes/no, got {value:?}")),
+    }
+}
+
+/// An environment switch: a flag (see [`parse_flag`]) or `prompt`, in any case.
+fn parse_switch(value: &str) -> Result<Switch, String> {
+    match parse_flag(value) {
+        Ok(on) => Ok(Switch::from(on)),
+        Err(_) if value.trim().eq_ignore_ascii_case("prompt") => Ok(Switch::Prompt),
+        Err(_) => Err(format!(
+            "expected true/false, 1/0, yes/no or prompt, got {value:?}"
+        )),
     }
 }
 
@@ -614,6 +1139,13 @@ impl<'de> Deserialize<'de> for Interval {
 #[serde(try_from = "u32")]
 struct Count<const MIN: u32, const MAX: u32>(u32);
 
+impl<const MIN: u32, const MAX: u32> Count<MIN, MAX> {
+    /// The number.
+    fn get(self) -> u32 {
+        self.0
+    }
+}
+
 impl<const MIN: u32, const MAX: u32> TryFrom<u32> for Count<MIN, MAX> {
     type Error = String;
 
@@ -632,9 +1164,11 @@ impl<const MIN: u32, const MAX: u32> FromStr for Count<MIN, MAX> {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        let n: u32 =
+        let n: u64 =
             (s.trim().parse()).map_err(|_| format!("expected a whole number, got {s:?}"))?;
-        n.try_into()
+        u32::try_from(n)
+            .map_err(|_| format!("must be at most {MAX}, got {n}"))?
+            .try_into()
     }
 }
 
@@ -760,6 +1294,397 @@ mod tests {
         assert_eq!(policy.stop, StopSettings::default());
         assert_eq!(policy.git, GitSettings::default());
         assert!(policy.rules.configured().is_empty());
+        assert_eq!(
+            (policy.context, policy.resume, policy.clear),
+            (
+                ContextSettings {
+                    warn: 80,
+                    critical: 90,
+                    window: None
+                },
+                ResumeSettings {
+                    auto: Switch::On,
+                    max_restarts: 3
+                },
+                ClearSettings {
+                    auto_checkpoint: Switch::On
+                },
+            )
+        );
+    }
+
+    #[test]
+    fn context_resume_and_clear_from_files() {
+        let user = "[context]\nwarn = 60\ncritical = 70\n\n[resume]\nmax_restarts = 9\n";
+        let project = "[context]\ncritical = 95\nwindow = 200000\n\n\
+                       [resume]\nauto = \"prompt\"\nmax_restarts = 0\n\n\
+                       [clear]\nauto_checkpoint = false\n";
+        let policy = Fixture::new(Some(user), Some(project)).policy();
+        assert_eq!(
+            policy.context,
+            ContextSettings {
+                warn: 60,
+                critical: 95,
+                window: Some(200_000),
+            }
+        );
+        assert_eq!(
+            policy.resume,
+            ResumeSettings {
+                auto: Switch::Prompt,
+                max_restarts: 0,
+            }
+        );
+        assert_eq!(policy.clear.auto_checkpoint, Switch::Off);
+        // Dotted keys and inline tables are the same keys.
+        let policy =
+            Fixture::project("context.warn = 55\nclear = { auto_checkpoint = \"prompt\" }\n")
+                .policy();
+        assert_eq!(policy.context.warn, 55);
+        assert_eq!(policy.clear.auto_checkpoint, Switch::Prompt);
+    }
+
+    #[test]
+    fn context_resume_and_clear_from_env() {
+        let project = "[context]\nwarn = 60\n[resume]\nauto = false\n";
+        let policy = Fixture::project(project)
+            .env(&[
+                ("CHECKPOINT_CONTEXT_WARN", "85"),
+                ("CHECKPOINT_CONTEXT_CRITICAL", " 99 "),
+                ("CHECKPOINT_CONTEXT_WINDOW", "1000000"),
+                ("CHECKPOINT_AUTO_RESUME", "Prompt"),
+                ("CHECKPOINT_RESUME_MAX_RESTARTS", "100"),
+                ("CHECKPOINT_CLEAR_AUTO_CHECKPOINT", "no"),
+            ])
+            .policy();
+        assert_eq!(
+            policy.context,
+            ContextSettings {
+                warn: 85,
+                critical: 99,
+                window: Some(1_000_000),
+            }
+        );
+        assert_eq!(
+            policy.resume,
+            ResumeSettings {
+                auto: Switch::Prompt,
+                max_restarts: 100,
+            }
+        );
+        assert_eq!(policy.clear.auto_checkpoint, Switch::Off);
+    }
+
+    #[test]
+    fn switches_in_files_and_env() {
+        let auto = |value: &str| {
+            Fixture::project(&format!("[resume]\nauto = {value}\n"))
+                .policy()
+                .resume
+                .auto
+        };
+        assert_eq!(auto("true"), Switch::On);
+        assert_eq!(auto("false"), Switch::Off);
+        assert_eq!(auto("\"prompt\""), Switch::Prompt);
+        assert_eq!(auto("\"true\""), Switch::On);
+        assert_eq!(auto("\"false\""), Switch::Off);
+
+        let env = |value: &str| {
+            Fixture::new(None, None)
+                .env(&[("CHECKPOINT_CLEAR_AUTO_CHECKPOINT", value)])
+                .policy()
+                .clear
+                .auto_checkpoint
+        };
+        for (value, expected) in [
+            ("true", Switch::On),
+            ("1", Switch::On),
+            ("YES", Switch::On),
+            ("false", Switch::Off),
+            ("0", Switch::Off),
+            ("no", Switch::Off),
+            ("prompt", Switch::Prompt),
+            (" PROMPT ", Switch::Prompt),
+        ] {
+            assert_eq!(env(value), expected, "{value:?}");
+        }
+
+        assert_eq!(
+            serde_json::to_string(&[Switch::On, Switch::Off, Switch::Prompt]).unwrap(),
+            r#"[true,false,"prompt"]"#
+        );
+        assert_eq!(Switch::default(), Switch::On);
+        assert_eq!("prompt".parse(), Ok(Switch::Prompt));
+        assert_eq!(
+            "ask".parse::<Switch>(),
+            Err(r#"expected true, false or "prompt", got "ask""#.to_owned())
+        );
+    }
+
+    #[test]
+    fn switch_errors() {
+        let f = Fixture::project("[resume]\nauto = 1\n");
+        insta::assert_snapshot!(f.error(), @r#"/repo/checkpoint.toml:2: resume.auto: invalid type: integer `1`, expected true, false or "prompt""#);
+        let f = Fixture::project("[clear]\nauto_checkpoint = \"ask\"\n");
+        insta::assert_snapshot!(f.error(), @r#"/repo/checkpoint.toml:2: clear.auto_checkpoint: expected true, false or "prompt", got "ask""#);
+        let f = Fixture::new(None, None).env(&[("CHECKPOINT_AUTO_RESUME", "sometimes")]);
+        insta::assert_snapshot!(f.error(), @r#"CHECKPOINT_AUTO_RESUME: expected true/false, 1/0, yes/no or prompt, got "sometimes""#);
+    }
+
+    #[test]
+    fn context_and_resume_ranges() {
+        let error = |text: &str| Fixture::project(text).error();
+        insta::assert_snapshot!(error("[context]\nwarn = 49\n"), @"/repo/checkpoint.toml:2: context.warn: must be at least 50, got 49");
+        insta::assert_snapshot!(error("[context]\ncritical = 100\n"), @"/repo/checkpoint.toml:2: context.critical: must be at most 99, got 100");
+        insta::assert_snapshot!(error("[context]\nwindow = 999\n"), @"/repo/checkpoint.toml:2: context.window: must be at least 1000, got 999");
+        insta::assert_snapshot!(error("[context]\nwindow = 100000001\n"), @"/repo/checkpoint.toml:2: context.window: must be at most 100000000, got 100000001");
+        insta::assert_snapshot!(error("[context]\nwarn = \"80%\"\n"), @r#"/repo/checkpoint.toml:2: context.warn: invalid type: string "80%", expected u32"#);
+        insta::assert_snapshot!(error("[resume]\nmax_restarts = 101\n"), @"/repo/checkpoint.toml:2: resume.max_restarts: must be at most 100, got 101");
+        let bounds = Fixture::project(
+            "[context]\nwarn = 50\ncritical = 99\nwindow = 1000\n[resume]\nmax_restarts = 0\n",
+        )
+        .policy();
+        assert_eq!(
+            (
+                bounds.context.warn,
+                bounds.context.critical,
+                bounds.context.window
+            ),
+            (50, 99, Some(1000))
+        );
+        let env = |var: &str, value: &str| Fixture::new(None, None).env(&[(var, value)]).error();
+        insta::assert_snapshot!(env("CHECKPOINT_CONTEXT_WARN", "high"), @r#"CHECKPOINT_CONTEXT_WARN: expected a whole number, got "high""#);
+        insta::assert_snapshot!(env("CHECKPOINT_CONTEXT_CRITICAL", "20"), @"CHECKPOINT_CONTEXT_CRITICAL: must be at least 50, got 20");
+        insta::assert_snapshot!(env("CHECKPOINT_CONTEXT_WINDOW", "5000000000"), @"CHECKPOINT_CONTEXT_WINDOW: must be at most 100000000, got 5000000000");
+        insta::assert_snapshot!(env("CHECKPOINT_RESUME_MAX_RESTARTS", "-1"), @r#"CHECKPOINT_RESUME_MAX_RESTARTS: expected a whole number, got "-1""#);
+    }
+
+    #[test]
+    fn warn_must_stay_below_critical_after_merging() {
+        let f = Fixture::project("[context]\nwarn = 95\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: context.warn: must be below context.critical (90), got 95");
+        let f = Fixture::project("[context]\n\ncritical = 70\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:3: context.critical: must be above context.warn (80), got 70");
+        // One file sets both: the error names `warn`.
+        let f = Fixture::project("[context]\ncritical = 85\nwarn = 85\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:3: context.warn: must be below context.critical (85), got 85");
+        // The higher layer is blamed.
+        let f = Fixture::new(
+            Some("[context]\ncritical = 85\n"),
+            Some("[tests]\ncommand = \"x\"\n[context]\nwarn = 88\n"),
+        );
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:4: context.warn: must be below context.critical (85), got 88");
+        let f = Fixture::new(Some("[context]\nwarn = 60\n"), None)
+            .env(&[("CHECKPOINT_CONTEXT_CRITICAL", "55")]);
+        insta::assert_snapshot!(f.error(), @"CHECKPOINT_CONTEXT_CRITICAL: must be above context.warn (60), got 55");
+        // Each layer alone may be out of order as long as the merged result is not.
+        let f = Fixture::new(
+            Some("[context]\ncritical = 97\n"),
+            Some("[context]\nwarn = 95\n"),
+        );
+        assert_eq!(
+            (f.policy().context.warn, f.policy().context.critical),
+            (95, 97)
+        );
+    }
+
+    /// The sources of a fixture, for [`explain`].
+    fn explained(f: &Fixture) -> Vec<Setting> {
+        let root = f.dir.path();
+        let sources = ConfigSources {
+            user_file: Some(root.join("user.toml")),
+            project_file: root.join(PROJECT_FILE),
+            env: f.env.clone(),
+        };
+        explain(&sources, root).unwrap()
+    }
+
+    /// `key = value  # origin` per setting, with the temporary directory shown as [`ROOT`].
+    fn explained_text(f: &Fixture) -> String {
+        explained(f)
+            .iter()
+            .map(|s| format!("{} = {}  # {}\n", s.key, s.value_text(), s.origin))
+            .collect::<String>()
+            .replace(f.dir.path().to_str().unwrap(), ROOT)
+    }
+
+    #[test]
+    fn explain_names_every_key_and_its_origin() {
+        let user = "[stop]\nmax_blocks = 5\n\n[context]\nwarn = 70\n\n\
+                    [[rule]]\nname = \"notes\"\ninclude = [\"notes/**\"]\ntests = false\n";
+        let project = "# project settings\n[tests]\ntimeout = \"90s\"\n\n\
+                       [stop]\nmax_blocks = 7\ncapture_interval = \"1h30m\"\n\n\
+                       [resume]\nauto = \"prompt\"\n\n\
+                       [[rule]]\nname = \"daemon\"\ninclude = [\"src/**\"]\n\
+                       exclude = [\"src/gen/**\"]\naction = \"Run `make restart`\"\n";
+        let f = Fixture::new(Some(user), Some(project)).env(&[
+            ("CHECKPOINT_CONTEXT_WINDOW", "200000"),
+            ("CHECKPOINT_CLEAR_AUTO_CHECKPOINT", "0"),
+            ("CHECKPOINT_UNRELATED", "x"),
+        ]);
+        fs::write(f.dir.path().join("Cargo.toml"), "").unwrap();
+        insta::assert_snapshot!(explained_text(&f), @r#"
+        tests.command = "cargo test"  # detected
+        tests.timeout = "1m30s"  # /repo/checkpoint.toml:3
+        stop.commit_gate = true  # default
+        stop.max_blocks = 7  # /repo/checkpoint.toml:6
+        stop.capture = false  # default
+        stop.capture_interval = "1h30m"  # /repo/checkpoint.toml:7
+        git.backend = "auto"  # default
+        journal.retention_completed = "30d"  # default
+        journal.retention_failed = "7d"  # default
+        journal.retention_abandoned = "7d"  # default
+        journal.max_checkpoints = 50  # default
+        journal.stale_threshold = "5m"  # default
+        journal.checkpoint_interval = "5m"  # default
+        context.warn = 70  # /repo/user.toml:5
+        context.critical = 90  # default
+        context.window = 200000  # env CHECKPOINT_CONTEXT_WINDOW
+        resume.auto = "prompt"  # /repo/checkpoint.toml:10
+        resume.max_restarts = 3  # default
+        clear.auto_checkpoint = false  # env CHECKPOINT_CLEAR_AUTO_CHECKPOINT
+        rule.notes = { gate = false, include = ["notes/**"], tests = false }  # /repo/user.toml:8
+        rule.daemon = { action = "Run `make restart`", exclude = ["src/gen/**"], gate = true, include = ["src/**"], tests = true }  # /repo/checkpoint.toml:13
+        "#);
+    }
+
+    #[test]
+    fn explain_marks_unset_values() {
+        let f = Fixture::project("[tests]\ncommand = \"\"\n");
+        let settings = explained(&f);
+        let command = &settings[0];
+        assert_eq!(command.key, "tests.command");
+        assert_eq!(command.value, None);
+        assert_eq!(command.value_text(), "(no test command)");
+        assert_eq!(
+            command.origin,
+            Origin::File {
+                path: f.dir.path().join(PROJECT_FILE),
+                line: 2
+            }
+        );
+        let window = settings.iter().find(|s| s.key == "context.window").unwrap();
+        assert_eq!(
+            (window.value_text(), &window.origin),
+            (
+                "(from the transcript or model)".to_owned(),
+                &Origin::Default
+            )
+        );
+        // Nothing configured and nothing detected.
+        let none = explained(&Fixture::new(None, None));
+        assert_eq!((&none[0].value, &none[0].origin), (&None, &Origin::Default));
+    }
+
+    #[test]
+    fn explain_agrees_with_load() {
+        let user = "[tests]\ncommand = \"make check\"\ntimeout = \"5m\"\n\
+                    [stop]\ncapture = true\n[git]\nbackend = \"cli\"\n\
+                    [journal]\nretention_completed = \"45d\"\nmax_checkpoints = 12\n\
+                    [context]\ncritical = 97\nwindow = 128000\n";
+        let project = "[tests]\ncommand = \"make test\"\n[stop]\nmax_blocks = 0\n\
+                       capture_interval = \"1500ms\"\n[journal]\nstale_threshold = \"90s\"\n\
+                       [context]\nwarn = 95\n[resume]\nauto = false\n";
+        let f = Fixture::new(Some(user), Some(project)).env(&[
+            ("CHECKPOINT_RESUME_MAX_RESTARTS", "8"),
+            ("CHECKPOINT_AUTO_RESUME", "prompt"),
+            ("CHECKPOINT_CLEAR_AUTO_CHECKPOINT", "prompt"),
+            ("CHECKPOINT_JOURNAL_CHECKPOINT_INTERVAL", "2h"),
+        ]);
+        let loaded = f.policy();
+        let settings = explained(&f);
+        assert_eq!(
+            settings.iter().map(|s| s.key.as_str()).collect::<Vec<_>>(),
+            KEYS.iter().map(|k| k.name).collect::<Vec<_>>()
+        );
+        // Writing every explained value into one file gives the policy `load` returned.
+        let mut text = String::new();
+        let mut current = "";
+        for setting in &settings {
+            let (section, key) = setting.key.split_once('.').unwrap();
+            if section != current {
+                text.push_str(&format!("[{section}]\n"));
+                current = section;
+            }
+            let value = setting.value.as_ref().expect("every key is set here");
+            text.push_str(&format!("{key} = {value}\n"));
+        }
+        let rewritten = Fixture::project(&text).policy();
+        assert_eq!(rewritten.tests, loaded.tests);
+        assert_eq!(rewritten.stop, loaded.stop);
+        assert_eq!(rewritten.git, loaded.git);
+        assert_eq!(rewritten.journal, loaded.journal);
+        assert_eq!(rewritten.context, loaded.context);
+        assert_eq!(rewritten.resume, loaded.resume);
+        assert_eq!(rewritten.clear, loaded.clear);
+        assert_eq!(loaded.context.warn, 95);
+        assert_eq!(loaded.resume.auto, Switch::Prompt);
+        assert_eq!(
+            loaded.journal.checkpoint_interval,
+            Duration::from_secs(7200)
+        );
+    }
+
+    #[test]
+    fn every_key_has_its_variable() {
+        let values = [
+            "make", "3s", "no", "4", "yes", "4m", "gix", "1d", "2d", "3d", "9", "1m", "2m", "51",
+            "52", "4000", "prompt", "7", "prompt",
+        ];
+        assert_eq!(values.len(), KEYS.len());
+        let env: Vec<(&str, &str)> = KEYS.iter().map(|k| k.env).zip(values).collect();
+        let f = Fixture::new(None, None).env(&env);
+        for (setting, key) in explained(&f).iter().zip(KEYS) {
+            assert_eq!(setting.key, key.name);
+            assert_eq!(
+                setting.origin,
+                Origin::Env(key.env.to_owned()),
+                "{}",
+                key.name
+            );
+        }
+    }
+
+    #[test]
+    fn check_text_finds_what_load_finds() {
+        let path = Path::new("/repo/checkpoint.toml");
+        assert!(check_text(path, "").is_ok());
+        assert!(
+            check_text(
+                path,
+                "[context]\nwarn = 85 # comment\n[resume]\nauto = \"prompt\"\n"
+            )
+            .is_ok()
+        );
+        for text in [
+            "[stop\n",
+            "[context]\nwarm = 85\n",
+            "[context]\nwarn = 101\n",
+            "[context]\nwarn = 95\n",
+            "[resume]\nauto = \"maybe\"\n",
+            "[[rule]]\nname = \"x\"\ninclude = [\"src/[a\"]\n",
+            "[[rule]]\nname = \"x\"\ninclude = [\"a\"]\n[[rule]]\nname = \"x\"\ninclude = [\"b\"]\n",
+        ] {
+            let checked = check_text(path, text).unwrap_err().to_string();
+            let loaded = Fixture::project(text).error();
+            assert_eq!(checked, loaded, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn durations_render_as_they_are_written() {
+        for (duration, text) in [
+            (Duration::from_secs(120), "2m"),
+            (Duration::from_secs(90), "1m30s"),
+            (Duration::from_secs(30 * 86_400), "30d"),
+            (Duration::from_millis(1500), "1s500ms"),
+            (Duration::from_secs(86_400 + 3600 + 1), "1d1h1s"),
+            (Duration::from_nanos(2_001), "2us1ns"),
+        ] {
+            assert_eq!(render_duration(duration), text);
+            let Interval(parsed) = text.parse().unwrap();
+            assert_eq!(parsed, duration, "{text}");
+        }
     }
 
     #[test]
@@ -1003,8 +1928,14 @@ mod tests {
     fn unknown_keys_and_sections() {
         let f = Fixture::project("[stop]\ncapture = true\nmax_block = 3\n");
         insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:3: stop.max_block: unknown field `max_block`, expected one of `commit_gate`, `max_blocks`, `capture`, `capture_interval`");
-        let f = Fixture::project("[tests]\ncommand = 'x'\n\n[context]\nenabled = true\n");
-        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:4: context: unknown field `context`, expected one of `tests`, `stop`, `git`, `journal`, `rule`");
+        let f = Fixture::project("[tests]\ncommand = 'x'\n\n[contexts]\nwarn = 80\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:4: contexts: unknown field `contexts`, expected one of `tests`, `stop`, `git`, `journal`, `context`, `resume`, `clear`, `rule`");
+        let f = Fixture::project("[context]\nenabled = true\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: context.enabled: unknown field `enabled`, expected one of `warn`, `critical`, `window`");
+        let f = Fixture::project("[resume]\nauto_resume = true\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: resume.auto_resume: unknown field `auto_resume`, expected `auto` or `max_restarts`");
+        let f = Fixture::project("[clear]\nauto = true\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: clear.auto: unknown field `auto`, expected `auto_checkpoint`");
         let f = Fixture::project("[journal]\nstale = \"2s\"\n");
         insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: journal.stale: unknown field `stale`, expected one of `retention_completed`, `retention_failed`, `retention_abandoned`, `max_checkpoints`, `stale_threshold`, `checkpoint_interval`");
     }

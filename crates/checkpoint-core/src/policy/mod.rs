@@ -22,6 +22,12 @@ pub struct Policy {
     pub git: GitSettings,
     /// `[journal]`.
     pub journal: JournalSettings,
+    /// `[context]`: when the context watch saves checkpoints.
+    pub context: ContextSettings,
+    /// `[resume]`: what a new session gets.
+    pub resume: ResumeSettings,
+    /// `[clear]`: saving before context is cleared.
+    pub clear: ClearSettings,
     /// `[[rule]]`s, compiled, followed by the built-in fallbacks.
     pub rules: RuleSet,
 }
@@ -127,6 +133,130 @@ impl Default for StopSettings {
     }
 }
 
+/// A setting that can be on, off, or left to the user: written `true`, `false` or `"prompt"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Switch {
+    /// Do it (`true`).
+    #[default]
+    On,
+    /// Do not do it (`false`).
+    Off,
+    /// Ask the user first (`"prompt"`).
+    Prompt,
+}
+
+impl Switch {
+    /// What the switch is called in a config file: `true`, `false` or `prompt`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Switch::On => "true",
+            Switch::Off => "false",
+            Switch::Prompt => "prompt",
+        }
+    }
+}
+
+impl From<bool> for Switch {
+    fn from(on: bool) -> Switch {
+        if on { Switch::On } else { Switch::Off }
+    }
+}
+
+impl std::str::FromStr for Switch {
+    type Err = String;
+
+    /// `true`, `false` or `prompt`, in any case.
+    fn from_str(s: &str) -> Result<Switch, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "true" => Ok(Switch::On),
+            "false" => Ok(Switch::Off),
+            "prompt" => Ok(Switch::Prompt),
+            _ => Err(format!("expected true, false or \"prompt\", got {s:?}")),
+        }
+    }
+}
+
+impl Serialize for Switch {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Switch::On => s.serialize_bool(true),
+            Switch::Off => s.serialize_bool(false),
+            Switch::Prompt => s.serialize_str("prompt"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Switch {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Switch, D::Error> {
+        struct Visitor;
+
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = Switch;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("true, false or \"prompt\"")
+            }
+
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Switch, E> {
+                Ok(Switch::from(v))
+            }
+
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Switch, E> {
+                v.parse().map_err(E::custom)
+            }
+        }
+
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+/// `[context]`: at which fill levels of the agent's context window the context watch saves a
+/// checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextSettings {
+    /// Percent of the window at which a checkpoint is saved and the agent warned (50..=99).
+    pub warn: u8,
+    /// Percent of the window at which saving is urgent (50..=99, above `warn`).
+    pub critical: u8,
+    /// The window size in tokens; `None` takes it from the transcript or the model.
+    pub window: Option<u64>,
+}
+
+impl Default for ContextSettings {
+    fn default() -> Self {
+        ContextSettings {
+            warn: 80,
+            critical: 90,
+            window: None,
+        }
+    }
+}
+
+/// `[resume]`: what a new session of the agent is given.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResumeSettings {
+    /// Whether a new session gets the active task's state automatically.
+    pub auto: Switch,
+    /// How often in a row a task is resumed before it is left to the user (0..=100).
+    pub max_restarts: u32,
+}
+
+impl Default for ResumeSettings {
+    fn default() -> Self {
+        ResumeSettings {
+            auto: Switch::On,
+            max_restarts: 3,
+        }
+    }
+}
+
+/// `[clear]`: what happens before the agent's context is cleared.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClearSettings {
+    /// Whether a checkpoint is saved before the context is cleared.
+    pub auto_checkpoint: Switch,
+}
+
 impl Policy {
     /// The built-in policy: no test command, default settings, built-in rules only.
     pub fn builtin() -> Policy {
@@ -135,6 +265,9 @@ impl Policy {
             stop: StopSettings::default(),
             git: GitSettings::default(),
             journal: JournalSettings::default(),
+            context: ContextSettings::default(),
+            resume: ResumeSettings::default(),
+            clear: ClearSettings::default(),
             rules: RuleSet::builtin(),
         }
     }

@@ -5,6 +5,8 @@
 //! images: no tests, not gated), `code` (source files and build manifests: project tests, gated)
 //! or `other` (anything else: no tests, gated).
 
+use std::sync::LazyLock;
+
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
@@ -53,8 +55,12 @@ pub struct GlobError {
 #[derive(Debug, Clone)]
 pub struct RuleSet {
     configured: Compiled,
-    builtin: Compiled,
 }
+
+/// The built-in fallbacks, compiled on first use: most hook calls (every tool call) load the
+/// policy but never classify a path, and compiling these globs is most of a policy load.
+static BUILTIN: LazyLock<Compiled> =
+    LazyLock::new(|| Compiled::new(RuleSet::builtin_rules()).expect("built-in globs are valid"));
 
 #[derive(Debug, Clone)]
 struct Compiled {
@@ -124,7 +130,6 @@ impl RuleSet {
     pub fn compile(rules: Vec<Rule>) -> Result<RuleSet, GlobError> {
         Ok(RuleSet {
             configured: Compiled::new(rules)?,
-            builtin: Compiled::new(Self::builtin_rules()).expect("built-in globs are valid"),
         })
     }
 
@@ -179,7 +184,7 @@ impl RuleSet {
         if !matched.is_empty() {
             return matched;
         }
-        self.builtin.matching(path).into_iter().take(1).collect()
+        BUILTIN.matching(path).into_iter().take(1).collect()
     }
 }
 

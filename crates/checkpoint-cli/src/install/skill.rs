@@ -1,0 +1,98 @@
+//! The `checkpoint-progress` skill: installed with the hooks for agents that load skills, so the
+//! agent can log a milestone by invoking it (the `PostToolUse` hook records the argument).
+
+use std::fs;
+use std::path::PathBuf;
+
+use checkpoint_core::gate::PROGRESS_SKILL;
+use checkpoint_core::store;
+
+use crate::CliError;
+
+use super::agents::{AgentSpec, Scope};
+
+/// The skill file as installed. Its first lines identify it as ours on uninstall.
+const SKILL_MD: &str = "---
+name: checkpoint-progress
+description: Log a finished milestone so that a later session (after /clear, compaction, a crash or a context limit) knows it is done and does not redo it. Invoke it after each meaningful piece of work, with a one-line description of what is done as the argument.
+---
+
+The checkpoint hook has recorded the argument of this call as a progress entry; it will be listed
+under \"Progress logged before reset\" when a new session resumes.
+
+If you invoked this without an argument, nothing was recorded: run
+`checkpoint progress \"<what is done>\"` in the shell instead.
+";
+
+/// Where the skill lives for `spec` in `scope`, if the agent loads skills.
+fn path(spec: &AgentSpec, scope: &Scope) -> Result<Option<PathBuf>, CliError> {
+    if !spec.skills {
+        return Ok(None);
+    }
+    let dir = spec.config_dir(scope)?.join("skills").join(PROGRESS_SKILL);
+    Ok(Some(dir.join("SKILL.md")))
+}
+
+/// Writes the skill unless it is already there as written; returns the path when it wrote.
+pub(crate) fn install(spec: &AgentSpec, scope: &Scope) -> Result<Option<PathBuf>, CliError> {
+    let Some(path) = path(spec, scope)? else {
+        return Ok(None);
+    };
+    if fs::read_to_string(&path).is_ok_and(|text| text == SKILL_MD) {
+        return Ok(None);
+    }
+    store::write_atomic(&path, SKILL_MD.as_bytes())
+        .map_err(|e| CliError::new(e, "check the permissions of the agent's config directory"))?;
+    Ok(Some(path))
+}
+
+/// Removes the skill if it is ours (a file someone changed is kept); returns the path when it
+/// removed it.
+pub(crate) fn uninstall(spec: &AgentSpec, scope: &Scope) -> Result<Option<PathBuf>, CliError> {
+    let Some(path) = path(spec, scope)? else {
+        return Ok(None);
+    };
+    if !fs::read_to_string(&path).is_ok_and(|text| text == SKILL_MD) {
+        return Ok(None);
+    }
+    fs::remove_file(&path).map_err(|e| {
+        CliError::new(
+            format!("{}: {e}", path.display()),
+            "remove the file by hand",
+        )
+    })?;
+    // The directory was made for the skill; leave it if anything else is in it.
+    let _ = path.parent().map(fs::remove_dir);
+    Ok(Some(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::install::agents::AgentName;
+
+    #[test]
+    fn installs_once_and_removes_only_its_own_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let scope = Scope::Project(dir.path().to_owned());
+        let claude = AgentName::Claude.spec().unwrap();
+        let path = install(claude, &scope).unwrap().unwrap();
+        assert!(path.ends_with(".claude/skills/checkpoint-progress/SKILL.md"));
+        assert_eq!(fs::read_to_string(&path).unwrap(), SKILL_MD);
+        assert_eq!(install(claude, &scope).unwrap(), None, "already there");
+        assert_eq!(uninstall(claude, &scope).unwrap(), Some(path.clone()));
+        assert!(!path.exists());
+
+        install(claude, &scope).unwrap();
+        fs::write(&path, "my own edits").unwrap();
+        assert_eq!(uninstall(claude, &scope).unwrap(), None);
+        assert!(path.exists(), "a changed file is the user's");
+
+        let gemini = AgentName::Gemini.spec().unwrap();
+        assert_eq!(
+            install(gemini, &scope).unwrap(),
+            None,
+            "no skills for gemini"
+        );
+    }
+}

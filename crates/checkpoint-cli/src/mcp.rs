@@ -1,0 +1,364 @@
+//! `checkpoint mcp`: an MCP server on stdin/stdout that gives an agent checkpoint's session
+//! continuity as tools — save a checkpoint, list them, read the restart context, log progress and
+//! read or change the project's settings.
+//!
+//! The project is the directory the server was started in (agents start MCP servers in the
+//! project). Every tool answers with text; a failure is a tool error result with a one-line
+//! message, never a protocol error or a crash. The rest of the CLI is synchronous: the async
+//! runtime the MCP SDK needs lives only inside [`run`].
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use checkpoint_core::continuity::{Continuity, ProgressSource, SessionRef, text};
+use checkpoint_core::event::Agent;
+use checkpoint_core::gate::{Gate, GateError, SaveRequest};
+use checkpoint_core::git;
+use checkpoint_core::journal::Trigger;
+use checkpoint_core::policy::config::{self, Origin, Setting};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
+use serde::Deserialize;
+
+use crate::{CliError, config_cmd};
+
+/// The session id the server's checkpoints are saved under (agent `cli`).
+const SESSION_ID: &str = "mcp";
+/// Checkpoints `checkpoint_list` shows when no limit is given.
+const DEFAULT_LIMIT: usize = 10;
+
+/// What the server tells the agent about itself at initialization.
+const INSTRUCTIONS: &str = "checkpoint keeps this project's session continuity. Log each \
+     finished milestone with checkpoint_progress, save the state before risky or long work with \
+     checkpoint_save, and after a context reset call checkpoint_resume and continue from what it \
+     says instead of starting over.";
+
+/// Options of `checkpoint mcp` (none: the project is the current directory).
+#[derive(Debug, clap::Args)]
+pub(crate) struct McpArgs {}
+
+/// Serves MCP on stdin/stdout until the client closes the connection.
+pub(crate) fn run(_: &McpArgs) -> Result<ExitCode, CliError> {
+    let project = std::env::current_dir()
+        .map_err(|e| CliError::new(format!("current directory: {e}"), "cd into your project"))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::new(format!("starting the MCP server: {e}"), "this is a bug"))?;
+    runtime.block_on(async {
+        let hint = "the MCP client must speak JSON-RPC on the server's stdin and stdout";
+        let service = Server::new(project)
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| CliError::new(format!("MCP initialization failed: {e}"), hint))?;
+        service
+            .waiting()
+            .await
+            .map_err(|e| CliError::new(format!("MCP server failed: {e}"), hint))?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Arguments of `checkpoint_save`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct SaveParams {
+    /// What was reached, e.g. "schema migrated, API next"; kept with the checkpoint.
+    message: Option<String>,
+}
+
+/// Arguments of `checkpoint_list`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct ListParams {
+    /// How many checkpoints to show, newest first (default 10).
+    #[schemars(range(min = 1))]
+    limit: Option<usize>,
+}
+
+/// Arguments of `checkpoint_progress`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct ProgressParams {
+    /// What is done, e.g. "created the schema".
+    text: String,
+}
+
+/// Arguments of `checkpoint_configure`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct ConfigureParams {
+    /// A key like `context.warn` or `resume.auto`; without it, every effective setting is listed.
+    key: Option<String>,
+    /// The new value, written to the project's checkpoint.toml: a TOML value (`85`, `true`,
+    /// `"prompt"`); other text is taken as a string (`5m`, `cargo test`). Without it, the
+    /// key's current value is shown.
+    value: Option<String>,
+}
+
+/// The MCP server: the project it serves and its tools.
+#[derive(Debug, Clone)]
+struct Server {
+    project: PathBuf,
+    tool_router: ToolRouter<Server>,
+}
+
+/// A tool's answer: text for the agent, or a one-line error message.
+type Answer = Result<String, String>;
+
+#[tool_router]
+impl Server {
+    fn new(project: PathBuf) -> Server {
+        Server {
+            project,
+            tool_router: Server::tool_router(),
+        }
+    }
+
+    #[tool(
+        description = "Save a checkpoint of the current session: the changed files, HEAD and the \
+                       active task, so that a new session can resume from here. Returns its number."
+    )]
+    fn checkpoint_save(&self, Parameters(params): Parameters<SaveParams>) -> Answer {
+        let detail = params.message.filter(|m| !m.trim().is_empty());
+        let checkpoint = Gate::from_process()
+            .save_session(
+                &self.project,
+                SaveRequest {
+                    session: SessionRef {
+                        agent: Agent::Cli,
+                        id: SESSION_ID.to_owned(),
+                    },
+                    trigger: Trigger::Manual,
+                    detail,
+                    summary: None,
+                    context: None,
+                },
+            )
+            .map_err(failure)?;
+        let files = checkpoint.files.len() + checkpoint.more_files;
+        let task = checkpoint
+            .task
+            .map(|t| format!("; task {} checkpointed too", t.id))
+            .unwrap_or_default();
+        Ok(format!(
+            "Saved checkpoint #{} ({files} changed {}{task})",
+            checkpoint.id,
+            if files == 1 { "file" } else { "files" }
+        ))
+    }
+
+    #[tool(
+        description = "List the project's latest session checkpoints, newest first, one line \
+                       each: number, trigger, age, session, files, context and summary."
+    )]
+    fn checkpoint_list(&self, Parameters(params): Parameters<ListParams>) -> Answer {
+        let limit = params.limit.unwrap_or(DEFAULT_LIMIT);
+        if limit == 0 {
+            return Err("limit must be at least 1".to_owned());
+        }
+        let gate = Gate::from_process();
+        let repo = match git::discover(&self.project) {
+            Ok(Some(repo)) => repo,
+            Ok(None) => return Err(failure(GateError::NoRepository(self.project.clone()))),
+            Err(e) => return Err(one_line(&e.to_string())),
+        };
+        let log = Continuity::new(&gate.state_dir(&repo))
+            .load()
+            .map_err(|e| one_line(&format!("reading the continuity log: {e}")))?;
+        if log.checkpoints.is_empty() {
+            return Ok("No session checkpoints yet.".to_owned());
+        }
+        let lines: Vec<String> = log
+            .checkpoints
+            .iter()
+            .rev()
+            .take(limit)
+            .map(|c| text::checkpoint_line(c, gate.now))
+            .collect();
+        Ok(lines.join("\n"))
+    }
+
+    #[tool(
+        description = "The restart context of the latest checkpoint: what was being done, the \
+                       progress logged, the files modified and how to go on. Call it after a \
+                       context reset, before doing anything else."
+    )]
+    fn checkpoint_resume(&self) -> Answer {
+        let context = Gate::from_process()
+            .resume_context(&self.project, None, None, false)
+            .map_err(failure)?;
+        Ok(context.unwrap_or_else(|| "No checkpoint saved yet.".to_owned()))
+    }
+
+    #[tool(
+        description = "Log a finished milestone (one short sentence). The next session's restart \
+                       context lists it as done, so it is not redone."
+    )]
+    fn checkpoint_progress(&self, Parameters(params): Parameters<ProgressParams>) -> Answer {
+        let entry = Gate::from_process()
+            .log_progress(&self.project, &params.text, None, ProgressSource::Mcp)
+            .map_err(failure)?;
+        let task = entry
+            .task
+            .map(|t| format!(" (task {t})"))
+            .unwrap_or_default();
+        Ok(format!("Progress logged{task}: {}", entry.text))
+    }
+
+    #[tool(
+        description = "Read or change checkpoint's settings for this project. No arguments: every \
+                       effective setting with where it comes from. `key`: that setting. `key` \
+                       and `value`: set it in the project's checkpoint.toml (validated first)."
+    )]
+    fn checkpoint_configure(&self, Parameters(params): Parameters<ConfigureParams>) -> Answer {
+        let root = self.root();
+        match (params.key, params.value) {
+            (None, None) => {
+                let all = config_cmd::settings(&root).map_err(cli_failure)?;
+                let lines: Vec<String> = all.iter().map(|s| setting_line(s, &root)).collect();
+                Ok(lines.join("\n"))
+            }
+            (None, Some(_)) => Err("a value needs a key, e.g. {\"key\": \"context.warn\", \
+                                    \"value\": \"85\"}"
+                .to_owned()),
+            (Some(key), None) => {
+                let all = config_cmd::settings(&root).map_err(cli_failure)?;
+                all.iter()
+                    .find(|s| s.key == key)
+                    .map(|s| setting_line(s, &root))
+                    .ok_or_else(|| {
+                        let keys: Vec<&str> = config::KEYS.iter().map(|k| k.name).collect();
+                        format!(
+                            "unknown key {key:?}; valid keys: {}, rule.<name>",
+                            keys.join(", ")
+                        )
+                    })
+            }
+            (Some(key), Some(value)) => {
+                let file = root.join(config::PROJECT_FILE);
+                let written = config_cmd::set_value(&file, &key, &value).map_err(cli_failure)?;
+                let mut answer = format!("Set {key} = {written} in {}.", config::PROJECT_FILE);
+                // The file is valid on its own; say so when the layers together are not, or
+                // when another layer still decides the value.
+                match config_cmd::settings(&root) {
+                    Err(err) => {
+                        answer.push_str(&format!(" Warning: {}", cli_failure(err)));
+                    }
+                    Ok(all) => {
+                        let origin = all.iter().find(|s| s.key == key).map(|s| &s.origin);
+                        let from_file =
+                            matches!(origin, Some(Origin::File { path, .. }) if *path == file);
+                        if let Some(origin) = origin.filter(|_| !from_file) {
+                            answer.push_str(&format!(
+                                " Warning: it still comes from {}.",
+                                origin_text(origin, &root)
+                            ));
+                        }
+                    }
+                }
+                Ok(answer)
+            }
+        }
+    }
+}
+
+impl Server {
+    /// The project's root: the git toplevel around the server's directory, else that directory.
+    fn root(&self) -> PathBuf {
+        match git::discover(&self.project) {
+            Ok(Some(repo)) => repo.workdir,
+            _ => self.project.clone(),
+        }
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("checkpoint", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+}
+
+/// A gate error as a tool's one-line error message.
+fn failure(err: GateError) -> String {
+    let message = match &err {
+        GateError::EmptyProgress => {
+            "a progress entry needs some text: say what is done, e.g. \"created the schema\""
+                .to_owned()
+        }
+        _ => err.to_string(),
+    };
+    one_line(&message)
+}
+
+/// A CLI error (message and hint) as a tool's one-line error message.
+fn cli_failure(err: CliError) -> String {
+    match err.hint {
+        Some(hint) => one_line(&format!("{}; {hint}", err.message)),
+        None => one_line(&err.message),
+    }
+}
+
+/// `key = value  # origin`, one line.
+fn setting_line(setting: &Setting, root: &Path) -> String {
+    format!(
+        "{} = {}  # {}",
+        setting.key,
+        one_line(&setting.value_text()),
+        origin_text(&setting.origin, root)
+    )
+}
+
+/// Where a value comes from, with a file inside the project named relative to it.
+fn origin_text(origin: &Origin, root: &Path) -> String {
+    match origin {
+        Origin::File { path, line } => {
+            let path = path.strip_prefix(root).unwrap_or(path);
+            format!("{}:{line}", path.display())
+        }
+        other => other.to_string(),
+    }
+}
+
+/// `text` on one line: its lines trimmed and joined with spaces.
+pub(crate) fn one_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_one_line() {
+        assert_eq!(one_line("a\n  b \n\nc"), "a b c");
+        assert_eq!(
+            failure(GateError::NoRepository(Path::new("/x").to_owned())),
+            "/x is not inside a git repository"
+        );
+    }
+
+    #[test]
+    fn the_five_tools_are_routed() {
+        let names: Vec<String> = Server::tool_router()
+            .list_all()
+            .into_iter()
+            .map(|tool| tool.name.into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "checkpoint_configure",
+                "checkpoint_list",
+                "checkpoint_progress",
+                "checkpoint_resume",
+                "checkpoint_save"
+            ]
+        );
+    }
+}

@@ -1,0 +1,264 @@
+//! Session continuity: checkpoints of agent sessions, progress entries and restart counts, kept
+//! per project so that a fresh session (after `/clear`, compaction, a crash or a context limit)
+//! can go on where the last one stopped.
+//!
+//! The log is one JSON file, `<state dir>/continuity/log.json`, changed in locked transactions
+//! (see [`crate::store`]). File contents a checkpoint saw are kept in a content-addressed blob
+//! store beside it, so `checkpoint diff` can count changed lines since then. The gate saves
+//! checkpoints (context thresholds, compaction, session end, every allowed stop) and injects the
+//! latest one at session start; [`text`] renders what the agent reads.
+
+pub mod diff;
+pub mod record;
+pub mod text;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use jiff::Timestamp;
+
+use crate::cache;
+use crate::changes::{ChangeKind, ChangeSet};
+use crate::journal::Trigger;
+use crate::store::{self, StoreError};
+
+pub use record::{
+    ContextMark, ContinuityLog, FileState, ProgressEntry, ProgressSource, RestartCount,
+    SessionCheckpoint, SessionRef, TaskMark, ThreadKey,
+};
+
+/// Largest file whose content is kept for `checkpoint diff`; bigger files are only hashed.
+pub const MAX_BLOB_BYTES: u64 = 1024 * 1024;
+/// Progress entries of a thread shown in a checkpoint and a restart context.
+pub const SHOWN_PROGRESS: usize = 10;
+
+/// The continuity log of one project.
+#[derive(Debug, Clone)]
+pub struct Continuity {
+    dir: PathBuf,
+}
+
+impl Continuity {
+    /// The log kept under `<state_dir>/continuity/`.
+    pub fn new(state_dir: &Path) -> Continuity {
+        Continuity {
+            dir: state_dir.join("continuity"),
+        }
+    }
+
+    fn log_path(&self) -> PathBuf {
+        self.dir.join("log.json")
+    }
+
+    fn blob_dir(&self) -> PathBuf {
+        self.dir.join("blobs")
+    }
+
+    /// The whole log (empty when nothing was saved yet).
+    pub fn load(&self) -> Result<ContinuityLog, StoreError> {
+        Ok(store::read_json(&self.log_path())?.unwrap_or_default())
+    }
+
+    /// Changes the log in one locked transaction.
+    fn update<R>(&self, f: impl FnOnce(&mut ContinuityLog) -> R) -> Result<R, StoreError> {
+        store::update_json(&self.log_path(), f)
+    }
+
+    /// Saves `draft` as a new checkpoint: it gets the next id and the thread's latest progress
+    /// entries; the oldest checkpoints beyond [`record::MAX_CHECKPOINTS`] are pruned, with the
+    /// blobs only they used.
+    pub fn save(&self, mut draft: SessionCheckpoint) -> Result<SessionCheckpoint, StoreError> {
+        let saved = self.update(|log| {
+            draft.id = log.next_id;
+            log.next_id += 1;
+            let thread = ThreadKey(draft.task.as_ref().map(|t| t.id.clone()));
+            draft.progress = thread_progress(log, &thread);
+            log.checkpoints.push(draft.clone());
+            let excess = log
+                .checkpoints
+                .len()
+                .saturating_sub(record::MAX_CHECKPOINTS);
+            log.checkpoints.drain(..excess);
+            (draft, excess > 0)
+        })?;
+        let (checkpoint, pruned) = saved;
+        if pruned {
+            self.prune_blobs()?;
+        }
+        Ok(checkpoint)
+    }
+
+    /// Appends a progress entry; the oldest beyond [`record::MAX_PROGRESS`] are dropped.
+    pub fn log_progress(&self, entry: ProgressEntry) -> Result<(), StoreError> {
+        self.update(|log| {
+            log.progress.push(entry);
+            let excess = log.progress.len().saturating_sub(record::MAX_PROGRESS);
+            log.progress.drain(..excess);
+        })
+    }
+
+    /// The checkpoint to resume from: the latest of `session` when it has one (a resumed
+    /// session), else the project's latest.
+    pub fn latest(
+        &self,
+        session: Option<&SessionRef>,
+    ) -> Result<Option<SessionCheckpoint>, StoreError> {
+        let log = self.load()?;
+        let of_session = session.and_then(|s| {
+            log.checkpoints
+                .iter()
+                .rev()
+                .find(|c| c.session == *s)
+                .cloned()
+        });
+        Ok(of_session.or_else(|| log.checkpoints.last().cloned()))
+    }
+
+    /// Whether `session` saved a `trigger` checkpoint less than `within` before `now`.
+    pub fn saved_recently(
+        &self,
+        session: &SessionRef,
+        trigger: Trigger,
+        now: Timestamp,
+        within: Duration,
+    ) -> Result<bool, StoreError> {
+        let within = i64::try_from(within.as_millis()).unwrap_or(i64::MAX);
+        Ok(self.load()?.checkpoints.iter().rev().any(|c| {
+            c.session == *session
+                && c.trigger == trigger
+                && now.as_millisecond().saturating_sub(c.at.as_millisecond()) < within
+        }))
+    }
+
+    /// Counts a resume of `thread` from `from`: attempt 1 when progress was logged or the work
+    /// changed since the last resume, else one more than last time.
+    pub fn count_restart(
+        &self,
+        thread: &ThreadKey,
+        from: &SessionCheckpoint,
+        now: Timestamp,
+    ) -> Result<u32, StoreError> {
+        let state = from.state_digest();
+        self.update(|log| {
+            let previous = log.restarts.get(thread.as_str());
+            let stuck = previous.is_some_and(|last| {
+                last.state == state
+                    && !log
+                        .progress
+                        .iter()
+                        .any(|p| ThreadKey(p.task.clone()) == *thread && p.at > last.at)
+            });
+            let count = match previous {
+                Some(last) if stuck => last.count + 1,
+                _ => 1,
+            };
+            log.restarts.insert(
+                thread.as_str().to_owned(),
+                RestartCount {
+                    count,
+                    at: now,
+                    state,
+                },
+            );
+            count
+        })
+    }
+
+    /// The latest progress entries of `thread`, oldest first.
+    pub fn progress(&self, thread: &ThreadKey) -> Result<Vec<ProgressEntry>, StoreError> {
+        Ok(thread_progress(&self.load()?, thread))
+    }
+
+    /// Records the state of every changed file (at most [`record::MAX_FILES`]), keeping the
+    /// content of small files in the blob store. Returns the states and how many files were
+    /// left out.
+    pub fn capture(
+        &self,
+        workdir: &Path,
+        changes: &ChangeSet,
+    ) -> Result<(Vec<FileState>, usize), StoreError> {
+        let more = changes.changes.len().saturating_sub(record::MAX_FILES);
+        let files = changes
+            .changes
+            .iter()
+            .take(record::MAX_FILES)
+            .map(|change| {
+                let sha256 = match change.kind {
+                    ChangeKind::Deleted => None,
+                    _ => self.keep(&workdir.join(&change.path))?,
+                };
+                Ok(FileState {
+                    path: change.path.clone(),
+                    kind: change.kind,
+                    sha256,
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        Ok((files, more))
+    }
+
+    /// Hashes the file at `path` and keeps its content when small; `None` when it cannot be
+    /// read as a regular file.
+    fn keep(&self, path: &Path) -> Result<Option<String>, StoreError> {
+        let Ok(meta) = fs::metadata(path) else {
+            return Ok(None);
+        };
+        if !meta.is_file() {
+            return Ok(None);
+        }
+        let Ok(bytes) = fs::read(path) else {
+            return Ok(None);
+        };
+        let sha = cache::sha256_hex(&bytes);
+        let blob = self.blob_dir().join(&sha);
+        if bytes.len() as u64 <= MAX_BLOB_BYTES && !blob.exists() {
+            store::write_atomic(&blob, &bytes)?;
+        }
+        Ok(Some(sha))
+    }
+
+    /// The content a checkpoint kept for `sha256`, if it was small enough to keep.
+    pub fn blob(&self, sha256: &str) -> Option<Vec<u8>> {
+        store::validate_id(sha256).ok()?;
+        fs::read(self.blob_dir().join(sha256)).ok()
+    }
+
+    /// Removes blobs no kept checkpoint refers to.
+    fn prune_blobs(&self) -> Result<(), StoreError> {
+        let log = self.load()?;
+        let used: std::collections::HashSet<&str> = log
+            .checkpoints
+            .iter()
+            .flat_map(|c| c.files.iter().filter_map(|f| f.sha256.as_deref()))
+            .collect();
+        let Ok(entries) = fs::read_dir(self.blob_dir()) else {
+            return Ok(());
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if !name.to_str().is_some_and(|n| used.contains(n)) {
+                // Another process may have removed it already; nothing depends on it.
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+        Ok(())
+    }
+}
+
+fn thread_progress(log: &ContinuityLog, thread: &ThreadKey) -> Vec<ProgressEntry> {
+    let mine: Vec<&ProgressEntry> = log
+        .progress
+        .iter()
+        .filter(|p| ThreadKey(p.task.clone()) == *thread)
+        .collect();
+    mine[mine.len().saturating_sub(SHOWN_PROGRESS)..]
+        .iter()
+        .map(|p| (*p).clone())
+        .collect()
+}
+
+#[cfg(test)]
+mod log_tests;
+#[cfg(test)]
+mod tests;

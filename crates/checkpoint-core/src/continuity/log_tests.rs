@@ -1,0 +1,290 @@
+//! The continuity log's store and texts.
+
+use std::time::Duration;
+
+use jiff::Timestamp;
+
+use super::text::{self, Level, Resume};
+use super::*;
+use crate::changes::{Change, Head};
+use crate::event::Agent;
+
+const NOW: i64 = 1_800_000_000;
+
+fn at(secs_before_now: i64) -> Timestamp {
+    Timestamp::from_second(NOW - secs_before_now).unwrap()
+}
+
+fn session(id: &str) -> SessionRef {
+    SessionRef {
+        agent: Agent::Claude,
+        id: id.to_owned(),
+    }
+}
+
+fn draft(session_id: &str, trigger: Trigger, when: Timestamp) -> SessionCheckpoint {
+    SessionCheckpoint {
+        id: 0,
+        trigger,
+        at: when,
+        session: session(session_id),
+        detail: None,
+        context: None,
+        summary: Some(format!("summary of {session_id}")),
+        head: Some("abc".into()),
+        files: Vec::new(),
+        more_files: 0,
+        task: None,
+        progress: Vec::new(),
+    }
+}
+
+fn entry(text: &str, task: Option<&str>, when: Timestamp) -> ProgressEntry {
+    ProgressEntry {
+        at: when,
+        text: text.to_owned(),
+        task: task.map(str::to_owned),
+        session: None,
+        source: ProgressSource::Cli,
+    }
+}
+
+#[test]
+fn checkpoints_get_ids_and_the_threads_progress_and_are_pruned() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Continuity::new(dir.path());
+    log.log_progress(entry("schema", None, at(100))).unwrap();
+    log.log_progress(entry("other task", Some("t1"), at(90)))
+        .unwrap();
+    let first = log.save(draft("s1", Trigger::Stop, at(50))).unwrap();
+    assert_eq!(first.id, 1);
+    assert_eq!(
+        first.progress.iter().map(|p| &p.text).collect::<Vec<_>>(),
+        ["schema"]
+    );
+    for i in 0..record::MAX_CHECKPOINTS {
+        log.save(draft("s2", Trigger::Stop, at(40 - i as i64)))
+            .unwrap();
+    }
+    let all = log.load().unwrap();
+    assert_eq!(all.checkpoints.len(), record::MAX_CHECKPOINTS);
+    assert_eq!(all.checkpoints[0].id, 2, "the oldest was pruned");
+    assert_eq!(all.next_id, record::MAX_CHECKPOINTS as u64 + 2);
+}
+
+#[test]
+fn latest_prefers_the_resumed_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Continuity::new(dir.path());
+    assert_eq!(log.latest(None).unwrap(), None);
+    log.save(draft("s1", Trigger::Stop, at(30))).unwrap();
+    log.save(draft("s2", Trigger::Stop, at(20))).unwrap();
+    assert_eq!(log.latest(None).unwrap().unwrap().session.id, "s2");
+    assert_eq!(
+        log.latest(Some(&session("s1")))
+            .unwrap()
+            .unwrap()
+            .session
+            .id,
+        "s1"
+    );
+    assert_eq!(
+        log.latest(Some(&session("new")))
+            .unwrap()
+            .unwrap()
+            .session
+            .id,
+        "s2"
+    );
+}
+
+#[test]
+fn context_triggers_are_not_repeated_within_the_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Continuity::new(dir.path());
+    log.save(draft("s1", Trigger::Auto80, at(240))).unwrap();
+    let gap = Duration::from_secs(300);
+    let now = at(0);
+    assert!(
+        log.saved_recently(&session("s1"), Trigger::Auto80, now, gap)
+            .unwrap()
+    );
+    assert!(
+        !log.saved_recently(&session("s1"), Trigger::Auto90, now, gap)
+            .unwrap()
+    );
+    assert!(
+        !log.saved_recently(&session("s2"), Trigger::Auto80, now, gap)
+            .unwrap()
+    );
+    let later = at(-61);
+    assert!(
+        !log.saved_recently(&session("s1"), Trigger::Auto80, later, gap)
+            .unwrap()
+    );
+}
+
+#[test]
+fn restarts_count_up_only_without_progress_or_new_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Continuity::new(dir.path());
+    let thread = ThreadKey(None);
+    let checkpoint = log.save(draft("s1", Trigger::Stop, at(100))).unwrap();
+    assert_eq!(log.count_restart(&thread, &checkpoint, at(90)).unwrap(), 1);
+    assert_eq!(log.count_restart(&thread, &checkpoint, at(80)).unwrap(), 2);
+    assert_eq!(log.count_restart(&thread, &checkpoint, at(70)).unwrap(), 3);
+    // Progress in another thread does not count; progress in this one does.
+    log.log_progress(entry("elsewhere", Some("t1"), at(65)))
+        .unwrap();
+    assert_eq!(log.count_restart(&thread, &checkpoint, at(60)).unwrap(), 4);
+    log.log_progress(entry("done a thing", None, at(55)))
+        .unwrap();
+    assert_eq!(log.count_restart(&thread, &checkpoint, at(50)).unwrap(), 1);
+    // New work (another state) starts over too.
+    let mut changed = draft("s1", Trigger::Stop, at(45));
+    changed.head = Some("def".into());
+    let changed = log.save(changed).unwrap();
+    assert_eq!(log.count_restart(&thread, &checkpoint, at(40)).unwrap(), 2);
+    assert_eq!(log.count_restart(&thread, &changed, at(30)).unwrap(), 1);
+}
+
+#[test]
+fn capture_hashes_changed_files_and_keeps_small_contents() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("a.txt"), "one\n").unwrap();
+    std::fs::write(
+        work.path().join("big.bin"),
+        vec![b'x'; MAX_BLOB_BYTES as usize + 1],
+    )
+    .unwrap();
+    let change = |path: &str, kind| Change {
+        path: path.into(),
+        kind,
+        staged: false,
+    };
+    let changes = ChangeSet {
+        head: Head::Unborn {
+            name: "main".into(),
+        },
+        changes: vec![
+            change("a.txt", ChangeKind::Untracked),
+            change("big.bin", ChangeKind::Untracked),
+            change("gone.txt", ChangeKind::Deleted),
+        ],
+        non_utf8_paths: 0,
+    };
+    let log = Continuity::new(dir.path());
+    let (files, more) = log.capture(work.path(), &changes).unwrap();
+    assert_eq!(more, 0);
+    let a = files[0].sha256.as_deref().unwrap();
+    assert_eq!(log.blob(a).as_deref(), Some(&b"one\n"[..]));
+    let big = files[1].sha256.as_deref().unwrap();
+    assert_eq!(log.blob(big), None, "too big to keep");
+    assert_eq!(files[2].sha256, None);
+    assert_eq!(log.blob("../../etc/passwd"), None);
+}
+
+fn rich_checkpoint() -> SessionCheckpoint {
+    let mut c = draft("651985dd-aaaa", Trigger::Auto80, at(2 * 3600 + 120));
+    c.id = 12;
+    c.context = Some(ContextMark {
+        used: 170_000,
+        window: 200_000,
+        percent: 85,
+    });
+    c.summary =
+        Some("Added the `users` table and its migration.\nNext: wire the repository layer.".into());
+    c.files = (0..23)
+        .map(|i| FileState {
+            path: format!("src/module_{i:02}.rs"),
+            kind: ChangeKind::Modified,
+            sha256: None,
+        })
+        .collect();
+    c.more_files = 2;
+    c.task = Some(TaskMark {
+        id: "add-auth".into(),
+        name: "Add authentication".into(),
+        step: Some("2/4 write migration".into()),
+        hook_md: Some("/repo/.git/checkpoint/tasks/add-auth/hook.md".into()),
+    });
+    c
+}
+
+#[test]
+fn resume_context_is_pinned() {
+    let c = rich_checkpoint();
+    let progress = [
+        entry("created the schema", Some("add-auth"), at(3 * 3600)),
+        entry("wrote the migration", Some("add-auth"), at(2 * 3600 + 300)),
+    ];
+    let why = text::reset_reason(Some("clear"));
+    let resume = Resume {
+        checkpoint: &c,
+        why: &why,
+        attempt: 2,
+        max_restarts: 3,
+        progress: &progress,
+        now: at(0),
+    };
+    insta::assert_snapshot!("resume_context", text::resume_context(&resume));
+    let stuck = Resume {
+        attempt: 4,
+        progress: &[],
+        ..resume
+    };
+    insta::assert_snapshot!("resume_context_over_limit", text::resume_context(&stuck));
+}
+
+#[test]
+fn bare_resume_context_is_pinned() {
+    let mut c = draft("s1", Trigger::Stop, at(30));
+    c.summary = None;
+    let why = text::reset_reason(Some("startup"));
+    let resume = Resume {
+        checkpoint: &c,
+        why: &why,
+        attempt: 1,
+        max_restarts: 3,
+        progress: &[],
+        now: at(0),
+    };
+    insta::assert_snapshot!("resume_context_bare", text::resume_context(&resume));
+}
+
+#[test]
+fn short_texts_are_pinned() {
+    let c = rich_checkpoint();
+    let mark = c.context.unwrap();
+    let critical = ContextMark {
+        used: 182_000,
+        percent: 91,
+        ..mark
+    };
+    let texts = [
+        text::context_notice(&mark, Level::Warn),
+        text::context_notice(&critical, Level::Critical),
+        text::resume_offer(&c, at(0)),
+        text::checkpoint_line(&c, at(0)),
+        text::reset_reason(Some("compact")),
+        text::reset_reason(Some("fork")),
+    ];
+    insta::assert_snapshot!("short_texts", texts.join("\n---\n"));
+}
+
+#[test]
+fn ages_read_naturally() {
+    let cases = [
+        (0, "just now"),
+        (59, "just now"),
+        (60, "1 min ago"),
+        (45 * 60, "45 min ago"),
+        (2 * 3600 + 5, "2 h ago"),
+        (3 * 86_400, "3 d ago"),
+        (-30, "just now"),
+    ];
+    for (secs, expected) in cases {
+        assert_eq!(text::ago(at(secs), at(0)), expected, "{secs}");
+    }
+}

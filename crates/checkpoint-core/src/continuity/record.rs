@@ -1,0 +1,187 @@
+//! What the continuity log holds: session checkpoints, progress entries and restart counts.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use crate::changes::ChangeKind;
+use crate::event::Agent;
+use crate::journal::Trigger;
+
+/// The log's schema version.
+pub const SCHEMA: u32 = 1;
+/// Session checkpoints kept; older ones are pruned.
+pub const MAX_CHECKPOINTS: usize = 50;
+/// Progress entries kept; older ones are pruned.
+pub const MAX_PROGRESS: usize = 200;
+/// Changed files whose state a checkpoint records; the rest are only counted.
+pub const MAX_FILES: usize = 200;
+
+/// Everything the continuity log remembers for one project.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContinuityLog {
+    /// [`SCHEMA`].
+    pub schema: u32,
+    /// The id the next checkpoint gets; ids are never reused.
+    pub next_id: u64,
+    /// Session checkpoints, oldest first.
+    pub checkpoints: Vec<SessionCheckpoint>,
+    /// Progress entries, oldest first.
+    pub progress: Vec<ProgressEntry>,
+    /// Restarts per thread of work (see [`ThreadKey`]).
+    pub restarts: BTreeMap<String, RestartCount>,
+}
+
+impl Default for ContinuityLog {
+    fn default() -> Self {
+        ContinuityLog {
+            schema: SCHEMA,
+            next_id: 1,
+            checkpoints: Vec::new(),
+            progress: Vec::new(),
+            restarts: BTreeMap::new(),
+        }
+    }
+}
+
+/// A line of work that restarts and progress belong to: a task, or the project when no task is
+/// active.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ThreadKey(pub Option<String>);
+
+impl ThreadKey {
+    /// The key as stored in [`ContinuityLog::restarts`]: the task id, or `-` for no task.
+    pub fn as_str(&self) -> &str {
+        self.0.as_deref().unwrap_or("-")
+    }
+}
+
+/// The agent session a checkpoint or entry came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionRef {
+    /// Which agent.
+    pub agent: Agent,
+    /// The agent's session id.
+    pub id: String,
+}
+
+/// How full the context window was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextMark {
+    /// Tokens in the context.
+    pub used: u64,
+    /// The window they are measured against.
+    pub window: u64,
+    /// `used` as a percentage of `window`, 0–100.
+    pub percent: u8,
+}
+
+/// The task being worked on at a checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskMark {
+    /// The task's id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// The current step, as "2/4 name", if any.
+    pub step: Option<String>,
+    /// Where `hook.md` is, for the agent to read.
+    pub hook_md: Option<String>,
+}
+
+/// One changed file as it was at a checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileState {
+    /// Repository-relative, `/`-separated.
+    pub path: String,
+    /// How it differed from `HEAD`.
+    pub kind: ChangeKind,
+    /// SHA-256 of the content; `None` when the file is gone or unreadable. The content itself is
+    /// kept in the log's blob store when it is small enough, for `checkpoint diff`.
+    pub sha256: Option<String>,
+}
+
+/// A saved moment of an agent session, independent of tasks: what a fresh session needs to go
+/// on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionCheckpoint {
+    /// Sequence number, from 1.
+    pub id: u64,
+    /// What caused it.
+    pub trigger: Trigger,
+    /// When it was taken.
+    pub at: Timestamp,
+    /// The session it belongs to.
+    pub session: SessionRef,
+    /// A detail of the trigger: the session end reason, the compaction trigger, a message.
+    pub detail: Option<String>,
+    /// Context usage at the time, when known.
+    pub context: Option<ContextMark>,
+    /// The agent's last message, trimmed.
+    pub summary: Option<String>,
+    /// The commit `HEAD` pointed at.
+    pub head: Option<String>,
+    /// Files changed since `HEAD` (at most [`MAX_FILES`]).
+    pub files: Vec<FileState>,
+    /// Changed files beyond [`MAX_FILES`].
+    pub more_files: usize,
+    /// The active task, if any.
+    pub task: Option<TaskMark>,
+    /// The progress entries of the thread of work at the time (the key points).
+    pub progress: Vec<ProgressEntry>,
+}
+
+impl SessionCheckpoint {
+    /// A digest of the worktree state (HEAD and file contents): equal digests mean no work
+    /// happened in between.
+    pub fn state_digest(&self) -> String {
+        let mut text = self.head.clone().unwrap_or_default();
+        for file in &self.files {
+            text.push('\n');
+            text.push_str(&file.path);
+            text.push(' ');
+            text.push_str(file.sha256.as_deref().unwrap_or("-"));
+        }
+        text.push_str(&format!("\n+{}", self.more_files));
+        crate::cache::sha256_hex(text.as_bytes())
+    }
+}
+
+/// Where a progress entry was logged from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProgressSource {
+    /// `checkpoint progress "…"`.
+    Cli,
+    /// The agent invoked the `checkpoint-progress` skill or slash command.
+    Skill,
+    /// The MCP tool `checkpoint_progress`.
+    Mcp,
+}
+
+/// One milestone the agent or user logged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProgressEntry {
+    /// When.
+    pub at: Timestamp,
+    /// What was achieved.
+    pub text: String,
+    /// The task it belongs to; `None` when no task was active.
+    pub task: Option<String>,
+    /// The session it was logged in, when known.
+    pub session: Option<SessionRef>,
+    /// How it was logged.
+    pub source: ProgressSource,
+}
+
+/// How often a thread of work was resumed without progress in between.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RestartCount {
+    /// Resumes in a row without progress, from 1.
+    pub count: u32,
+    /// The last resume.
+    pub at: Timestamp,
+    /// [`SessionCheckpoint::state_digest`] of the checkpoint that resume started from.
+    pub state: String,
+}

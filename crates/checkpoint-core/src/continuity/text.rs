@@ -1,0 +1,290 @@
+//! What agents and users read about session checkpoints. Every text here is pinned by insta
+//! snapshots: agents take it as instructions.
+
+use std::fmt::Write as _;
+
+use jiff::Timestamp;
+
+use super::record::{ContextMark, ProgressEntry, SessionCheckpoint};
+
+/// Files listed by name before the rest are counted.
+pub const SHOWN_FILES: usize = 20;
+/// The longest summary quoted in a restart context, in characters.
+pub const SUMMARY_CHARS: usize = 1_500;
+/// The longest one-line summary, in characters.
+pub const LINE_CHARS: usize = 160;
+
+/// How close the context window is to full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// At or above `[context] warn`.
+    Warn,
+    /// At or above `[context] critical`.
+    Critical,
+}
+
+/// The notice an agent gets with its next tool call once a context checkpoint was saved.
+pub fn context_notice(mark: &ContextMark, level: Level) -> String {
+    let head = format!(
+        "Checkpoint saved (context {} %) — {} of {} tokens in use.",
+        mark.percent,
+        thousands(mark.used),
+        thousands(mark.window)
+    );
+    match level {
+        Level::Warn => format!(
+            "{head} Your work so far is recorded and a new session will resume from it. Keep \
+             going; log each finished milestone with `checkpoint progress \"<what is done>\"`."
+        ),
+        Level::Critical => format!(
+            "⚠️ {head} The context window is almost full: wrap up now. Finish the change in \
+             hand, commit it, log what is done with `checkpoint progress \"<what is done>\"` and \
+             end your turn; the next session resumes from this checkpoint."
+        ),
+    }
+}
+
+/// Why a session starts with a restart context: the agent's `SessionStart` source.
+pub fn reset_reason(source: Option<&str>) -> String {
+    match source {
+        Some("startup") | None => "a new session started".to_owned(),
+        Some("resume") => "the session was resumed".to_owned(),
+        Some("clear") => "the context was cleared (/clear)".to_owned(),
+        Some("compact") => "the context was compacted".to_owned(),
+        Some(other) => format!("the session restarted ({other})"),
+    }
+}
+
+/// Everything a restart context says.
+#[derive(Debug, Clone, Copy)]
+pub struct Resume<'a> {
+    /// The checkpoint resumed from.
+    pub checkpoint: &'a SessionCheckpoint,
+    /// Why the session restarted (see [`reset_reason`]).
+    pub why: &'a str,
+    /// Which restart of this thread of work without progress in between, from 1.
+    pub attempt: u32,
+    /// `[resume] max_restarts`.
+    pub max_restarts: u32,
+    /// The thread's latest progress entries, oldest first.
+    pub progress: &'a [ProgressEntry],
+    /// Now, for "saved 2 h ago".
+    pub now: Timestamp,
+}
+
+/// The context a new session gets: "Resumed from checkpoint: …" and the restart context.
+pub fn resume_context(r: &Resume<'_>) -> String {
+    let c = r.checkpoint;
+    let mut out = format!(
+        "Resumed from checkpoint: {} (saved {})\n\n",
+        summary_line(c.summary.as_deref()),
+        ago(c.at, r.now)
+    );
+    let _ = writeln!(out, "⚠️ SESSION RESET: {}.", r.why);
+    let _ = writeln!(
+        out,
+        "Last checkpoint: #{} ({}) at {}{}.",
+        c.id,
+        trigger_text(c),
+        c.at.strftime("%Y-%m-%d %H:%M UTC"),
+        c.context
+            .map(|m| format!(", context {} %", m.percent))
+            .unwrap_or_default()
+    );
+    if let Some(task) = &c.task {
+        let _ = write!(out, "Task: {} ({})", task.name, task.id);
+        if let Some(step) = &task.step {
+            let _ = write!(out, ", step {step}");
+        }
+        out.push_str(".\n");
+        if let Some(path) = &task.hook_md {
+            let _ = writeln!(out, "Task journal: {path} (read it first).");
+        }
+    }
+    if r.attempt > r.max_restarts {
+        let _ = writeln!(
+            out,
+            "Restart attempt {} — more than the limit of {} without progress in between. The \
+             work may be going in circles: tell the user and ask a human to look before going on.",
+            r.attempt, r.max_restarts
+        );
+    } else {
+        let _ = writeln!(out, "Restart attempt {} of {}.", r.attempt, r.max_restarts);
+    }
+
+    out.push_str("\nProgress logged before reset:\n");
+    if r.progress.is_empty() {
+        out.push_str("(none logged)\n");
+    }
+    for entry in r.progress {
+        let _ = writeln!(
+            out,
+            "✓ {} ({})",
+            one_line(&entry.text),
+            entry.at.strftime("%H:%M UTC")
+        );
+    }
+
+    out.push_str("\nFiles modified (do not recreate):\n");
+    if c.files.is_empty() {
+        out.push_str("(none)\n");
+    }
+    for file in c.files.iter().take(SHOWN_FILES) {
+        let _ = writeln!(out, "- {}", file.path);
+    }
+    let more = c.files.len().saturating_sub(SHOWN_FILES) + c.more_files;
+    if more > 0 {
+        let _ = writeln!(out, "… and {more} more {}", plural(more, "file"));
+    }
+
+    if let Some(summary) = c.summary.as_deref().filter(|s| !s.trim().is_empty()) {
+        let _ = writeln!(
+            out,
+            "\nYour last message before the reset:\n{}",
+            trimmed(summary.trim(), SUMMARY_CHARS)
+        );
+    }
+
+    out.push_str(
+        "\nRules:\n\
+         1. Continue where you stopped; do not start over.\n\
+         2. Do not redo completed work: the progress above is done.\n\
+         3. Review the modified files before changing them; they hold your work.\n\
+         4. Log each finished milestone with `checkpoint progress \"<what is done>\"`.",
+    );
+    out
+}
+
+/// The one-line offer `[resume] auto = "prompt"` injects instead of the full context.
+pub fn resume_offer(checkpoint: &SessionCheckpoint, now: Timestamp) -> String {
+    format!(
+        "A checkpoint from {} is available: {} ({} {}). To go on from it, run `checkpoint \
+         resume` and follow what it prints; otherwise ignore this.",
+        ago(checkpoint.at, now),
+        summary_line(checkpoint.summary.as_deref()),
+        checkpoint.files.len() + checkpoint.more_files,
+        plural(
+            checkpoint.files.len() + checkpoint.more_files,
+            "modified file"
+        )
+    )
+}
+
+/// One line per checkpoint for `checkpoint log`: id, trigger, age, session, files, context,
+/// summary.
+pub fn checkpoint_line(c: &SessionCheckpoint, now: Timestamp) -> String {
+    let files = c.files.len() + c.more_files;
+    let mut line = format!(
+        "#{} {} {} ({} {}) {} {}",
+        c.id,
+        c.trigger.name(),
+        ago(c.at, now),
+        c.session.agent.name(),
+        short(&c.session.id),
+        files,
+        plural(files, "file")
+    );
+    if let Some(mark) = c.context {
+        let _ = write!(line, ", context {} %", mark.percent);
+    }
+    if let Some(summary) = c.summary.as_deref().filter(|s| !s.trim().is_empty()) {
+        let _ = write!(line, " — {}", trimmed(&one_line(summary), 80));
+    }
+    line
+}
+
+/// "just now", "12 min ago", "2 h ago", "3 d ago".
+pub fn ago(then: Timestamp, now: Timestamp) -> String {
+    let secs = now.as_second().saturating_sub(then.as_second()).max(0);
+    match secs {
+        0..60 => "just now".to_owned(),
+        60..3_600 => format!("{} min ago", secs / 60),
+        3_600..86_400 => format!("{} h ago", secs / 3_600),
+        _ => format!("{} d ago", secs / 86_400),
+    }
+}
+
+/// The summary as one short line, or a placeholder.
+fn summary_line(summary: Option<&str>) -> String {
+    match summary.map(one_line).filter(|s| !s.is_empty()) {
+        Some(line) => trimmed(&line, LINE_CHARS),
+        None => "(no summary recorded)".to_owned(),
+    }
+}
+
+fn trigger_text(c: &SessionCheckpoint) -> String {
+    match &c.detail {
+        Some(detail) => format!("{}: {}", c.trigger.name(), one_line(detail)),
+        None => c.trigger.name().to_owned(),
+    }
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `text` cut to `max` characters, with "…" when cut.
+fn trimmed(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", text[..end].trim_end()),
+        None => text.to_owned(),
+    }
+}
+
+fn short(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
+}
+
+fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        what.to_owned()
+    } else {
+        format!("{what}s")
+    }
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// The summary of `checkpoint diff`: "Work changed since last checkpoint: 3 files, +127 −4 lines,
+/// last checkpoint 45 min ago", or that nothing changed.
+pub fn diff_line(d: &super::diff::WorkDiff, now: Timestamp) -> String {
+    let when = ago(d.at, now);
+    if !d.changed() {
+        return format!("No work changed since the last checkpoint ({when}).");
+    }
+    let (added, removed) = (d.added(), d.removed());
+    let lines = if added + removed == 1 {
+        "line"
+    } else {
+        "lines"
+    };
+    format!(
+        "Work changed since last checkpoint: {} {}, +{added} −{removed} {lines}, last checkpoint \
+         {when}",
+        d.files.len(),
+        plural(d.files.len(), "file")
+    )
+}
+
+/// One file of `checkpoint diff`: "  src/db.rs  +120 −3"; a binary file says so, and a change
+/// whose lines were not counted (a file too big to keep, or an empty file) says that.
+pub fn file_delta_line(f: &super::diff::FileDelta) -> String {
+    let what = if f.binary {
+        "binary".to_owned()
+    } else if f.added == 0 && f.removed == 0 {
+        "changed, no lines counted".to_owned()
+    } else {
+        format!("+{} −{}", f.added, f.removed)
+    };
+    format!("  {}  {what}", f.path)
+}
