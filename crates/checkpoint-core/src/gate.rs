@@ -53,6 +53,9 @@ pub enum GateError {
     /// A progress entry without text.
     #[error("a progress entry needs some text")]
     EmptyProgress,
+    /// The worktree could not be compared with the last checkpoint.
+    #[error("comparing with the last checkpoint: {0}")]
+    Diff(String),
 }
 
 /// A judged event: the decision and its rendered message.
@@ -68,6 +71,9 @@ pub struct GateOutcome {
     /// Text to add to the agent's context (a resumed checkpoint, a context notice); only on
     /// events that are not stops.
     pub context: Option<String>,
+    /// Text for the user (not the agent) on an allowed stop: work not yet in a checkpoint, with
+    /// `[clear] auto_checkpoint = "prompt"`.
+    pub notice: Option<String>,
 }
 
 /// Where the gate reads configuration and what time it is.
@@ -265,13 +271,14 @@ impl Gate {
         let recorded = if outcome.decision.is_block() {
             journal
                 .maybe_interval_checkpoint(self.now)
-                .map(drop)
+                .map(|_| None)
                 .map_err(GateError::from)
         } else {
             self.stop_checkpoint(event, &journal, &repo)
         };
-        if let Err(e) = recorded {
-            warnings.push(format!("saving the checkpoint: {e}"));
+        match recorded {
+            Ok(notice) => outcome.notice = notice,
+            Err(e) => warnings.push(format!("saving the checkpoint: {e}")),
         }
         outcome.warnings = warnings;
         Ok(outcome)
@@ -299,6 +306,7 @@ fn judged(event: &HookEvent, facts: &Facts, policy: &Policy) -> GateOutcome {
         message,
         warnings: Vec::new(),
         context: None,
+        notice: None,
     }
 }
 

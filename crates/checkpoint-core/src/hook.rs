@@ -25,9 +25,10 @@ pub trait Protocol {
     fn answer(event: &HookEvent, outcome: &GateOutcome) -> Option<Value>;
 }
 
-/// The text a user should see although the stop was allowed: the block cap was reached, or the
-/// gate could not check everything. `None` for ordinary allows and for blocks.
-pub fn user_notice(outcome: &GateOutcome) -> Option<&str> {
+/// The text a user should see although the stop was allowed: the block cap was reached, the gate
+/// could not check everything, or work is not in a checkpoint yet (see [`GateOutcome::notice`]).
+/// `None` for ordinary allows and for blocks.
+pub fn user_notice(outcome: &GateOutcome) -> Option<String> {
     let notable = match &outcome.decision {
         Decision::Allow {
             reason: AllowReason::CapReached { .. },
@@ -35,7 +36,12 @@ pub fn user_notice(outcome: &GateOutcome) -> Option<&str> {
         } => true,
         decision => decision.is_degraded(),
     };
-    (notable && !outcome.message.is_empty()).then_some(outcome.message.as_str())
+    let message = (notable && !outcome.message.is_empty()).then_some(outcome.message.as_str());
+    let parts: Vec<&str> = message
+        .into_iter()
+        .chain(outcome.notice.as_deref())
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("\n"))
 }
 
 /// The usual end-of-turn answer: `{"decision": <block_word>, "reason": <message>}` on a block,

@@ -118,3 +118,37 @@ fn sessions_resume_and_context_is_watched() {
     let (_, notice) = CLAUDE.assert_continuity("PreToolUse", "PostToolUse");
     assert_snapshot!(notice.to_string());
 }
+
+#[test]
+fn prompt_mode_tells_the_user_about_unsaved_work() {
+    let repo = repo("docs-only");
+    let prompt = [("CHECKPOINT_CLEAR_AUTO_CHECKPOINT", "prompt")];
+    let run = CLAUDE.fire_with(repo.path(), "Stop", &[], &prompt);
+    assert_snapshot!(run.stdout.trim_end(), @r#"{"systemMessage":"No checkpoint saved yet: run `checkpoint save \"…\"` before /clear to keep it."}"#);
+    // Once a checkpoint holds the work, nothing more is said.
+    CLAUDE.fire(repo.path(), "Stop");
+    let run = CLAUDE.fire_with(repo.path(), "Stop", &[], &prompt);
+    CLAUDE.assert_no_op(&run, 0, "no unsaved work");
+}
+
+#[test]
+fn the_progress_skill_logs_its_argument_for_the_next_session() {
+    let repo = repo("docs-only");
+    let skill = [
+        ("tool_name", serde_json::json!("Skill")),
+        (
+            "tool_input",
+            serde_json::json!({"skill": "checkpoint-progress", "args": "created the schema"}),
+        ),
+    ];
+    let run = CLAUDE.fire_with(repo.path(), "PostToolUse", &skill, &[]);
+    CLAUDE.assert_no_op(&run, 0, "progress skill");
+    CLAUDE.fire(repo.path(), "Stop");
+    let resume = CLAUDE.fire(repo.path(), "SessionStart");
+    assert!(
+        resume
+            .stdout
+            .contains("Progress logged before reset:\\n✓ created the schema ("),
+        "{resume:?}"
+    );
+}

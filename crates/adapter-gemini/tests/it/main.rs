@@ -97,3 +97,58 @@ fn sessions_resume_and_context_is_watched() {
     let (_, notice) = GEMINI.assert_continuity("BeforeTool", "AfterTool");
     assert_snapshot!(notice.to_string());
 }
+
+/// The continuity log of the repository at `dir`.
+fn continuity_log(dir: &std::path::Path) -> serde_json::Value {
+    let path = dir.join(".git/checkpoint/continuity/log.json");
+    std::fs::read_to_string(path).map_or(serde_json::Value::Null, |text| {
+        serde_json::from_str(&text).unwrap()
+    })
+}
+
+#[test]
+fn pre_compress_saves_only_when_a_compression_follows() {
+    let repo = repo("docs-only");
+    let dir = repo.path();
+    let transcripts = tempfile::tempdir().unwrap();
+    let transcript = transcripts.path().join("session.jsonl");
+    let at = |input: u64| {
+        let line = serde_json::json!({"type": "gemini", "tokens": {"input": input}});
+        std::fs::write(&transcript, format!("{line}\n")).unwrap();
+        [(
+            "transcript_path",
+            serde_json::Value::String(transcript.display().to_string()),
+        )]
+    };
+    // Gemini fires PreCompress(auto) every turn; at 10 % of its window nothing is compressed.
+    let run = GEMINI.fire_with(dir, "PreCompress", &at(104_857), &[]);
+    GEMINI.assert_no_op(&run, 0, "PreCompress below the threshold");
+    assert_eq!(continuity_log(dir), serde_json::Value::Null);
+    // At 60 % a compression follows: checkpoint first.
+    let run = GEMINI.fire_with(dir, "PreCompress", &at(629_146), &[]);
+    GEMINI.assert_no_op(&run, 0, "PreCompress above the threshold");
+    let log = continuity_log(dir);
+    assert_eq!(log["checkpoints"][0]["trigger"], "pre_compact");
+    assert_eq!(log["checkpoints"][0]["context"]["percent"], 60);
+    // /compress by hand always counts.
+    let mut fields = at(10).to_vec();
+    fields.push(("trigger", "manual".into()));
+    GEMINI.fire_with(dir, "PreCompress", &fields, &[]);
+    assert_eq!(continuity_log(dir)["checkpoints"][1]["detail"], "manual");
+}
+
+#[test]
+fn session_end_saves_unless_turned_off() {
+    let repo = repo("docs-only");
+    let dir = repo.path();
+    let off = [("CHECKPOINT_CLEAR_AUTO_CHECKPOINT", "false")];
+    let run = GEMINI.fire_with(dir, "SessionEnd", &[], &off);
+    GEMINI.assert_no_op(&run, 0, "SessionEnd, auto_checkpoint off");
+    assert_eq!(continuity_log(dir), serde_json::Value::Null);
+    let run = GEMINI.fire(dir, "SessionEnd");
+    GEMINI.assert_no_op(&run, 0, "SessionEnd");
+    let checkpoint = &continuity_log(dir)["checkpoints"][0];
+    assert_eq!(checkpoint["trigger"], "session_end");
+    assert_eq!(checkpoint["detail"], "exit");
+    assert_eq!(checkpoint["files"][0]["path"], "README.md");
+}

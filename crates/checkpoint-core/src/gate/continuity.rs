@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::context;
+use crate::continuity::diff;
 use crate::continuity::text::{self, Level, Resume};
 use crate::continuity::{
     ContextMark, Continuity, ProgressEntry, ProgressSource, SessionCheckpoint, SessionRef,
@@ -378,35 +379,64 @@ impl Gate {
     }
 
     /// An allowed stop: the session checkpoint a later `/clear` resumes from (Claude runs no hook
-    /// before `/clear`). With `[clear] auto_checkpoint = false` only the task journal records
-    /// the stop.
+    /// before `/clear`). `[clear] auto_checkpoint = false` leaves it to the task journal;
+    /// `"prompt"` saves nothing but returns, for the user, what changed since the last
+    /// checkpoint when anything did.
     pub(super) fn stop_checkpoint(
         &self,
         event: &HookEvent,
         journal: &Journal,
         repo: &Repo,
-    ) -> Result<(), GateError> {
+    ) -> Result<Option<String>, GateError> {
         let policy = journal.policy();
-        if policy.clear.auto_checkpoint == Switch::Off {
-            journal.checkpoint_active(Trigger::Stop, None, self.now)?;
-            return Ok(());
-        }
         let project = Project {
             repo: repo.clone(),
             state_dir: self.state_dir(repo),
             policy: policy.clone(),
         };
-        self.save_in(
-            &project,
-            SaveRequest {
-                session: session_ref(event),
-                trigger: Trigger::Stop,
-                detail: None,
-                summary: event.last_assistant_message.clone(),
-                context: None,
-            },
-        )?;
-        Ok(())
+        match policy.clear.auto_checkpoint {
+            Switch::Off => {
+                journal.checkpoint_active(Trigger::Stop, None, self.now)?;
+                Ok(None)
+            }
+            Switch::Prompt => {
+                journal.checkpoint_active(Trigger::Stop, None, self.now)?;
+                self.unsaved_work(&project)
+            }
+            Switch::On => {
+                self.save_in(
+                    &project,
+                    SaveRequest {
+                        session: session_ref(event),
+                        trigger: Trigger::Stop,
+                        detail: None,
+                        summary: event.last_assistant_message.clone(),
+                        context: None,
+                    },
+                )?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// "Work changed since last checkpoint: …" and what to do, when work changed since the
+    /// project's latest checkpoint (or none was ever saved).
+    fn unsaved_work(&self, project: &Project) -> Result<Option<String>, GateError> {
+        const ASK: &str = "run `checkpoint save \"…\"` before /clear to keep it";
+        let continuity = project.continuity();
+        let Some(last) = continuity.latest(None)? else {
+            return Ok(Some(format!("No checkpoint saved yet: {ASK}.")));
+        };
+        let work = diff::diff(
+            &continuity,
+            &project.repo,
+            project.policy.git.backend,
+            &last,
+        )
+        .map_err(|e| GateError::Diff(e.to_string()))?;
+        Ok(work
+            .changed()
+            .then(|| format!("{} — {ASK}.", text::diff_line(&work, self.now))))
     }
 }
 
