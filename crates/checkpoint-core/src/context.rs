@@ -16,6 +16,7 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -90,7 +91,13 @@ fn line_usage(agent: Agent, line: &str) -> Option<LineUsage> {
             }
         }
         Agent::Gemini => "\"tokens\"",
-        Agent::Codex => "token_count",
+        Agent::Codex => {
+            if line.contains("token_usage_record") {
+                "token_usage_record"
+            } else {
+                "token_count"
+            }
+        }
         Agent::Cli => return None,
     };
     if !line.contains(marker) {
@@ -107,6 +114,16 @@ fn line_usage(agent: Agent, line: &str) -> Option<LineUsage> {
                 used,
                 window: None,
                 model,
+            }))
+        }
+        // Codex writes a `token_usage_record` as soon as a reply is in, but its `token_count`
+        // event (the one with the window) only after the reply's tool calls have run.
+        Agent::Codex if v["type"] == "token_usage_record" => {
+            let used = v["payload"]["usage"]["input_tokens"].as_u64()?;
+            Some(LineUsage::Usage(ContextUsage {
+                used,
+                window: None,
+                model: None,
             }))
         }
         Agent::Codex => {
@@ -150,19 +167,35 @@ fn claude_line(v: &Value) -> Option<LineUsage> {
     }))
 }
 
-/// The usage the last of `lines` reports (scanning backwards), if any.
+/// The usage the last of `lines` reports (scanning backwards), if any. A usage without a window
+/// takes the window of an earlier record (Codex states it only in `token_count` events).
 fn last_usage<'a>(
     agent: Agent,
     lines: impl DoubleEndedIterator<Item = &'a str>,
 ) -> Option<ContextUsage> {
-    lines.rev().find_map(|line| match line_usage(agent, line)? {
-        LineUsage::Usage(usage) => Some(usage),
-        LineUsage::Compacted(post) => Some(ContextUsage {
-            used: post.unwrap_or(0),
-            window: None,
-            model: None,
-        }),
-    })
+    let mut found: Option<ContextUsage> = None;
+    for line in lines.rev() {
+        let usage = match line_usage(agent, line) {
+            Some(LineUsage::Usage(usage)) => usage,
+            Some(LineUsage::Compacted(post)) => ContextUsage {
+                used: post.unwrap_or(0),
+                window: None,
+                model: None,
+            },
+            None => continue,
+        };
+        match &mut found {
+            None if usage.window.is_some() || agent != Agent::Codex => return Some(usage),
+            None => found = Some(usage),
+            Some(latest) => {
+                if usage.window.is_some() {
+                    latest.window = usage.window;
+                    break;
+                }
+            }
+        }
+    }
+    found
 }
 
 /// Context usage from the tail of `agent`'s transcript at `path`; `Ok(None)` when the tail holds
@@ -194,12 +227,43 @@ pub fn read_usage(agent: Agent, path: &Path) -> io::Result<Option<ContextUsage>>
     }
 }
 
+/// Like [`read_usage`], but first waits up to `wait` for the transcript's tail to mention
+/// `marker`. Claude writes the reply that asks for a tool asynchronously, so its `PreToolUse` can
+/// fire before that reply's usage is in the file; the payload's `tool_use_id` tells when it is.
+pub fn read_usage_once_written(
+    agent: Agent,
+    path: &Path,
+    marker: &str,
+    wait: Duration,
+) -> io::Result<Option<ContextUsage>> {
+    let started = Instant::now();
+    while !tail_mentions(path, marker)? && started.elapsed() < wait {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    read_usage(agent, path)
+}
+
+/// Whether the last [`FIRST_TAIL_BYTES`] of the file at `path` contain `marker`.
+fn tail_mentions(path: &Path, marker: &str) -> io::Result<bool> {
+    let mut file = File::open(path)?;
+    let len = file.metadata()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(FIRST_TAIL_BYTES)))?;
+    let mut buf = Vec::new();
+    file.take(FIRST_TAIL_BYTES).read_to_end(&mut buf)?;
+    Ok(buf
+        .windows(marker.len().max(1))
+        .any(|w| w == marker.as_bytes()))
+}
+
 /// Reads a compressed transcript front to back, remembering only the latest usage.
 fn last_usage_streamed(agent: Agent, reader: impl Read) -> Option<ContextUsage> {
     let mut latest = None;
     for line in BufReader::new(reader).lines() {
         let Ok(line) = line else { break };
-        if let Some(usage) = last_usage(agent, std::iter::once(line.as_str())) {
+        if let Some(mut usage) = last_usage(agent, std::iter::once(line.as_str())) {
+            if usage.window.is_none() {
+                usage.window = latest.as_ref().and_then(|l: &ContextUsage| l.window);
+            }
             latest = Some(usage);
         }
     }

@@ -25,7 +25,7 @@ use crate::session::SessionStore;
 use crate::store::StoreError;
 
 pub use continuity::{
-    CONTEXT_CHECKPOINT_GAP, GEMINI_COMPRESSION_PERCENT, PROGRESS_SKILL, SaveRequest,
+    CONTEXT_CHECKPOINT_GAP, GEMINI_COMPRESSION_PERCENT, PROGRESS_SKILL, SaveRequest, TRANSCRIPT_LAG,
 };
 
 /// Environment variable that moves all state out of the repository's git directory.
@@ -120,7 +120,7 @@ impl Gate {
         }
         let mut warnings = Vec::new();
         let context = match event.kind {
-            EventKind::UserPrompt => self.user_prompt(event).map(|()| None)?,
+            EventKind::UserPrompt => self.user_prompt(event)?,
             EventKind::PreTool => self.pre_tool(event)?,
             EventKind::PostTool => self.post_tool(event)?,
             EventKind::SessionStart => self.session_start(event)?,
@@ -160,23 +160,25 @@ impl Gate {
     }
 
     /// A new user prompt starts a new turn: the block count starts over. Gemini re-sends a block
-    /// reason as a prompt; that retry is recognised by its digest and changes nothing.
-    fn user_prompt(&self, event: &HookEvent) -> Result<(), GateError> {
+    /// reason as a prompt; that retry is recognised by its digest and changes nothing. Context
+    /// held back for the session (Gemini after `/clear`) goes with the prompt.
+    fn user_prompt(&self, event: &HookEvent) -> Result<Option<String>, GateError> {
         check_cwd(event)?;
         let Ok(Some(repo)) = git::discover(&event.cwd) else {
-            return Ok(());
+            return Ok(None);
         };
         let digest = event.prompt.as_deref().map(retry_digest);
-        SessionStore::new(&self.state_dir(&repo)).update(
+        let pending = SessionStore::new(&self.state_dir(&repo)).update(
             event.agent,
             session_id(event),
             |record| {
                 if digest.is_none() || record.last_block_digest != digest {
                     record.facts = decide::session_after_prompt(&record.facts);
                 }
+                record.pending_context.take()
             },
         )?;
-        Ok(())
+        Ok(pending)
     }
 
     /// After a tool call: progress logged by the skill, a held-back context notice; then a

@@ -24,9 +24,11 @@
 //!   [`run_agent`] is the one-shot form.
 //! - [`write_hooks`] writes the project hook config, unless something else (such as
 //!   `checkpoint install <agent>`) already did.
-//! - [`last_user_texts`] and [`stop_feedback`] read what each CLI sent to the model.
+//! - [`last_user_texts`] and [`stop_feedback`] read what each CLI sent to the model;
+//!   [`conversation_texts`] gives every text of a request with where it sits (hook context).
 //! - [`workspace_binaries`] builds `checkpoint` and the adapters from this workspace;
-//!   [`install_checkpoint`] installs their hooks with `checkpoint install <agent>`.
+//!   [`install_checkpoint`] installs their hooks with `checkpoint install <agent>`, and
+//!   [`checkpoint_project`] sets up a fixture repository with extra config and those hooks.
 
 mod clis;
 mod hooks;
@@ -39,8 +41,10 @@ mod workspace;
 pub use clis::{Clis, ensure_clis};
 pub use hooks::write_hooks;
 pub use session::{RunResult, Session, run_agent};
-pub use wire::{last_user_texts, stop_feedback};
-pub use workspace::{Binaries, HOOKS_COMMIT, install_checkpoint, workspace_binaries};
+pub use wire::{ConversationText, Place, conversation_texts, last_user_texts, stop_feedback};
+pub use workspace::{
+    Binaries, HOOKS_COMMIT, checkpoint_project, install_checkpoint, shell_quote, workspace_binaries,
+};
 
 /// One of the agent CLIs the harness drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

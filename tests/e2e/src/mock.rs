@@ -9,6 +9,17 @@
 //! | Anthropic `POST /v1/messages` | a request that offers tools | `count_tokens`; the `/compact` summary request ("CRITICAL: Respond with TEXT ONLY"); tool-less side calls |
 //! | Gemini `POST /v1beta/models/<m>:<method>` | `streamGenerateContent` | `countTokens`; `generateContent` with a JSON schema (the router) or without one |
 //! | OpenAI `POST /v1/responses` | `x-codex-turn-metadata` `request_kind` `turn` (or no header) | `request_kind` `compaction` or anything else; title generation |
+//!
+//! A step with a [`ToolCall`] answers with its text and then a call of the CLI's shell tool:
+//!
+//! | API | the call | stop |
+//! |---|---|---|
+//! | Anthropic | a `tool_use` block `Bash` `{"command", "description"}` (streamed as one `input_json_delta`) | `stop_reason: "tool_use"` |
+//! | Gemini | a `functionCall` part `run_shell_command` `{"command", "description"}` | `finishReason: "STOP"` |
+//! | OpenAI | a `function_call` output item `exec_command`, `arguments` `{"cmd"}`, `call_id` `call_mock_<seq>` | `response.completed` |
+//!
+//! Each CLI then runs the command (with its tool hooks) and sends the result in its next turn
+//! request. The log line of the request that got the call has it under `tool`.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -21,7 +32,7 @@ use std::thread::JoinHandle;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::scenario::{ActionOutcome, EXHAUSTED_REPLY, Scenario, Usage};
+use crate::scenario::{ActionOutcome, EXHAUSTED_REPLY, Scenario, ToolCall, Usage};
 
 /// The reply to a compaction (summary) request. Claude retries once when the reply has no
 /// `<summary>` block, so the block is always there.
@@ -35,6 +46,14 @@ pub const SIDE_REPLY: &str = "OK";
 const CLAUDE_COMPACTION_MARKER: &str = "CRITICAL: Respond with TEXT ONLY";
 /// Marker text of Codex's title-generation prompt.
 const CODEX_TITLE_MARKER: &str = "Generate a concise, single-line task title";
+/// Claude Code's shell tool.
+pub const CLAUDE_SHELL_TOOL: &str = "Bash";
+/// Gemini CLI's shell tool.
+pub const GEMINI_SHELL_TOOL: &str = "run_shell_command";
+/// Codex's shell tool.
+pub const CODEX_SHELL_TOOL: &str = "exec_command";
+/// The `description` argument the mock gives Claude's and Gemini's shell tools.
+const SHELL_DESCRIPTION: &str = "e2e scenario step";
 /// Headers whose values are replaced in the log.
 const SECRET_HEADERS: [&str; 3] = ["authorization", "x-api-key", "x-goog-api-key"];
 
@@ -333,6 +352,7 @@ fn handle(mut request: tiny_http::Request, state: &Mutex<State>) {
     let seq = state.seq;
     let mut step_index = None;
     let mut actions: Vec<ActionOutcome> = Vec::new();
+    let mut tool = None;
     let (reply, usage) = match route.kind {
         Kind::Turn => {
             let index = state.next_step;
@@ -342,6 +362,7 @@ fn handle(mut request: tiny_http::Request, state: &Mutex<State>) {
                     state.next_step += 1;
                     step_index = Some(index);
                     actions = step.before.iter().map(|a| a.apply(&state.root)).collect();
+                    tool = step.tool;
                     (step.reply, step.usage)
                 }
                 None => {
@@ -365,7 +386,13 @@ fn handle(mut request: tiny_http::Request, state: &Mutex<State>) {
         Kind::Side | Kind::CountTokens | Kind::Unknown => (SIDE_REPLY.to_owned(), side_usage()),
     };
     let count = u64::try_from(raw.len() / 4).unwrap_or(u64::MAX).max(1);
-    let (status, content_type, payload) = render(&route, &reply, &usage, seq, count);
+    let answer = Answer {
+        text: &reply,
+        tool: tool.as_ref(),
+        usage: &usage,
+        seq,
+    };
+    let (status, content_type, payload) = render(&route, &answer, count);
 
     let entry = json!({
         "seq": seq,
@@ -378,6 +405,7 @@ fn handle(mut request: tiny_http::Request, state: &Mutex<State>) {
         "exhausted": route.kind == Kind::Turn && step_index.is_none(),
         "actions": actions,
         "reply": reply,
+        "tool": tool,
         "status": status,
         "headers": headers,
         "body": body,
@@ -475,14 +503,27 @@ fn schema_example(schema: &Value) -> Value {
     }
 }
 
-/// The HTTP status, content type and body answering a routed request.
-fn render(
-    route: &Route,
-    reply: &str,
-    usage: &Usage,
+/// What the mock model says in one answer.
+struct Answer<'a> {
+    /// The assistant's text (left out of the answer when empty and a tool is called).
+    text: &'a str,
+    /// The tool called after the text, if any.
+    tool: Option<&'a ToolCall>,
+    /// The usage reported.
+    usage: &'a Usage,
+    /// The request's sequence number, for unique ids.
     seq: u64,
-    count: u64,
-) -> (u16, &'static str, Vec<u8>) {
+}
+
+impl Answer<'_> {
+    /// Whether the text goes into the answer: always, unless it is empty and a tool is called.
+    fn has_text(&self) -> bool {
+        !self.text.is_empty() || self.tool.is_none()
+    }
+}
+
+/// The HTTP status, content type and body answering a routed request.
+fn render(route: &Route, answer: &Answer<'_>, count: u64) -> (u16, &'static str, Vec<u8>) {
     const SSE: &str = "text/event-stream";
     const JSON: &str = "application/json";
     let json_body = |v: Value| (200, JSON, v.to_string().into_bytes());
@@ -496,20 +537,18 @@ fn render(
         ),
         (Api::Anthropic, Kind::CountTokens) => json_body(json!({ "input_tokens": count })),
         (Api::Gemini, Kind::CountTokens) => json_body(json!({ "totalTokens": count })),
-        (Api::Anthropic, _) if route.stream => {
-            (200, SSE, anthropic_sse(&route.model, reply, usage, seq))
-        }
-        (Api::Anthropic, _) => json_body(anthropic_message(&route.model, reply, usage, seq)),
+        (Api::Anthropic, _) if route.stream => (200, SSE, anthropic_sse(&route.model, answer)),
+        (Api::Anthropic, _) => json_body(anthropic_message(&route.model, answer)),
         (Api::Gemini, _) => {
-            let chunk = gemini_response(&route.model, reply, usage, seq);
+            let chunk = gemini_response(&route.model, answer);
             if route.stream {
                 (200, SSE, format!("data: {chunk}\r\n\r\n").into_bytes())
             } else {
                 json_body(chunk)
             }
         }
-        (Api::OpenAi, _) if route.stream => (200, SSE, openai_sse(&route.model, reply, usage, seq)),
-        (Api::OpenAi, _) => json_body(openai_response(&route.model, reply, usage, seq)),
+        (Api::OpenAi, _) if route.stream => (200, SSE, openai_sse(&route.model, answer)),
+        (Api::OpenAi, _) => json_body(openai_response(&route.model, answer)),
     }
 }
 
@@ -527,82 +566,158 @@ fn anthropic_usage(usage: &Usage, output_tokens: u64) -> Value {
     })
 }
 
-fn anthropic_message(model: &str, reply: &str, usage: &Usage, seq: u64) -> Value {
+/// The arguments of Claude's `Bash` tool for `tool`.
+fn anthropic_tool_input(tool: &ToolCall) -> Value {
+    match tool {
+        ToolCall::Shell(command) => {
+            json!({"command": command, "description": SHELL_DESCRIPTION})
+        }
+    }
+}
+
+/// `end_turn`, or `tool_use` when the answer calls a tool.
+fn anthropic_stop_reason(answer: &Answer<'_>) -> &'static str {
+    if answer.tool.is_some() {
+        "tool_use"
+    } else {
+        "end_turn"
+    }
+}
+
+fn anthropic_message(model: &str, answer: &Answer<'_>) -> Value {
+    let mut content = Vec::new();
+    if answer.has_text() {
+        content.push(json!({"type": "text", "text": answer.text}));
+    }
+    if let Some(tool) = answer.tool {
+        content.push(
+            json!({"type": "tool_use", "id": format!("toolu_mock_{}", answer.seq),
+                            "name": CLAUDE_SHELL_TOOL, "input": anthropic_tool_input(tool)}),
+        );
+    }
     json!({
-        "id": format!("msg_mock_{seq}"),
+        "id": format!("msg_mock_{}", answer.seq),
         "type": "message",
         "role": "assistant",
         "model": model,
-        "content": [{"type": "text", "text": reply}],
-        "stop_reason": "end_turn",
+        "content": content,
+        "stop_reason": anthropic_stop_reason(answer),
         "stop_sequence": null,
-        "usage": anthropic_usage(usage, usage.output_tokens),
+        "usage": anthropic_usage(answer.usage, answer.usage.output_tokens),
     })
 }
 
-/// The Messages SSE sequence of protocols.md §4.1.
-fn anthropic_sse(model: &str, reply: &str, usage: &Usage, seq: u64) -> Vec<u8> {
+/// The Messages SSE sequence of protocols.md §4.1; a tool call is a `tool_use` block whose input
+/// arrives as one `input_json_delta`.
+fn anthropic_sse(model: &str, answer: &Answer<'_>) -> Vec<u8> {
     let mut out = Vec::new();
     sse_event(
         &mut out,
         "message_start",
         &json!({"type": "message_start", "message": {
-            "id": format!("msg_mock_{seq}"), "type": "message", "role": "assistant", "model": model,
-            "content": [], "stop_reason": null, "stop_sequence": null,
-            "usage": anthropic_usage(usage, 1),
+            "id": format!("msg_mock_{}", answer.seq), "type": "message", "role": "assistant",
+            "model": model, "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": anthropic_usage(answer.usage, 1),
         }}),
     );
-    sse_event(
-        &mut out,
-        "content_block_start",
-        &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-    );
-    sse_event(
-        &mut out,
-        "content_block_delta",
-        &json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": reply}}),
-    );
-    sse_event(
-        &mut out,
-        "content_block_stop",
-        &json!({"type": "content_block_stop", "index": 0}),
-    );
+    let mut index = 0;
+    let mut block = |out: &mut Vec<u8>, start: Value, delta: Value| {
+        sse_event(
+            out,
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": index, "content_block": start}),
+        );
+        sse_event(
+            out,
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": index, "delta": delta}),
+        );
+        sse_event(
+            out,
+            "content_block_stop",
+            &json!({"type": "content_block_stop", "index": index}),
+        );
+        index += 1;
+    };
+    if answer.has_text() {
+        block(
+            &mut out,
+            json!({"type": "text", "text": ""}),
+            json!({"type": "text_delta", "text": answer.text}),
+        );
+    }
+    if let Some(tool) = answer.tool {
+        block(
+            &mut out,
+            json!({"type": "tool_use", "id": format!("toolu_mock_{}", answer.seq),
+                   "name": CLAUDE_SHELL_TOOL, "input": {}}),
+            json!({"type": "input_json_delta",
+                   "partial_json": anthropic_tool_input(tool).to_string()}),
+        );
+    }
     sse_event(
         &mut out,
         "message_delta",
-        &json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null},
-                "usage": {"output_tokens": usage.output_tokens}}),
+        &json!({"type": "message_delta",
+                "delta": {"stop_reason": anthropic_stop_reason(answer), "stop_sequence": null},
+                "usage": {"output_tokens": answer.usage.output_tokens}}),
     );
     sse_event(&mut out, "message_stop", &json!({"type": "message_stop"}));
     out
 }
 
-/// A whole `GenerateContentResponse` (also the single SSE chunk of a stream).
-fn gemini_response(model: &str, reply: &str, usage: &Usage, seq: u64) -> Value {
+/// A whole `GenerateContentResponse` (also the single SSE chunk of a stream); a tool call is a
+/// `functionCall` part after the text.
+fn gemini_response(model: &str, answer: &Answer<'_>) -> Value {
+    let usage = answer.usage;
     let prompt = usage.prompt_tokens();
+    let mut parts = Vec::new();
+    if answer.has_text() {
+        parts.push(json!({"text": answer.text}));
+    }
+    if let Some(ToolCall::Shell(command)) = answer.tool {
+        parts.push(json!({"functionCall": {"name": GEMINI_SHELL_TOOL,
+            "args": {"command": command, "description": SHELL_DESCRIPTION}}}));
+    }
     json!({
-        "candidates": [{"content": {"role": "model", "parts": [{"text": reply}]},
+        "candidates": [{"content": {"role": "model", "parts": parts},
                         "finishReason": "STOP", "index": 0}],
         "usageMetadata": {"promptTokenCount": prompt, "candidatesTokenCount": usage.output_tokens,
                           "totalTokenCount": prompt + usage.output_tokens,
                           "cachedContentTokenCount": usage.cache_read_input_tokens},
         "modelVersion": model,
-        "responseId": format!("mock-{seq}"),
+        "responseId": format!("mock-{}", answer.seq),
     })
 }
 
-fn openai_output(reply: &str, seq: u64) -> Value {
-    json!({"type": "message", "id": format!("msg_mock_{seq}"), "role": "assistant",
-           "status": "completed",
-           "content": [{"type": "output_text", "text": reply, "annotations": []}]})
+/// The Responses output items: the assistant message, then a `function_call` for a tool.
+fn openai_output(answer: &Answer<'_>) -> Vec<Value> {
+    let mut items = Vec::new();
+    if answer.has_text() {
+        items.push(
+            json!({"type": "message", "id": format!("msg_mock_{}", answer.seq),
+            "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": answer.text, "annotations": []}]}),
+        );
+    }
+    if let Some(ToolCall::Shell(command)) = answer.tool {
+        items.push(
+            json!({"type": "function_call", "id": format!("fc_mock_{}", answer.seq),
+            "call_id": format!("call_mock_{}", answer.seq), "name": CODEX_SHELL_TOOL,
+            "arguments": json!({"cmd": command}).to_string(), "status": "completed"}),
+        );
+    }
+    items
 }
 
 /// A completed Responses object.
-fn openai_response(model: &str, reply: &str, usage: &Usage, seq: u64) -> Value {
+fn openai_response(model: &str, answer: &Answer<'_>) -> Value {
+    let usage = answer.usage;
     let prompt = usage.prompt_tokens();
     json!({
-        "id": format!("resp_mock_{seq}"), "object": "response", "status": "completed", "model": model,
-        "output": [openai_output(reply, seq)],
+        "id": format!("resp_mock_{}", answer.seq), "object": "response", "status": "completed",
+        "model": model,
+        "output": openai_output(answer),
         "usage": {"input_tokens": prompt,
                   "input_tokens_details": {"cached_tokens": usage.cache_read_input_tokens},
                   "output_tokens": usage.output_tokens,
@@ -611,10 +726,10 @@ fn openai_response(model: &str, reply: &str, usage: &Usage, seq: u64) -> Value {
     })
 }
 
-/// The Responses SSE sequence of protocols.md §4.3.
-fn openai_sse(model: &str, reply: &str, usage: &Usage, seq: u64) -> Vec<u8> {
-    let id = format!("resp_mock_{seq}");
-    let item_id = format!("msg_mock_{seq}");
+/// The Responses SSE sequence of protocols.md §4.3, one `output_item.added`/`done` pair per
+/// output item.
+fn openai_sse(model: &str, answer: &Answer<'_>) -> Vec<u8> {
+    let id = format!("resp_mock_{}", answer.seq);
     let mut out = Vec::new();
     sse_event(
         &mut out,
@@ -622,27 +737,35 @@ fn openai_sse(model: &str, reply: &str, usage: &Usage, seq: u64) -> Vec<u8> {
         &json!({"type": "response.created", "response": {"id": id, "object": "response",
                 "status": "in_progress", "model": model, "output": []}}),
     );
-    sse_event(
-        &mut out,
-        "response.output_item.added",
-        &json!({"type": "response.output_item.added", "output_index": 0, "item":
-                {"type": "message", "id": item_id, "role": "assistant", "status": "in_progress", "content": []}}),
-    );
-    sse_event(
-        &mut out,
-        "response.output_text.delta",
-        &json!({"type": "response.output_text.delta", "item_id": item_id, "output_index": 0,
-                "content_index": 0, "delta": reply}),
-    );
-    sse_event(
-        &mut out,
-        "response.output_item.done",
-        &json!({"type": "response.output_item.done", "output_index": 0, "item": openai_output(reply, seq)}),
-    );
+    for (index, item) in openai_output(answer).into_iter().enumerate() {
+        let mut added = item.clone();
+        added["status"] = json!("in_progress");
+        if item["type"] == "message" {
+            added["content"] = json!([]);
+        }
+        sse_event(
+            &mut out,
+            "response.output_item.added",
+            &json!({"type": "response.output_item.added", "output_index": index, "item": added}),
+        );
+        if item["type"] == "message" {
+            sse_event(
+                &mut out,
+                "response.output_text.delta",
+                &json!({"type": "response.output_text.delta", "item_id": item["id"],
+                        "output_index": index, "content_index": 0, "delta": answer.text}),
+            );
+        }
+        sse_event(
+            &mut out,
+            "response.output_item.done",
+            &json!({"type": "response.output_item.done", "output_index": index, "item": item}),
+        );
+    }
     sse_event(
         &mut out,
         "response.completed",
-        &json!({"type": "response.completed", "response": openai_response(model, reply, usage, seq)}),
+        &json!({"type": "response.completed", "response": openai_response(model, answer)}),
     );
     out
 }
@@ -739,6 +862,15 @@ mod tests {
         );
     }
 
+    /// The `data:` payloads of an SSE body.
+    fn sse_data(body: &[u8]) -> Vec<Value> {
+        String::from_utf8_lossy(body)
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .map(|d| serde_json::from_str(d).unwrap())
+            .collect()
+    }
+
     #[test]
     fn usage_maps_to_each_api() {
         let usage = Usage {
@@ -747,21 +879,90 @@ mod tests {
             cache_creation_input_tokens: 2000,
             cache_read_input_tokens: 30000,
         };
-        let gemini = gemini_response("g", "t", &usage, 1);
+        let answer = Answer {
+            text: "t",
+            tool: None,
+            usage: &usage,
+            seq: 1,
+        };
+        let gemini = gemini_response("g", &answer);
         assert_eq!(gemini["usageMetadata"]["promptTokenCount"], 32100);
         assert_eq!(gemini["usageMetadata"]["cachedContentTokenCount"], 30000);
-        let openai = openai_response("o", "t", &usage, 1);
+        let openai = openai_response("o", &answer);
         assert_eq!(openai["usage"]["input_tokens"], 32100);
         assert_eq!(
             openai["usage"]["input_tokens_details"]["cached_tokens"],
             30000
         );
-        let sse = String::from_utf8(anthropic_sse("c", "t", &usage, 1)).unwrap();
+        let sse = String::from_utf8(anthropic_sse("c", &answer)).unwrap();
         assert!(sse.starts_with("event: message_start\ndata: {"), "{sse}");
         assert!(sse.contains(r#""cache_read_input_tokens":30000"#), "{sse}");
+        assert!(sse.contains(r#""stop_reason":"end_turn""#), "{sse}");
         assert!(
             sse.ends_with("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"),
             "{sse}"
         );
+    }
+
+    #[test]
+    fn a_tool_call_follows_the_text_in_each_api() {
+        let tool = ToolCall::Shell("echo 'hi'".into());
+        let answer = Answer {
+            text: "Running it.",
+            tool: Some(&tool),
+            usage: &Usage::default(),
+            seq: 4,
+        };
+
+        let claude = anthropic_message("c", &answer);
+        assert_eq!(claude["stop_reason"], "tool_use");
+        assert_eq!(claude["content"][0]["text"], "Running it.");
+        assert_eq!(
+            claude["content"][1],
+            json!({"type": "tool_use", "id": "toolu_mock_4", "name": "Bash",
+                   "input": {"command": "echo 'hi'", "description": SHELL_DESCRIPTION}})
+        );
+        let events = sse_data(&anthropic_sse("c", &answer));
+        assert_eq!(
+            events[4],
+            json!({"type": "content_block_start", "index": 1, "content_block":
+                   {"type": "tool_use", "id": "toolu_mock_4", "name": "Bash", "input": {}}})
+        );
+        let partial = events[5]["delta"]["partial_json"].as_str().unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(partial).unwrap(),
+            claude["content"][1]["input"]
+        );
+        assert_eq!(events[7]["delta"]["stop_reason"], "tool_use");
+
+        let gemini = gemini_response("g", &answer);
+        assert_eq!(
+            gemini["candidates"][0]["content"]["parts"],
+            json!([{"text": "Running it."}, {"functionCall": {"name": "run_shell_command",
+                   "args": {"command": "echo 'hi'", "description": SHELL_DESCRIPTION}}}])
+        );
+
+        let openai = openai_response("o", &answer);
+        assert_eq!(openai["output"][0]["type"], "message");
+        assert_eq!(
+            openai["output"][1],
+            json!({"type": "function_call", "id": "fc_mock_4", "call_id": "call_mock_4",
+                   "name": "exec_command", "arguments": r#"{"cmd":"echo 'hi'"}"#,
+                   "status": "completed"})
+        );
+        let sse = String::from_utf8(openai_sse("o", &answer)).unwrap();
+        assert_eq!(
+            sse.matches("event: response.output_item.done").count(),
+            2,
+            "{sse}"
+        );
+
+        // Without text, only the tool call is sent.
+        let bare = Answer { text: "", ..answer };
+        assert_eq!(
+            anthropic_message("c", &bare)["content"][0]["type"],
+            "tool_use"
+        );
+        assert_eq!(openai_output(&bare).len(), 1);
     }
 }

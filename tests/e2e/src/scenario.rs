@@ -8,14 +8,17 @@
 //!   "steps": [
 //!     {"reply": "I fixed it.",
 //!      "before": [{"write": {"path": "calc.py", "content": "..."}}, {"run": "git commit -qam fix"}],
-//!      "usage": {"input_tokens": 170000}}
+//!      "usage": {"input_tokens": 170000}},
+//!     {"reply": "Let me look.", "tool": {"shell": "ls"}}
 //!   ]
 //! }
 //! ```
 //!
 //! Each *real* agent turn request (not a router, title, token-count or compaction side call)
 //! consumes the next step: its `before` actions run in `root` first (they play the agent's edits
-//! between two model calls), then the mock answers with `reply` and reports `usage`. Once the
+//! between two model calls), then the mock answers with `reply` and reports `usage`. A step with
+//! a `tool` also calls the CLI's shell tool (see [`ToolCall`]): the CLI runs it and sends the
+//! result in its next turn request, which takes the next step. Once the
 //! steps run out every further turn gets [`EXHAUSTED_REPLY`], which makes a model that never fixes
 //! anything a scenario whose steps fix nothing.
 
@@ -69,6 +72,9 @@ pub struct Step {
     /// Token usage reported with the reply; [`Usage::default`] when absent.
     #[serde(default)]
     pub usage: Usage,
+    /// A tool the reply calls after its text, so the turn goes on with the tool's result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<ToolCall>,
 }
 
 impl Step {
@@ -78,6 +84,7 @@ impl Step {
             reply: text.into(),
             before: Vec::new(),
             usage: Usage::default(),
+            tool: None,
         }
     }
 
@@ -104,6 +111,32 @@ impl Step {
         self.usage = usage;
         self
     }
+
+    /// Makes the reply call the CLI's shell tool with `command` (see [`ToolCall::Shell`]).
+    #[must_use]
+    pub fn shell(mut self, command: impl Into<String>) -> Self {
+        self.tool = Some(ToolCall::Shell(command.into()));
+        self
+    }
+}
+
+/// A tool call the mock model makes at the end of a step's reply.
+///
+/// The CLI runs the tool (PreToolUse/BeforeTool and PostToolUse/AfterTool hooks included) and
+/// sends its result in the next turn request, so the tool's step is followed by another one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ToolCall {
+    /// Runs a command with the CLI's own shell tool, in the session's working directory:
+    ///
+    /// | CLI | tool | arguments |
+    /// |---|---|---|
+    /// | Claude Code | `Bash` | `{"command", "description"}` |
+    /// | Gemini CLI | `run_shell_command` | `{"command", "description"}` |
+    /// | Codex | `exec_command` (a `function_call` item) | `{"cmd"}` |
+    ///
+    /// The command runs with the CLI's environment, not the harness's.
+    Shell(String),
 }
 
 /// Something the scripted "agent" does to the repository before a reply.
@@ -235,7 +268,7 @@ mod tests {
     #[test]
     fn parses_the_documented_shape() {
         let s: Scenario = serde_json::from_str(
-            r#"{"root":"/r","steps":[{"reply":"a","before":[{"write":{"path":"x/y.txt","content":"c"}},{"run":"true"}],"usage":{"input_tokens":7,"cache_read_input_tokens":3}},{"reply":"b"}]}"#,
+            r#"{"root":"/r","steps":[{"reply":"a","before":[{"write":{"path":"x/y.txt","content":"c"}},{"run":"true"}],"usage":{"input_tokens":7,"cache_read_input_tokens":3}},{"reply":"b","tool":{"shell":"ls -a"}}]}"#,
         )
         .unwrap();
         assert_eq!(
@@ -251,7 +284,7 @@ mod tests {
                             cache_read_input_tokens: 3,
                             ..Usage::default()
                         }),
-                    Step::reply("b"),
+                    Step::reply("b").shell("ls -a"),
                 ],
             }
         );

@@ -299,10 +299,27 @@ plugins = false
         }
     }
 
-    /// The CLI's arguments for a headless run of `prompt`.
-    fn args(&self, prompt: &str) -> Vec<String> {
+    /// The CLI's arguments for a headless run of `prompt` (what [`Session::run`] uses):
+    ///
+    /// - Claude: `-p PROMPT --output-format json --allowedTools Bash`
+    /// - Gemini: `-p PROMPT --output-format json --approval-mode yolo`
+    /// - Codex: `exec --skip-git-repo-check --dangerously-bypass-hook-trust
+    ///   --dangerously-bypass-approvals-and-sandbox --color never PROMPT`
+    ///
+    /// Start from these to run the CLI with more flags ([`Session::run_args`]), for example
+    /// Claude's `--resume ID`.
+    pub fn headless_args(&self, prompt: &str) -> Vec<String> {
         let args: &[&str] = match self.agent {
-            Agent::Claude => &["-p", prompt, "--output-format", "json"],
+            // `-p` denies every shell command that changes files unless `Bash` is allowed
+            // (`--dangerously-skip-permissions` refuses to run as root).
+            Agent::Claude => &[
+                "-p",
+                prompt,
+                "--output-format",
+                "json",
+                "--allowedTools",
+                "Bash",
+            ],
             Agent::Gemini => &[
                 "-p",
                 prompt,
@@ -331,6 +348,70 @@ plugins = false
     /// (`CHECKPOINT_E2E_TIMEOUT_SECS`, default 300 s). Panics, with the run's account, on a
     /// timeout or when a scenario action failed; a non-zero exit is returned, not a panic.
     pub fn run(&mut self, repo: &Path, prompt: &str, scenario: Scenario) -> RunResult {
+        let args = self.headless_args(prompt);
+        self.run_args(repo, &args, None, scenario)
+    }
+
+    /// Claude Code only: one headless run that sends each of `messages` as a user message in
+    /// turn (`claude -p --input-format stream-json --output-format stream-json --verbose
+    /// --allowedTools Bash`). The first message is written to stdin at once, each next one when
+    /// Claude reports the previous one's `result` on stdout, and stdin is closed after the last
+    /// result, as a user typing into a session would. Slash commands work between them:
+    /// `["Do it.", "/clear", "Go on."]` ends the first session (`SessionEnd` reason `clear`) and
+    /// starts a new one (`SessionStart` source `clear`) before `Go on.` is sent. `stdout` is
+    /// Claude's stream-json events.
+    pub fn run_messages(
+        &mut self,
+        repo: &Path,
+        messages: &[&str],
+        scenario: Scenario,
+    ) -> RunResult {
+        assert_eq!(
+            self.agent,
+            Agent::Claude,
+            "run_messages drives Claude Code's stream-json input"
+        );
+        let args = [
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--allowedTools",
+            "Bash",
+        ]
+        .map(str::to_owned);
+        let lines: Vec<String> = messages
+            .iter()
+            .map(|m| {
+                json!({"type": "user", "message": {"role": "user", "content": m}}).to_string()
+                    + "\n"
+            })
+            .collect();
+        self.run_with(repo, &args, Input::Messages(lines), scenario)
+    }
+
+    /// [`Session::run`] with the CLI's whole argument list given (for example
+    /// [`Session::headless_args`] plus a flag) and, optionally, its stdin (else `/dev/null`).
+    pub fn run_args(
+        &mut self,
+        repo: &Path,
+        args: &[String],
+        stdin: Option<&str>,
+        scenario: Scenario,
+    ) -> RunResult {
+        let input = stdin.map_or(Input::Null, |text| Input::Text(text.to_owned()));
+        self.run_with(repo, args, input, scenario)
+    }
+
+    fn run_with(
+        &mut self,
+        repo: &Path,
+        args: &[String],
+        input: Input,
+        scenario: Scenario,
+    ) -> RunResult {
         let repo = repo
             .canonicalize()
             .unwrap_or_else(|e| panic!("repo {}: {e}", repo.display()));
@@ -340,6 +421,17 @@ plugins = false
         let log = home.join(format!("mock-requests-{run}.jsonl"));
         let stdout_path = home.join(format!("run-{run}.stdout"));
         let stderr_path = home.join(format!("run-{run}.stderr"));
+        let (stdin, stdout) = match &input {
+            Input::Null => (Stdio::null(), Stdio::from(create_file(&stdout_path))),
+            Input::Text(text) => {
+                let path = home.join(format!("run-{run}.stdin"));
+                write_file(&path, text);
+                let file =
+                    File::open(&path).unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+                (Stdio::from(file), Stdio::from(create_file(&stdout_path)))
+            }
+            Input::Messages(_) => (Stdio::piped(), Stdio::piped()),
+        };
         self.trust(&repo);
         let root = scenario.root.clone().unwrap_or_else(|| repo.clone());
         self.mock
@@ -352,17 +444,21 @@ plugins = false
             .map_or(DEFAULT_TIMEOUT, Duration::from_secs);
         let started = Instant::now();
         let mut child = Command::new(&self.program)
-            .args(self.args(prompt))
+            .args(args)
             .current_dir(&repo)
             .env_clear()
             .envs(self.env())
-            .stdin(Stdio::null())
-            .stdout(create_file(&stdout_path))
+            .stdin(stdin)
+            .stdout(stdout)
             .stderr(create_file(&stderr_path))
             .process_group(0)
             .spawn()
             .unwrap_or_else(|e| panic!("spawn {}: {e}", self.program.display()));
         let group = Pid::from_child(&child);
+        let feeder = match input {
+            Input::Messages(lines) => Some(feed_messages(&mut child, lines, &stdout_path)),
+            Input::Null | Input::Text(_) => None,
+        };
         let finished = loop {
             match child.try_wait() {
                 Ok(Some(status)) => break Some(status),
@@ -389,6 +485,12 @@ plugins = false
         // Leftover children (Gemini's relaunched node, MCP servers, hook grandchildren) die with
         // the group, also after a normal exit.
         let _ = kill_process_group(group, Signal::KILL);
+        if let Some(feeder) = feeder {
+            // The feeder ends when stdout closes, which the group's death guarantees.
+            feeder
+                .join()
+                .unwrap_or_else(|_| panic!("the stdin feeder of {} panicked", self.agent));
+        }
         let elapsed = started.elapsed();
 
         let result = RunResult {
@@ -420,6 +522,53 @@ plugins = false
         );
         result
     }
+}
+
+/// What a run's stdin gets.
+enum Input {
+    /// `/dev/null`.
+    Null,
+    /// This text, then EOF.
+    Text(String),
+    /// These stream-json lines, one per `result` event on stdout (see [`Session::run_messages`]).
+    Messages(Vec<String>),
+}
+
+/// Starts the thread that copies the child's stdout to `stdout_path` and writes `lines` to its
+/// stdin: the first at once, each next one after a `{"type":"result",…}` line on stdout; stdin is
+/// closed after the result that follows the last one. Ends when stdout closes.
+fn feed_messages(
+    child: &mut std::process::Child,
+    lines: Vec<String>,
+    stdout_path: &Path,
+) -> std::thread::JoinHandle<()> {
+    let mut stdin = child.stdin.take();
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let mut copy = create_file(stdout_path);
+    std::thread::spawn(move || {
+        let mut pending = lines.into_iter();
+        let mut send = |stdin: &mut Option<std::process::ChildStdin>| match pending.next() {
+            Some(line) => {
+                let written = stdin.as_mut().map(|s| s.write_all(line.as_bytes()));
+                // A CLI that stopped reading has exited or will; its result shows that.
+                if !matches!(written, Some(Ok(()))) {
+                    *stdin = None;
+                }
+            }
+            None => *stdin = None,
+        };
+        send(&mut stdin);
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+            let Ok(line) = line else { break };
+            // A failed copy only shortens the run's recorded stdout.
+            let _ = writeln!(copy, "{line}");
+            let is_result =
+                serde_json::from_str::<Value>(&line).is_ok_and(|event| event["type"] == "result");
+            if is_result {
+                send(&mut stdin);
+            }
+        }
+    })
 }
 
 /// Runs `agent` once in `repo` on `prompt` while the mock plays `scenario`, in a fresh

@@ -6,6 +6,15 @@
 //! | Claude | `messages[]` user message, content `"Stop hook feedback:\n" + R` |
 //! | Gemini | `contents[]` user turn whose first text part is exactly R |
 //! | Codex | `input[]` user message `<hook_prompt hook_run_id="…">R</hook_prompt>`, R HTML-escaped |
+//!
+//! [`conversation_texts`] gives every text of a request's conversation with where it sits, for
+//! finding what other hooks injected (`additionalContext`):
+//!
+//! | agent | SessionStart context C | tool-hook context C (PreToolUse, PostToolUse / AfterTool) |
+//! |---|---|---|
+//! | Claude | `system` text `SessionStart hook additional context: C\n\n# Environment…` | `system` text after the tool result: `PreToolUse:Bash hook additional context: C` (`\n\n`-joined with PostToolUse's) |
+//! | Gemini | user text `<hook_context>C</hook_context>\n\n<prompt>`, `<`/`>` in C escaped | AfterTool only: appended to the `functionResponse` output, `\n\n<hook_context>C</hook_context>` |
+//! | Codex | `developer` text C | `developer` text C after the `function_call` |
 
 use serde_json::Value;
 
@@ -63,6 +72,126 @@ pub fn stop_feedback(agent: Agent, request: &Value) -> Vec<String> {
             .flatten()
             .flat_map(|t| codex_hook_prompts(t))
             .collect(),
+    }
+}
+
+/// Where a text sits in a request's conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// A user message (Gemini: a user turn's text part).
+    User,
+    /// A model message.
+    Assistant,
+    /// Claude's `role: "system"` entries in `messages`, Codex's `developer` (and `system`)
+    /// messages: where both put hook context.
+    System,
+    /// A tool's result: Claude `tool_result`, Gemini `functionResponse`, Codex
+    /// `function_call_output`.
+    ToolResult,
+}
+
+/// One text of a request's conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConversationText {
+    /// Where it sits.
+    pub place: Place,
+    /// The text as sent.
+    pub text: String,
+}
+
+/// Every text of a logged request's conversation, in order, with where it sits: Claude
+/// `messages` (the top-level `system` prompt is left out), Gemini `contents`, Codex `input`.
+/// Tool calls themselves are left out; a Gemini `functionResponse` gives its `response.output`
+/// (or the whole `response` as JSON).
+pub fn conversation_texts(agent: Agent, request: &Value) -> Vec<ConversationText> {
+    let body = &request["body"];
+    let mut out = Vec::new();
+    let mut push = |place, text: &str| {
+        out.push(ConversationText {
+            place,
+            text: text.to_owned(),
+        });
+    };
+    let items = |key: &str| body[key].as_array().cloned().unwrap_or_default();
+    match agent {
+        Agent::Claude => {
+            for message in items("messages") {
+                let place = match message["role"].as_str() {
+                    Some("assistant") => Place::Assistant,
+                    Some("system") => Place::System,
+                    _ => Place::User,
+                };
+                match &message["content"] {
+                    Value::String(s) => push(place, s),
+                    Value::Array(blocks) => {
+                        for block in blocks {
+                            match block["type"].as_str() {
+                                Some("text") => push(place, block["text"].as_str().unwrap_or("")),
+                                Some("tool_result") => {
+                                    for text in content_texts(&block["content"]) {
+                                        push(Place::ToolResult, &text);
+                                    }
+                                }
+                                _ => {}
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Agent::Gemini => {
+            for turn in items("contents") {
+                let place = if turn["role"] == "model" {
+                    Place::Assistant
+                } else {
+                    Place::User
+                };
+                for part in turn["parts"].as_array().into_iter().flatten() {
+                    if let Some(text) = part["text"].as_str() {
+                        push(place, text);
+                    } else if let Some(response) = part.get("functionResponse") {
+                        let response = &response["response"];
+                        match response["output"].as_str() {
+                            Some(output) => push(Place::ToolResult, output),
+                            None => push(Place::ToolResult, &response.to_string()),
+                        }
+                    }
+                }
+            }
+        }
+        Agent::Codex => {
+            for item in items("input") {
+                if item["type"] == "function_call_output" {
+                    for text in content_texts(&item["output"]) {
+                        push(Place::ToolResult, &text);
+                    }
+                    continue;
+                }
+                let place = match item["role"].as_str() {
+                    Some("assistant") => Place::Assistant,
+                    Some("developer" | "system") => Place::System,
+                    Some("user") => Place::User,
+                    _ => continue,
+                };
+                for text in content_texts(&item["content"]) {
+                    push(place, &text);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A content value's texts: a string, or the `text` of each part.
+fn content_texts(content: &Value) -> Vec<String> {
+    match content {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -239,6 +368,72 @@ mod tests {
             {"role": "user", "parts": [{"text": "R <1> & more"},
                                        {"text": "<hook_context>CTX</hook_context>"}]}]}));
         assert_eq!(stop_feedback(Agent::Gemini, &second), ["R <1> & more"]);
+    }
+
+    #[test]
+    fn conversation_texts_know_where_hook_context_sits() {
+        let place_of = |agent, request: &Value, needle: &str| -> Vec<Place> {
+            conversation_texts(agent, request)
+                .into_iter()
+                .filter(|t| t.text.contains(needle))
+                .map(|t| t.place)
+                .collect()
+        };
+        // Shapes observed from the real CLIs with hooks that print additionalContext.
+        let claude = logged(json!({"messages": [
+            {"role": "user", "content": [{"type": "text", "text": "Probe."}]},
+            {"role": "system", "content": "SessionStart hook additional context: CTX_START\n\n# Environment"},
+            {"role": "assistant", "content": [{"type": "text", "text": "Running."},
+                {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "CTX_NOT_TEXT"}}]},
+            {"role": "user", "content": [{"tool_use_id": "t1", "type": "tool_result", "content": "TOOL_OUT"}]},
+            {"role": "system", "content": [{"type": "text", "text": "PreToolUse:Bash hook additional context: CTX_TOOL"}]}]}));
+        assert_eq!(
+            place_of(Agent::Claude, &claude, "CTX_START"),
+            [Place::System]
+        );
+        assert_eq!(
+            place_of(Agent::Claude, &claude, "CTX_TOOL"),
+            [Place::System]
+        );
+        assert_eq!(
+            place_of(Agent::Claude, &claude, "TOOL_OUT"),
+            [Place::ToolResult]
+        );
+        assert_eq!(
+            place_of(Agent::Claude, &claude, "Running."),
+            [Place::Assistant]
+        );
+        assert!(place_of(Agent::Claude, &claude, "CTX_NOT_TEXT").is_empty());
+
+        let gemini = logged(json!({"contents": [
+            {"role": "user", "parts": [{"text": "<session_context>x</session_context>"},
+                                       {"text": "<hook_context>CTX_START</hook_context>\n\nProbe."}]},
+            {"role": "model", "parts": [{"text": "Running."}, {"functionCall": {"name": "run_shell_command", "args": {}}}]},
+            {"role": "user", "parts": [{"functionResponse": {"name": "run_shell_command", "response":
+                {"output": "Output: TOOL_OUT\n\n<hook_context>CTX_TOOL</hook_context>"}}}]}]}));
+        assert_eq!(place_of(Agent::Gemini, &gemini, "CTX_START"), [Place::User]);
+        assert_eq!(
+            place_of(Agent::Gemini, &gemini, "CTX_TOOL"),
+            [Place::ToolResult]
+        );
+        assert_eq!(
+            place_of(Agent::Gemini, &gemini, "Running."),
+            [Place::Assistant]
+        );
+
+        let codex = logged(json!({"input": [
+            {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "CTX_START"}]},
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Probe."}]},
+            {"type": "function_call", "name": "exec_command", "arguments": "{}", "call_id": "c1"},
+            {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "CTX_TOOL"}]},
+            {"type": "function_call_output", "call_id": "c1", "output": "Output:\nTOOL_OUT\n"}]}));
+        assert_eq!(place_of(Agent::Codex, &codex, "CTX_START"), [Place::System]);
+        assert_eq!(place_of(Agent::Codex, &codex, "CTX_TOOL"), [Place::System]);
+        assert_eq!(
+            place_of(Agent::Codex, &codex, "TOOL_OUT"),
+            [Place::ToolResult]
+        );
+        assert_eq!(place_of(Agent::Codex, &codex, "Probe."), [Place::User]);
     }
 
     #[test]

@@ -157,9 +157,45 @@ pub fn install_checkpoint(session: &Session, repo: &Path) {
     }
 }
 
+/// A fixture repository set up the way a project that adopts checkpoint is: the test kit's
+/// `fixture` (`tests/fixtures/<fixture>.sh`), `config` appended to its `checkpoint.toml` (created
+/// when the fixture has none), then our hooks installed and everything committed by
+/// [`install_checkpoint`]. So a test's configuration is part of `HEAD`, not a gated change.
+pub fn checkpoint_project(session: &Session, fixture: &str, config: &str) -> tempfile::TempDir {
+    let repo = checkpoint_testkit::repo(fixture);
+    let path = repo.path().join("checkpoint.toml");
+    let mut text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => panic!("read {}: {e}", path.display()),
+    };
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    if !text.is_empty() && !config.is_empty() {
+        text.push('\n');
+    }
+    text.push_str(config);
+    std::fs::write(&path, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+    install_checkpoint(session, repo.path());
+    repo
+}
+
+/// `word` as one `sh` word, single-quoted, for a shell command line such as a
+/// [`crate::scenario::ToolCall::Shell`].
+pub fn shell_quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quotes_for_the_shell() {
+        assert_eq!(shell_quote("/a b/c"), "'/a b/c'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+    }
 
     #[test]
     fn reads_executables_from_cargo_messages() {

@@ -1,11 +1,15 @@
 //! Proves the harness against the three real CLIs: an end-of-turn hook that blocks once makes
-//! each CLI send a second model request carrying the hook's reason in that CLI's wrapper.
+//! each CLI send a second model request carrying the hook's reason in that CLI's wrapper; a
+//! scenario step with a shell tool call makes each CLI run the command, and the context that
+//! `SessionStart` and tool hooks inject reaches the model where [`conversation_texts`] says.
 
 use std::path::Path;
 use std::process::Command;
 
 use checkpoint_e2e::scenario::{Scenario, Step};
-use checkpoint_e2e::{Agent, last_user_texts, run_agent, stop_feedback, write_hooks};
+use checkpoint_e2e::{
+    Agent, Place, conversation_texts, last_user_texts, run_agent, stop_feedback, write_hooks,
+};
 use serde_json::Value;
 
 const REASON: &str = "E2E_REASON_123";
@@ -128,4 +132,122 @@ fn gemini_after_agent_deny_reaches_the_model() {
 #[test]
 fn codex_stop_block_reaches_the_model() {
     block_once_reaches_the_model(Agent::Codex);
+}
+
+/// Writes `context-hook.sh EVENT TEXT`: reads the payload, then prints
+/// `{"hookSpecificOutput":{"hookEventName":EVENT,"additionalContext":TEXT}}`, or, for the
+/// end-of-turn event, nothing (Gemini: `{}`). Returns its path.
+fn write_context_hook(dir: &Path, agent: Agent) -> String {
+    let allow = if agent == Agent::Gemini { "{}" } else { "" };
+    let script = dir.join("context-hook.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\n\
+             cat > /dev/null\n\
+             if [ \"$1\" = {end} ]; then printf '%s' '{allow}'; exit 0; fi\n\
+             printf '{{\"hookSpecificOutput\":{{\"hookEventName\":\"%s\",\"additionalContext\":\"%s\"}}}}\\n' \"$1\" \"$2\"\n",
+            end = agent.end_of_turn_event()
+        ),
+    )
+    .unwrap();
+    let status = Command::new("chmod")
+        .arg("+x")
+        .arg(&script)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    script.to_str().unwrap().to_owned()
+}
+
+/// A step's shell command runs through the CLI's own shell tool, and the hook context of
+/// `SessionStart` and of the tool call reaches the model: Claude and Codex `PreToolUse` as a
+/// system (developer) text after the call, Gemini `AfterTool` inside the tool's result.
+fn tool_call_and_hook_context_reach_the_model(agent: Agent) {
+    let repo = checkpoint_testkit::repo("python-passing");
+    let hook_dir = tempfile::tempdir().unwrap();
+    let hook = write_context_hook(hook_dir.path(), agent);
+    let tool_event = match agent {
+        Agent::Claude | Agent::Codex => "PreToolUse",
+        Agent::Gemini => "AfterTool",
+    };
+    let start_hook = format!("{hook} SessionStart E2E_START_CONTEXT");
+    let tool_hook = format!("{hook} {tool_event} E2E_TOOL_CONTEXT");
+    write_hooks(
+        agent,
+        repo.path(),
+        &format!("{hook} {}", agent.end_of_turn_event()),
+        &[("SessionStart", &start_hook), (tool_event, &tool_hook)],
+    );
+    let scenario = Scenario::new([
+        Step::reply("E2E_RUNNING").shell("echo E2E_TOOL_OUTPUT; touch tool-ran.txt"),
+        Step::reply("E2E_DONE"),
+    ]);
+
+    let result = run_agent(agent, repo.path(), "Please run it.", scenario);
+    result.report_timing("tool call");
+
+    let summary = result.summary();
+    assert!(result.status.success(), "{summary}");
+    assert!(
+        repo.path().join("tool-ran.txt").exists(),
+        "the shell tool did not run the command\n{summary}"
+    );
+    let turns = result.turns();
+    assert_eq!(turns.len(), 2, "the tool call, then the end\n{summary}");
+    assert_eq!(
+        turns[0]["tool"]["shell"], "echo E2E_TOOL_OUTPUT; touch tool-ran.txt",
+        "the log names the step's tool call\n{summary}"
+    );
+    let places = |request: &serde_json::Value, needle: &str| -> Vec<Place> {
+        conversation_texts(agent, request)
+            .into_iter()
+            .filter(|t| t.text.contains(needle))
+            .map(|t| t.place)
+            .collect()
+    };
+    let start_place = match agent {
+        Agent::Claude | Agent::Codex => Place::System,
+        Agent::Gemini => Place::User,
+    };
+    assert_eq!(
+        places(turns[0], "E2E_START_CONTEXT"),
+        [start_place],
+        "{summary}"
+    );
+    assert!(places(turns[0], "E2E_TOOL_CONTEXT").is_empty(), "{summary}");
+    assert_eq!(
+        places(turns[1], "E2E_TOOL_OUTPUT"),
+        [Place::ToolResult],
+        "{summary}"
+    );
+    let tool_place = match agent {
+        Agent::Claude | Agent::Codex => Place::System,
+        Agent::Gemini => Place::ToolResult,
+    };
+    assert_eq!(
+        places(turns[1], "E2E_TOOL_CONTEXT"),
+        [tool_place],
+        "{summary}"
+    );
+    assert_eq!(
+        places(turns[1], "E2E_RUNNING"),
+        [Place::Assistant],
+        "{summary}"
+    );
+}
+
+#[test]
+fn claude_tool_call_and_hook_context_reach_the_model() {
+    tool_call_and_hook_context_reach_the_model(Agent::Claude);
+}
+
+#[test]
+fn gemini_tool_call_and_hook_context_reach_the_model() {
+    tool_call_and_hook_context_reach_the_model(Agent::Gemini);
+}
+
+#[test]
+fn codex_tool_call_and_hook_context_reach_the_model() {
+    tool_call_and_hook_context_reach_the_model(Agent::Codex);
 }

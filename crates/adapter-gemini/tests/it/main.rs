@@ -152,3 +152,25 @@ fn session_end_saves_unless_turned_off() {
     assert_eq!(checkpoint["detail"], "exit");
     assert_eq!(checkpoint["files"][0]["path"], "README.md");
 }
+
+#[test]
+fn after_clear_the_resume_goes_with_the_next_prompt() {
+    let repo = repo("docs-only");
+    let dir = repo.path();
+    GEMINI.fire(dir, "AfterAgent");
+    let clear = [("source", serde_json::json!("clear"))];
+    let run = GEMINI.fire_with(dir, "SessionStart", &clear, &[]);
+    GEMINI.assert_no_op(&run, 0, "SessionStart(clear)");
+    let run = GEMINI.fire(dir, "BeforeAgent");
+    let answer: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let context = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        context.starts_with("Resumed from checkpoint: Done.")
+            && context.contains("SESSION RESET: the context was cleared (/clear)."),
+        "{run:?}"
+    );
+    let again = GEMINI.fire(dir, "BeforeAgent");
+    GEMINI.assert_no_op(&again, 0, "only once");
+}

@@ -26,6 +26,8 @@ pub const CONTEXT_CHECKPOINT_GAP: Duration = Duration::from_secs(5 * 60);
 /// (its default `model.compressionThreshold`), so an automatic `PreCompress` below it saves
 /// nothing.
 pub const GEMINI_COMPRESSION_PERCENT: u8 = 50;
+/// How long the context watch waits for Claude to write the reply that asked for the tool.
+pub const TRANSCRIPT_LAG: Duration = Duration::from_millis(250);
 /// The name of the skill and slash command that logs progress.
 pub const PROGRESS_SKILL: &str = "checkpoint-progress";
 
@@ -219,14 +221,25 @@ impl Gate {
         let session = session_ref(event);
         // Only a resumed session has checkpoints of its own worth preferring.
         let prefer = (event.detail.as_deref() == Some("resume")).then_some(&session);
-        match project.policy.resume.auto {
-            Switch::Off => Ok(None),
-            Switch::Prompt => Ok(project
+        let context = match project.policy.resume.auto {
+            Switch::Off => None,
+            Switch::Prompt => project
                 .continuity()
                 .latest(prefer)?
-                .map(|c| text::resume_offer(&c, self.now))),
-            Switch::On => self.resume_in(&project, event.detail.as_deref(), prefer, true),
+                .map(|c| text::resume_offer(&c, self.now)),
+            Switch::On => self.resume_in(&project, event.detail.as_deref(), prefer, true)?,
+        };
+        // Gemini 0.61 shows a `SessionStart(clear)` answer to the user only: the context goes
+        // with the next prompt instead.
+        if event.agent == Agent::Gemini && event.detail.as_deref() == Some("clear") {
+            SessionStore::new(&project.state_dir).update(
+                event.agent,
+                session_id(event),
+                |record| record.pending_context = context,
+            )?;
+            return Ok(None);
         }
+        Ok(context)
     }
 
     /// Before a tool call: measures the context from the transcript's tail; past `[context]
@@ -238,7 +251,13 @@ impl Gate {
         let Some(transcript) = &event.transcript_path else {
             return Ok(None);
         };
-        let Ok(Some(usage)) = context::read_usage(event.agent, transcript) else {
+        let usage = match (event.agent, event.tool_use_id.as_deref()) {
+            (Agent::Claude, Some(id)) if !id.is_empty() => {
+                context::read_usage_once_written(event.agent, transcript, id, TRANSCRIPT_LAG)
+            }
+            _ => context::read_usage(event.agent, transcript),
+        };
+        let Ok(Some(usage)) = usage else {
             return Ok(None);
         };
         let Some(project) = self.project(&event.cwd)? else {
