@@ -225,7 +225,7 @@ fn resolve_link(path: &Path) -> PathBuf {
 }
 
 /// One line per setting: `key = value`, aligned, then `# origin`.
-fn render(settings: &[Setting], root: &Path) -> String {
+pub(crate) fn render(settings: &[Setting], root: &Path) -> String {
     let assignments: Vec<String> = settings
         .iter()
         .map(|s| format!("{} = {}", s.key, s.value_text()))
@@ -251,7 +251,7 @@ fn render(settings: &[Setting], root: &Path) -> String {
 
 /// `default`, `detected`, `checkpoint.toml:4` (a file under `root` relative to it) or
 /// `env CHECKPOINT_CONTEXT_WARN`.
-fn origin_text(origin: &Origin, root: &Path) -> String {
+pub(crate) fn origin_text(origin: &Origin, root: &Path) -> String {
     match origin {
         Origin::File { path, line } => format!("{}:{line}", short_path(path, root).display()),
         other => other.to_string(),

@@ -7,7 +7,7 @@
 //! message, never a protocol error or a crash. The rest of the CLI is synchronous: the async
 //! runtime the MCP SDK needs lives only inside [`run`].
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use checkpoint_core::continuity::{Continuity, ProgressSource, SessionRef, text};
@@ -15,7 +15,7 @@ use checkpoint_core::event::Agent;
 use checkpoint_core::gate::{Gate, GateError, SaveRequest};
 use checkpoint_core::git;
 use checkpoint_core::journal::Trigger;
-use checkpoint_core::policy::config::{self, Origin, Setting};
+use checkpoint_core::policy::config::{self, Origin};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
@@ -214,8 +214,7 @@ impl Server {
         match (params.key, params.value) {
             (None, None) => {
                 let all = config_cmd::settings(&root).map_err(cli_failure)?;
-                let lines: Vec<String> = all.iter().map(|s| setting_line(s, &root)).collect();
-                Ok(lines.join("\n"))
+                Ok(config_cmd::render(&all, &root))
             }
             (None, Some(_)) => Err("a value needs a key, e.g. {\"key\": \"context.warn\", \
                                     \"value\": \"85\"}"
@@ -224,7 +223,7 @@ impl Server {
                 let all = config_cmd::settings(&root).map_err(cli_failure)?;
                 all.iter()
                     .find(|s| s.key == key)
-                    .map(|s| setting_line(s, &root))
+                    .map(|s| config_cmd::render(std::slice::from_ref(s), &root))
                     .ok_or_else(|| {
                         let keys: Vec<&str> = config::KEYS.iter().map(|k| k.name).collect();
                         format!(
@@ -250,7 +249,7 @@ impl Server {
                         if let Some(origin) = origin.filter(|_| !from_file) {
                             answer.push_str(&format!(
                                 " Warning: it still comes from {}.",
-                                origin_text(origin, &root)
+                                config_cmd::origin_text(origin, &root)
                             ));
                         }
                     }
@@ -297,27 +296,6 @@ fn cli_failure(err: CliError) -> String {
     match err.hint {
         Some(hint) => one_line(&format!("{}; {hint}", err.message)),
         None => one_line(&err.message),
-    }
-}
-
-/// `key = value  # origin`, one line.
-fn setting_line(setting: &Setting, root: &Path) -> String {
-    format!(
-        "{} = {}  # {}",
-        setting.key,
-        one_line(&setting.value_text()),
-        origin_text(&setting.origin, root)
-    )
-}
-
-/// Where a value comes from, with a file inside the project named relative to it.
-fn origin_text(origin: &Origin, root: &Path) -> String {
-    match origin {
-        Origin::File { path, line } => {
-            let path = path.strip_prefix(root).unwrap_or(path);
-            format!("{}:{line}", path.display())
-        }
-        other => other.to_string(),
     }
 }
 
