@@ -79,7 +79,7 @@ impl Adapter {
     /// The continuity contract, on a repository with a changed docs file:
     ///
     /// 1. an allowed stop saves a checkpoint and the next `SessionStart` injects it ("Resumed
-    ///    from checkpoint: <last message>", the restart context, the changed file);
+    ///    from checkpoint: `<last message>`", the restart context, the changed file);
     /// 2. a tool call with the context at 85 % (per a transcript written here) saves a checkpoint
     ///    and tells the agent — with the tool call itself, or for agents that cannot take context
     ///    before a tool runs (Gemini) with its result;

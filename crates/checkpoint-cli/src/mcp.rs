@@ -316,7 +316,7 @@ mod tests {
     fn messages_are_one_line() {
         assert_eq!(one_line("a\n  b \n\nc"), "a b c");
         assert_eq!(
-            failure(GateError::NoRepository(Path::new("/x").to_owned())),
+            failure(GateError::NoRepository(std::path::PathBuf::from("/x"))),
             "/x is not inside a git repository"
         );
     }

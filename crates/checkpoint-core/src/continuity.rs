@@ -67,13 +67,17 @@ impl Continuity {
 
     /// Saves `draft` as a new checkpoint: it gets the next id and the thread's latest progress
     /// entries; the oldest checkpoints beyond [`record::MAX_CHECKPOINTS`] are pruned, with the
-    /// blobs only they used.
+    /// blobs only they used. A draft that says nothing new — the latest checkpoint is of the same
+    /// session, trigger and state — is not saved again; that checkpoint is returned.
     pub fn save(&self, mut draft: SessionCheckpoint) -> Result<SessionCheckpoint, StoreError> {
         let saved = self.update(|log| {
-            draft.id = log.next_id;
-            log.next_id += 1;
             let thread = ThreadKey(draft.task.as_ref().map(|t| t.id.clone()));
             draft.progress = thread_progress(log, &thread);
+            if let Some(last) = log.checkpoints.last().filter(|last| repeats(last, &draft)) {
+                return (last.clone(), false);
+            }
+            draft.id = log.next_id;
+            log.next_id += 1;
             log.checkpoints.push(draft.clone());
             let excess = log
                 .checkpoints
@@ -244,6 +248,15 @@ impl Continuity {
         }
         Ok(())
     }
+}
+
+/// Whether `draft` only repeats `last`: everything but the id and the time is the same.
+fn repeats(last: &SessionCheckpoint, draft: &SessionCheckpoint) -> bool {
+    SessionCheckpoint {
+        id: last.id,
+        at: last.at,
+        ..draft.clone()
+    } == *last
 }
 
 fn thread_progress(log: &ContinuityLog, thread: &ThreadKey) -> Vec<ProgressEntry> {

@@ -276,7 +276,11 @@ impl Gate {
                 .map(|_| None)
                 .map_err(GateError::from)
         } else {
-            self.stop_checkpoint(event, &journal, &repo)
+            let changes = match &facts.repo {
+                RepoFacts::Changes(changes) => Some(changes),
+                _ => None,
+            };
+            self.stop_checkpoint(event, &journal, &repo, changes)
         };
         match recorded {
             Ok(notice) => outcome.notice = notice,

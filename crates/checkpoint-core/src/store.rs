@@ -94,12 +94,17 @@ pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<Option<T>, StoreErr
 
 /// Writes `value` as pretty JSON with [`write_atomic`].
 pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
+    write_atomic(path, &json_bytes(path, value)?)
+}
+
+/// `value` as the pretty JSON, ending in a newline, that [`write_json`] writes to `path`.
+fn json_bytes<T: Serialize>(path: &Path, value: &T) -> Result<Vec<u8>, StoreError> {
     let mut bytes = serde_json::to_vec_pretty(value).map_err(|source| StoreError::Corrupt {
         path: path.to_owned(),
         source,
     })?;
     bytes.push(b'\n');
-    write_atomic(path, &bytes)
+    Ok(bytes)
 }
 
 /// Holds the exclusive lock on `<path>.lock` until dropped.
@@ -140,21 +145,51 @@ fn sidecar(path: &Path) -> PathBuf {
 }
 
 /// One read-modify-write transaction on a JSON file under its sidecar lock. A missing file starts
-/// from `T::default()`; `f`'s result is returned after the new value is durably written.
+/// from `T::default()`; `f`'s result is returned after the new value is durably written. A value
+/// that `f` left as it was is not written again (hooks run on every tool call; an fsync each time
+/// would be most of their cost).
 pub fn update_json<T, R>(path: &Path, f: impl FnOnce(&mut T) -> R) -> Result<R, StoreError>
 where
     T: Serialize + DeserializeOwned + Default,
 {
     let _lock = Lock::acquire(path)?;
-    let mut value = read_json::<T>(path)?.unwrap_or_default();
+    let before = match fs::read(path) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(io_err(path)(e)),
+    };
+    let mut value = match &before {
+        Some(bytes) => serde_json::from_slice(bytes).map_err(|source| StoreError::Corrupt {
+            path: path.to_owned(),
+            source,
+        })?,
+        None => T::default(),
+    };
     let result = f(&mut value);
-    write_json(path, &value)?;
+    let after = json_bytes(path, &value)?;
+    if before.as_deref() != Some(after.as_slice()) {
+        write_atomic(path, &after)?;
+    }
     Ok(result)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_update_that_changes_nothing_writes_nothing() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v.json");
+        update_json(&path, |v: &mut Vec<u32>| v.push(1)).unwrap();
+        let inode = fs::metadata(&path).unwrap().ino();
+        update_json(&path, |v: &mut Vec<u32>| v.len()).unwrap();
+        assert_eq!(fs::metadata(&path).unwrap().ino(), inode, "not replaced");
+        update_json(&path, |v: &mut Vec<u32>| v.push(2)).unwrap();
+        assert_ne!(fs::metadata(&path).unwrap().ino(), inode, "replaced");
+        assert_eq!(read_json::<Vec<u32>>(&path).unwrap(), Some(vec![1, 2]));
+    }
 
     #[test]
     fn ids_that_could_escape_are_refused() {

@@ -154,7 +154,7 @@ pub fn diff(
     backend: GitBackend,
     from: &SessionCheckpoint,
 ) -> Result<WorkDiff, DiffError> {
-    let current = status(repo, backend, GIT_TIMEOUT)?;
+    let current = changes_within(repo, backend, GIT_TIMEOUT)?;
     let head_now = current.head.commit();
 
     let mut old: BTreeMap<String, Side> = from
@@ -308,7 +308,11 @@ fn count_lines(old: &str, new: &str) -> (u64, u64) {
 
 /// The change set, read on a helper thread so that a hanging git (or a very slow status) ends in
 /// [`DiffError::TimedOut`] after `timeout`. The thread is left to finish by itself then.
-fn status(repo: &Repo, backend: GitBackend, timeout: Duration) -> Result<ChangeSet, DiffError> {
+pub fn changes_within(
+    repo: &Repo,
+    backend: GitBackend,
+    timeout: Duration,
+) -> Result<ChangeSet, DiffError> {
     let (sender, receiver) = mpsc::channel();
     let repo = repo.clone();
     thread::Builder::new()

@@ -63,8 +63,9 @@ fn checkpoints_get_ids_and_the_threads_progress_and_are_pruned() {
         ["schema"]
     );
     for i in 0..record::MAX_CHECKPOINTS {
-        log.save(draft("s2", Trigger::Stop, at(40 - i as i64)))
-            .unwrap();
+        let mut next = draft("s2", Trigger::Stop, at(40 - i as i64));
+        next.summary = Some(format!("turn {i}"));
+        log.save(next).unwrap();
     }
     let all = log.load().unwrap();
     assert_eq!(all.checkpoints.len(), record::MAX_CHECKPOINTS);
@@ -287,4 +288,18 @@ fn ages_read_naturally() {
     for (secs, expected) in cases {
         assert_eq!(text::ago(at(secs), at(0)), expected, "{secs}");
     }
+}
+
+#[test]
+fn a_checkpoint_that_repeats_the_last_one_is_not_saved_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Continuity::new(dir.path());
+    let first = log.save(draft("s1", Trigger::Stop, at(60))).unwrap();
+    let again = log.save(draft("s1", Trigger::Stop, at(30))).unwrap();
+    assert_eq!(again, first, "same session, trigger and state");
+    log.log_progress(entry("more done", None, at(20))).unwrap();
+    let after_progress = log.save(draft("s1", Trigger::Stop, at(10))).unwrap();
+    assert_eq!(after_progress.id, 2, "new progress is news");
+    let other_session = log.save(draft("s2", Trigger::Stop, at(5))).unwrap();
+    assert_eq!(other_session.id, 3);
 }

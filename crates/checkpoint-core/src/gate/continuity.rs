@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::changes::ChangeSet;
 use crate::context;
 use crate::continuity::diff;
 use crate::continuity::text::{self, Level, Resume};
@@ -86,20 +87,32 @@ impl Gate {
         request: SaveRequest,
     ) -> Result<SessionCheckpoint, GateError> {
         let project = self.require_project(cwd)?;
-        self.save_in(&project, request)
+        self.save_in(&project, request, None)
     }
 
+    /// Saves a checkpoint of `project`; `changes` when the caller already read them, else they
+    /// are read here, within [`diff::GIT_TIMEOUT`] (a hanging git leaves the files out, not the
+    /// checkpoint).
     fn save_in(
         &self,
         project: &Project,
         request: SaveRequest,
+        changes: Option<&ChangeSet>,
     ) -> Result<SessionCheckpoint, GateError> {
         let continuity = project.continuity();
         let journal = Journal::for_repo(self, project.repo.clone(), project.policy.clone());
         let task = journal.checkpoint_active(request.trigger, request.detail.clone(), self.now)?;
         let task = task.and_then(|_| journal.active().ok().flatten());
-        let changes = git::changes(&project.repo, project.policy.git.backend).ok();
-        let (files, more_files) = match &changes {
+        let read;
+        let changes = match changes {
+            Some(changes) => Some(changes),
+            None => {
+                let backend = project.policy.git.backend;
+                read = diff::changes_within(&project.repo, backend, diff::GIT_TIMEOUT).ok();
+                read.as_ref()
+            }
+        };
+        let (files, more_files) = match changes {
             Some(changes) => continuity.capture(&project.repo.workdir, changes)?,
             None => (Vec::new(), 0),
         };
@@ -129,9 +142,7 @@ impl Gate {
             detail: request.detail,
             context: request.context,
             summary,
-            head: changes
-                .as_ref()
-                .and_then(|c| c.head.commit().map(str::to_owned)),
+            head: changes.and_then(|c| c.head.commit().map(str::to_owned)),
             files,
             more_files,
             task,
@@ -290,6 +301,7 @@ impl Gate {
                 summary: None,
                 context: Some(mark),
             },
+            None,
         )?;
         let notice = text::context_notice(&mark, level);
         if event.agent == Agent::Gemini {
@@ -363,6 +375,7 @@ impl Gate {
                 summary: None,
                 context: mark,
             },
+            None,
         )?;
         Ok(())
     }
@@ -391,6 +404,7 @@ impl Gate {
                         summary: event.last_assistant_message.clone(),
                         context: None,
                     },
+                    None,
                 )?;
                 Ok(None)
             }
@@ -406,6 +420,7 @@ impl Gate {
         event: &HookEvent,
         journal: &Journal,
         repo: &Repo,
+        changes: Option<&ChangeSet>,
     ) -> Result<Option<String>, GateError> {
         let policy = journal.policy();
         let project = Project {
@@ -432,6 +447,7 @@ impl Gate {
                         summary: event.last_assistant_message.clone(),
                         context: None,
                     },
+                    changes,
                 )?;
                 Ok(None)
             }
