@@ -206,6 +206,67 @@ pub fn read_usage(agent: Agent, path: &Path) -> io::Result<Option<ContextUsage>>
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
         return Ok(last_usage_streamed(agent, decoder));
     }
+    scan_tail(path, |lines| last_usage(agent, lines.iter().copied()))
+}
+
+/// The text of the agent's last reply, from the transcript's tail: a summary for checkpoints
+/// taken between turns (the context watch, compaction, session end). `Ok(None)` when the tail
+/// holds no reply with text.
+pub fn last_reply(agent: Agent, path: &Path) -> io::Result<Option<String>> {
+    if path.extension().is_some_and(|e| e == "zst") {
+        let decoder = ruzstd::decoding::StreamingDecoder::new(File::open(path)?)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
+        let lines = BufReader::new(decoder).lines().map_while(Result::ok);
+        return Ok(lines.filter_map(|line| reply_text(agent, &line)).last());
+    }
+    scan_tail(path, |lines| {
+        lines.iter().rev().find_map(|line| reply_text(agent, line))
+    })
+}
+
+/// The assistant text one transcript line carries, if any.
+fn reply_text(agent: Agent, line: &str) -> Option<String> {
+    let marker = match agent {
+        Agent::Claude => "\"assistant\"",
+        Agent::Gemini => "\"gemini\"",
+        Agent::Codex => "\"assistant\"",
+        Agent::Cli => return None,
+    };
+    if !line.contains(marker) {
+        return None;
+    }
+    let v: Value = serde_json::from_str(line).ok()?;
+    let texts = |parts: &Value, kind: &str| -> String {
+        parts
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|p| p["type"] == kind)
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let text = match agent {
+        Agent::Claude if v["type"] == "assistant" && v["isSidechain"] != true => {
+            texts(&v["message"]["content"], "text")
+        }
+        Agent::Gemini if v["type"] == "gemini" => v["content"].as_str()?.to_owned(),
+        Agent::Codex
+            if v["type"] == "response_item"
+                && v["payload"]["type"] == "message"
+                && v["payload"]["role"] == "assistant" =>
+        {
+            texts(&v["payload"]["content"], "output_text")
+        }
+        _ => return None,
+    };
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// Runs `find` on the lines of the last 64 KiB of the file at `path` (the first, possibly cut,
+/// line left out), doubling the span up to [`MAX_TAIL_BYTES`] until it finds something.
+fn scan_tail<T>(path: &Path, find: impl Fn(&[&str]) -> Option<T>) -> io::Result<Option<T>> {
     let mut file = File::open(path)?;
     let len = file.metadata()?.len();
     let mut span = FIRST_TAIL_BYTES;
@@ -215,10 +276,9 @@ pub fn read_usage(agent: Agent, path: &Path) -> io::Result<Option<ContextUsage>>
         let mut buf = Vec::with_capacity((len - start) as usize);
         file.by_ref().take(len - start).read_to_end(&mut buf)?;
         let text = String::from_utf8_lossy(&buf);
-        // The first line of a tail that does not start the file may be cut: skip it.
         let lines: Vec<&str> = text.lines().skip(usize::from(start > 0)).collect();
-        if let Some(usage) = last_usage(agent, lines.into_iter()) {
-            return Ok(Some(usage));
+        if let Some(found) = find(&lines) {
+            return Ok(Some(found));
         }
         if start == 0 || span >= MAX_TAIL_BYTES {
             return Ok(None);

@@ -175,3 +175,40 @@ fn claude_reply_written_after_the_hook_started_is_waited_for() {
     let usage = read_usage_once_written(Agent::Claude, &path, "toolu_never", short).unwrap();
     assert_eq!(usage.unwrap().used, 170_000);
 }
+
+#[test]
+fn last_replies_from_each_agents_transcript() {
+    let (_d, path) = written(&excerpt("claude"), "t.jsonl");
+    assert_eq!(
+        last_reply(Agent::Claude, &path).unwrap().as_deref(),
+        Some("Tests pass now. Done.")
+    );
+    let (_d, path) = written(&excerpt("gemini"), "t.jsonl");
+    assert_eq!(
+        last_reply(Agent::Gemini, &path).unwrap().as_deref(),
+        Some("Resumed.")
+    );
+    let codex = [
+        r#"{"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Schema created."}]}}"#,
+        r#"{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"thanks"}]}}"#,
+        r#"{"type":"response_item","payload":{"type":"function_call","name":"exec_command"}}"#,
+    ];
+    let (_d, path) = written(&codex.join("\n"), "rollout.jsonl");
+    assert_eq!(
+        last_reply(Agent::Codex, &path).unwrap().as_deref(),
+        Some("Schema created.")
+    );
+    // A tool call without text, a sidechain, nothing at all.
+    let claude = [
+        r#"{"type":"assistant","isSidechain":false,"message":{"content":[{"type":"text","text":"Main."}]}}"#,
+        r#"{"type":"assistant","isSidechain":true,"message":{"content":[{"type":"text","text":"Side."}]}}"#,
+        r#"{"type":"assistant","isSidechain":false,"message":{"content":[{"type":"tool_use","id":"t"}]}}"#,
+    ];
+    let (_d, path) = written(&claude.join("\n"), "t.jsonl");
+    assert_eq!(
+        last_reply(Agent::Claude, &path).unwrap().as_deref(),
+        Some("Main.")
+    );
+    let (_d, path) = written("", "t.jsonl");
+    assert_eq!(last_reply(Agent::Gemini, &path).unwrap(), None);
+}

@@ -298,7 +298,7 @@ impl Gate {
                 session,
                 trigger,
                 detail: None,
-                summary: None,
+                summary: reply_of(event),
                 context: Some(mark),
             },
             None,
@@ -372,7 +372,7 @@ impl Gate {
                 session: session_ref(event),
                 trigger: Trigger::PreCompact,
                 detail: event.detail.clone(),
-                summary: None,
+                summary: reply_of(event),
                 context: mark,
             },
             None,
@@ -401,7 +401,7 @@ impl Gate {
                         session: session_ref(event),
                         trigger: Trigger::SessionEnd,
                         detail: event.detail.clone(),
-                        summary: event.last_assistant_message.clone(),
+                        summary: reply_of(event),
                         context: None,
                     },
                     None,
@@ -488,6 +488,15 @@ fn measure(
         window,
         percent: usage.percent_of(window),
     }
+}
+
+/// The agent's last reply: from the payload when it has one (stops), else from the transcript's
+/// tail.
+fn reply_of(event: &HookEvent) -> Option<String> {
+    event.last_assistant_message.clone().or_else(|| {
+        let transcript = event.transcript_path.as_deref()?;
+        context::last_reply(event.agent, transcript).ok().flatten()
+    })
 }
 
 fn session_ref(event: &HookEvent) -> SessionRef {
