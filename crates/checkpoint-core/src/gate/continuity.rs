@@ -116,7 +116,12 @@ impl Gate {
             Some(changes) => continuity.capture(&project.repo.workdir, changes)?,
             None => (Vec::new(), 0),
         };
-        let summary = match request.summary.filter(|s| !s.trim().is_empty()) {
+        // A manual checkpoint's message says best where things stand.
+        let given = match request.trigger {
+            Trigger::Manual => request.summary.or_else(|| request.detail.clone()),
+            _ => request.summary,
+        };
+        let summary = match given.filter(|s| !s.trim().is_empty()) {
             Some(summary) => Some(summary),
             None => continuity
                 .latest(Some(&request.session))?
