@@ -60,7 +60,6 @@ pub fn event(payload: &[u8]) -> Result<Option<HookEvent>, String> {
         tool_input: None,
         detail: None,
         model: None,
-        tool_use_id: None,
     }))
 }
 

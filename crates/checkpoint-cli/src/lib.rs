@@ -11,6 +11,7 @@ mod install;
 mod journal_cmds;
 mod mcp;
 mod output;
+mod statusline;
 mod task;
 
 use std::process::ExitCode;
@@ -84,6 +85,10 @@ enum Command {
     /// Record a commit or push checkpoint (run by the installed git hooks).
     #[command(hide = true)]
     GitHook(journal_cmds::GitHookArgs),
+    /// Print Claude Code's status line (context usage, latest checkpoint, active task) for the
+    /// status-line JSON on stdin, and record the session's context usage. Always exits 0.
+    #[command(hide = true)]
+    Statusline(statusline::StatuslineArgs),
 }
 
 /// Parses the command line, runs the command and maps the result to an exit status.
@@ -108,6 +113,7 @@ pub fn main() -> ExitCode {
         Command::Cleanup(args) => journal_cmds::cleanup(&args),
         Command::Config(args) => config_cmd::run(&args),
         Command::GitHook(args) => journal_cmds::git_hook(&args),
+        Command::Statusline(args) => statusline::run(&args),
     };
     match result {
         Ok(code) => code,

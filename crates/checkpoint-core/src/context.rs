@@ -16,7 +16,6 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -285,34 +284,6 @@ fn scan_tail<T>(path: &Path, find: impl Fn(&[&str]) -> Option<T>) -> io::Result<
         }
         span *= 2;
     }
-}
-
-/// Like [`read_usage`], but first waits up to `wait` for the transcript's tail to mention
-/// `marker`. Claude writes the reply that asks for a tool asynchronously, so its `PreToolUse` can
-/// fire before that reply's usage is in the file; the payload's `tool_use_id` tells when it is.
-pub fn read_usage_once_written(
-    agent: Agent,
-    path: &Path,
-    marker: &str,
-    wait: Duration,
-) -> io::Result<Option<ContextUsage>> {
-    let started = Instant::now();
-    while !tail_mentions(path, marker)? && started.elapsed() < wait {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    read_usage(agent, path)
-}
-
-/// Whether the last [`FIRST_TAIL_BYTES`] of the file at `path` contain `marker`.
-fn tail_mentions(path: &Path, marker: &str) -> io::Result<bool> {
-    let mut file = File::open(path)?;
-    let len = file.metadata()?.len();
-    file.seek(SeekFrom::Start(len.saturating_sub(FIRST_TAIL_BYTES)))?;
-    let mut buf = Vec::new();
-    file.take(FIRST_TAIL_BYTES).read_to_end(&mut buf)?;
-    Ok(buf
-        .windows(marker.len().max(1))
-        .any(|w| w == marker.as_bytes()))
 }
 
 /// Reads a compressed transcript front to back, remembering only the latest usage.

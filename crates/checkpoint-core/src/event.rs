@@ -117,9 +117,6 @@ pub struct HookEvent {
     /// The model, when the agent says.
     #[serde(default)]
     pub model: Option<String>,
-    /// The tool call's id, on Claude and Codex tool events.
-    #[serde(default)]
-    pub tool_use_id: Option<String>,
 }
 
 /// Why a payload could not be turned into a [`HookEvent`].
@@ -180,8 +177,6 @@ struct WirePayload {
     /// Some agents name the model (Claude on some events, Codex on all).
     #[serde(default)]
     model: Option<serde_json::Value>,
-    #[serde(default)]
-    tool_use_id: Option<String>,
 }
 
 /// Reads a payload from `reader`, refusing more than [`MAX_PAYLOAD_BYTES`].
@@ -224,7 +219,6 @@ impl HookEvent {
                 // Claude may send `{"id": …, "display_name": …}`.
                 other => other["id"].as_str().map(str::to_owned),
             }),
-            tool_use_id: wire.tool_use_id,
         })
     }
 
@@ -244,7 +238,6 @@ impl HookEvent {
             tool_input: None,
             detail: None,
             model: None,
-            tool_use_id: None,
         }
     }
 }

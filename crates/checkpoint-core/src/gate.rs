@@ -13,7 +13,7 @@ use jiff::Timestamp;
 use crate::cache::{self, TestCache};
 use crate::changes::RepoFacts;
 use crate::decide::{self, Decision, Facts, PlannedTest, decide};
-use crate::event::{EventKind, HookEvent};
+use crate::event::{Agent, EventKind, HookEvent};
 use crate::git::{self, Repo};
 use crate::journal::{self, Journal, JournalError, Trigger, is_pr_creation};
 use crate::outcome::{TestOutcome, TestRun, TestStatus};
@@ -25,7 +25,7 @@ use crate::session::SessionStore;
 use crate::store::StoreError;
 
 pub use continuity::{
-    CONTEXT_CHECKPOINT_GAP, GEMINI_COMPRESSION_PERCENT, PROGRESS_SKILL, SaveRequest, TRANSCRIPT_LAG,
+    CONTEXT_CHECKPOINT_GAP, GEMINI_COMPRESSION_PERCENT, PROGRESS_SKILL, SaveRequest,
 };
 
 /// Environment variable that moves all state out of the repository's git directory.
@@ -121,7 +121,7 @@ impl Gate {
         let mut warnings = Vec::new();
         let context = match event.kind {
             EventKind::UserPrompt => self.user_prompt(event)?,
-            EventKind::PreTool => self.pre_tool(event)?,
+            EventKind::PreTool => self.context_watch(event)?,
             EventKind::PostTool => self.post_tool(event)?,
             EventKind::SessionStart => self.session_start(event)?,
             EventKind::SessionEnd => {
@@ -189,7 +189,12 @@ impl Gate {
         let Ok(Some(repo)) = git::discover(&event.cwd) else {
             return Ok(None);
         };
-        let context = self.post_tool_continuity(event, &repo)?;
+        let mut context = self.post_tool_continuity(event, &repo)?;
+        // Claude may write the reply that asked for the tool only after `PreToolUse` ran: by now
+        // it is in the transcript, so a threshold crossed by that reply is caught here.
+        if context.is_none() && event.agent == Agent::Claude {
+            context = self.context_watch(event)?;
+        }
         // Most tool calls happen with no task: answer them before loading any configuration.
         if !journal::names_active_task(&self.state_dir(&repo)) {
             return Ok(context);

@@ -4,7 +4,9 @@
 //! transaction under its sidecar lock (see [`crate::store`]).
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
+use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::decide::SessionFacts;
@@ -24,6 +26,39 @@ pub struct SessionRecord {
     /// `BeforeTool` cannot add context): delivered with the session's next tool result.
     #[serde(default)]
     pub pending_context: Option<String>,
+    /// The context usage Claude Code's status line last reported for the session (recorded by
+    /// `checkpoint statusline`); fresher than the transcript while the status line runs.
+    #[serde(default)]
+    pub status_line: Option<StatusLineUsage>,
+}
+
+/// How long a status line's usage stays fresh: the context watch before a tool call uses a
+/// [`StatusLineUsage`] younger than this instead of reading the transcript.
+pub const STATUS_LINE_FRESH: Duration = Duration::from_secs(30);
+
+/// Context usage exactly as Claude Code's status line reported it, and when.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusLineUsage {
+    /// Tokens in the context window: `input + cache_creation + cache_read` of the last call.
+    pub used: u64,
+    /// The window size (`context_window.context_window_size`).
+    pub window: u64,
+    /// The share of the window in use, 0–100, as Claude shows it (`used_percentage`).
+    pub percent: u8,
+    /// When the status line reported it.
+    pub at: Timestamp,
+}
+
+impl StatusLineUsage {
+    /// Whether it was reported less than `within` before `now` (and not in `now`'s future by as
+    /// much: a clock that went back does not keep a reading fresh).
+    pub fn is_fresh(&self, now: Timestamp, within: Duration) -> bool {
+        let within = i64::try_from(within.as_millis()).unwrap_or(i64::MAX);
+        let age = now
+            .as_millisecond()
+            .saturating_sub(self.at.as_millisecond());
+        age.saturating_abs() < within
+    }
 }
 
 /// The session files of one state directory.
@@ -92,5 +127,41 @@ mod tests {
             store.load(Agent::Claude, "../escape"),
             Err(StoreError::InvalidId(_))
         ));
+    }
+
+    #[test]
+    fn status_line_usage_is_fresh_only_briefly_and_old_records_still_load() {
+        let now: Timestamp = "2026-01-02T03:04:05Z".parse().unwrap();
+        let usage = |secs: i64| StatusLineUsage {
+            used: 1,
+            window: 2,
+            percent: 50,
+            at: now - jiff::SignedDuration::from_secs(secs),
+        };
+        let within = STATUS_LINE_FRESH;
+        assert!(usage(0).is_fresh(now, within));
+        assert!(usage(29).is_fresh(now, within));
+        assert!(usage(-2).is_fresh(now, within));
+        assert!(!usage(30).is_fresh(now, within));
+        assert!(!usage(-3600).is_fresh(now, within));
+
+        let old: SessionRecord =
+            serde_json::from_str(r#"{"consecutive_blocks":1,"last_block_digest":null}"#).unwrap();
+        assert_eq!(old.status_line, None);
+        let record = SessionRecord {
+            status_line: Some(usage(5)),
+            ..SessionRecord::default()
+        };
+        let text = serde_json::to_string(&record).unwrap();
+        assert!(
+            text.contains(
+                r#""status_line":{"used":1,"window":2,"percent":50,"at":"2026-01-02T03:04:00Z"}"#
+            ),
+            "{text}"
+        );
+        assert_eq!(
+            serde_json::from_str::<SessionRecord>(&text).unwrap(),
+            record
+        );
     }
 }

@@ -118,13 +118,15 @@ fn assert_notice_placed(agent: Agent, notice: &ConversationText, summary: &str) 
     let text = &notice.text;
     let placed = match agent {
         // A `role: "system"` entry after the tool result:
-        // "PreToolUse:Bash hook additional context: <context>".
+        // "PreToolUse:Bash hook additional context: <context>", or PostToolUse's when Claude had
+        // not yet written the reply that asked for the tool when PreToolUse ran.
         Agent::Claude => {
             notice.place == Place::System
-                && text
-                    .find("PreToolUse:Bash hook additional context: ")
-                    .zip(text.find(NOTICE))
-                    .is_some_and(|(wrapper, at)| wrapper < at)
+                && ["PreToolUse", "PostToolUse"].iter().any(|event| {
+                    text.find(&format!("{event}:Bash hook additional context: "))
+                        .zip(text.find(NOTICE))
+                        .is_some_and(|(wrapper, at)| wrapper < at)
+                })
         }
         // Appended to the tool's output: "…\n\n<hook_context><context></hook_context>".
         Agent::Gemini => {

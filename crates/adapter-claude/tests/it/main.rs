@@ -152,3 +152,48 @@ fn the_progress_skill_logs_its_argument_for_the_next_session() {
         "{resume:?}"
     );
 }
+
+#[test]
+fn a_fresh_status_line_is_preferred_to_the_transcript() {
+    let repo = repo("docs-only");
+    let dir = repo.path();
+    // Out of the worktree, so it is no change of the repository's.
+    let transcript = dir.join(".git/transcript.jsonl");
+    let at_10 = serde_json::json!({"type": "assistant", "isSidechain": false, "message": {
+        "model": "claude-sonnet-5", "usage": {"input_tokens": 20_000}}});
+    std::fs::write(&transcript, format!("{at_10}\n")).unwrap();
+    let fields = [(
+        "transcript_path",
+        serde_json::json!(transcript.display().to_string()),
+    )];
+    let session: serde_json::Value =
+        serde_json::from_str(&checkpoint_testkit::payload("claude", "PreToolUse", dir)).unwrap();
+    let sessions = dir.join(".git/checkpoint/sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let record = sessions.join(format!(
+        "claude-{}.json",
+        session["session_id"].as_str().unwrap()
+    ));
+    let status_line = |at: String| {
+        let value = serde_json::json!({"consecutive_blocks": 0, "status_line": {
+            "used": 176_000, "window": 200_000, "percent": 88, "at": at}});
+        std::fs::write(&record, value.to_string()).unwrap();
+    };
+
+    // A stale status line is ignored: the transcript says 10 %.
+    status_line("2020-01-02T03:04:05Z".to_owned());
+    let run = CLAUDE.fire_with(dir, "PreToolUse", &fields, &[]);
+    CLAUDE.assert_no_op(&run, 0, "stale status line, transcript at 10 %");
+
+    status_line(checkpoint_core::gate::Gate::from_process().now.to_string());
+    let run = CLAUDE.fire_with(dir, "PreToolUse", &fields, &[]);
+    assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""), "{run:?}");
+    let answer: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let text = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.starts_with("Checkpoint saved (context 88 %) — 176,000 of 200,000 tokens in use."),
+        "{run:?}"
+    );
+}

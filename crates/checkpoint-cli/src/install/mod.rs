@@ -9,6 +9,7 @@ mod config_file;
 mod mcp;
 mod settings;
 mod skill;
+mod statusline;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -50,6 +51,10 @@ pub(crate) struct InstallArgs {
     /// executable).
     #[arg(long, value_name = "PATH")]
     adapter: Option<PathBuf>,
+    /// Claude Code only: also make `checkpoint statusline` the status line (`statusLine` in the
+    /// same settings file), unless another one is set. `uninstall claude` removes it.
+    #[arg(long)]
+    statusline: bool,
 }
 
 /// Options of `checkpoint uninstall`.
@@ -61,6 +66,7 @@ pub(crate) struct UninstallArgs {
 
 /// Installs the agent's handlers, replacing ours from an earlier install wherever they are.
 pub(crate) fn install(args: &InstallArgs) -> Result<ExitCode, CliError> {
+    statusline::check(args.statusline, args.target.agent.spec())?;
     let Some(spec) = args.target.agent.spec() else {
         let target = &args.target;
         mcp::not_for_git(target)?;
@@ -79,6 +85,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<ExitCode, CliError> {
     match &edit.result {
         EditResult::Previewed => {
             mcp::install(&args.target, spec, &edit)?;
+            statusline::install(args.statusline, &args.target, spec, &edit)?;
             return Ok(ExitCode::SUCCESS);
         }
         EditResult::Unchanged => output::out(&format!(
@@ -102,6 +109,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<ExitCode, CliError> {
     }
     output::out(&spec.next_steps(&edit.scope));
     mcp::install(&args.target, spec, &edit)?;
+    statusline::install(args.statusline, &args.target, spec, &edit)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -137,6 +145,7 @@ pub(crate) fn uninstall(args: &UninstallArgs) -> Result<ExitCode, CliError> {
         ));
     }
     mcp::uninstall(&args.target, spec, &edit)?;
+    statusline::uninstall(&args.target, spec, &edit)?;
     Ok(ExitCode::SUCCESS)
 }
 

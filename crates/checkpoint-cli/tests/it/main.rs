@@ -8,6 +8,7 @@ mod install;
 mod install_mcp;
 mod journal;
 mod mcp;
+mod statusline;
 
 use std::path::Path;
 use std::process::Output;

@@ -201,7 +201,8 @@ fn the_tools_save_list_resume_and_log_progress_in_the_project() {
 
     let (error, list) = server.call("checkpoint_list", json!({"limit": 1}));
     assert!(!error, "{list}");
-    assert_eq!(list, "#2 manual just now (cli mcp) 1 file");
+    // A save without a message keeps the session's last summary.
+    assert_eq!(list, "#2 manual just now (cli mcp) 1 file — before the API");
     let (error, list) = server.call("checkpoint_list", json!({}));
     assert!(!error, "{list}");
     let ids: Vec<&str> = list

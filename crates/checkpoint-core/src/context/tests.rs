@@ -157,26 +157,6 @@ fn codex_usage_record_before_its_token_count_keeps_the_earlier_window() {
 }
 
 #[test]
-fn claude_reply_written_after_the_hook_started_is_waited_for() {
-    let (_d, path) = written(&excerpt("claude"), "t.jsonl");
-    let late = path.clone();
-    let writer = std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_millis(60));
-        let mut file = std::fs::OpenOptions::new().append(true).open(late).unwrap();
-        let line = r#"{"type":"assistant","isSidechain":false,"message":{"model":"m","content":[{"type":"tool_use","id":"toolu_late"}],"usage":{"input_tokens":170000}}}"#;
-        writeln!(file, "{line}").unwrap();
-    });
-    let wait = std::time::Duration::from_secs(5);
-    let usage = read_usage_once_written(Agent::Claude, &path, "toolu_late", wait).unwrap();
-    writer.join().unwrap();
-    assert_eq!(usage.unwrap().used, 170_000);
-    // A marker that never comes costs the wait, then the usage at hand is used.
-    let short = std::time::Duration::from_millis(20);
-    let usage = read_usage_once_written(Agent::Claude, &path, "toolu_never", short).unwrap();
-    assert_eq!(usage.unwrap().used, 170_000);
-}
-
-#[test]
 fn last_replies_from_each_agents_transcript() {
     let (_d, path) = written(&excerpt("claude"), "t.jsonl");
     assert_eq!(

@@ -17,7 +17,7 @@ use crate::git::{self, Repo};
 use crate::journal::{Journal, Trigger};
 use crate::policy::config;
 use crate::policy::{Policy, Switch};
-use crate::session::SessionStore;
+use crate::session::{STATUS_LINE_FRESH, SessionStore, StatusLineUsage};
 
 use super::{Gate, GateError, check_cwd, session_id};
 
@@ -27,8 +27,6 @@ pub const CONTEXT_CHECKPOINT_GAP: Duration = Duration::from_secs(5 * 60);
 /// (its default `model.compressionThreshold`), so an automatic `PreCompress` below it saves
 /// nothing.
 pub const GEMINI_COMPRESSION_PERCENT: u8 = 50;
-/// How long the context watch waits for Claude to write the reply that asked for the tool.
-pub const TRANSCRIPT_LAG: Duration = Duration::from_millis(250);
 /// The name of the skill and slash command that logs progress.
 pub const PROGRESS_SKILL: &str = "checkpoint-progress";
 
@@ -258,29 +256,23 @@ impl Gate {
         Ok(context)
     }
 
-    /// Before a tool call: measures the context from the transcript's tail; past `[context]
-    /// warn` or `critical`, saves a checkpoint (at most one per trigger and session within
-    /// [`CONTEXT_CHECKPOINT_GAP`]) and returns the notice for the agent. Gemini cannot take
-    /// context before a tool runs, so its notice waits for the tool's result.
-    pub(super) fn pre_tool(&self, event: &HookEvent) -> Result<Option<String>, GateError> {
+    /// At a tool call: measures the context (Claude's fresh status line, else the transcript's
+    /// tail); past `[context] warn` or `critical`, saves a checkpoint (at most one per trigger and
+    /// session within [`CONTEXT_CHECKPOINT_GAP`]) and returns the notice for the agent. Gemini
+    /// cannot take context before a tool runs, so its notice waits for the tool's result.
+    pub(super) fn context_watch(&self, event: &HookEvent) -> Result<Option<String>, GateError> {
         check_cwd(event)?;
-        let Some(transcript) = &event.transcript_path else {
-            return Ok(None);
-        };
-        let usage = match (event.agent, event.tool_use_id.as_deref()) {
-            (Agent::Claude, Some(id)) if !id.is_empty() => {
-                context::read_usage_once_written(event.agent, transcript, id, TRANSCRIPT_LAG)
-            }
-            _ => context::read_usage(event.agent, transcript),
-        };
-        let Ok(Some(usage)) = usage else {
-            return Ok(None);
-        };
         let Some(project) = self.project(&event.cwd)? else {
             return Ok(None);
         };
+        let Some((usage, shown)) = self.usage_at_tool(event, &project) else {
+            return Ok(None);
+        };
         let settings = &project.policy.context;
-        let mark = measure(event, &usage, settings.window);
+        let mut mark = measure(event, &usage, settings.window);
+        if let Some(percent) = shown.filter(|_| settings.window.is_none()) {
+            mark.percent = percent;
+        }
         let (trigger, level) = if mark.percent >= settings.critical {
             (Trigger::Auto90, Level::Critical)
         } else if mark.percent >= settings.warn {
@@ -318,6 +310,29 @@ impl Gate {
             return Ok(None);
         }
         Ok(Some(notice))
+    }
+
+    /// The context usage at a tool call, and the percentage Claude showed for it: from Claude's
+    /// status line when `checkpoint statusline` recorded it less than [`STATUS_LINE_FRESH`] ago,
+    /// else from the transcript's tail.
+    fn usage_at_tool(
+        &self,
+        event: &HookEvent,
+        project: &Project,
+    ) -> Option<(context::ContextUsage, Option<u8>)> {
+        if let Some(status) = fresh_status_line(event, project, self.now) {
+            let usage = context::ContextUsage {
+                used: status.used,
+                window: Some(status.window),
+                model: None,
+            };
+            return Some((usage, Some(status.percent)));
+        }
+        let transcript = event.transcript_path.as_deref()?;
+        let usage = context::read_usage(event.agent, transcript)
+            .ok()
+            .flatten()?;
+        Some((usage, None))
     }
 
     /// After a tool call, the continuity part: a `checkpoint-progress` skill or slash command
@@ -493,6 +508,23 @@ fn measure(
         window,
         percent: usage.percent_of(window),
     }
+}
+
+/// The usage Claude's status line recorded for the event's session, when it is fresh.
+fn fresh_status_line(
+    event: &HookEvent,
+    project: &Project,
+    now: jiff::Timestamp,
+) -> Option<StatusLineUsage> {
+    if event.agent != Agent::Claude {
+        return None;
+    }
+    let record = SessionStore::new(&project.state_dir)
+        .load(event.agent, session_id(event))
+        .ok()?;
+    record
+        .status_line
+        .filter(|status| status.is_fresh(now, STATUS_LINE_FRESH))
 }
 
 /// The agent's last reply: from the payload when it has one (stops), else from the transcript's
