@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Times the context watch that runs before every tool call: `checkpoint-claude PreToolUse` in a
-# small repository, with a 1 MB and a 500 MB transcript whose last usage is at 30 % (below the
-# warn threshold: the path taken on almost every call), against an empty Rust binary. Only the
-# transcript's tail is read, so the two should cost the same.
+# Times the context watch that runs at every tool call: `checkpoint-claude` on PreToolUse (and
+# PostToolUse, where Claude's watch runs again) in a small repository, with a 1 MB and a 500 MB
+# transcript whose last usage is at 30 % (below the warn threshold: the path taken on almost every
+# call), against an empty Rust binary. Only the transcript's tail is read, so the sizes should
+# cost the same.
 #
 #   bench/context.sh
 #
@@ -54,10 +55,10 @@ PY
     echo "$out"
 }
 
-# The PreToolUse payload with `cwd` and `transcript_path` set.
+# The EVENT payload with `cwd` and `transcript_path` set.
 payload() {
-    local dir="$1" transcript="$2" out="$work/pre-$(basename "$2" .jsonl).json"
-    python3 - "$root/tests/payloads/claude/PreToolUse.json" "$dir" "$transcript" "$out" <<'PY'
+    local event="$1" dir="$2" transcript="$3" out="$work/$1-$(basename "$3" .jsonl).json"
+    python3 - "$root/tests/payloads/claude/$event.json" "$dir" "$transcript" "$out" <<'PY'
 import json
 import sys
 
@@ -80,7 +81,9 @@ fi
 small="$(transcript 1)"
 large="$(transcript 500)"
 ls -l "$small" "$large" >&2
-row "empty Rust binary" "'$empty_bin' < '$(payload "$repo" "$small")'"
-row "PreToolUse, 1 MB transcript" "'$bin/checkpoint-claude' < '$(payload "$repo" "$small")'"
-row "PreToolUse, 500 MB transcript" "'$bin/checkpoint-claude' < '$(payload "$repo" "$large")'"
+row "empty Rust binary" "'$empty_bin' < '$(payload PreToolUse "$repo" "$small")'"
+for event in PreToolUse PostToolUse; do
+    row "$event, 1 MB transcript" "'$bin/checkpoint-claude' < '$(payload "$event" "$repo" "$small")'"
+    row "$event, 500 MB transcript" "'$bin/checkpoint-claude' < '$(payload "$event" "$repo" "$large")'"
+done
 compare "context watch per tool call" "empty Rust binary" "context-pre-tool"
