@@ -15,7 +15,6 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use checkpoint_core::store;
 use serde_json::{Map, Value};
 use toml_edit::{DocumentMut, Item};
 
@@ -25,7 +24,7 @@ use crate::{CliError, output};
 use super::agents::{AgentSpec, Scope};
 use super::config_file::ConfigFile;
 use super::settings::{self, Settings, SettingsError};
-use super::{Edit, EditResult, Target, report_backup};
+use super::{Change, Edit, Target, replace_beside_hooks, report_backup};
 
 /// The server's name in every agent's configuration.
 const SERVER: &str = "checkpoint";
@@ -49,17 +48,6 @@ enum Format {
 struct McpConfig {
     path: PathBuf,
     format: Format,
-}
-
-/// What an edit of the MCP configuration came to.
-#[derive(Debug, PartialEq, Eq)]
-enum Change {
-    /// Nothing to change: the file stays as it is.
-    Unchanged,
-    /// The file's new content.
-    To(String),
-    /// A server of that name exists and is not ours; it runs this command.
-    Foreign(String),
 }
 
 /// Refuses `--mcp` for git, which has no MCP servers.
@@ -110,7 +98,7 @@ pub(crate) fn install(target: &Target, spec: &AgentSpec, hooks: &Edit) -> Result
             Ok(())
         }
         Change::To(text) => {
-            let backup = replace(&file, &text, hooks)?;
+            let backup = replace_beside_hooks(&file, &text, hooks)?;
             output::out(&format!(
                 "Registered {what} in {path}: {command} {}.",
                 ARGS.join(" ")
@@ -148,7 +136,7 @@ pub(crate) fn uninstall(target: &Target, spec: &AgentSpec, hooks: &Edit) -> Resu
         )),
         Change::To(text) if target.dry_run => output::out(file.diff(&text).trim_end()),
         Change::To(text) => {
-            let backup = replace(&file, &text, hooks)?;
+            let backup = replace_beside_hooks(&file, &text, hooks)?;
             output::out(&format!(
                 "Removed the checkpoint MCP server for {} from {path}.",
                 spec.title
@@ -157,19 +145,6 @@ pub(crate) fn uninstall(target: &Target, spec: &AgentSpec, hooks: &Edit) -> Resu
         }
     }
     Ok(())
-}
-
-/// Replaces `file` with `text`. When the hooks edit of this run already replaced the same file
-/// (Gemini keeps both in its settings), its backup holds the user's content and stays as it is
-/// (and was reported); otherwise the file is backed up as usual.
-fn replace(file: &ConfigFile, text: &str, hooks: &Edit) -> Result<Option<PathBuf>, CliError> {
-    let hooks_wrote_it = matches!(hooks.result, EditResult::Written { .. });
-    if !(hooks_wrote_it && hooks.file == file.path) {
-        return file.replace(text);
-    }
-    store::write_atomic(&file.path, text.as_bytes())
-        .map_err(|e| CliError::new(e, "check the permissions of the file and its directory"))?;
-    Ok(None)
 }
 
 /// The agent's MCP configuration file for `scope`, and how it is written.

@@ -224,6 +224,34 @@ fn scope(user: bool) -> Result<Scope, CliError> {
     }
 }
 
+/// What an edit beside the hooks (the MCP server, the status line) would do to its file.
+#[derive(Debug)]
+enum Change {
+    /// Nothing to change: the file stays as it is.
+    Unchanged,
+    /// The file's new content.
+    To(String),
+    /// The entry exists and is not ours; it runs this command.
+    Foreign(String),
+}
+
+/// Replaces `file` with `text`. When this run's hooks edit already replaced the same file (Claude
+/// and Gemini keep the status line or MCP servers beside the hooks), its backup holds the user's
+/// content and stays as it is (and was reported); otherwise the file is backed up as usual.
+fn replace_beside_hooks(
+    file: &ConfigFile,
+    text: &str,
+    hooks: &Edit,
+) -> Result<Option<PathBuf>, CliError> {
+    let hooks_wrote_it = matches!(hooks.result, EditResult::Written { .. });
+    if !(hooks_wrote_it && hooks.file == file.path) {
+        return file.replace(text);
+    }
+    checkpoint_core::store::write_atomic(&file.path, text.as_bytes())
+        .map_err(|e| CliError::new(e, "check the permissions of the file and its directory"))?;
+    Ok(None)
+}
+
 fn report_backup(backup: Option<&Path>) {
     if let Some(backup) = backup {
         output::out(&format!("Previous content saved as {}.", backup.display()));

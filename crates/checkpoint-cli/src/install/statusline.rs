@@ -6,9 +6,6 @@
 //! it and says how to chain ours into it, uninstall leaves it. Ours (a command whose program is
 //! named `checkpoint`, in any directory) is updated in place, keeping its other keys.
 
-use std::path::PathBuf;
-
-use checkpoint_core::store;
 use serde_json::{Map, Value};
 
 use crate::{CliError, output};
@@ -17,7 +14,7 @@ use super::adapter;
 use super::agents::AgentSpec;
 use super::config_file::ConfigFile;
 use super::settings::{self, Settings, SettingsError};
-use super::{Edit, EditResult, Target, report_backup};
+use super::{Change, Edit, Target, replace_beside_hooks, report_backup};
 
 /// The settings key of Claude Code's status line.
 const KEY: &str = "statusLine";
@@ -25,17 +22,6 @@ const KEY: &str = "statusLine";
 const PROGRAM: &str = "checkpoint";
 /// The subcommand that prints the status line.
 const SUBCOMMAND: &str = "statusline";
-
-/// What an edit of the status line came to.
-#[derive(Debug, PartialEq, Eq)]
-enum Change {
-    /// Nothing to change.
-    Unchanged,
-    /// The settings file's new content.
-    To(String),
-    /// Another status line is set; it runs this.
-    Foreign(String),
-}
 
 /// Refuses `--statusline` for agents other than Claude Code (`spec` is `None` for git).
 pub(crate) fn check(wanted: bool, spec: Option<&AgentSpec>) -> Result<(), CliError> {
@@ -76,7 +62,7 @@ pub(crate) fn install(
         )),
         Change::To(text) if target.dry_run => output::out(file.diff(&text).trim_end()),
         Change::To(text) => {
-            let backup = replace(&file, &text, hooks)?;
+            let backup = replace_beside_hooks(&file, &text, hooks)?;
             output::out(&format!(
                 "Set {}'s status line in {path}: {command}.",
                 spec.title
@@ -98,7 +84,7 @@ pub(crate) fn uninstall(target: &Target, spec: &AgentSpec, hooks: &Edit) -> Resu
         Change::Foreign(_) | Change::Unchanged => {}
         Change::To(text) if target.dry_run => output::out(file.diff(&text).trim_end()),
         Change::To(text) => {
-            let backup = replace(&file, &text, hooks)?;
+            let backup = replace_beside_hooks(&file, &text, hooks)?;
             output::out(&format!(
                 "Removed checkpoint's status line for {} from {}.",
                 spec.title,
@@ -174,17 +160,6 @@ fn own_command() -> Result<String, CliError> {
         .map_err(|e| CliError::new(format!("cannot find this executable: {e}"), hint))?;
     let exe = exe.canonicalize().unwrap_or(exe);
     Ok(format!("{} {SUBCOMMAND}", adapter::command_line(&exe)?))
-}
-
-/// Replaces `file` with `text`. When the hooks edit of this run already replaced it, its backup
-/// holds the user's content and stays as it is; otherwise the file is backed up as usual.
-fn replace(file: &ConfigFile, text: &str, hooks: &Edit) -> Result<Option<PathBuf>, CliError> {
-    if !matches!(hooks.result, EditResult::Written { .. }) {
-        return file.replace(text);
-    }
-    store::write_atomic(&file.path, text.as_bytes())
-        .map_err(|e| CliError::new(e, "check the permissions of the file and its directory"))?;
-    Ok(None)
 }
 
 #[cfg(test)]
