@@ -24,7 +24,7 @@ use crate::{CliError, output};
 use super::agents::{AgentSpec, Scope};
 use super::config_file::ConfigFile;
 use super::settings::{self, Settings, SettingsError};
-use super::{Change, Edit, Target, replace_beside_hooks, report_backup};
+use super::{Change, Edit, Target, write_beside_hooks};
 
 /// The server's name in every agent's configuration.
 const SERVER: &str = "checkpoint";
@@ -93,18 +93,11 @@ pub(crate) fn install(target: &Target, spec: &AgentSpec, hooks: &Edit) -> Result
             ));
             Ok(())
         }
-        Change::To(text) if target.dry_run => {
-            output::out(file.diff(&text).trim_end());
-            Ok(())
-        }
         Change::To(text) => {
-            let backup = replace_beside_hooks(&file, &text, hooks)?;
-            output::out(&format!(
-                "Registered {what} in {path}: {command} {}.",
-                ARGS.join(" ")
-            ));
-            report_backup(backup.as_deref());
-            if let Some(note) = next_step(spec, scope) {
+            let done = format!("Registered {what} in {path}: {command} {}.", ARGS.join(" "));
+            if write_beside_hooks(&file, &text, hooks, target.dry_run, &done)?
+                && let Some(note) = next_step(spec, scope)
+            {
                 output::out(note);
             }
             Ok(())
@@ -134,14 +127,12 @@ pub(crate) fn uninstall(target: &Target, spec: &AgentSpec, hooks: &Edit) -> Resu
             "No checkpoint MCP server for {} in {path}: nothing to change.",
             spec.title
         )),
-        Change::To(text) if target.dry_run => output::out(file.diff(&text).trim_end()),
         Change::To(text) => {
-            let backup = replace_beside_hooks(&file, &text, hooks)?;
-            output::out(&format!(
+            let done = format!(
                 "Removed the checkpoint MCP server for {} from {path}.",
                 spec.title
-            ));
-            report_backup(backup.as_deref());
+            );
+            write_beside_hooks(&file, &text, hooks, target.dry_run, &done)?;
         }
     }
     Ok(())

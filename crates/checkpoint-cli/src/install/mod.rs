@@ -235,21 +235,33 @@ enum Change {
     Foreign(String),
 }
 
-/// Replaces `file` with `text`. When this run's hooks edit already replaced the same file (Claude
-/// and Gemini keep the status line or MCP servers beside the hooks), its backup holds the user's
-/// content and stays as it is (and was reported); otherwise the file is backed up as usual.
-fn replace_beside_hooks(
+/// Writes an edit beside the hooks: with `--dry-run` prints its diff and returns false; else
+/// replaces `file` with `text`, says `done` and reports the backup. When this run's hooks edit
+/// already replaced the same file (Claude and Gemini keep the status line or MCP servers beside
+/// the hooks), its backup holds the user's content and stays as it is (and was reported);
+/// otherwise the file is backed up as usual.
+fn write_beside_hooks(
     file: &ConfigFile,
     text: &str,
     hooks: &Edit,
-) -> Result<Option<PathBuf>, CliError> {
-    let hooks_wrote_it = matches!(hooks.result, EditResult::Written { .. });
-    if !(hooks_wrote_it && hooks.file == file.path) {
-        return file.replace(text);
+    dry_run: bool,
+    done: &str,
+) -> Result<bool, CliError> {
+    if dry_run {
+        output::out(file.diff(text).trim_end());
+        return Ok(false);
     }
-    checkpoint_core::store::write_atomic(&file.path, text.as_bytes())
-        .map_err(|e| CliError::new(e, "check the permissions of the file and its directory"))?;
-    Ok(None)
+    let hooks_wrote_it = matches!(hooks.result, EditResult::Written { .. });
+    let backup = if hooks_wrote_it && hooks.file == file.path {
+        checkpoint_core::store::write_atomic(&file.path, text.as_bytes())
+            .map_err(|e| CliError::new(e, "check the permissions of the file and its directory"))?;
+        None
+    } else {
+        file.replace(text)?
+    };
+    output::out(done);
+    report_backup(backup.as_deref());
+    Ok(true)
 }
 
 fn report_backup(backup: Option<&Path>) {

@@ -14,7 +14,7 @@ use super::adapter;
 use super::agents::AgentSpec;
 use super::config_file::ConfigFile;
 use super::settings::{self, Settings, SettingsError};
-use super::{Change, Edit, Target, replace_beside_hooks, report_backup};
+use super::{Change, Edit, Target, write_beside_hooks};
 
 /// The settings key of Claude Code's status line.
 const KEY: &str = "statusLine";
@@ -60,14 +60,9 @@ pub(crate) fn install(
             "{}'s status line in {path} is already checkpoint's: nothing to change.",
             spec.title
         )),
-        Change::To(text) if target.dry_run => output::out(file.diff(&text).trim_end()),
         Change::To(text) => {
-            let backup = replace_beside_hooks(&file, &text, hooks)?;
-            output::out(&format!(
-                "Set {}'s status line in {path}: {command}.",
-                spec.title
-            ));
-            report_backup(backup.as_deref());
+            let done = format!("Set {}'s status line in {path}: {command}.", spec.title);
+            write_beside_hooks(&file, &text, hooks, target.dry_run, &done)?;
         }
     }
     Ok(())
@@ -82,15 +77,13 @@ pub(crate) fn uninstall(target: &Target, spec: &AgentSpec, hooks: &Edit) -> Resu
     let file = ConfigFile::read(hooks.file.clone())?;
     match change(&file, None)? {
         Change::Foreign(_) | Change::Unchanged => {}
-        Change::To(text) if target.dry_run => output::out(file.diff(&text).trim_end()),
         Change::To(text) => {
-            let backup = replace_beside_hooks(&file, &text, hooks)?;
-            output::out(&format!(
+            let done = format!(
                 "Removed checkpoint's status line for {} from {}.",
                 spec.title,
                 file.path.display()
-            ));
-            report_backup(backup.as_deref());
+            );
+            write_beside_hooks(&file, &text, hooks, target.dry_run, &done)?;
         }
     }
     Ok(())
