@@ -9,35 +9,11 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::agent::Agent;
+
 /// Largest payload accepted on stdin. Real payloads are a few KB; a `PostToolUse` carrying a big
 /// tool response can reach megabytes, so the cap is generous but finite.
 pub const MAX_PAYLOAD_BYTES: u64 = 32 * 1024 * 1024;
-
-/// The agent that sent an event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Agent {
-    /// Claude Code.
-    Claude,
-    /// Gemini CLI.
-    Gemini,
-    /// OpenAI Codex CLI.
-    Codex,
-    /// A human running `checkpoint check` without a payload.
-    Cli,
-}
-
-impl Agent {
-    /// The lowercase name used in state file names and messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Gemini => "gemini",
-            Agent::Codex => "codex",
-            Agent::Cli => "cli",
-        }
-    }
-}
 
 /// What happened, in agent-neutral terms.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -12,6 +12,8 @@
 //! processes. A tool that gathers its own facts can depend on this crate with
 //! `default-features = false` and call [`decide::decide`] directly.
 
+pub mod agent;
+pub mod answer;
 pub mod changes;
 pub mod decide;
 pub mod event;

@@ -1,0 +1,256 @@
+//! What the core knows about an agent: an identity for state files, and facts about what its hook
+//! protocol can do. Each agent's home — its adapter crate (`adapter-claude`, `adapter-gemini`,
+//! `adapter-codex`) — implements [`AgentHome`]: its event names, its answer shapes, its transcript
+//! format and its install table. The core never branches on which agent it serves; it asks the
+//! home's [`Capabilities`] instead.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::answer::HookAnswer;
+use crate::event::{EventKind, HookEvent};
+
+/// Who sent an event: the identity state files and messages are keyed by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Agent {
+    /// Claude Code.
+    Claude,
+    /// Gemini CLI.
+    Gemini,
+    /// OpenAI Codex CLI.
+    Codex,
+    /// A human running `checkpoint` by hand.
+    Cli,
+}
+
+impl Agent {
+    /// The lowercase name used in state file names and messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Gemini => "gemini",
+            Agent::Codex => "codex",
+            Agent::Cli => "cli",
+        }
+    }
+}
+
+/// What an agent's hook protocol can and cannot do, in the terms the gate decides by.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Capabilities {
+    /// Context returned before a tool runs reaches the model. When false, a notice from the
+    /// context watch is held back and delivered with the session's next tool result.
+    pub context_before_tool: bool,
+    /// Context returned at a `SessionStart` after `/clear` reaches the model. When false, it is
+    /// held back and delivered with the session's next prompt.
+    pub context_after_clear: bool,
+    /// The agent may write the reply that asked for a tool only after the pre-tool hook ran, so
+    /// the context watch looks again after the tool.
+    pub reply_written_after_pre_tool: bool,
+    /// Automatic compaction events fire every turn; one counts only from this share of the window
+    /// (percent).
+    pub compaction_threshold: Option<u8>,
+    /// The agent has a status line that `checkpoint statusline` records context usage from.
+    pub status_line: bool,
+}
+
+impl Capabilities {
+    /// Capabilities with every flag off (the builder's starting point).
+    pub const NONE: Capabilities = Capabilities {
+        context_before_tool: false,
+        context_after_clear: false,
+        reply_written_after_pre_tool: false,
+        compaction_threshold: None,
+        status_line: false,
+    };
+
+    /// Sets [`Capabilities::context_before_tool`].
+    pub const fn context_before_tool(mut self, yes: bool) -> Self {
+        self.context_before_tool = yes;
+        self
+    }
+
+    /// Sets [`Capabilities::context_after_clear`].
+    pub const fn context_after_clear(mut self, yes: bool) -> Self {
+        self.context_after_clear = yes;
+        self
+    }
+
+    /// Sets [`Capabilities::reply_written_after_pre_tool`].
+    pub const fn reply_written_after_pre_tool(mut self, yes: bool) -> Self {
+        self.reply_written_after_pre_tool = yes;
+        self
+    }
+
+    /// Sets [`Capabilities::compaction_threshold`].
+    pub const fn compaction_threshold(mut self, percent: Option<u8>) -> Self {
+        self.compaction_threshold = percent;
+        self
+    }
+
+    /// Sets [`Capabilities::status_line`].
+    pub const fn status_line(mut self, yes: bool) -> Self {
+        self.status_line = yes;
+        self
+    }
+}
+
+/// What one transcript line says about context usage.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LineUsage {
+    /// A usage record: tokens in the context, and the window and model when the line says.
+    Usage {
+        /// Tokens the request put into the context window.
+        used: u64,
+        /// The window size, when the line states it.
+        window: Option<u64>,
+        /// The model, when the line names it.
+        model: Option<String>,
+    },
+    /// A compaction boundary: the context was replaced by a summary of this many tokens.
+    Compacted(Option<u64>),
+}
+
+/// How an agent writes its transcript: what the core's tail reader needs to find context usage
+/// and the last reply in it.
+pub trait TranscriptFormat: Sync {
+    /// What `line` says about context usage, if anything. Should reject most lines cheaply
+    /// (before parsing JSON): it runs on every line of the tail.
+    fn line_usage(&self, line: &str) -> Option<LineUsage>;
+
+    /// The assistant's text in `line`, if it is a reply with text.
+    fn reply_text(&self, line: &str) -> Option<String>;
+
+    /// The window, in tokens, when neither the settings nor the transcript state it.
+    fn default_window(&self, model: Option<&str>) -> u64;
+
+    /// Whether a usage record without a window takes the window of an earlier record (the
+    /// agent states the window only in some records).
+    fn window_from_earlier_record(&self) -> bool {
+        false
+    }
+}
+
+/// The unit an agent counts hook timeouts in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TimeUnit {
+    /// Whole seconds.
+    Seconds,
+    /// Milliseconds.
+    Milliseconds,
+}
+
+/// How the user's configuration directory of an agent is found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UserDir {
+    /// This variable names the config directory itself (else `~/<dir>`).
+    ConfigDir(&'static str),
+    /// This variable stands in for the home directory (`$VAR/<dir>`, else `~/<dir>`).
+    Home(&'static str),
+}
+
+/// One hook event the adapter is installed for, and how long the agent waits for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InstalledEvent {
+    /// The agent's own name for the event.
+    pub name: &'static str,
+    /// How long the agent waits for the hook.
+    pub timeout: Duration,
+}
+
+/// Where an agent keeps its hooks and how a handler is spelled: what `checkpoint install` writes.
+#[derive(Debug, Clone, Copy)]
+pub struct InstallSpec {
+    /// The product's name, for messages.
+    pub title: &'static str,
+    /// The config directory's name, in a project and in the home directory.
+    pub dir: &'static str,
+    /// The hooks file inside it.
+    pub file: &'static str,
+    /// How the user-level config directory is found.
+    pub user_dir: UserDir,
+    /// The unit of handler timeouts.
+    pub unit: TimeUnit,
+    /// The handler's `name` field, for agents that key trust and enablement on it.
+    pub handler_name: Option<&'static str>,
+    /// The events the adapter handles, in the order they are written.
+    pub events: &'static [InstalledEvent],
+    /// Whether the agent loads skills from `<config dir>/skills/`.
+    pub skills: bool,
+}
+
+/// Everything one agent needs, in one place: implemented by each adapter crate.
+pub trait AgentHome: Sync {
+    /// The agent's identity.
+    fn agent(&self) -> Agent;
+
+    /// What its hook protocol can do.
+    fn capabilities(&self) -> Capabilities;
+
+    /// What the agent's event called `wire_name` means.
+    fn event_kind(&self, wire_name: &str) -> EventKind;
+
+    /// Whether a payload of unknown origin is this agent's (for `checkpoint check` without
+    /// `--agent`).
+    fn claims(&self, payload: &Value) -> bool;
+
+    /// How the agent writes its transcript; `None` when it keeps none the gate can read.
+    fn transcript(&self) -> Option<&dyn TranscriptFormat>;
+
+    /// What to print when there is nothing to say (and when failing open).
+    fn no_op(&self) -> &'static str;
+
+    /// The JSON to print for `answer` to `event`; `None` prints [`AgentHome::no_op`].
+    fn render(&self, event: &HookEvent, answer: &HookAnswer) -> Option<Value>;
+
+    /// What `checkpoint install` writes for the agent; `None` when it is not installed as hooks.
+    fn install(&self) -> Option<&InstallSpec>;
+}
+
+/// A human at the command line: no transcript, no wire format, no install.
+#[derive(Debug, Clone, Copy)]
+pub struct Manual;
+
+impl AgentHome for Manual {
+    fn agent(&self) -> Agent {
+        Agent::Cli
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::NONE
+            .context_before_tool(true)
+            .context_after_clear(true)
+    }
+
+    fn event_kind(&self, wire_name: &str) -> EventKind {
+        EventKind::Other(wire_name.to_owned())
+    }
+
+    fn claims(&self, _payload: &Value) -> bool {
+        false
+    }
+
+    fn transcript(&self) -> Option<&dyn TranscriptFormat> {
+        None
+    }
+
+    fn no_op(&self) -> &'static str {
+        ""
+    }
+
+    fn render(&self, _event: &HookEvent, _answer: &HookAnswer) -> Option<Value> {
+        None
+    }
+
+    fn install(&self) -> Option<&InstallSpec> {
+        None
+    }
+}

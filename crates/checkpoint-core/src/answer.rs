@@ -1,0 +1,46 @@
+//! What a hook call answers, before any agent's wire format: a verdict on a stop, context for the
+//! model, or nothing. Each agent's home renders it (see [`crate::agent::AgentHome::render`]).
+
+use crate::decide::{AllowReason, Decision};
+
+/// The answer to one hook event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HookAnswer {
+    /// Nothing to say: the agent's no-op answer.
+    Nothing,
+    /// Text to add to the model's context (a resumed checkpoint, a context notice).
+    Context(String),
+    /// The verdict on an end of turn.
+    Stop(StopAnswer),
+}
+
+/// The verdict on an end of turn, with its rendered text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StopAnswer {
+    /// The typed verdict.
+    pub decision: Decision,
+    /// The text for the agent (block) or the user (allow).
+    pub message: String,
+    /// Text for the user (not the agent) on an allowed stop: work not yet in a checkpoint, with
+    /// `[clear] auto_checkpoint = "prompt"`.
+    pub notice: Option<String>,
+}
+
+impl StopAnswer {
+    /// The text a user should see although the stop was allowed: the block cap was reached, the
+    /// gate could not check everything, or work is not in a checkpoint yet. `None` for ordinary
+    /// allows and for blocks.
+    pub fn user_notice(&self) -> Option<String> {
+        let notable = match &self.decision {
+            Decision::Allow {
+                reason: AllowReason::CapReached { .. },
+                ..
+            } => true,
+            decision => decision.is_degraded(),
+        };
+        let message = (notable && !self.message.is_empty()).then_some(self.message.as_str());
+        let parts: Vec<&str> = message.into_iter().chain(self.notice.as_deref()).collect();
+        (!parts.is_empty()).then(|| parts.join("\n"))
+    }
+}
