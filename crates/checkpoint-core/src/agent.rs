@@ -4,6 +4,7 @@
 //! format and its install table. The core never branches on which agent it serves; it asks the
 //! home's [`Capabilities`] instead.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -157,6 +158,30 @@ pub enum UserDir {
     Home(&'static str),
 }
 
+impl UserDir {
+    /// The environment variable that moves the user's config directory.
+    pub fn variable(self) -> &'static str {
+        match self {
+            UserDir::ConfigDir(var) | UserDir::Home(var) => var,
+        }
+    }
+
+    /// Whether the variable names the config directory itself; else it stands in for the home
+    /// directory, and the config directory is `$VAR/<dir>`.
+    pub fn names_config_dir(self) -> bool {
+        matches!(self, UserDir::ConfigDir(_))
+    }
+}
+
+/// Where `checkpoint install` writes: a project's configuration, or the user's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InstallScope {
+    /// The project rooted here (the git toplevel, else the working directory).
+    Project(PathBuf),
+    /// The user's config directory of the agent.
+    User,
+}
+
 /// One hook event the adapter is installed for, and how long the agent waits for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InstalledEvent {
@@ -164,6 +189,73 @@ pub struct InstalledEvent {
     pub name: &'static str,
     /// How long the agent waits for the hook.
     pub timeout: Duration,
+}
+
+impl InstalledEvent {
+    /// An end of turn: the gate runs, and with it the test suite (120 s per command by default),
+    /// so the agent waits half an hour before it gives up on the hook.
+    pub const fn end_of_turn(name: &'static str) -> InstalledEvent {
+        InstalledEvent {
+            name,
+            timeout: Duration::from_secs(30 * 60),
+        }
+    }
+
+    /// An event that only does bookkeeping: 30 seconds.
+    pub const fn quick(name: &'static str) -> InstalledEvent {
+        InstalledEvent {
+            name,
+            timeout: Duration::from_secs(30),
+        }
+    }
+
+    /// The end of a session: agents wait for it only briefly whatever the handler asks, and
+    /// saving a checkpoint takes milliseconds, so 5 seconds.
+    pub const fn session_end(name: &'static str) -> InstalledEvent {
+        InstalledEvent {
+            name,
+            timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Which file of an agent holds the MCP servers `checkpoint install --mcp` registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpFile {
+    /// The hooks file itself.
+    HooksFile,
+    /// This file in the agent's config directory.
+    InConfigDir(&'static str),
+    /// This file at the project's root.
+    AtProjectRoot(&'static str),
+    /// This file beside the user's config directory: in the directory the [`UserDir`] variable
+    /// names when it is set, else in the directory that holds the config directory (the home).
+    BesideUserDir(&'static str),
+}
+
+/// How an agent's MCP servers are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpFormat {
+    /// A JSON object with `mcpServers: {name: {command, args}}`; `typed` adds `"type": "stdio"`.
+    Json {
+        /// Whether each server names its transport.
+        typed: bool,
+    },
+    /// TOML: `[mcp_servers.<name>] command = …, args = […]`.
+    Toml,
+}
+
+/// Where an agent reads its MCP servers: what `checkpoint install --mcp` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct McpSpec {
+    /// The file for a project.
+    pub project: McpFile,
+    /// The file for the user.
+    pub user: McpFile,
+    /// How servers are spelled in it.
+    pub format: McpFormat,
+    /// What the user still has to do before the agent starts a server registered in a project.
+    pub project_next_step: Option<&'static str>,
 }
 
 /// Where an agent keeps its hooks and how a handler is spelled: what `checkpoint install` writes.
@@ -185,6 +277,20 @@ pub struct InstallSpec {
     pub events: &'static [InstalledEvent],
     /// Whether the agent loads skills from `<config dir>/skills/`.
     pub skills: bool,
+    /// Where the agent reads MCP servers.
+    pub mcp: McpSpec,
+    /// What the user still has to do before the hooks run, after an install into `scope`.
+    pub next_steps: fn(scope: &InstallScope) -> String,
+}
+
+impl InstallSpec {
+    /// A handler's timeout in the agent's unit.
+    pub fn timeout(&self, event: &InstalledEvent) -> u64 {
+        match self.unit {
+            TimeUnit::Seconds => event.timeout.as_secs(),
+            TimeUnit::Milliseconds => event.timeout.as_millis().try_into().unwrap_or(u64::MAX),
+        }
+    }
 }
 
 /// Everything one agent needs, in one place: implemented by each adapter crate.
