@@ -1,26 +1,137 @@
-//! Claude Code's hook protocol (2.1.330): a block is `{"decision":"block","reason":…}` on stdout,
-//! which Claude feeds back as `Stop hook feedback:\n<reason>`; an allow is empty stdout, exit 0.
-//! Claude caps consecutive Stop blocks at 8 itself; the gate's own cap is lower.
+//! Claude Code's home (2.1.330): everything checkpoint knows about Claude Code, in one place — its
+//! event names, its answers, its transcript format ([`transcript`]) and its install table
+//! ([`install`]). The core knows Claude only through [`HOME`], an [`AgentHome`].
+//!
+//! Answers: a block is `{"decision":"block","reason":…}` on stdout, which Claude feeds back as
+//! `Stop hook feedback:\n<reason>`; context for the model is
+//! `hookSpecificOutput.additionalContext` under the event's own name (Claude checks the name); an
+//! allow is empty stdout, exit 0. Claude caps consecutive Stop blocks at 8 itself; the gate's own
+//! cap is lower.
+//!
+//! Codex adopted this protocol: `adapter-codex` reuses [`event_kind`], [`render`] and
+//! [`install::EVENTS`].
 
-use checkpoint_core::gate::GateOutcome;
-use checkpoint_core::hook::{self, Protocol};
-use checkpoint_core::{Agent, HookEvent};
-use serde_json::Value;
+pub mod install;
+pub mod transcript;
 
-/// Claude Code's spelling of hook answers.
-#[derive(Debug)]
+use checkpoint_core::agent::{Agent, AgentHome, Capabilities, InstallSpec, TranscriptFormat};
+use checkpoint_core::answer::HookAnswer;
+use checkpoint_core::{EventKind, HookEvent};
+use serde_json::{Value, json};
+
+/// Claude Code's home.
+#[derive(Debug, Clone, Copy)]
 pub struct Claude;
 
-impl Protocol for Claude {
-    const AGENT: Agent = Agent::Claude;
-    const NO_OP: &'static str = "";
+/// Claude Code's home, for the driver and the CLI.
+pub static HOME: Claude = Claude;
 
-    fn answer(_event: &HookEvent, outcome: &GateOutcome) -> Option<Value> {
-        hook::stop_answer("block", outcome)
+impl AgentHome for Claude {
+    fn agent(&self) -> Agent {
+        Agent::Claude
+    }
+
+    /// Context before a tool reaches the model; Claude may write the reply that asked for a tool
+    /// only after `PreToolUse` ran; `checkpoint statusline` can be its status line.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::NONE
+            .context_before_tool(true)
+            .context_after_clear(true)
+            .reply_written_after_pre_tool(true)
+            .status_line(true)
+    }
+
+    fn event_kind(&self, wire_name: &str) -> EventKind {
+        event_kind(wire_name)
+    }
+
+    /// Claude sends nothing the others do not: it claims every payload, so ask it last.
+    fn claims(&self, _payload: &Value) -> bool {
+        true
+    }
+
+    fn transcript(&self) -> Option<&dyn TranscriptFormat> {
+        Some(&transcript::Transcript)
+    }
+
+    fn no_op(&self) -> &'static str {
+        ""
+    }
+
+    fn render(&self, event: &HookEvent, answer: &HookAnswer) -> Option<Value> {
+        render(event, answer)
+    }
+
+    fn install(&self) -> Option<&InstallSpec> {
+        Some(&install::INSTALL)
+    }
+}
+
+/// What a Claude-style event name means (Claude Code's, and Codex's, which took them over).
+pub fn event_kind(wire_name: &str) -> EventKind {
+    match wire_name {
+        "Stop" => EventKind::Stop,
+        "SubagentStop" => EventKind::SubagentStop,
+        "UserPromptSubmit" => EventKind::UserPrompt,
+        "PreToolUse" => EventKind::PreTool,
+        "PostToolUse" => EventKind::PostTool,
+        "SessionStart" => EventKind::SessionStart,
+        "SessionEnd" => EventKind::SessionEnd,
+        "PreCompact" => EventKind::PreCompact,
+        other => EventKind::Other(other.to_owned()),
+    }
+}
+
+/// A Claude-style answer: `{"decision":"block","reason":…}` on a block, `{"systemMessage":…}`
+/// when the user should hear about an allowed stop, `hookSpecificOutput.additionalContext` under
+/// the event's name for context, else `None` (the no-op).
+pub fn render(event: &HookEvent, answer: &HookAnswer) -> Option<Value> {
+    match answer {
+        HookAnswer::Context(context) => Some(json!({
+            "hookSpecificOutput": {
+                "hookEventName": event.wire_name,
+                "additionalContext": context,
+            }
+        })),
+        HookAnswer::Stop(stop) if stop.decision.is_block() => {
+            Some(json!({"decision": "block", "reason": stop.message}))
+        }
+        HookAnswer::Stop(stop) => stop
+            .user_notice()
+            .map(|notice| json!({"systemMessage": notice})),
+        _ => None,
     }
 }
 
 /// Runs one Claude Code hook call.
 pub fn main() -> std::process::ExitCode {
-    hook::main::<Claude>()
+    checkpoint_core::hook::main(&HOME)
+}
+
+#[cfg(test)]
+mod tests {
+    use checkpoint_core::event::EventError;
+
+    use super::*;
+
+    #[test]
+    fn unknown_events_are_kept_by_name() {
+        let raw = br#"{"cwd":"/p","hook_event_name":"Notification"}"#;
+        let e = HookEvent::parse(&HOME, raw).unwrap();
+        assert_eq!(e.kind, EventKind::Other("Notification".into()));
+    }
+
+    #[test]
+    fn claude_stop_is_a_stop() {
+        let raw = br#"{"session_id":"s1","cwd":"/p","hook_event_name":"Stop","stop_hook_active":true,"last_assistant_message":"Done."}"#;
+        let e = HookEvent::parse(&HOME, raw).unwrap();
+        assert_eq!(e.agent, Agent::Claude);
+        assert_eq!(e.kind, EventKind::Stop);
+        assert!(e.stop_hook_active);
+        assert_eq!(e.last_assistant_message.as_deref(), Some("Done."));
+        assert!(matches!(
+            HookEvent::parse(&HOME, b"{"),
+            Err(EventError::Malformed(_))
+        ));
+    }
 }

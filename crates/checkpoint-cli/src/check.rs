@@ -4,10 +4,11 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use checkpoint_core::decide::{AllowReason, Decision, Note};
-use checkpoint_core::event::{self, Agent, HookEvent};
+use checkpoint_core::event::{self, HookEvent};
 use checkpoint_core::gate::{Gate, GateError};
+use clap::builder::PossibleValuesParser;
 
-use crate::{CliError, output};
+use crate::{CliError, agents, output};
 
 /// Options of `checkpoint check`.
 #[derive(Debug, clap::Args)]
@@ -16,21 +17,12 @@ pub(crate) struct Args {
     #[arg(long)]
     json: bool,
     /// Read the stdin payload as this agent's (default: recognised from the payload).
-    #[arg(long, value_parser = parse_agent)]
-    agent: Option<Agent>,
-}
-
-fn parse_agent(s: &str) -> Result<Agent, String> {
-    match s {
-        "claude" => Ok(Agent::Claude),
-        "gemini" => Ok(Agent::Gemini),
-        "codex" => Ok(Agent::Codex),
-        _ => Err("expected claude, gemini or codex".into()),
-    }
+    #[arg(long, value_parser = PossibleValuesParser::new(agents::possible_values()))]
+    agent: Option<String>,
 }
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
-    let event = read_event(args.agent)?;
+    let event = read_event(args.agent.as_deref())?;
     let outcome = Gate::from_process().run(&event).map_err(gate_error)?;
     for warning in &outcome.warnings {
         output::note(&format!("warning: {warning}"));
@@ -59,7 +51,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
 
 /// The event from stdin, or a manual stop in the current directory when stdin is a terminal or
 /// empty.
-fn read_event(agent: Option<Agent>) -> Result<HookEvent, CliError> {
+fn read_event(agent: Option<&str>) -> Result<HookEvent, CliError> {
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
         let bytes = event::read_payload(stdin.lock()).map_err(|e| {
@@ -69,7 +61,7 @@ fn read_event(agent: Option<Agent>) -> Result<HookEvent, CliError> {
             )
         })?;
         if !bytes.iter().all(u8::is_ascii_whitespace) {
-            return HookEvent::parse(agent, &bytes).map_err(|e| {
+            return agents::parse(agent.and_then(agents::named), &bytes).map_err(|e| {
                 CliError::new(
                     e,
                     "stdin must hold one hook payload as an agent sends it, e.g. \

@@ -1,6 +1,7 @@
 //! The `checkpoint` command-line tool: run the stop gate by hand, install the agents' hooks and (in
 //! later commands) inspect state. `main.rs` is one call into [`main`].
 
+mod agents;
 mod check;
 mod config_cmd;
 mod continuity_cmds;

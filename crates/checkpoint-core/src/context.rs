@@ -1,26 +1,25 @@
-//! How full the agent's context window is, read from the tail of its transcript.
+//! How full the agent's context window is, and what it last said, read from the tail of its
+//! transcript.
 //!
-//! Hook payloads carry no context usage, so it comes from the transcript each agent writes:
-//!
-//! | agent | record (the last one wins) | tokens in context | window |
-//! |---|---|---|---|
-//! | Claude | main-thread `assistant` line with `message.usage` | `input + cache_creation + cache_read` | per model: 200,000, or 1,000,000 for 1M models |
-//! | Gemini | `type: "gemini"` record with `tokens` | `tokens.input` | 1,048,576 |
-//! | Codex | `event_msg` `token_count` | `info.last_token_usage.input_tokens` | `info.model_context_window` |
+//! Hook payloads carry no context usage, so it comes from the transcript the agent writes. Reading
+//! it is the same for every agent; what a line means is the agent's own [`TranscriptFormat`],
+//! which its home (the adapter crate) implements. The format is asked line by line, from the end:
+//! the last usage record wins, and a compaction boundary after it means the context now holds the
+//! boundary's summary.
 //!
 //! Only the end of the file is read (64 KiB, doubling up to [`MAX_TAIL_BYTES`] until a usage
-//! record turns up), so the cost does not grow with the transcript. A Claude compaction boundary
-//! after the last usage means the context now holds the boundary's `postTokens`. Codex rollouts
-//! compressed to `.jsonl.zst` are decompressed as a stream, keeping only the tail.
+//! record turns up), so the cost does not grow with the transcript. Transcripts compressed to
+//! `.jsonl.zst` are decompressed as a stream, keeping only what the last record needs.
+
+mod by_agent;
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use crate::event::Agent;
+use crate::agent::{Agent, LineUsage, TranscriptFormat};
 
 /// The furthest back from the end of a transcript the reader looks.
 pub const MAX_TAIL_BYTES: u64 = 4 * 1024 * 1024;
@@ -31,9 +30,9 @@ const FIRST_TAIL_BYTES: u64 = 64 * 1024;
 pub struct ContextUsage {
     /// Tokens the last request put into the context window.
     pub used: u64,
-    /// The window size, when the transcript says (Codex).
+    /// The window size, when the transcript says.
     pub window: Option<u64>,
-    /// The model that answered, when the transcript says (Claude, Gemini).
+    /// The model that answered, when the transcript says.
     pub model: Option<String>,
 }
 
@@ -48,134 +47,64 @@ impl ContextUsage {
     }
 }
 
+/// Whose transcript format to read by: a [`TranscriptFormat`], or an [`Agent`] for the gate,
+/// which is not handed the agent's home yet (see `by_agent`).
+pub trait FormatSource {
+    /// The format.
+    fn format(&self) -> &dyn TranscriptFormat;
+}
+
+impl<T: TranscriptFormat> FormatSource for &T {
+    fn format(&self) -> &dyn TranscriptFormat {
+        *self
+    }
+}
+
+impl FormatSource for &dyn TranscriptFormat {
+    fn format(&self) -> &dyn TranscriptFormat {
+        *self
+    }
+}
+
+impl FormatSource for Agent {
+    fn format(&self) -> &dyn TranscriptFormat {
+        by_agent::format(*self)
+    }
+}
+
 /// The context window to measure against: an explicit setting wins, then what the transcript
-/// says, then the agent's and model's known size.
+/// says, then the format's default for the model.
 pub fn window(
-    agent: Agent,
+    format: impl FormatSource,
     model: Option<&str>,
     usage: &ContextUsage,
     configured: Option<u64>,
 ) -> u64 {
-    configured.or(usage.window).unwrap_or_else(|| match agent {
-        Agent::Gemini => 1_048_576,
-        Agent::Claude | Agent::Codex | Agent::Cli => {
-            let model = model.unwrap_or_default();
-            if model.contains("[1m]") || model.contains("opus-5") {
-                1_000_000
-            } else {
-                200_000
-            }
-        }
-    })
+    configured
+        .or(usage.window)
+        .unwrap_or_else(|| format.format().default_window(model))
 }
 
-/// What one transcript line says about context usage.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum LineUsage {
-    /// A usage record.
-    Usage(ContextUsage),
-    /// A Claude compaction boundary: the context was replaced by a summary of this size.
-    Compacted(Option<u64>),
-}
-
-/// Reads one line of `agent`'s transcript.
-fn line_usage(agent: Agent, line: &str) -> Option<LineUsage> {
-    // Cheap pre-filter: most lines are not usage records and need no JSON parse.
-    let marker = match agent {
-        Agent::Claude => {
-            if line.contains("compact_boundary") {
-                "compact_boundary"
-            } else {
-                "\"usage\""
-            }
-        }
-        Agent::Gemini => "\"tokens\"",
-        Agent::Codex => {
-            if line.contains("token_usage_record") {
-                "token_usage_record"
-            } else {
-                "token_count"
-            }
-        }
-        Agent::Cli => return None,
-    };
-    if !line.contains(marker) {
-        return None;
-    }
-    let v: Value = serde_json::from_str(line).ok()?;
-    match agent {
-        Agent::Claude => claude_line(&v),
-        Agent::Gemini => {
-            (v["type"] == "gemini").then_some(())?;
-            let used = v["tokens"]["input"].as_u64()?;
-            let model = v["model"].as_str().map(str::to_owned);
-            Some(LineUsage::Usage(ContextUsage {
-                used,
-                window: None,
-                model,
-            }))
-        }
-        // Codex writes a `token_usage_record` as soon as a reply is in, but its `token_count`
-        // event (the one with the window) only after the reply's tool calls have run.
-        Agent::Codex if v["type"] == "token_usage_record" => {
-            let used = v["payload"]["usage"]["input_tokens"].as_u64()?;
-            Some(LineUsage::Usage(ContextUsage {
-                used,
-                window: None,
-                model: None,
-            }))
-        }
-        Agent::Codex => {
-            let info = (v["payload"]["type"] == "token_count").then(|| &v["payload"]["info"])?;
-            let used = info["last_token_usage"]["input_tokens"].as_u64()?;
-            let window = info["model_context_window"].as_u64();
-            Some(LineUsage::Usage(ContextUsage {
-                used,
-                window,
-                model: None,
-            }))
-        }
-        Agent::Cli => None,
-    }
-}
-
-fn claude_line(v: &Value) -> Option<LineUsage> {
-    if v["isSidechain"] == true {
-        return None;
-    }
-    if v["type"] == "system" && v["subtype"] == "compact_boundary" {
-        return Some(LineUsage::Compacted(
-            v["compactMetadata"]["postTokens"].as_u64(),
-        ));
-    }
-    let message = &v["message"];
-    if v["type"] != "assistant" || message["model"] == "<synthetic>" {
-        return None;
-    }
-    let usage = &message["usage"];
-    let part = |key: &str| usage[key].as_u64().unwrap_or(0);
-    usage["input_tokens"].as_u64()?;
-    let used = part("input_tokens")
-        + part("cache_creation_input_tokens")
-        + part("cache_read_input_tokens");
-    let model = message["model"].as_str().map(str::to_owned);
-    Some(LineUsage::Usage(ContextUsage {
-        used,
-        window: None,
-        model,
-    }))
-}
-
-/// The usage the last of `lines` reports (scanning backwards), if any. A usage without a window
-/// takes the window of an earlier record (Codex states it only in `token_count` events).
+/// The usage the last of `lines` reports (scanning backwards), if any. With
+/// [`TranscriptFormat::window_from_earlier_record`], a usage without a window takes the window of
+/// an earlier record.
 fn last_usage<'a>(
-    agent: Agent,
+    format: &dyn TranscriptFormat,
     lines: impl DoubleEndedIterator<Item = &'a str>,
 ) -> Option<ContextUsage> {
+    let carry_window = format.window_from_earlier_record();
     let mut found: Option<ContextUsage> = None;
     for line in lines.rev() {
-        let usage = match line_usage(agent, line) {
-            Some(LineUsage::Usage(usage)) => usage,
+        let usage = match format.line_usage(line) {
+            Some(LineUsage::Usage {
+                used,
+                window,
+                model,
+            }) => ContextUsage {
+                used,
+                window,
+                model,
+            },
             Some(LineUsage::Compacted(post)) => ContextUsage {
                 used: post.unwrap_or(0),
                 window: None,
@@ -184,7 +113,7 @@ fn last_usage<'a>(
             None => continue,
         };
         match &mut found {
-            None if usage.window.is_some() || agent != Agent::Codex => return Some(usage),
+            None if usage.window.is_some() || !carry_window => return Some(usage),
             None => found = Some(usage),
             Some(latest) => {
                 if usage.window.is_some() {
@@ -197,70 +126,32 @@ fn last_usage<'a>(
     found
 }
 
-/// Context usage from the tail of `agent`'s transcript at `path`; `Ok(None)` when the tail holds
-/// no usage record (a new session).
-pub fn read_usage(agent: Agent, path: &Path) -> io::Result<Option<ContextUsage>> {
+/// Context usage from the tail of the transcript at `path`; `Ok(None)` when the tail holds no
+/// usage record (a new session).
+pub fn read_usage(format: impl FormatSource, path: &Path) -> io::Result<Option<ContextUsage>> {
+    let format = format.format();
     if path.extension().is_some_and(|e| e == "zst") {
         let decoder = ruzstd::decoding::StreamingDecoder::new(File::open(path)?)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
-        return Ok(last_usage_streamed(agent, decoder));
+        return Ok(last_usage_streamed(format, decoder));
     }
-    scan_tail(path, |lines| last_usage(agent, lines.iter().copied()))
+    scan_tail(path, |lines| last_usage(format, lines.iter().copied()))
 }
 
 /// The text of the agent's last reply, from the transcript's tail: a summary for checkpoints
 /// taken between turns (the context watch, compaction, session end). `Ok(None)` when the tail
 /// holds no reply with text.
-pub fn last_reply(agent: Agent, path: &Path) -> io::Result<Option<String>> {
+pub fn last_reply(format: impl FormatSource, path: &Path) -> io::Result<Option<String>> {
+    let format = format.format();
     if path.extension().is_some_and(|e| e == "zst") {
         let decoder = ruzstd::decoding::StreamingDecoder::new(File::open(path)?)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
         let lines = BufReader::new(decoder).lines().map_while(Result::ok);
-        return Ok(lines.filter_map(|line| reply_text(agent, &line)).last());
+        return Ok(lines.filter_map(|line| format.reply_text(&line)).last());
     }
     scan_tail(path, |lines| {
-        lines.iter().rev().find_map(|line| reply_text(agent, line))
+        lines.iter().rev().find_map(|line| format.reply_text(line))
     })
-}
-
-/// The assistant text one transcript line carries, if any.
-fn reply_text(agent: Agent, line: &str) -> Option<String> {
-    let marker = match agent {
-        Agent::Claude => "\"assistant\"",
-        Agent::Gemini => "\"gemini\"",
-        Agent::Codex => "\"assistant\"",
-        Agent::Cli => return None,
-    };
-    if !line.contains(marker) {
-        return None;
-    }
-    let v: Value = serde_json::from_str(line).ok()?;
-    let texts = |parts: &Value, kind: &str| -> String {
-        parts
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|p| p["type"] == kind)
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    let text = match agent {
-        Agent::Claude if v["type"] == "assistant" && v["isSidechain"] != true => {
-            texts(&v["message"]["content"], "text")
-        }
-        Agent::Gemini if v["type"] == "gemini" => v["content"].as_str()?.to_owned(),
-        Agent::Codex
-            if v["type"] == "response_item"
-                && v["payload"]["type"] == "message"
-                && v["payload"]["role"] == "assistant" =>
-        {
-            texts(&v["payload"]["content"], "output_text")
-        }
-        _ => return None,
-    };
-    let text = text.trim();
-    (!text.is_empty()).then(|| text.to_owned())
 }
 
 /// Runs `find` on the lines of the last 64 KiB of the file at `path` (the first, possibly cut,
@@ -287,11 +178,11 @@ fn scan_tail<T>(path: &Path, find: impl Fn(&[&str]) -> Option<T>) -> io::Result<
 }
 
 /// Reads a compressed transcript front to back, remembering only the latest usage.
-fn last_usage_streamed(agent: Agent, reader: impl Read) -> Option<ContextUsage> {
+fn last_usage_streamed(format: &dyn TranscriptFormat, reader: impl Read) -> Option<ContextUsage> {
     let mut latest = None;
     for line in BufReader::new(reader).lines() {
         let Ok(line) = line else { break };
-        if let Some(mut usage) = last_usage(agent, std::iter::once(line.as_str())) {
+        if let Some(mut usage) = last_usage(format, std::iter::once(line.as_str())) {
             if usage.window.is_none() {
                 usage.window = latest.as_ref().and_then(|l: &ContextUsage| l.window);
             }

@@ -1,8 +1,10 @@
-//! The agent-neutral hook event, and the parser that turns each agent's stdin payload into it.
+//! The agent-neutral hook event, and the parser that turns an agent's stdin payload into it.
 //!
-//! Claude Code, Gemini CLI and Codex all send one JSON object on stdin. Their field names overlap
-//! (`session_id`, `cwd`, `hook_event_name`, `stop_hook_active`) but their event names and extra
-//! fields differ; [`HookEvent::parse`] maps all three onto one [`HookEvent`].
+//! Every agent sends one JSON object on stdin, and their field names overlap (`session_id`,
+//! `cwd`, `hook_event_name`, `stop_hook_active`, …): [`HookEvent::parse`] reads those shared
+//! fields, and asks the agent's home ([`AgentHome::event_kind`]) what its event name means. Which
+//! agent sent a payload is the caller's knowledge (each adapter knows its own; `checkpoint check`
+//! asks the homes which one [`claims`](AgentHome::claims) it), never guessed here.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -10,31 +12,33 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use crate::agent::Agent;
+use crate::agent::AgentHome;
 
 /// Largest payload accepted on stdin. Real payloads are a few KB; a `PostToolUse` carrying a big
 /// tool response can reach megabytes, so the cap is generous but finite.
 pub const MAX_PAYLOAD_BYTES: u64 = 32 * 1024 * 1024;
 
-/// What happened, in agent-neutral terms.
+/// What happened, in agent-neutral terms. Each agent's home says which of its event names means
+/// which kind.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum EventKind {
-    /// The agent wants to end its turn (Claude/Codex `Stop`, Gemini `AfterAgent`).
+    /// The agent wants to end its turn.
     Stop,
-    /// A subagent wants to end its turn (Claude/Codex `SubagentStop`).
+    /// A subagent wants to end its turn.
     SubagentStop,
-    /// The user sent a prompt (Claude/Codex `UserPromptSubmit`, Gemini `BeforeAgent`).
+    /// The user sent a prompt.
     UserPrompt,
-    /// A tool is about to run (`PreToolUse`, Gemini `BeforeTool`).
+    /// A tool is about to run.
     PreTool,
-    /// A tool has run (`PostToolUse`, Gemini `AfterTool`).
+    /// A tool has run.
     PostTool,
     /// A session started, resumed, was cleared or compacted.
     SessionStart,
     /// A session ended.
     SessionEnd,
-    /// Context is about to be compacted (`PreCompact`, Gemini `PreCompress`).
+    /// Context is about to be compacted.
     PreCompact,
     /// Any other event, by its wire name.
     Other(String),
@@ -45,20 +49,6 @@ impl EventKind {
     pub fn is_stop(&self) -> bool {
         matches!(self, EventKind::Stop | EventKind::SubagentStop)
     }
-
-    fn from_wire(agent: Agent, name: &str) -> EventKind {
-        match (agent, name) {
-            (Agent::Gemini, "AfterAgent") | (_, "Stop") => EventKind::Stop,
-            (Agent::Claude | Agent::Codex | Agent::Cli, "SubagentStop") => EventKind::SubagentStop,
-            (Agent::Gemini, "BeforeAgent") | (_, "UserPromptSubmit") => EventKind::UserPrompt,
-            (Agent::Gemini, "BeforeTool") | (_, "PreToolUse") => EventKind::PreTool,
-            (Agent::Gemini, "AfterTool") | (_, "PostToolUse") => EventKind::PostTool,
-            (_, "SessionStart") => EventKind::SessionStart,
-            (_, "SessionEnd") => EventKind::SessionEnd,
-            (Agent::Gemini, "PreCompress") | (_, "PreCompact") => EventKind::PreCompact,
-            (_, other) => EventKind::Other(other.to_owned()),
-        }
-    }
 }
 
 /// One hook call, normalized across agents.
@@ -68,7 +58,7 @@ pub struct HookEvent {
     pub agent: Agent,
     /// What happened.
     pub kind: EventKind,
-    /// The agent's wire name for the event (`Stop`, `AfterAgent`, …).
+    /// The agent's wire name for the event.
     pub wire_name: String,
     /// The agent's session (Codex: thread) id.
     pub session_id: String,
@@ -124,7 +114,7 @@ struct WirePayload {
     stop_hook_active: Option<bool>,
     #[serde(default)]
     last_assistant_message: Option<String>,
-    /// Gemini's `AfterAgent` carries the reply here instead.
+    /// The reply under the other name agents give it (`prompt_response`).
     #[serde(default)]
     prompt_response: Option<String>,
     #[serde(default)]
@@ -135,22 +125,16 @@ struct WirePayload {
     tool_name: Option<String>,
     #[serde(default)]
     tool_input: Option<serde_json::Value>,
-    /// Only Gemini sends a timestamp.
-    #[serde(default)]
-    timestamp: Option<serde_json::Value>,
-    /// Only Codex sends turn ids.
-    #[serde(default)]
-    turn_id: Option<serde_json::Value>,
     /// `SessionStart`.
     #[serde(default)]
     source: Option<String>,
     /// `SessionEnd`.
     #[serde(default)]
     reason: Option<String>,
-    /// `PreCompact` / `PreCompress`.
+    /// Compaction events.
     #[serde(default)]
     trigger: Option<String>,
-    /// Some agents name the model (Claude on some events, Codex on all).
+    /// Some agents name the model, on some events or on all.
     #[serde(default)]
     model: Option<serde_json::Value>,
 }
@@ -166,19 +150,17 @@ pub fn read_payload(reader: impl Read) -> Result<Vec<u8>, EventError> {
 }
 
 impl HookEvent {
-    /// Parses one agent's stdin payload. With `agent == None` the agent is recognised from the
-    /// payload itself (Gemini sends `timestamp`, Codex sends `turn_id`, Claude neither).
-    pub fn parse(agent: Option<Agent>, bytes: &[u8]) -> Result<HookEvent, EventError> {
+    /// Parses a stdin payload of the agent whose home is `home`.
+    pub fn parse(home: &dyn AgentHome, bytes: &[u8]) -> Result<HookEvent, EventError> {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Err(EventError::Empty);
         }
         let wire: WirePayload =
             serde_json::from_slice(bytes).map_err(|e| EventError::Malformed(e.to_string()))?;
-        let agent = agent.unwrap_or_else(|| wire.guess_agent());
-        let kind = EventKind::from_wire(agent, &wire.hook_event_name);
+        let kind = home.event_kind(&wire.hook_event_name);
         let last_assistant_message = wire.last_assistant_message.or(wire.prompt_response);
         Ok(HookEvent {
-            agent,
+            agent: home.agent(),
             kind,
             wire_name: wire.hook_event_name,
             session_id: wire.session_id.unwrap_or_default(),
@@ -192,7 +174,7 @@ impl HookEvent {
             detail: wire.source.or(wire.reason).or(wire.trigger),
             model: wire.model.and_then(|m| match m {
                 serde_json::Value::String(name) => Some(name),
-                // Claude may send `{"id": …, "display_name": …}`.
+                // or `{"id": …, "display_name": …}`.
                 other => other["id"].as_str().map(str::to_owned),
             }),
         })
@@ -218,79 +200,28 @@ impl HookEvent {
     }
 }
 
-impl WirePayload {
-    fn guess_agent(&self) -> Agent {
-        const GEMINI_ONLY: &[&str] = &[
-            "AfterAgent",
-            "BeforeAgent",
-            "BeforeTool",
-            "AfterTool",
-            "PreCompress",
-            "BeforeModel",
-            "AfterModel",
-        ];
-        if self.timestamp.is_some() || GEMINI_ONLY.contains(&self.hook_event_name.as_str()) {
-            Agent::Gemini
-        } else if self.turn_id.is_some() {
-            Agent::Codex
-        } else {
-            Agent::Claude
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::Manual;
     use proptest::prelude::*;
-
-    #[test]
-    fn claude_stop_is_a_stop() {
-        let raw = br#"{"session_id":"s1","cwd":"/p","hook_event_name":"Stop","stop_hook_active":true,"last_assistant_message":"Done."}"#;
-        let e = HookEvent::parse(None, raw).unwrap();
-        assert_eq!(e.agent, Agent::Claude);
-        assert_eq!(e.kind, EventKind::Stop);
-        assert!(e.stop_hook_active);
-        assert_eq!(e.last_assistant_message.as_deref(), Some("Done."));
-    }
-
-    #[test]
-    fn gemini_after_agent_is_a_stop_with_its_reply() {
-        let raw = br#"{"session_id":"g","cwd":"/p","hook_event_name":"AfterAgent","timestamp":"t","prompt":"hi","prompt_response":"Done.","stop_hook_active":false}"#;
-        let e = HookEvent::parse(None, raw).unwrap();
-        assert_eq!((e.agent, e.kind), (Agent::Gemini, EventKind::Stop));
-        assert_eq!(e.last_assistant_message.as_deref(), Some("Done."));
-    }
-
-    #[test]
-    fn codex_is_recognised_by_turn_id() {
-        let raw = br#"{"session_id":"c","turn_id":"t","cwd":"/p","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":null}"#;
-        assert_eq!(HookEvent::parse(None, raw).unwrap().agent, Agent::Codex);
-    }
-
-    #[test]
-    fn unknown_events_are_kept_by_name() {
-        let raw = br#"{"cwd":"/p","hook_event_name":"Notification"}"#;
-        let e = HookEvent::parse(Some(Agent::Claude), raw).unwrap();
-        assert_eq!(e.kind, EventKind::Other("Notification".into()));
-    }
 
     #[test]
     fn bad_payloads_are_errors() {
         assert!(matches!(
-            HookEvent::parse(None, b"  \n"),
+            HookEvent::parse(&Manual, b"  \n"),
             Err(EventError::Empty)
         ));
         assert!(matches!(
-            HookEvent::parse(None, b"{"),
+            HookEvent::parse(&Manual, b"{"),
             Err(EventError::Malformed(_))
         ));
         assert!(matches!(
-            HookEvent::parse(None, br#"{"cwd":1,"hook_event_name":"Stop"}"#),
+            HookEvent::parse(&Manual, br#"{"cwd":1,"hook_event_name":"Stop"}"#),
             Err(EventError::Malformed(_))
         ));
         assert!(matches!(
-            HookEvent::parse(None, b"[]"),
+            HookEvent::parse(&Manual, b"[]"),
             Err(EventError::Malformed(_))
         ));
     }
@@ -304,7 +235,7 @@ mod tests {
     proptest! {
         #[test]
         fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
-            let _ = HookEvent::parse(None, &bytes);
+            let _ = HookEvent::parse(&Manual, &bytes);
         }
 
         #[test]
@@ -316,7 +247,7 @@ mod tests {
             let v = serde_json::json!({
                 "hook_event_name": name, "cwd": "/x", "stop_hook_active": active, "extra": extra,
             });
-            let _ = HookEvent::parse(None, v.to_string().as_bytes());
+            let _ = HookEvent::parse(&Manual, v.to_string().as_bytes());
         }
     }
 }

@@ -1,101 +1,56 @@
 //! The driver every adapter binary shares: read the payload, judge it, print exactly one answer.
 //!
-//! An adapter only says how its agent spells answers (a [`Protocol`]); reading stdin, the gate
-//! call, failing open and the single write to stdout live here, once. Whatever goes wrong — bad
-//! stdin, a broken config, a panic — the hook exits 0 with the agent's no-op answer and one line on
-//! stderr, so an agent is never wedged by its hook.
+//! An adapter hands over its agent's home ([`AgentHome`]): how it names events and spells
+//! answers. Reading stdin (at most [`MAX_PAYLOAD_BYTES`](crate::event::MAX_PAYLOAD_BYTES)), the
+//! gate call, failing open and the single write to stdout live here, once. Whatever goes wrong —
+//! bad stdin, a broken config, a panic — the hook exits 0 with the agent's no-op answer and a line
+//! on stderr, so an agent is never wedged by its hook.
 
+use std::cell::Cell;
 use std::io::{Read, Write};
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::Once;
 
 use serde_json::Value;
 
-use crate::decide::{AllowReason, Decision};
-use crate::event::{Agent, HookEvent, read_payload};
+use crate::agent::AgentHome;
+use crate::answer::{HookAnswer, StopAnswer};
+use crate::event::{HookEvent, read_payload};
 use crate::gate::{Gate, GateOutcome};
 
-/// How one agent's hook protocol spells its answers.
-pub trait Protocol {
-    /// The agent whose payloads this protocol reads.
-    const AGENT: Agent;
-    /// What to print when there is nothing to say (and when failing open).
-    const NO_OP: &'static str;
-
-    /// The JSON answer for a judged event, or `None` for the no-op answer.
-    fn answer(event: &HookEvent, outcome: &GateOutcome) -> Option<Value>;
-}
-
-/// The text a user should see although the stop was allowed: the block cap was reached, the gate
-/// could not check everything, or work is not in a checkpoint yet (see [`GateOutcome::notice`]).
-/// `None` for ordinary allows and for blocks.
-pub fn user_notice(outcome: &GateOutcome) -> Option<String> {
-    let notable = match &outcome.decision {
-        Decision::Allow {
-            reason: AllowReason::CapReached { .. },
-            ..
-        } => true,
-        decision => decision.is_degraded(),
-    };
-    let message = (notable && !outcome.message.is_empty()).then_some(outcome.message.as_str());
-    let parts: Vec<&str> = message
-        .into_iter()
-        .chain(outcome.notice.as_deref())
-        .collect();
-    (!parts.is_empty()).then(|| parts.join("\n"))
-}
-
-/// The usual end-of-turn answer: `{"decision": <block_word>, "reason": <message>}` on a block,
-/// `{"systemMessage": …}` when the user should hear about an allowed stop, else the no-op.
-pub fn stop_answer(block_word: &str, outcome: &GateOutcome) -> Option<Value> {
-    if outcome.decision.is_block() {
-        return Some(serde_json::json!({"decision": block_word, "reason": outcome.message}));
-    }
-    user_notice(outcome).map(|notice| serde_json::json!({"systemMessage": notice}))
-}
-
-/// Context for the model, the way all three agents take it on `SessionStart`, `PreToolUse`,
-/// `PostToolUse` (Gemini: `AfterTool`) and prompt events: `hookSpecificOutput.additionalContext`
-/// under the event's own name (Claude checks the name; Codex accepts no other keys).
-pub fn context_answer(event: &HookEvent, context: &str) -> Value {
-    serde_json::json!({
-        "hookSpecificOutput": {
-            "hookEventName": event.wire_name,
-            "additionalContext": context,
-        }
-    })
-}
-
-/// Runs one hook call for protocol `P` on the process's stdin/stdout/stderr. Always exits 0.
-pub fn main<P: Protocol>() -> std::process::ExitCode {
+/// Runs one hook call for the agent whose home is `home` on the process's stdin/stdout/stderr.
+/// Always exits 0.
+pub fn main(home: &dyn AgentHome) -> std::process::ExitCode {
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout();
     let mut stderr = std::io::stderr();
-    run::<P>(stdin.lock(), &mut stdout, &mut stderr);
+    run(home, stdin.lock(), &mut stdout, &mut stderr);
     std::process::ExitCode::SUCCESS
 }
 
 /// Runs one hook call: the answer goes to `stdout` (written once), problems to `stderr` (one
-/// line each).
-pub fn run<P: Protocol>(stdin: impl Read, stdout: &mut impl Write, stderr: &mut impl Write) {
-    panic::set_hook(Box::new(|info| {
-        let _ = writeln!(
-            std::io::stderr(),
-            "checkpoint: internal error: {}",
-            info.to_string().replace('\n', " ")
-        );
-    }));
-    let answer = panic::catch_unwind(AssertUnwindSafe(|| answer::<P>(stdin, stderr)))
+/// line each; a panic's message and place go to the process's stderr first).
+pub fn run(
+    home: &dyn AgentHome,
+    stdin: impl Read,
+    stdout: &mut impl Write,
+    stderr: &mut impl Write,
+) {
+    install_panic_hook();
+    JUDGING.with(|judging| judging.set(true));
+    let answer = panic::catch_unwind(AssertUnwindSafe(|| answer(home, stdin, stderr)))
         .unwrap_or_else(|_| Err("internal error (see above)".to_owned()));
+    JUDGING.with(|judging| judging.set(false));
     let text = match answer {
         Ok(Some(value)) => value.to_string(),
-        Ok(None) => P::NO_OP.to_owned(),
+        Ok(None) => home.no_op().to_owned(),
         Err(problem) => {
             let _ = writeln!(
                 stderr,
                 "checkpoint: {}; allowing",
                 problem.replace('\n', " ")
             );
-            P::NO_OP.to_owned()
+            home.no_op().to_owned()
         }
     };
     if !text.is_empty() {
@@ -104,9 +59,38 @@ pub fn run<P: Protocol>(stdin: impl Read, stdout: &mut impl Write, stderr: &mut 
     let _ = stdout.flush();
 }
 
-fn answer<P: Protocol>(stdin: impl Read, stderr: &mut impl Write) -> Result<Option<Value>, String> {
+thread_local! {
+    /// Whether this thread is inside [`run`]: its panics are reported in one line.
+    static JUDGING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Installs, once per process, a panic hook that reports a panic inside [`run`] as one
+/// `checkpoint: internal error: …` line and leaves every other panic to the hook before it.
+fn install_panic_hook() {
+    static INSTALLED: Once = Once::new();
+    INSTALLED.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if JUDGING.with(Cell::get) {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "checkpoint: internal error: {}",
+                    info.to_string().replace('\n', " ")
+                );
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}
+
+fn answer(
+    home: &dyn AgentHome,
+    stdin: impl Read,
+    stderr: &mut impl Write,
+) -> Result<Option<Value>, String> {
     let bytes = read_payload(stdin).map_err(|e| e.to_string())?;
-    let event = HookEvent::parse(Some(P::AGENT), &bytes).map_err(|e| e.to_string())?;
+    let event = HookEvent::parse(home, &bytes).map_err(|e| e.to_string())?;
     if !Gate::handles(&event.kind) {
         return Ok(None);
     }
@@ -116,8 +100,21 @@ fn answer<P: Protocol>(stdin: impl Read, stderr: &mut impl Write) -> Result<Opti
     for warning in &outcome.warnings {
         let _ = writeln!(stderr, "checkpoint: warning: {warning}");
     }
-    if let Some(context) = &outcome.context {
-        return Ok(Some(context_answer(&event, context)));
+    Ok(home.render(&event, &hook_answer(&event, outcome)))
+}
+
+/// What the gate's outcome answers to `event`: context when it has some, the verdict on a stop,
+/// else nothing.
+fn hook_answer(event: &HookEvent, outcome: GateOutcome) -> HookAnswer {
+    if let Some(context) = outcome.context {
+        return HookAnswer::Context(context);
     }
-    Ok(P::answer(&event, &outcome))
+    if !event.kind.is_stop() {
+        return HookAnswer::Nothing;
+    }
+    HookAnswer::Stop(StopAnswer {
+        decision: outcome.decision,
+        message: outcome.message,
+        notice: outcome.notice,
+    })
 }

@@ -1,6 +1,6 @@
 //! `checkpoint-claude` against real repositories, with payloads captured from Claude Code 2.1.330.
 
-use adapter_claude::Claude;
+use adapter_claude::HOME;
 use checkpoint_testkit::adapter::{Adapter, uncommitted};
 use checkpoint_testkit::repo;
 use insta::assert_snapshot;
@@ -95,8 +95,10 @@ proptest! {
     #[test]
     fn arbitrary_stdin_fails_open(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        checkpoint_core::hook::run::<Claude>(&bytes[..], &mut out, &mut err);
+        checkpoint_core::hook::run(&HOME, &bytes[..], &mut out, &mut err);
         prop_assert!(out.is_empty());
+        let err = String::from_utf8_lossy(&err);
+        prop_assert!(!err.contains("internal error"), "{}", err);
     }
 
     #[test]
@@ -108,7 +110,7 @@ proptest! {
         let mut v = serde_json::json!({"session_id": "s", "cwd": "/", "hook_event_name": name});
         for (k, x) in extra { v[k] = x.into(); }
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        checkpoint_core::hook::run::<Claude>(v.to_string().as_bytes(), &mut out, &mut err);
+        checkpoint_core::hook::run(&HOME, v.to_string().as_bytes(), &mut out, &mut err);
         prop_assert!(out.is_empty() && err.is_empty());
     }
 }

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use adapter_codex::Codex;
+use adapter_codex::HOME;
 use checkpoint_testkit::adapter::{Adapter, uncommitted};
 use checkpoint_testkit::repo;
 use insta::assert_snapshot;
@@ -170,8 +170,10 @@ proptest! {
     #[test]
     fn arbitrary_stdin_fails_open(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        checkpoint_core::hook::run::<Codex>(&bytes[..], &mut out, &mut err);
+        checkpoint_core::hook::run(&HOME, &bytes[..], &mut out, &mut err);
         prop_assert!(out.is_empty());
+        let err = String::from_utf8_lossy(&err);
+        prop_assert!(!err.contains("internal error"), "{}", err);
     }
 
     #[test]

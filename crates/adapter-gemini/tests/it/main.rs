@@ -1,6 +1,6 @@
 //! `checkpoint-gemini` against real repositories, with payloads captured from Gemini CLI 0.61.0.
 
-use adapter_gemini::Gemini;
+use adapter_gemini::HOME;
 use checkpoint_testkit::adapter::{Adapter, uncommitted};
 use checkpoint_testkit::{payload, repo, run_hook};
 use insta::assert_snapshot;
@@ -87,8 +87,10 @@ proptest! {
     #[test]
     fn arbitrary_stdin_fails_open(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        checkpoint_core::hook::run::<Gemini>(&bytes[..], &mut out, &mut err);
+        checkpoint_core::hook::run(&HOME, &bytes[..], &mut out, &mut err);
         prop_assert_eq!(out, b"{}\n");
+        let err = String::from_utf8_lossy(&err);
+        prop_assert!(!err.contains("internal error"), "{}", err);
     }
 }
 

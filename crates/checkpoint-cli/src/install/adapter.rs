@@ -31,7 +31,7 @@ pub(crate) fn locate(spec: &AgentSpec, given: Option<&Path>) -> Result<PathBuf, 
             format!("adapter not found: {}", path.display()),
             format!(
                 "install it: cargo install --locked --path crates/adapter-{}",
-                spec.name
+                spec.name()
             ),
         )
     };

@@ -21,6 +21,8 @@ use toml_edit::{DocumentMut, Item};
 use crate::mcp::one_line;
 use crate::{CliError, output};
 
+use checkpoint_core::agent::{McpFile, McpFormat as Format};
+
 use super::agents::{AgentSpec, Scope};
 use super::config_file::ConfigFile;
 use super::settings::{self, Settings, SettingsError};
@@ -32,16 +34,6 @@ const SERVER: &str = "checkpoint";
 const PROGRAM: &str = "checkpoint";
 /// The arguments that make `checkpoint` serve MCP.
 const ARGS: [&str; 1] = ["mcp"];
-
-/// How an agent's MCP configuration is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Format {
-    /// A JSON object with `mcpServers: {name: {command, args}}`; Claude Code also wants
-    /// `"type": "stdio"`.
-    Json { typed: bool },
-    /// Codex's TOML: `[mcp_servers.<name>] command = …, args = […]`.
-    Toml,
-}
 
 /// Where an agent's MCP servers are configured for a scope.
 #[derive(Debug)]
@@ -76,7 +68,7 @@ pub(crate) fn install(target: &Target, spec: &AgentSpec, hooks: &Edit) -> Result
         Format::Toml => set_toml(&file, Some(&command))?,
     };
     let path = file.path.display();
-    let what = format!("the checkpoint MCP server for {}", spec.title);
+    let what = format!("the checkpoint MCP server for {}", spec.table.title);
     match change {
         Change::Foreign(command) => Err(CliError::new(
             format!("{path}: an MCP server named `{SERVER}` already runs `{command}`"),
@@ -125,12 +117,12 @@ pub(crate) fn uninstall(target: &Target, spec: &AgentSpec, hooks: &Edit) -> Resu
         Change::Unchanged if target.dry_run => output::out("MCP server: nothing to change"),
         Change::Unchanged => output::out(&format!(
             "No checkpoint MCP server for {} in {path}: nothing to change.",
-            spec.title
+            spec.table.title
         )),
         Change::To(text) => {
             let done = format!(
                 "Removed the checkpoint MCP server for {} from {path}.",
-                spec.title
+                spec.table.title
             );
             write_beside_hooks(&file, &text, hooks, target.dry_run, &done)?;
         }
@@ -140,47 +132,41 @@ pub(crate) fn uninstall(target: &Target, spec: &AgentSpec, hooks: &Edit) -> Resu
 
 /// The agent's MCP configuration file for `scope`, and how it is written.
 fn mcp_config(spec: &AgentSpec, scope: &Scope) -> Result<McpConfig, CliError> {
-    let (path, format) = match spec.name {
-        "claude" => {
-            let path = match scope {
-                Scope::Project(root) => root.join(".mcp.json"),
-                Scope::User => claude_user_file(spec)?,
-            };
-            (path, Format::Json { typed: true })
-        }
-        "gemini" => (spec.config_path(scope)?, Format::Json { typed: false }),
-        _ => (spec.config_dir(scope)?.join("config.toml"), Format::Toml),
+    let mcp = &spec.table.mcp;
+    let file = match scope {
+        Scope::Project(_) => mcp.project,
+        Scope::User => mcp.user,
     };
-    Ok(McpConfig { path, format })
+    let path = match (file, scope) {
+        (McpFile::HooksFile, _) => spec.config_path(scope)?,
+        (McpFile::InConfigDir(name), _) | (McpFile::AtProjectRoot(name), Scope::User) => {
+            spec.config_dir(scope)?.join(name)
+        }
+        (McpFile::AtProjectRoot(name), Scope::Project(root)) => root.join(name),
+        (McpFile::BesideUserDir(name), _) => beside_user_dir(spec)?.join(name),
+    };
+    Ok(McpConfig {
+        path,
+        format: mcp.format,
+    })
 }
 
-/// Claude Code keeps user-scope MCP servers in `.claude.json`: inside `$CLAUDE_CONFIG_DIR` when
-/// that is set, else in the home directory (beside `~/.claude/`, not in it).
-fn claude_user_file(spec: &AgentSpec) -> Result<PathBuf, CliError> {
+/// The directory beside the user's config directory (Claude Code keeps user-scope MCP servers
+/// in `.claude.json` there): the one the agent's variable names when that is set, else the
+/// directory that holds the config directory (the home, beside `~/.claude/`, not in it).
+fn beside_user_dir(spec: &AgentSpec) -> Result<PathBuf, CliError> {
     let dir = spec.config_dir(&Scope::User)?;
-    let from_variable = std::env::var_os("CLAUDE_CONFIG_DIR").is_some_and(|dir| !dir.is_empty());
-    let base = if from_variable {
-        dir
-    } else {
-        dir.parent().map(Path::to_owned).unwrap_or(dir)
-    };
-    Ok(base.join(".claude.json"))
+    if spec.table.user_dir.names_config_dir() && spec.user_dir_variable()?.is_some() {
+        return Ok(dir);
+    }
+    Ok(dir.parent().map(Path::to_owned).unwrap_or(dir))
 }
 
 /// What the user still has to do before the agent starts a newly registered server.
 fn next_step(spec: &AgentSpec, scope: &Scope) -> Option<&'static str> {
-    match (spec.name, scope) {
-        ("claude", Scope::Project(_)) => Some(
-            "Next: Claude Code asks once before it starts a server from the project's .mcp.json; \
-             approve `checkpoint` (`claude mcp list` shows it).",
-        ),
-        ("gemini", Scope::Project(_)) => {
-            Some("Next: Gemini CLI reads the project's settings only in a trusted folder.")
-        }
-        ("codex", Scope::Project(_)) => {
-            Some("Next: Codex reads the project's .codex/config.toml only in a trusted project.")
-        }
-        _ => None,
+    match scope {
+        Scope::Project(_) => spec.table.mcp.project_next_step,
+        Scope::User => None,
     }
 }
 

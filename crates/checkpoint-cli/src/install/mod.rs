@@ -19,15 +19,15 @@ use serde_json::Value;
 
 use crate::{CliError, git_hooks, output};
 
-use agents::{AgentName, AgentSpec, Scope};
+use agents::{AgentSpec, InstallTarget, Scope};
 use config_file::ConfigFile;
 
 /// Which hooks file to edit, and how.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Target {
-    /// The agent whose hooks to edit.
-    #[arg(value_enum)]
-    agent: AgentName,
+    /// The agent whose hooks to edit (or git).
+    #[arg(value_name = "AGENT", value_parser = InstallTarget::parser())]
+    agent: InstallTarget,
     /// Edit the user's hooks file instead of the project's: ~/.claude/settings.json
     /// ($CLAUDE_CONFIG_DIR), ~/.gemini/settings.json ($GEMINI_CLI_HOME/.gemini),
     /// ~/.codex/hooks.json ($CODEX_HOME).
@@ -66,86 +66,87 @@ pub(crate) struct UninstallArgs {
 
 /// Installs the agent's handlers, replacing ours from an earlier install wherever they are.
 pub(crate) fn install(args: &InstallArgs) -> Result<ExitCode, CliError> {
-    statusline::check(args.statusline, args.target.agent.spec())?;
-    let Some(spec) = args.target.agent.spec() else {
+    statusline::check(args.statusline, args.target.agent.agent())?;
+    let Some(spec) = args.target.agent.agent() else {
         let target = &args.target;
         mcp::not_for_git(target)?;
         return git_hooks::install_command(target.user, args.adapter.is_some(), target.dry_run);
     };
-    let adapter = adapter::locate(spec, args.adapter.as_deref())?;
+    let adapter = adapter::locate(&spec, args.adapter.as_deref())?;
     let command = adapter::command_line(&adapter)?;
     let handlers: Vec<(&str, Value)> = spec
+        .table
         .events
         .iter()
         .map(|event| (event.name, spec.handler(&command, event)))
         .collect();
     let events: Vec<&str> = handlers.iter().map(|(event, _)| *event).collect();
-    let edit = edit(&args.target, spec, &handlers)?;
+    let edit = edit(&args.target, &spec, &handlers)?;
     let file = edit.file.display();
     match &edit.result {
         EditResult::Previewed => {
-            mcp::install(&args.target, spec, &edit)?;
-            statusline::install(args.statusline, &args.target, spec, &edit)?;
+            mcp::install(&args.target, &spec, &edit)?;
+            statusline::install(args.statusline, &args.target, &spec, &edit)?;
             return Ok(ExitCode::SUCCESS);
         }
         EditResult::Unchanged => output::out(&format!(
             "Checkpoint hooks for {} are already installed in {file}: nothing to change.",
-            spec.title
+            spec.table.title
         )),
         EditResult::Written { backup } => {
             output::out(&format!(
                 "Installed checkpoint hooks for {} in {file}: {}.",
-                spec.title,
+                spec.table.title,
                 events.join(", ")
             ));
             report_backup(backup.as_deref());
         }
     }
-    if let Some(path) = skill::install(spec, &edit.scope)? {
+    if let Some(path) = skill::install(&spec, &edit.scope)? {
         output::out(&format!(
             "Installed the checkpoint-progress skill in {}.",
             path.display()
         ));
     }
     output::out(&spec.next_steps(&edit.scope));
-    mcp::install(&args.target, spec, &edit)?;
-    statusline::install(args.statusline, &args.target, spec, &edit)?;
+    mcp::install(&args.target, &spec, &edit)?;
+    statusline::install(args.statusline, &args.target, &spec, &edit)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// Removes every handler of ours, whatever its event, and nothing else.
 pub(crate) fn uninstall(args: &UninstallArgs) -> Result<ExitCode, CliError> {
-    let Some(spec) = args.target.agent.spec() else {
+    let Some(spec) = args.target.agent.agent() else {
         mcp::not_for_git(&args.target)?;
         return git_hooks::uninstall_command(args.target.user, args.target.dry_run);
     };
-    let edit = edit(&args.target, spec, &[])?;
+    let edit = edit(&args.target, &spec, &[])?;
     let file = edit.file.display();
     match &edit.result {
         EditResult::Previewed => {}
         EditResult::Unchanged => output::out(&format!(
             "No checkpoint hooks for {} in {file}: nothing to change.",
-            spec.title
+            spec.table.title
         )),
         EditResult::Written { backup } => {
             output::out(&format!(
                 "Removed checkpoint hooks for {} from {file}: {}.",
-                spec.title,
+                spec.table.title,
                 edit.removed.join(", ")
             ));
             report_backup(backup.as_deref());
         }
     }
     if !args.target.dry_run
-        && let Some(path) = skill::uninstall(spec, &edit.scope)?
+        && let Some(path) = skill::uninstall(&spec, &edit.scope)?
     {
         output::out(&format!(
             "Removed the checkpoint-progress skill from {}.",
             path.display()
         ));
     }
-    mcp::uninstall(&args.target, spec, &edit)?;
-    statusline::uninstall(&args.target, spec, &edit)?;
+    mcp::uninstall(&args.target, &spec, &edit)?;
+    statusline::uninstall(&args.target, &spec, &edit)?;
     Ok(ExitCode::SUCCESS)
 }
 

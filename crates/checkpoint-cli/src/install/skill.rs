@@ -26,7 +26,7 @@ If you invoked this without an argument, nothing was recorded: run
 
 /// Where the skill lives for `spec` in `scope`, if the agent loads skills.
 fn path(spec: &AgentSpec, scope: &Scope) -> Result<Option<PathBuf>, CliError> {
-    if !spec.skills {
+    if !spec.table.skills {
         return Ok(None);
     }
     let dir = spec.config_dir(scope)?.join("skills").join(PROGRESS_SKILL);
@@ -69,13 +69,14 @@ pub(crate) fn uninstall(spec: &AgentSpec, scope: &Scope) -> Result<Option<PathBu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::install::agents::AgentName;
+    use crate::install::agents::InstallTarget;
 
     #[test]
     fn installs_once_and_removes_only_its_own_file() {
         let dir = tempfile::tempdir().unwrap();
         let scope = Scope::Project(dir.path().to_owned());
-        let claude = AgentName::Claude.spec().unwrap();
+        let spec = |name| InstallTarget::named(name).and_then(InstallTarget::agent);
+        let claude = &spec("claude").unwrap();
         let path = install(claude, &scope).unwrap().unwrap();
         assert!(path.ends_with(".claude/skills/checkpoint-progress/SKILL.md"));
         assert_eq!(fs::read_to_string(&path).unwrap(), SKILL_MD);
@@ -88,7 +89,7 @@ mod tests {
         assert_eq!(uninstall(claude, &scope).unwrap(), None);
         assert!(path.exists(), "a changed file is the user's");
 
-        let gemini = AgentName::Gemini.spec().unwrap();
+        let gemini = &spec("gemini").unwrap();
         assert_eq!(
             install(gemini, &scope).unwrap(),
             None,

@@ -23,9 +23,10 @@ const PROGRAM: &str = "checkpoint";
 /// The subcommand that prints the status line.
 const SUBCOMMAND: &str = "statusline";
 
-/// Refuses `--statusline` for agents other than Claude Code (`spec` is `None` for git).
-pub(crate) fn check(wanted: bool, spec: Option<&AgentSpec>) -> Result<(), CliError> {
-    if wanted && spec.is_none_or(|spec| spec.name != "claude") {
+/// Refuses `--statusline` for agents without a status line (Claude Code has one; `spec` is `None`
+/// for git).
+pub(crate) fn check(wanted: bool, spec: Option<AgentSpec>) -> Result<(), CliError> {
+    if wanted && spec.is_none_or(|spec| !has_status_line(&spec)) {
         return Err(CliError::new(
             "--statusline is for Claude Code only: the other agents have no status line command",
             "run `checkpoint install claude --statusline`",
@@ -53,25 +54,33 @@ pub(crate) fn install(
             "{}'s status line in {path} runs `{theirs}`: left as it is. To chain checkpoint's, \
              make it print both on one line from the same stdin, e.g. `in=$(cat); printf '%s · \
              %s\\n' \"$(printf %s \"$in\" | {theirs})\" \"$(printf %s \"$in\" | {command})\"`.",
-            spec.title
+            spec.table.title
         )),
         Change::Unchanged if target.dry_run => output::out("status line: nothing to change"),
         Change::Unchanged => output::out(&format!(
             "{}'s status line in {path} is already checkpoint's: nothing to change.",
-            spec.title
+            spec.table.title
         )),
         Change::To(text) => {
-            let done = format!("Set {}'s status line in {path}: {command}.", spec.title);
+            let done = format!(
+                "Set {}'s status line in {path}: {command}.",
+                spec.table.title
+            );
             write_beside_hooks(&file, &text, hooks, target.dry_run, &done)?;
         }
     }
     Ok(())
 }
 
+/// Whether the agent has a status line `checkpoint statusline` can be.
+fn has_status_line(spec: &AgentSpec) -> bool {
+    spec.home.capabilities().status_line
+}
+
 /// Removes our status line from the settings file the hooks were removed from, if it is there
-/// (and only for Claude Code); a foreign one is left without a word.
+/// (and only for an agent with a status line); a foreign one is left without a word.
 pub(crate) fn uninstall(target: &Target, spec: &AgentSpec, hooks: &Edit) -> Result<(), CliError> {
-    if spec.name != "claude" {
+    if !has_status_line(spec) {
         return Ok(());
     }
     let file = ConfigFile::read(hooks.file.clone())?;
@@ -80,7 +89,7 @@ pub(crate) fn uninstall(target: &Target, spec: &AgentSpec, hooks: &Edit) -> Resu
         Change::To(text) => {
             let done = format!(
                 "Removed checkpoint's status line for {} from {}.",
-                spec.title,
+                spec.table.title,
                 file.path.display()
             );
             write_beside_hooks(&file, &text, hooks, target.dry_run, &done)?;

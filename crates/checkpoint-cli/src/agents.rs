@@ -1,0 +1,104 @@
+//! The agents `checkpoint` knows: the homes of the adapter crates (`adapter-claude`,
+//! `adapter-gemini`, `adapter-codex`). `checkpoint install` takes their install tables,
+//! `checkpoint check` their event names and payload recognition — the same facts the adapters'
+//! hooks run on.
+
+use checkpoint_core::agent::AgentHome;
+use checkpoint_core::event::{EventError, HookEvent};
+use clap::builder::PossibleValue;
+use serde_json::Value;
+
+/// Every agent's home, in the order they are listed.
+pub(crate) static HOMES: [&dyn AgentHome; 3] = [
+    &adapter_claude::HOME,
+    &adapter_gemini::HOME,
+    &adapter_codex::HOME,
+];
+
+/// The order payloads of unknown origin are recognised in: Claude Code sends nothing the others
+/// do not, and claims every payload, so it is asked last.
+static RECOGNITION: [&dyn AgentHome; 3] = [
+    &adapter_gemini::HOME,
+    &adapter_codex::HOME,
+    &adapter_claude::HOME,
+];
+
+/// The agent called `name` on the command line.
+pub(crate) fn named(name: &str) -> Option<&'static dyn AgentHome> {
+    HOMES.into_iter().find(|home| home.agent().name() == name)
+}
+
+/// The agents as command-line values, with their product names as help.
+pub(crate) fn possible_values() -> impl Iterator<Item = PossibleValue> {
+    HOMES.into_iter().map(|home| {
+        let value = PossibleValue::new(home.agent().name());
+        match home.install() {
+            Some(spec) => value.help(spec.title),
+            None => value,
+        }
+    })
+}
+
+/// Parses a payload of `home`'s agent, or, without one, of the agent that claims it.
+pub(crate) fn parse(home: Option<&dyn AgentHome>, bytes: &[u8]) -> Result<HookEvent, EventError> {
+    let home = home.unwrap_or_else(|| recognise(bytes));
+    HookEvent::parse(home, bytes)
+}
+
+/// The agent whose payload `bytes` is: the first that claims it.
+fn recognise(bytes: &[u8]) -> &'static dyn AgentHome {
+    let payload: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
+    RECOGNITION
+        .into_iter()
+        .find(|home| home.claims(&payload))
+        .unwrap_or(&adapter_claude::HOME)
+}
+
+#[cfg(test)]
+mod tests {
+    use checkpoint_core::event::{Agent, EventKind};
+
+    use super::*;
+
+    #[test]
+    fn claude_stop_is_a_stop() {
+        let raw = br#"{"session_id":"s1","cwd":"/p","hook_event_name":"Stop","stop_hook_active":true,"last_assistant_message":"Done."}"#;
+        let e = parse(None, raw).unwrap();
+        assert_eq!(e.agent, Agent::Claude);
+        assert_eq!(e.kind, EventKind::Stop);
+        assert!(e.stop_hook_active);
+        assert_eq!(e.last_assistant_message.as_deref(), Some("Done."));
+    }
+
+    #[test]
+    fn gemini_after_agent_is_a_stop_with_its_reply() {
+        let raw = br#"{"session_id":"g","cwd":"/p","hook_event_name":"AfterAgent","timestamp":"t","prompt":"hi","prompt_response":"Done.","stop_hook_active":false}"#;
+        let e = parse(None, raw).unwrap();
+        assert_eq!((e.agent, e.kind), (Agent::Gemini, EventKind::Stop));
+        assert_eq!(e.last_assistant_message.as_deref(), Some("Done."));
+    }
+
+    #[test]
+    fn codex_is_recognised_by_turn_id() {
+        let raw = br#"{"session_id":"c","turn_id":"t","cwd":"/p","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":null}"#;
+        assert_eq!(parse(None, raw).unwrap().agent, Agent::Codex);
+    }
+
+    #[test]
+    fn an_agent_named_reads_the_payload_as_its_own() {
+        let raw = br#"{"session_id":"c","turn_id":"t","cwd":"/p","hook_event_name":"Stop"}"#;
+        let claude = named("claude").unwrap();
+        assert_eq!(parse(Some(claude), raw).unwrap().agent, Agent::Claude);
+        assert!(named("git").is_none());
+        assert!(matches!(parse(None, b"{"), Err(EventError::Malformed(_))));
+    }
+
+    #[test]
+    fn every_agent_is_installable_under_its_name() {
+        let names: Vec<_> = possible_values().map(|v| v.get_name().to_owned()).collect();
+        assert_eq!(names, ["claude", "gemini", "codex"]);
+        for home in HOMES {
+            assert!(home.install().is_some(), "{}", home.agent().name());
+        }
+    }
+}
