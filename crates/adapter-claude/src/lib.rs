@@ -2,7 +2,7 @@
 //! which Claude feeds back as `Stop hook feedback:\n<reason>`; an allow is empty stdout, exit 0.
 //! Claude caps consecutive Stop blocks at 8 itself; the gate's own cap is lower.
 
-use checkpoint_core::gate::GateOutcome;
+use checkpoint_core::answer::StopAnswer;
 use checkpoint_core::hook::{self, Protocol};
 use checkpoint_core::{Agent, HookEvent};
 use serde_json::Value;
@@ -15,8 +15,8 @@ impl Protocol for Claude {
     const AGENT: Agent = Agent::Claude;
     const NO_OP: &'static str = "";
 
-    fn answer(_event: &HookEvent, outcome: &GateOutcome) -> Option<Value> {
-        hook::stop_answer("block", outcome)
+    fn answer(_event: &HookEvent, answer: &StopAnswer) -> Option<Value> {
+        hook::stop_answer("block", answer)
     }
 }
 

@@ -10,7 +10,7 @@
 pub mod notify;
 mod tmux;
 
-use checkpoint_core::gate::GateOutcome;
+use checkpoint_core::answer::StopAnswer;
 use checkpoint_core::hook::{self, Protocol};
 use checkpoint_core::{Agent, HookEvent};
 use serde_json::Value;
@@ -23,8 +23,8 @@ impl Protocol for Codex {
     const AGENT: Agent = Agent::Codex;
     const NO_OP: &'static str = "";
 
-    fn answer(_event: &HookEvent, outcome: &GateOutcome) -> Option<Value> {
-        hook::stop_answer("block", outcome)
+    fn answer(_event: &HookEvent, answer: &StopAnswer) -> Option<Value> {
+        hook::stop_answer("block", answer)
     }
 }
 

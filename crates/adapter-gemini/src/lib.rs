@@ -3,7 +3,7 @@
 //! `{}`. Always JSON on stdout and exit 0: Gemini parses stderr when stdout is empty and treats
 //! other exit codes with text as a deny.
 
-use checkpoint_core::gate::GateOutcome;
+use checkpoint_core::answer::StopAnswer;
 use checkpoint_core::hook::{self, Protocol};
 use checkpoint_core::{Agent, HookEvent};
 use serde_json::Value;
@@ -16,8 +16,8 @@ impl Protocol for Gemini {
     const AGENT: Agent = Agent::Gemini;
     const NO_OP: &'static str = "{}";
 
-    fn answer(_event: &HookEvent, outcome: &GateOutcome) -> Option<Value> {
-        hook::stop_answer("deny", outcome)
+    fn answer(_event: &HookEvent, answer: &StopAnswer) -> Option<Value> {
+        hook::stop_answer("deny", answer)
     }
 }
 

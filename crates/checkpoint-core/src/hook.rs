@@ -10,9 +10,10 @@ use std::panic::{self, AssertUnwindSafe};
 
 use serde_json::Value;
 
-use crate::decide::{AllowReason, Decision};
+use crate::answer::{HookAnswer, StopAnswer};
 use crate::event::{Agent, HookEvent, read_payload};
-use crate::gate::{Gate, GateOutcome};
+use crate::gate;
+use crate::host::Host;
 
 /// How one agent's hook protocol spells its answers.
 pub trait Protocol {
@@ -21,36 +22,19 @@ pub trait Protocol {
     /// What to print when there is nothing to say (and when failing open).
     const NO_OP: &'static str;
 
-    /// The JSON answer for a judged event, or `None` for the no-op answer.
-    fn answer(event: &HookEvent, outcome: &GateOutcome) -> Option<Value>;
-}
-
-/// The text a user should see although the stop was allowed: the block cap was reached, the gate
-/// could not check everything, or work is not in a checkpoint yet (see [`GateOutcome::notice`]).
-/// `None` for ordinary allows and for blocks.
-pub fn user_notice(outcome: &GateOutcome) -> Option<String> {
-    let notable = match &outcome.decision {
-        Decision::Allow {
-            reason: AllowReason::CapReached { .. },
-            ..
-        } => true,
-        decision => decision.is_degraded(),
-    };
-    let message = (notable && !outcome.message.is_empty()).then_some(outcome.message.as_str());
-    let parts: Vec<&str> = message
-        .into_iter()
-        .chain(outcome.notice.as_deref())
-        .collect();
-    (!parts.is_empty()).then(|| parts.join("\n"))
+    /// The JSON answer for a judged stop, or `None` for the no-op answer.
+    fn answer(event: &HookEvent, answer: &StopAnswer) -> Option<Value>;
 }
 
 /// The usual end-of-turn answer: `{"decision": <block_word>, "reason": <message>}` on a block,
 /// `{"systemMessage": …}` when the user should hear about an allowed stop, else the no-op.
-pub fn stop_answer(block_word: &str, outcome: &GateOutcome) -> Option<Value> {
-    if outcome.decision.is_block() {
-        return Some(serde_json::json!({"decision": block_word, "reason": outcome.message}));
+pub fn stop_answer(block_word: &str, answer: &StopAnswer) -> Option<Value> {
+    if answer.decision.is_block() {
+        return Some(serde_json::json!({"decision": block_word, "reason": answer.message}));
     }
-    user_notice(outcome).map(|notice| serde_json::json!({"systemMessage": notice}))
+    answer
+        .user_notice()
+        .map(|notice| serde_json::json!({"systemMessage": notice}))
 }
 
 /// Context for the model, the way all three agents take it on `SessionStart`, `PreToolUse`,
@@ -107,17 +91,16 @@ pub fn run<P: Protocol>(stdin: impl Read, stdout: &mut impl Write, stderr: &mut 
 fn answer<P: Protocol>(stdin: impl Read, stderr: &mut impl Write) -> Result<Option<Value>, String> {
     let bytes = read_payload(stdin).map_err(|e| e.to_string())?;
     let event = HookEvent::parse(Some(P::AGENT), &bytes).map_err(|e| e.to_string())?;
-    if !Gate::handles(&event.kind) {
+    if !gate::handles(&event.kind) {
         return Ok(None);
     }
-    let outcome = Gate::from_process()
-        .run(&event)
-        .map_err(|e| e.to_string())?;
+    let outcome = gate::run(&Host::from_process(), &event).map_err(|e| e.to_string())?;
     for warning in &outcome.warnings {
         let _ = writeln!(stderr, "checkpoint: warning: {warning}");
     }
-    if let Some(context) = &outcome.context {
-        return Ok(Some(context_answer(&event, context)));
-    }
-    Ok(P::answer(&event, &outcome))
+    Ok(match &outcome.answer {
+        HookAnswer::Context(context) => Some(context_answer(&event, context)),
+        HookAnswer::Stop(answer) => P::answer(&event, answer),
+        _ => None,
+    })
 }

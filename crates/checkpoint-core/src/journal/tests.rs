@@ -4,6 +4,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
 
 use super::*;
+use crate::git;
 use crate::policy::Policy;
 
 fn at(secs: i64) -> Timestamp {
