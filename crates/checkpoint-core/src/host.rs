@@ -1,6 +1,8 @@
 //! What one process knows before it looks at any project: where the user's configuration lives,
 //! the `CHECKPOINT_*` environment and the time. Built once per process ([`Host::from_process`];
-//! tests build one by hand) and the only way to open a [`Project`].
+//! tests build one by hand). A project is opened from it: [`Host::open`] and its siblings live
+//! next to [`Project`](crate::project::Project) in `project.rs`, so that this module depends on
+//! nothing above it.
 
 use std::path::{Path, PathBuf};
 
@@ -8,7 +10,6 @@ use jiff::Timestamp;
 
 use crate::git::{self, GitError, Repo};
 use crate::policy::config::{self, ConfigSources};
-use crate::project::{Project, ProjectError};
 
 /// Environment variable that moves all state out of the repository's git directory.
 pub const STATE_DIR_VAR: &str = "CHECKPOINT_STATE_DIR";
@@ -37,7 +38,7 @@ impl Host {
     }
 
     /// The value of a `CHECKPOINT_*` variable (the last one set wins).
-    fn var(&self, name: &str) -> Option<&str> {
+    pub(crate) fn var(&self, name: &str) -> Option<&str> {
         self.env
             .iter()
             .rev()
@@ -64,52 +65,5 @@ impl Host {
             project_file: root.join(config::PROJECT_FILE),
             env: self.env.clone(),
         }
-    }
-
-    /// The project of `repo`, with its settings loaded.
-    pub fn project(&self, repo: Repo) -> Result<Project, ProjectError> {
-        let policy = config::load(&self.sources(&repo.workdir), &repo.workdir)?;
-        Ok(Project {
-            state_dir: self.state_dir(&repo),
-            workdir: repo.workdir.clone(),
-            repo: Some(repo),
-            policy,
-            host: self.clone(),
-        })
-    }
-
-    /// The git project around `cwd`; `Ok(None)` outside a git repository (or when git cannot
-    /// read it).
-    pub fn git_project(&self, cwd: &Path) -> Result<Option<Project>, ProjectError> {
-        match self.locate(cwd) {
-            Ok(Some(repo)) => self.project(repo).map(Some),
-            Ok(None) | Err(_) => Ok(None),
-        }
-    }
-
-    /// The git project around `cwd`, which must exist.
-    pub fn require_git_project(&self, cwd: &Path) -> Result<Project, ProjectError> {
-        match self.locate(cwd)? {
-            Some(repo) => self.project(repo),
-            None => Err(ProjectError::NoRepository(cwd.to_owned())),
-        }
-    }
-
-    /// The project at `cwd`: its git repository, or outside git the directory itself, with
-    /// state in `./.checkpoint/` (or `CHECKPOINT_STATE_DIR`) — the task journal works anywhere.
-    pub fn open(&self, cwd: &Path) -> Result<Project, ProjectError> {
-        if let Some(repo) = self.locate(cwd)? {
-            return self.project(repo);
-        }
-        let policy = config::load(&self.sources(cwd), cwd)?;
-        Ok(Project {
-            state_dir: self
-                .var(STATE_DIR_VAR)
-                .map_or_else(|| cwd.join(".checkpoint"), PathBuf::from),
-            workdir: cwd.to_owned(),
-            repo: None,
-            policy,
-            host: self.clone(),
-        })
     }
 }

@@ -29,6 +29,8 @@ pub mod context;
 #[cfg(feature = "io")]
 pub mod continuity;
 #[cfg(feature = "io")]
+pub(crate) mod digest;
+#[cfg(feature = "io")]
 pub mod gate;
 #[cfg(feature = "io")]
 pub mod git;

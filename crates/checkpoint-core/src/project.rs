@@ -7,12 +7,12 @@
 
 pub mod saving;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::cache::TestCache;
 use crate::continuity::Continuity;
 use crate::git::{GitError, Repo};
-use crate::host::Host;
+use crate::host::{Host, STATE_DIR_VAR};
 use crate::journal::{FileKeyManager, Journal, JournalError, KeyManager};
 use crate::policy::Policy;
 use crate::policy::config::{self, ConfigError, Setting};
@@ -112,5 +112,55 @@ impl Project {
     /// The project's own config file, `<root>/checkpoint.toml`.
     pub fn config_file(&self) -> PathBuf {
         self.workdir.join(config::PROJECT_FILE)
+    }
+}
+
+/// Opening a project: the only place settings are loaded.
+impl Host {
+    /// The project of `repo`, with its settings loaded.
+    pub fn project(&self, repo: Repo) -> Result<Project, ProjectError> {
+        let policy = config::load(&self.sources(&repo.workdir), &repo.workdir)?;
+        Ok(Project {
+            state_dir: self.state_dir(&repo),
+            workdir: repo.workdir.clone(),
+            repo: Some(repo),
+            policy,
+            host: self.clone(),
+        })
+    }
+
+    /// The git project around `cwd`; `Ok(None)` outside a git repository (or when git cannot
+    /// read it).
+    pub fn git_project(&self, cwd: &Path) -> Result<Option<Project>, ProjectError> {
+        match self.locate(cwd) {
+            Ok(Some(repo)) => self.project(repo).map(Some),
+            Ok(None) | Err(_) => Ok(None),
+        }
+    }
+
+    /// The git project around `cwd`, which must exist.
+    pub fn require_git_project(&self, cwd: &Path) -> Result<Project, ProjectError> {
+        match self.locate(cwd)? {
+            Some(repo) => self.project(repo),
+            None => Err(ProjectError::NoRepository(cwd.to_owned())),
+        }
+    }
+
+    /// The project at `cwd`: its git repository, or outside git the directory itself, with
+    /// state in `./.checkpoint/` (or `CHECKPOINT_STATE_DIR`) — the task journal works anywhere.
+    pub fn open(&self, cwd: &Path) -> Result<Project, ProjectError> {
+        if let Some(repo) = self.locate(cwd)? {
+            return self.project(repo);
+        }
+        let policy = config::load(&self.sources(cwd), cwd)?;
+        Ok(Project {
+            state_dir: self
+                .var(STATE_DIR_VAR)
+                .map_or_else(|| cwd.join(".checkpoint"), PathBuf::from),
+            workdir: cwd.to_owned(),
+            repo: None,
+            policy,
+            host: self.clone(),
+        })
     }
 }

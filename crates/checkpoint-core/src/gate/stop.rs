@@ -8,6 +8,7 @@ use crate::answer::StopAnswer;
 use crate::cache::{self, TestCache};
 use crate::changes::RepoFacts;
 use crate::decide::{self, Facts, PlannedTest, SessionFacts, Stop, decide};
+use crate::digest;
 use crate::git;
 use crate::journal::Journal;
 use crate::outcome::{TestOutcome, TestRun, TestStatus};
@@ -140,7 +141,7 @@ pub(super) fn user_prompt(call: &Call) -> Result<Option<String>, ProjectError> {
 /// The digest that recognises our own block message when an agent sends it back as a prompt:
 /// Gemini re-sends the reason verbatim, Codex under tmux receives the terminal-safe form.
 fn retry_digest(text: &str) -> String {
-    cache::sha256_hex(render::terminal_safe(text).trim().as_bytes())
+    digest::sha256_hex(render::terminal_safe(text).trim().as_bytes())
 }
 
 /// Whether `prompt` is our last block message sent back.

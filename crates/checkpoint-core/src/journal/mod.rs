@@ -18,6 +18,7 @@
 //! [`Journal::maybe_interval_checkpoint`] (any hook event); [`is_pr_creation`] recognises a PR.
 
 pub mod checkpoint;
+mod crash;
 pub mod keys;
 pub mod markdown;
 pub mod receipt;
@@ -816,7 +817,7 @@ fn interval_due(task: &Task, now: Timestamp, interval: Duration) -> bool {
 fn random_hex(n: usize) -> Result<String, JournalError> {
     let mut bytes = vec![0u8; n];
     getrandom::fill(&mut bytes).map_err(|e| KeyError::Random(e.to_string()))?;
-    Ok(crate::cache::hex(&bytes))
+    Ok(crate::digest::hex(&bytes))
 }
 
 fn new_receipt_id() -> Result<String, JournalError> {
