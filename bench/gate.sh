@@ -8,6 +8,10 @@
 #
 #   bench/gate.sh [FILES...]        default: 20000 3000
 #
+# With BASELINE_BIN=<dir> (a release target directory of an earlier build, e.g. another worktree's
+# `target/release`), every checkpoint row is measured for those binaries too, in the same
+# hyperfine run, named `… (baseline)`: before/after figures under the same conditions.
+#
 # Payloads are fed on stdin, so commands run through a shell and hyperfine subtracts the shell's
 # start-up. Needs hyperfine and python3. Not run in CI.
 set -euo pipefail
@@ -63,14 +67,24 @@ green_repo() {
     echo "$dir"
 }
 
+# Appends a row for a command of ours, COMMAND with `{bin}` standing for the binaries' directory:
+# once for this build, and once for BASELINE_BIN's when it is set.
+ours() {
+    local name="$1" command="$2"
+    row "$name" "${command//\{bin\}/$bin}"
+    if [ -n "${BASELINE_BIN:-}" ]; then
+        row "$name (baseline)" "${command//\{bin\}/$BASELINE_BIN}"
+    fi
+}
+
 stop_with_nothing_to_run() {
     local n="$1" repo
     repo="$(clean_repo "$n")"
     row "git status --porcelain" "git -C '$repo' status --porcelain"
-    row "checkpoint check" "cd '$repo' && '$bin/checkpoint' check < /dev/null"
-    row "checkpoint-claude Stop" "'$bin/checkpoint-claude' < '$(payload claude Stop "$repo")'"
-    row "checkpoint-gemini AfterAgent" "'$bin/checkpoint-gemini' < '$(payload gemini AfterAgent "$repo")'"
-    row "checkpoint-codex Stop" "'$bin/checkpoint-codex' < '$(payload codex Stop "$repo")'"
+    ours "checkpoint check" "cd '$repo' && '{bin}/checkpoint' check < /dev/null"
+    ours "checkpoint-claude Stop" "'{bin}/checkpoint-claude' < '$(payload claude Stop "$repo")'"
+    ours "checkpoint-gemini AfterAgent" "'{bin}/checkpoint-gemini' < '$(payload gemini AfterAgent "$repo")'"
+    ours "checkpoint-codex Stop" "'{bin}/checkpoint-codex' < '$(payload codex Stop "$repo")'"
     compare "stop, nothing to run, $n files" "git status --porcelain" "gate-stop-$n"
 }
 
@@ -80,11 +94,11 @@ per_tool_call() {
     local pre="$work/pre"
     mkdir -p "$pre"
     row "empty Rust binary" "'$empty_bin' < '$(payload claude PreToolUse "$pre")'"
-    row "checkpoint-claude PreToolUse" "'$bin/checkpoint-claude' < '$(payload claude PreToolUse "$pre")'"
-    row "checkpoint-gemini BeforeTool" "'$bin/checkpoint-gemini' < '$(payload gemini BeforeTool "$pre")'"
-    row "checkpoint-codex PreToolUse" "'$bin/checkpoint-codex' < '$(payload codex PreToolUse "$pre")'"
-    row "checkpoint-claude Stop, cached green" "'$bin/checkpoint-claude' < '$(payload claude Stop "$green")'"
-    row "checkpoint check, cached green" "cd '$green' && '$bin/checkpoint' check < /dev/null"
+    ours "checkpoint-claude PreToolUse" "'{bin}/checkpoint-claude' < '$(payload claude PreToolUse "$pre")'"
+    ours "checkpoint-gemini BeforeTool" "'{bin}/checkpoint-gemini' < '$(payload gemini BeforeTool "$pre")'"
+    ours "checkpoint-codex PreToolUse" "'{bin}/checkpoint-codex' < '$(payload codex PreToolUse "$pre")'"
+    ours "checkpoint-claude Stop, cached green" "'{bin}/checkpoint-claude' < '$(payload claude Stop "$green")'"
+    ours "checkpoint check, cached green" "cd '$green' && '{bin}/checkpoint' check < /dev/null"
     compare "per tool call" "empty Rust binary" "gate-per-call"
 }
 

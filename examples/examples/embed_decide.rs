@@ -5,7 +5,7 @@
 //! Run: `cargo run -p checkpoint-examples --example embed_decide`
 
 use checkpoint_core::changes::{Change, ChangeKind, ChangeSet, Head, RepoFacts};
-use checkpoint_core::decide::{self, Facts, SessionFacts};
+use checkpoint_core::decide::{self, Facts, SessionFacts, Stop};
 use checkpoint_core::outcome::{TestOutcome, TestRun, TestStatus};
 use checkpoint_core::{HookEvent, Policy, render};
 
@@ -26,7 +26,10 @@ fn main() {
         non_utf8_paths: 0,
     };
     // Ask the policy which commands these changes need, then "run" them your own way.
-    let tests = decide::planned_tests(&changes, &policy)
+    let stop = Stop::of(&HookEvent::manual_stop(".".into())).expect("a manual stop is a stop");
+    let plan = decide::plan(stop, &changes, &SessionFacts::default(), &policy);
+    let tests = plan
+        .tests
         .into_iter()
         .map(|planned| TestRun {
             command: planned.command,
@@ -47,8 +50,7 @@ fn main() {
         session: SessionFacts::default(),
         now: jiff::Timestamp::UNIX_EPOCH,
     };
-    let event = HookEvent::manual_stop(".".into());
-    let decision = decide::decide(&event, &facts, &policy);
+    let decision = decide::decide(stop, &facts, &policy).decision;
 
     let json = serde_json::to_string_pretty(&decision).expect("decisions serialize");
     let text = render::message(&decision);

@@ -6,7 +6,9 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
 
-use checkpoint_core::gate::Gate;
+use checkpoint_core::answer::HookAnswer;
+use checkpoint_core::gate;
+use checkpoint_core::host::Host;
 use checkpoint_core::render::terminal_safe;
 use checkpoint_core::{Agent, EventKind, HookEvent};
 use serde::Deserialize;
@@ -76,16 +78,17 @@ fn run(payload: Option<OsString>) -> Result<(), String> {
     let Some(event) = event(payload.as_encoded_bytes())? else {
         return Ok(());
     };
-    let outcome = Gate::from_process()
-        .run(&event)
-        .map_err(|e| e.to_string())?;
-    if !outcome.decision.is_block() {
+    let outcome = gate::run(&Host::from_process(), &event).map_err(|e| e.to_string())?;
+    let HookAnswer::Stop(answer) = outcome.answer else {
+        return Ok(());
+    };
+    if !answer.decision.is_block() {
         return Ok(());
     }
     let pane = std::env::var(PANE_VAR)
         .or_else(|_| std::env::var("TMUX_PANE"))
         .map_err(|_| format!("no tmux pane to type into: set {PANE_VAR} or run Codex in tmux"))?;
-    tmux::submit(&pane, &terminal_safe(&outcome.message))
+    tmux::submit(&pane, &terminal_safe(&answer.message))
 }
 
 #[cfg(test)]

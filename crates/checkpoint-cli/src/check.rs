@@ -3,11 +3,17 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
+use serde::Serialize;
+
+use checkpoint_core::answer::HookAnswer;
 use checkpoint_core::decide::{AllowReason, Decision, Note};
 use checkpoint_core::event::{self, HookEvent};
-use checkpoint_core::gate::{Gate, GateError};
+use checkpoint_core::gate;
+use checkpoint_core::host::Host;
 use clap::builder::PossibleValuesParser;
 
+use crate::journal_cmds::print_json;
+use crate::project::{cwd, project_error};
 use crate::{CliError, agents, output};
 
 /// Options of `checkpoint check`.
@@ -21,29 +27,55 @@ pub(crate) struct Args {
     agent: Option<String>,
 }
 
+/// The version of `checkpoint check --json`'s shape; bumped when a field changes meaning or goes.
+const SCHEMA_VERSION: u32 = 1;
+
+/// What `checkpoint check --json` prints: the schema version, the event, and the typed decision
+/// (its fields at the top level; none for an event that is not an end of turn).
+#[derive(Serialize)]
+struct CheckJson<'a> {
+    schema_version: u32,
+    event: &'a str,
+    #[serde(flatten)]
+    decision: Option<&'a Decision>,
+}
+
 pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     let event = read_event(args.agent.as_deref())?;
-    let outcome = Gate::from_process().run(&event).map_err(gate_error)?;
+    let outcome = gate::run(&Host::from_process(), &event).map_err(project_error)?;
     for warning in &outcome.warnings {
         output::note(&format!("warning: {warning}"));
     }
+    let HookAnswer::Stop(answer) = &outcome.answer else {
+        if args.json {
+            print_json(&CheckJson {
+                schema_version: SCHEMA_VERSION,
+                event: &event.wire_name,
+                decision: None,
+            })?;
+        } else {
+            output::out(&format!(
+                "Checkpoint — `{}` is not an end of turn: nothing to check.",
+                event.wire_name
+            ));
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
+    let decision = &answer.decision;
     if args.json {
-        let json = serde_json::to_string_pretty(&outcome.decision)
-            .map_err(|e| CliError::new(e, "this is a bug; please report it"))?;
-        output::out(&json);
-    } else if outcome.message.is_empty() {
-        output::out(&format!(
-            "Checkpoint — `{}` is not an end of turn: nothing to check.",
-            event.wire_name
-        ));
+        print_json(&CheckJson {
+            schema_version: SCHEMA_VERSION,
+            event: &event.wire_name,
+            decision: Some(decision),
+        })?;
     } else {
-        output::out(&outcome.message);
+        output::out(&answer.message);
     }
-    if outcome.decision.is_block() {
+    if decision.is_block() {
         return Ok(ExitCode::from(1));
     }
-    if outcome.decision.is_degraded() {
-        output::note(&format!("hint: {}", degraded_hint(&outcome.decision)));
+    if decision.is_degraded() {
+        output::note(&format!("hint: {}", degraded_hint(decision)));
         return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::SUCCESS)
@@ -70,23 +102,7 @@ fn read_event(agent: Option<&str>) -> Result<HookEvent, CliError> {
             });
         }
     }
-    let cwd = std::env::current_dir()
-        .map_err(|e| CliError::new(format!("current directory: {e}"), "cd into your project"))?;
-    Ok(HookEvent::manual_stop(cwd))
-}
-
-fn gate_error(err: GateError) -> CliError {
-    let hint = match &err {
-        GateError::MissingCwd(_) => "the payload's `cwd` must be an existing directory",
-        GateError::Config(_) => {
-            "fix the setting named above (checkpoint.toml, the user config or the CHECKPOINT_* variable)"
-        }
-        GateError::State(_) => {
-            "check the permissions of the repository's .git/checkpoint directory (or CHECKPOINT_STATE_DIR)"
-        }
-        _ => "see the message above",
-    };
-    CliError::new(err, hint)
+    Ok(HookEvent::manual_stop(cwd()?))
 }
 
 fn degraded_hint(decision: &Decision) -> &'static str {

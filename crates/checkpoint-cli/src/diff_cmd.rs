@@ -1,18 +1,15 @@
 //! `checkpoint diff`: what changed since the latest session checkpoint, to verify the work before
 //! clearing an agent's context.
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::ExitCode;
 
 use checkpoint_core::continuity::diff::{self, DiffError, WorkDiff};
-use checkpoint_core::continuity::{Continuity, text};
-use checkpoint_core::gate::Gate;
-use checkpoint_core::git;
-use checkpoint_core::policy::config::{self, ConfigSources};
+use checkpoint_core::continuity::text;
 use serde::Serialize;
 
 use crate::journal_cmds::print_json;
-use crate::{CliError, output};
+use crate::{CliError, output, project};
 
 /// Options of `checkpoint diff`.
 #[derive(Debug, clap::Args)]
@@ -38,32 +35,9 @@ struct DiffView<'a> {
 
 /// `checkpoint diff [--json] [--exit-code]`.
 pub(crate) fn run(args: &DiffArgs) -> Result<ExitCode, CliError> {
-    let gate = Gate::from_process();
-    let cwd = std::env::current_dir()
-        .map_err(|e| CliError::new(format!("current directory: {e}"), "cd into your project"))?;
-    let repo = match git::discover(&cwd) {
-        Ok(Some(repo)) => repo,
-        Ok(None) => {
-            return Err(CliError::new(
-                format!("{} is not inside a git repository", cwd.display()),
-                "cd into the project's git repository",
-            ));
-        }
-        Err(e) => {
-            return Err(CliError::new(
-                e,
-                "run this inside the project's working tree",
-            ));
-        }
-    };
-    let sources = ConfigSources {
-        user_file: gate.user_config.clone(),
-        project_file: repo.workdir.join(config::PROJECT_FILE),
-        env: gate.env.clone(),
-    };
-    let policy = config::load(&sources, &repo.workdir)
-        .map_err(|e| CliError::new(e, "fix the setting named above"))?;
-    let continuity = Continuity::new(&gate.state_dir(&repo));
+    let project = project::open_git()?;
+    let repo = project.git().map_err(project::project_error)?;
+    let continuity = project.continuity();
     let latest = continuity
         .latest(None)
         .map_err(|e| CliError::new(e, "inspect or move the continuity log named above"))?;
@@ -87,8 +61,8 @@ pub(crate) fn run(args: &DiffArgs) -> Result<ExitCode, CliError> {
             checkpoint.files.len() + checkpoint.more_files
         ));
     }
-    let work = diff::diff(&continuity, &repo, policy.git.backend, &checkpoint)
-        .map_err(|e| diff_error(e, repo.workdir))?;
+    let work = diff::diff(&continuity, repo, project.policy.git.backend, &checkpoint)
+        .map_err(|e| diff_error(e, &repo.workdir))?;
     if args.json {
         print_json(&DiffView {
             changed: work.changed(),
@@ -97,7 +71,7 @@ pub(crate) fn run(args: &DiffArgs) -> Result<ExitCode, CliError> {
             diff: &work,
         })?;
     } else {
-        output::out(&text::diff_line(&work, gate.now));
+        output::out(&text::diff_line(&work, project.host.now));
         for file in &work.files {
             output::out(&text::file_delta_line(file));
         }
@@ -110,7 +84,7 @@ pub(crate) fn run(args: &DiffArgs) -> Result<ExitCode, CliError> {
 }
 
 /// A diff error with what to do about it.
-fn diff_error(err: DiffError, workdir: PathBuf) -> CliError {
+fn diff_error(err: DiffError, workdir: &Path) -> CliError {
     let hint = match &err {
         DiffError::TimedOut { .. } => format!(
             "git is slow or stuck in {}; try again, or check `git status` there",

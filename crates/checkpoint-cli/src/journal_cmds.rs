@@ -4,12 +4,13 @@
 
 use std::process::ExitCode;
 
-use checkpoint_core::gate::Gate;
+use checkpoint_core::host::Host;
 use checkpoint_core::journal::recovery;
 use checkpoint_core::journal::{Journal, JournalError, ReceiptCheck, Task, Trigger};
 use serde::Serialize;
 
-use crate::{CliError, output};
+pub(crate) use crate::project::journal_error;
+use crate::{CliError, output, project};
 
 /// `--task ID` and `--json`, shared by the read commands.
 #[derive(Debug, clap::Args)]
@@ -88,32 +89,10 @@ pub(crate) struct GitHookArgs {
     hook: GitHookName,
 }
 
-/// The journal of the current directory, configured like the gate.
-pub(crate) fn open() -> Result<(Journal, Gate), CliError> {
-    let gate = Gate::from_process();
-    let cwd = std::env::current_dir()
-        .map_err(|e| CliError::new(format!("current directory: {e}"), "cd into your project"))?;
-    let journal = Journal::open(&gate, &cwd).map_err(journal_error)?;
-    Ok((journal, gate))
-}
-
-/// A journal error with what to do about it.
-pub(crate) fn journal_error(err: JournalError) -> CliError {
-    let hint = match &err {
-        JournalError::NoActiveTask => "start one with `checkpoint task start NAME --steps a,b,c`",
-        JournalError::NoSuchTask(_) => "`checkpoint status` shows the active task",
-        JournalError::Unfinished { .. } => {
-            "run `checkpoint task complete` or `checkpoint task abandon` first"
-        }
-        JournalError::Corrupt { .. } => {
-            "inspect the file; copy hook.json.prev over it to go back to the last good version"
-        }
-        JournalError::Key(_) => "fix the key file's permissions (chmod 600) or move it away",
-        JournalError::Config(_) => "fix the setting named above",
-        JournalError::Task(_) => "`checkpoint status` shows where the task is",
-        _ => "see the message above",
-    };
-    CliError::new(err, hint)
+/// The journal of the project in the current directory, and the host it was opened from.
+pub(crate) fn open() -> Result<(Journal, Host), CliError> {
+    let project = project::open()?;
+    Ok((project.journal(), project.host))
 }
 
 /// Prints `value` as pretty JSON.

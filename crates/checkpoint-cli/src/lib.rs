@@ -12,6 +12,7 @@ mod install;
 mod journal_cmds;
 mod mcp;
 mod output;
+mod project;
 mod statusline;
 mod task;
 

@@ -10,12 +10,14 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use checkpoint_core::continuity::{Continuity, ProgressSource, SessionRef, text};
+use checkpoint_core::continuity::{ProgressSource, SessionRef, text};
 use checkpoint_core::event::Agent;
-use checkpoint_core::gate::{Gate, GateError, SaveRequest};
 use checkpoint_core::git;
+use checkpoint_core::host::Host;
 use checkpoint_core::journal::Trigger;
 use checkpoint_core::policy::config::{self, Origin};
+use checkpoint_core::project::saving::SaveRequest;
+use checkpoint_core::project::{Project, ProjectError};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
@@ -119,20 +121,18 @@ impl Server {
     )]
     fn checkpoint_save(&self, Parameters(params): Parameters<SaveParams>) -> Answer {
         let detail = params.message.filter(|m| !m.trim().is_empty());
-        let checkpoint = Gate::from_process()
-            .save_session(
-                &self.project,
-                SaveRequest {
-                    session: SessionRef {
-                        agent: Agent::Cli,
-                        id: SESSION_ID.to_owned(),
-                    },
-                    trigger: Trigger::Manual,
-                    detail,
-                    summary: None,
-                    context: None,
+        let checkpoint = self
+            .open()?
+            .save_session(SaveRequest {
+                session: SessionRef {
+                    agent: Agent::Cli,
+                    id: SESSION_ID.to_owned(),
                 },
-            )
+                trigger: Trigger::Manual,
+                detail,
+                summary: None,
+                context: None,
+            })
             .map_err(failure)?;
         let files = checkpoint.files.len() + checkpoint.more_files;
         let task = checkpoint
@@ -155,13 +155,9 @@ impl Server {
         if limit == 0 {
             return Err("limit must be at least 1".to_owned());
         }
-        let gate = Gate::from_process();
-        let repo = match git::discover(&self.project) {
-            Ok(Some(repo)) => repo,
-            Ok(None) => return Err(failure(GateError::NoRepository(self.project.clone()))),
-            Err(e) => return Err(one_line(&e.to_string())),
-        };
-        let log = Continuity::new(&gate.state_dir(&repo))
+        let project = self.open()?;
+        let log = project
+            .continuity()
             .load()
             .map_err(|e| one_line(&format!("reading the continuity log: {e}")))?;
         if log.checkpoints.is_empty() {
@@ -172,7 +168,7 @@ impl Server {
             .iter()
             .rev()
             .take(limit)
-            .map(|c| text::checkpoint_line(c, gate.now))
+            .map(|c| text::checkpoint_line(c, project.host.now))
             .collect();
         Ok(lines.join("\n"))
     }
@@ -183,8 +179,9 @@ impl Server {
                        context reset, before doing anything else."
     )]
     fn checkpoint_resume(&self) -> Answer {
-        let context = Gate::from_process()
-            .resume_context(&self.project, None, None, false)
+        let context = self
+            .open()?
+            .resume_context(None, None, false)
             .map_err(failure)?;
         Ok(context.unwrap_or_else(|| "No checkpoint saved yet.".to_owned()))
     }
@@ -194,8 +191,9 @@ impl Server {
                        context lists it as done, so it is not redone."
     )]
     fn checkpoint_progress(&self, Parameters(params): Parameters<ProgressParams>) -> Answer {
-        let entry = Gate::from_process()
-            .log_progress(&self.project, &params.text, None, ProgressSource::Mcp)
+        let entry = self
+            .open()?
+            .log_progress(&params.text, None, ProgressSource::Mcp)
             .map_err(failure)?;
         let task = entry
             .task
@@ -261,6 +259,13 @@ impl Server {
 }
 
 impl Server {
+    /// The git project the server serves, opened anew for each call (settings may change).
+    fn open(&self) -> Result<Project, String> {
+        Host::from_process()
+            .require_git_project(&self.project)
+            .map_err(failure)
+    }
+
     /// The project's root: the git toplevel around the server's directory, else that directory.
     fn root(&self) -> PathBuf {
         match git::discover(&self.project) {
@@ -280,9 +285,9 @@ impl ServerHandler for Server {
 }
 
 /// A gate error as a tool's one-line error message.
-fn failure(err: GateError) -> String {
+fn failure(err: ProjectError) -> String {
     let message = match &err {
-        GateError::EmptyProgress => {
+        ProjectError::EmptyProgress => {
             "a progress entry needs some text: say what is done, e.g. \"created the schema\""
                 .to_owned()
         }
@@ -316,7 +321,7 @@ mod tests {
     fn messages_are_one_line() {
         assert_eq!(one_line("a\n  b \n\nc"), "a b c");
         assert_eq!(
-            failure(GateError::NoRepository(std::path::PathBuf::from("/x"))),
+            failure(ProjectError::NoRepository(std::path::PathBuf::from("/x"))),
             "/x is not inside a git repository"
         );
     }

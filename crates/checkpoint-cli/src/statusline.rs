@@ -19,8 +19,8 @@ use std::process::ExitCode;
 use checkpoint_core::Policy;
 use checkpoint_core::continuity::{Continuity, text};
 use checkpoint_core::event::{self, Agent};
-use checkpoint_core::gate::Gate;
 use checkpoint_core::git::{self, Repo};
+use checkpoint_core::host::Host;
 use checkpoint_core::journal::Journal;
 use checkpoint_core::session::{SessionStore, StatusLineUsage};
 use serde_json::Value;
@@ -43,10 +43,10 @@ pub(crate) struct StatuslineArgs {}
 /// `checkpoint statusline`: prints one line for Claude Code's status line and records the
 /// session's context usage. Always exits 0.
 pub(crate) fn run(_: &StatuslineArgs) -> Result<ExitCode, CliError> {
-    let gate = Gate::from_process();
+    let host = Host::from_process();
     let mut problems = Vec::new();
     let line = match event::read_payload(std::io::stdin().lock()) {
-        Ok(bytes) => line(&gate, &bytes, &mut problems),
+        Ok(bytes) => line(&host, &bytes, &mut problems),
         Err(e) => {
             problems.push(format!("reading stdin: {e}"));
             NEUTRAL.to_owned()
@@ -63,7 +63,7 @@ pub(crate) fn run(_: &StatuslineArgs) -> Result<ExitCode, CliError> {
 
 /// The status line for `payload`, recording its usage on the way; what went wrong is pushed to
 /// `problems`.
-fn line(gate: &Gate, payload: &[u8], problems: &mut Vec<String>) -> String {
+fn line(host: &Host, payload: &[u8], problems: &mut Vec<String>) -> String {
     let payload: Value = match serde_json::from_slice(payload) {
         Ok(value @ Value::Object(_)) => value,
         Ok(_) => {
@@ -81,7 +81,7 @@ fn line(gate: &Gate, payload: &[u8], problems: &mut Vec<String>) -> String {
         parts.push(format!("ctx {percent} %"));
     }
     match project(&payload) {
-        Ok(Some(repo)) => parts.extend(project_parts(gate, &payload, &repo, &window, problems)),
+        Ok(Some(repo)) => parts.extend(project_parts(host, &payload, &repo, &window, problems)),
         Ok(None) => {}
         Err(problem) => problems.push(problem),
     }
@@ -135,12 +135,12 @@ impl ContextWindow {
     }
 
     /// The usage to record, when all of it is known.
-    fn usage(&self, gate: &Gate) -> Option<StatusLineUsage> {
+    fn usage(&self, host: &Host) -> Option<StatusLineUsage> {
         Some(StatusLineUsage {
             used: self.used?,
             window: self.size?,
             percent: self.percent?,
-            at: gate.now,
+            at: host.now,
         })
     }
 }
@@ -164,14 +164,14 @@ fn project(payload: &Value) -> Result<Option<Repo>, String> {
 /// Records the session's usage in `repo`'s state and returns the parts about the project: the
 /// latest checkpoint's age and the active task.
 fn project_parts(
-    gate: &Gate,
+    host: &Host,
     payload: &Value,
     repo: &Repo,
     window: &ContextWindow,
     problems: &mut Vec<String>,
 ) -> Vec<String> {
-    let state_dir = gate.state_dir(repo);
-    if let Some(usage) = window.usage(gate)
+    let state_dir = host.state_dir(repo);
+    if let Some(usage) = window.usage(host)
         && let Err(problem) = record(&state_dir, payload, usage)
     {
         problems.push(problem);
@@ -179,7 +179,7 @@ fn project_parts(
     let mut parts = Vec::new();
     match Continuity::new(&state_dir).latest(None) {
         Ok(Some(checkpoint)) => {
-            parts.push(format!("checkpoint {}", text::ago(checkpoint.at, gate.now)));
+            parts.push(format!("checkpoint {}", text::ago(checkpoint.at, host.now)));
         }
         Ok(None) => {}
         Err(e) => problems.push(format!("continuity log: {e}")),

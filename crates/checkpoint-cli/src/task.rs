@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use checkpoint_core::gate::Gate;
+use checkpoint_core::host::Host;
 use checkpoint_core::journal::template::{self, Template};
 use checkpoint_core::journal::{Journal, JournalError, StepSpec, Task};
 
@@ -121,7 +121,7 @@ fn change(
     Ok(task)
 }
 
-fn start(journal: &Journal, gate: &Gate, args: &StartArgs) -> Result<ExitCode, CliError> {
+fn start(journal: &Journal, gate: &Host, args: &StartArgs) -> Result<ExitCode, CliError> {
     let (name, steps): (Option<String>, Vec<StepSpec>) = match (&args.template, &args.steps) {
         (Some(path), _) => {
             let template = Template::read(path)

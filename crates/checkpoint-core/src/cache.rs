@@ -10,8 +10,8 @@
 //! the outcome, replaced atomically. A lookup hits only when that last run had the same
 //! fingerprint.
 
-use std::fs::{self, File};
-use std::io::{self, Read};
+use std::fs;
+use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::changes::{ChangeKind, ChangeSet};
+use crate::digest::{hash_file, hex, sha256_hex};
 use crate::outcome::{TestOutcome, TestStatus};
 use crate::store::{self, StoreError};
 
@@ -132,16 +133,6 @@ impl Fields {
     }
 }
 
-/// Lowercase hex of `bytes`.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    bytes
-        .iter()
-        .flat_map(|&b| [DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 0xf)]])
-        .map(char::from)
-        .collect()
-}
-
 /// Stable names: the fingerprint must not depend on `Debug` or serde output.
 fn kind_name(kind: ChangeKind) -> &'static str {
     match kind {
@@ -176,30 +167,6 @@ fn content_digest(path: &Path) -> String {
     match hash_file(path) {
         Ok(digest) => format!("{mode} {digest}"),
         Err(_) => "unreadable".to_owned(),
-    }
-}
-
-/// Lowercase hex SHA-256 of `bytes`.
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-/// Streams the file through SHA-256 (lowercase hex).
-pub(crate) fn hash_file(path: &Path) -> io::Result<String> {
-    hash_reader(File::open(path)?)
-}
-
-/// Streams everything `reader` yields through SHA-256 in 64 KiB chunks (lowercase hex).
-pub(crate) fn hash_reader(mut reader: impl Read) -> io::Result<String> {
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        match reader.read(&mut buf) {
-            Ok(0) => return Ok(hex(&hasher.finalize())),
-            Ok(n) => hasher.update(&buf[..n]),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
     }
 }
 
@@ -242,14 +209,6 @@ mod tests {
             tail: "test result: FAILED".to_owned(),
             ..TestOutcome::not_run()
         }
-    }
-
-    #[test]
-    fn hex_is_lowercase_sha256() {
-        assert_eq!(
-            sha256_hex(b"abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
     }
 
     #[test]

@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
-use crate::cache;
 use crate::changes::{ChangeKind, ChangeSet};
+use crate::digest;
 use crate::journal::Trigger;
 use crate::store::{self, StoreError};
 
@@ -214,7 +214,7 @@ impl Continuity {
         let Ok(bytes) = fs::read(path) else {
             return Ok(None);
         };
-        let sha = cache::sha256_hex(&bytes);
+        let sha = digest::sha256_hex(&bytes);
         let blob = self.blob_dir().join(&sha);
         if bytes.len() as u64 <= MAX_BLOB_BYTES && !blob.exists() {
             store::write_atomic(&blob, &bytes)?;

@@ -1,8 +1,14 @@
-//! The pure stop-gate decision: hook event + gathered facts + policy → [`Decision`].
+//! The pure stop-gate decision, in two calls:
 //!
-//! Nothing here reads the disk, the clock, the environment or git: the caller gathers [`Facts`]
-//! (see [`crate::gate`] for the I/O side) and gets back a typed value that
-//! [`crate::render`] turns into text. The same inputs always give the same decision.
+//! 1. [`plan`]: from the stop, the change set and the session, which test commands to run and
+//!    whether running them can still change the verdict;
+//! 2. [`decide`]: from the stop, the gathered [`Facts`] and the policy, the [`Decision`] together
+//!    with what the session remembers next (a [`Verdict`]).
+//!
+//! Nothing here reads the disk, the clock, the environment or git: the caller gathers the facts
+//! (see `crate::gate` for the I/O side) and gets back typed values that [`crate::render`] turns
+//! into text. The same inputs always give the same verdict. Only ends of turn are judged: a
+//! [`Stop`] is made from an event that is one ([`Stop::of`]).
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -11,6 +17,22 @@ use crate::changes::{Change, ChangeSet, RepoFacts};
 use crate::event::HookEvent;
 use crate::outcome::{TestRun, TestStatus};
 use crate::policy::Policy;
+
+/// An end of turn, as the decision sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stop {
+    /// The stop follows a blocked one in the same turn (the agent's `stop_hook_active`).
+    pub repeated: bool,
+}
+
+impl Stop {
+    /// The stop `event` stands for; `None` for events that are not an end of turn.
+    pub fn of(event: &HookEvent) -> Option<Stop> {
+        event.kind.is_stop().then_some(Stop {
+            repeated: event.stop_hook_active,
+        })
+    }
+}
 
 /// What the gate remembers about one agent session between stops.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,11 +69,33 @@ pub struct PlannedTest {
     pub rules: Vec<String>,
 }
 
-/// The gate's verdict.
+/// Which tests a stop calls for, and whether running them can still change the verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Plan {
+    /// The test commands the changed files ask for, deduplicated, in first-seen order.
+    pub tests: Vec<PlannedTest>,
+    /// False once the block cap is reached: the stop will be allowed whatever the tests say, so
+    /// only cached outcomes are worth reporting.
+    pub may_run: bool,
+}
+
+/// The decision on one stop and what the session remembers after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Verdict {
+    /// The decision.
+    pub decision: Decision,
+    /// The session memory to store for the next stop.
+    pub session: SessionFacts,
+}
+
+/// The gate's verdict on a stop.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "verdict", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Decision {
-    /// Let the agent stop (or carry on, for non-stop events).
+    /// Let the agent stop.
     Allow {
         /// Why.
         reason: AllowReason,
@@ -74,12 +118,8 @@ pub enum Decision {
 /// Why a stop was allowed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum AllowReason {
-    /// The event is not an end of turn.
-    NotAStop {
-        /// The agent's event name.
-        event: String,
-    },
     /// No git repository around the working directory.
     NoRepository,
     /// The repository could not be read; the gate cannot judge.
@@ -108,6 +148,7 @@ pub enum AllowReason {
 /// Why a stop was blocked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum BlockReason {
     /// At least one test command failed or timed out.
     TestsFailed {
@@ -135,6 +176,7 @@ pub enum BlockReason {
 /// A remark attached to a decision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Note {
     /// A test command could not be run.
     TestsUnavailable {
@@ -189,8 +231,16 @@ impl Decision {
     }
 }
 
+/// The tests `changes` call for under `policy`, and whether this stop may still run them.
+pub fn plan(stop: Stop, changes: &ChangeSet, session: &SessionFacts, policy: &Policy) -> Plan {
+    Plan {
+        tests: planned_tests(changes, policy),
+        may_run: blocks_so_far(stop, session) < policy.stop.max_blocks,
+    }
+}
+
 /// The test commands `changes` call for under `policy`, deduplicated, in first-seen order.
-pub fn planned_tests(changes: &ChangeSet, policy: &Policy) -> Vec<PlannedTest> {
+fn planned_tests(changes: &ChangeSet, policy: &Policy) -> Vec<PlannedTest> {
     let mut planned: Vec<PlannedTest> = Vec::new();
     for change in &changes.changes {
         for rule in policy.rules.classify(&change.path) {
@@ -211,29 +261,22 @@ pub fn planned_tests(changes: &ChangeSet, policy: &Policy) -> Vec<PlannedTest> {
 }
 
 /// Blocks already spent in this turn: the stored count on a repeated stop, zero on a fresh one.
-pub fn blocks_so_far(event: &HookEvent, session: &SessionFacts) -> u32 {
-    if event.stop_hook_active {
+fn blocks_so_far(stop: Stop, session: &SessionFacts) -> u32 {
+    if stop.repeated {
         session.consecutive_blocks
     } else {
         0
     }
 }
 
-/// True when this stop may no longer be blocked, so running tests for it would be wasted.
-pub fn cap_reached(event: &HookEvent, session: &SessionFacts, policy: &Policy) -> bool {
-    blocks_so_far(event, session) >= policy.stop.max_blocks
+/// Decides one stop: the decision, and the session memory after it.
+pub fn decide(stop: Stop, facts: &Facts, policy: &Policy) -> Verdict {
+    let decision = decision(stop, facts, policy);
+    let session = next_session(&facts.session, &decision, facts);
+    Verdict { decision, session }
 }
 
-/// Decides one hook call.
-pub fn decide(event: &HookEvent, facts: &Facts, policy: &Policy) -> Decision {
-    if !event.kind.is_stop() {
-        return allow(
-            AllowReason::NotAStop {
-                event: event.wire_name.clone(),
-            },
-            Vec::new(),
-        );
-    }
+fn decision(stop: Stop, facts: &Facts, policy: &Policy) -> Decision {
     let changes = match &facts.repo {
         RepoFacts::NoRepository => return allow(AllowReason::NoRepository, Vec::new()),
         RepoFacts::Unreadable { reason } => {
@@ -254,7 +297,7 @@ pub fn decide(event: &HookEvent, facts: &Facts, policy: &Policy) -> Decision {
         }
         return allow(AllowReason::Satisfied { tests, files }, notes);
     };
-    let spent = blocks_so_far(event, &facts.session);
+    let spent = blocks_so_far(stop, &facts.session);
     if spent >= policy.stop.max_blocks {
         return allow(
             AllowReason::CapReached {
@@ -273,12 +316,8 @@ pub fn decide(event: &HookEvent, facts: &Facts, policy: &Policy) -> Decision {
 }
 
 /// What the session remembers after `decision`.
-pub fn next_session(session: &SessionFacts, decision: &Decision, facts: &Facts) -> SessionFacts {
+fn next_session(session: &SessionFacts, decision: &Decision, facts: &Facts) -> SessionFacts {
     match decision {
-        Decision::Allow {
-            reason: AllowReason::NotAStop { .. },
-            ..
-        } => session.clone(),
         Decision::Allow { .. } => SessionFacts {
             consecutive_blocks: 0,
             ..session.clone()

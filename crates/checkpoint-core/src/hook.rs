@@ -14,9 +14,9 @@ use std::sync::Once;
 use serde_json::Value;
 
 use crate::agent::AgentHome;
-use crate::answer::{HookAnswer, StopAnswer};
 use crate::event::{HookEvent, read_payload};
-use crate::gate::{Gate, GateOutcome};
+use crate::gate;
+use crate::host::Host;
 
 /// Runs one hook call for the agent whose home is `home` on the process's stdin/stdout/stderr.
 /// Always exits 0.
@@ -91,30 +91,12 @@ fn answer(
 ) -> Result<Option<Value>, String> {
     let bytes = read_payload(stdin).map_err(|e| e.to_string())?;
     let event = HookEvent::parse(home, &bytes).map_err(|e| e.to_string())?;
-    if !Gate::handles(&event.kind) {
+    if !gate::handles(&event.kind) {
         return Ok(None);
     }
-    let outcome = Gate::from_process()
-        .run(&event)
-        .map_err(|e| e.to_string())?;
+    let outcome = gate::run(&Host::from_process(), &event).map_err(|e| e.to_string())?;
     for warning in &outcome.warnings {
         let _ = writeln!(stderr, "checkpoint: warning: {warning}");
     }
-    Ok(home.render(&event, &hook_answer(&event, outcome)))
-}
-
-/// What the gate's outcome answers to `event`: context when it has some, the verdict on a stop,
-/// else nothing.
-fn hook_answer(event: &HookEvent, outcome: GateOutcome) -> HookAnswer {
-    if let Some(context) = outcome.context {
-        return HookAnswer::Context(context);
-    }
-    if !event.kind.is_stop() {
-        return HookAnswer::Nothing;
-    }
-    HookAnswer::Stop(StopAnswer {
-        decision: outcome.decision,
-        message: outcome.message,
-        notice: outcome.notice,
-    })
+    Ok(home.render(&event, &outcome.answer))
 }

@@ -29,13 +29,19 @@ pub mod context;
 #[cfg(feature = "io")]
 pub mod continuity;
 #[cfg(feature = "io")]
+pub(crate) mod digest;
+#[cfg(feature = "io")]
 pub mod gate;
 #[cfg(feature = "io")]
 pub mod git;
 #[cfg(feature = "io")]
 pub mod hook;
 #[cfg(feature = "io")]
+pub mod host;
+#[cfg(feature = "io")]
 pub mod journal;
+#[cfg(feature = "io")]
+pub mod project;
 #[cfg(feature = "io")]
 pub mod runner;
 #[cfg(feature = "io")]
@@ -44,7 +50,7 @@ pub mod session;
 pub mod store;
 
 pub use changes::{Change, ChangeKind, ChangeSet, Head, RepoFacts};
-pub use decide::{Decision, Facts, decide};
+pub use decide::{Decision, Facts, Stop, Verdict, decide};
 pub use event::{Agent, EventKind, HookEvent};
 pub use outcome::{TestOutcome, TestRun, TestStatus};
 pub use policy::Policy;

@@ -140,7 +140,6 @@ fn tests_failed(out: &mut String, failed: &[TestRun]) {
 
 fn allow_text(out: &mut String, reason: &AllowReason) {
     match reason {
-        AllowReason::NotAStop { .. } => {}
         AllowReason::NoRepository => {
             out.push_str("Checkpoint — Not inside a git repository: nothing to check.\n");
         }

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use rustix::io::Errno;
 use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 
-use crate::cache;
+use crate::digest;
 use crate::outcome::{TestOutcome, TestStatus};
 use crate::tail;
 
@@ -44,22 +44,10 @@ const REAP_LIMIT: Duration = Duration::from_secs(5);
 /// The longest command or output excerpt quoted in an error line.
 const MAX_QUOTE_CHARS: usize = 120;
 
-/// Runs `command` with `sh -c` in `dir`, kills it with its whole process group after `timeout`,
-/// and reports how it went. Never panics: problems become [`TestStatus::Error`] with a one-line
-/// [`TestOutcome::error`].
-///
-/// Exit 0 is [`TestStatus::Passed`]; the shell's 127 (not found) and 126 (not executable) are
-/// [`TestStatus::Error`]; any other exit, including death by a signal the gate did not send
-/// (`exit_code` is then `None`), is [`TestStatus::Failed`]; the timeout is
-/// [`TestStatus::TimedOut`].
-pub fn run(command: &str, dir: &Path, timeout: Duration) -> TestOutcome {
-    run_with(command, dir, timeout, Capture::Merged).outcome
-}
-
 /// A run with stdout and stderr kept apart and hashed whole.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recorded {
-    /// How it went, as [`run`] reports it (the tail holds the end of stdout, then of stderr).
+    /// How it went (the tail holds the end of stdout, then of stderr).
     pub outcome: TestOutcome,
     /// Lowercase hex SHA-256 of everything written to stdout; `None` when nothing ran.
     pub stdout_sha256: Option<String>,
@@ -67,32 +55,27 @@ pub struct Recorded {
     pub stderr_sha256: Option<String>,
 }
 
-/// Runs `command` exactly like [`run`], but with stdout and stderr in separate files whose
-/// SHA-256 digests are reported, for a validation receipt.
-pub fn run_recorded(command: &str, dir: &Path, timeout: Duration) -> Recorded {
-    run_with(command, dir, timeout, Capture::Split)
-}
-
-/// Where the command's stderr goes.
-#[derive(Debug, Clone, Copy)]
-enum Capture {
-    /// Into the same file as stdout.
-    Merged,
-    /// Into a file of its own; both files are hashed.
-    Split,
-}
-
-/// What was read back from the output file(s).
+/// What was read back from the output files.
 struct Captured {
     /// The end of the output, for the summary.
     output: Vec<u8>,
-    /// SHA-256 of the whole stdout and stderr ([`Capture::Split`] only).
-    digests: Option<(String, String)>,
+    /// SHA-256 of the whole stdout and stderr.
+    digests: (String, String),
 }
 
-fn run_with(command: &str, dir: &Path, timeout: Duration, capture: Capture) -> Recorded {
+/// Runs `command` with `sh -c` in `dir` (stdout and stderr in separate files, each hashed whole
+/// for a validation receipt), kills it with its whole process group after `timeout`,
+/// and reports how it went. Never panics: problems become [`TestStatus::Error`] with a one-line
+/// [`TestOutcome::error`].
+///
+/// Exit 0 is [`TestStatus::Passed`]; the shell's 127 (not found) and 126 (not executable) are
+/// [`TestStatus::Error`]; any other exit, including death by a signal the gate did not send
+/// (`exit_code` is then `None`), is [`TestStatus::Failed`]; the timeout is
+/// [`TestStatus::TimedOut`].
+pub fn run_recorded(command: &str, dir: &Path, timeout: Duration) -> Recorded {
     let started = Instant::now();
-    let result = execute(command, dir, timeout, capture);
+    let result = execute(command, dir, timeout);
+
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let (ending, captured) = match result {
         Ok(ran) => ran,
@@ -111,7 +94,7 @@ fn run_with(command: &str, dir: &Path, timeout: Duration, capture: Capture) -> R
         }
     };
     let Captured { output, digests } = captured;
-    let (stdout_sha256, stderr_sha256) = digests.unzip();
+    let (stdout_sha256, stderr_sha256) = (Some(digests.0), Some(digests.1));
     let summary = tail::summarize(&output);
     let (status, exit_code, error) = match ending {
         Ending::TimedOut => (TestStatus::TimedOut, None, None),
@@ -150,12 +133,7 @@ enum Ending {
 }
 
 /// Spawns, waits, cleans up the group and reads the output back. `Err` is a one-line reason.
-fn execute(
-    command: &str,
-    dir: &Path,
-    timeout: Duration,
-    capture: Capture,
-) -> Result<(Ending, Captured), String> {
+fn execute(command: &str, dir: &Path, timeout: Duration) -> Result<(Ending, Captured), String> {
     let new_file = || {
         tempfile::tempfile()
             .map_err(|e| format!("cannot create a temporary file for the test output: {e}"))
@@ -165,17 +143,9 @@ fn execute(
             .map_err(|e| format!("cannot share the test output file: {e}"))
     };
     let output = new_file()?;
-    let errors = match capture {
-        Capture::Merged => None,
-        Capture::Split => Some(new_file()?),
-    };
-    let expression = duct::cmd!("/bin/sh", "-c", command);
-    let expression = match &errors {
-        Some(errors) => expression.stderr_file(share(errors)?),
-        None => expression.stderr_to_stdout(),
-    };
-    // Redirections apply outside-in: stdout goes to the file first, then stderr joins it.
-    let handle = expression
+    let errors = new_file()?;
+    let handle = duct::cmd!("/bin/sh", "-c", command)
+        .stderr_file(share(&errors)?)
         .stdout_file(share(&output)?)
         .dir(dir)
         .env("PYTHONDONTWRITEBYTECODE", "1")
@@ -219,24 +189,16 @@ fn execute(
     terminate_group(group, &handle);
     let ending = ending.map_err(|e| format!("waiting for the test command failed: {e}"))?;
     let read_back = |e: io::Error| format!("cannot read the test output back: {e}");
-    let captured = match errors {
-        None => Captured {
-            output: read_end(output).map_err(read_back)?,
-            digests: None,
-        },
-        Some(errors) => {
-            let digests = (hash_whole(&output), hash_whole(&errors));
-            let digests = (digests.0.map_err(read_back)?, digests.1.map_err(read_back)?);
-            let mut bytes = read_end(output).map_err(read_back)?;
-            if !bytes.is_empty() && !bytes.ends_with(b"\n") {
-                bytes.push(b'\n');
-            }
-            bytes.extend(read_end(errors).map_err(read_back)?);
-            Captured {
-                output: bytes,
-                digests: Some(digests),
-            }
-        }
+    let digests = (hash_whole(&output), hash_whole(&errors));
+    let digests = (digests.0.map_err(read_back)?, digests.1.map_err(read_back)?);
+    let mut bytes = read_end(output).map_err(read_back)?;
+    if !bytes.is_empty() && !bytes.ends_with(b"\n") {
+        bytes.push(b'\n');
+    }
+    bytes.extend(read_end(errors).map_err(read_back)?);
+    let captured = Captured {
+        output: bytes,
+        digests,
     };
     Ok((ending, captured))
 }
@@ -244,7 +206,7 @@ fn execute(
 /// SHA-256 of the whole file, from its start.
 fn hash_whole(mut file: &File) -> io::Result<String> {
     file.seek(SeekFrom::Start(0))?;
-    cache::hash_reader(file)
+    digest::hash_reader(file)
 }
 
 /// SIGTERM to the whole group, up to [`KILL_GRACE`] for it to empty, then SIGKILL, then reaps the
@@ -315,6 +277,10 @@ mod tests {
     use std::fs;
 
     const LONG: Duration = Duration::from_secs(60);
+
+    fn run(command: &str, dir: &Path, timeout: Duration) -> TestOutcome {
+        run_recorded(command, dir, timeout).outcome
+    }
 
     fn run_in(dir: &tempfile::TempDir, command: &str, timeout: Duration) -> TestOutcome {
         run(command, dir.path(), timeout)
@@ -392,15 +358,15 @@ mod tests {
         assert_eq!(ran.outcome.status, TestStatus::Failed);
         assert_eq!(ran.outcome.exit_code, Some(4));
         assert_eq!(ran.outcome.tail, "out\nerr");
-        assert_eq!(ran.stdout_sha256, Some(cache::sha256_hex(b"out")));
-        assert_eq!(ran.stderr_sha256, Some(cache::sha256_hex(b"err")));
+        assert_eq!(ran.stdout_sha256, Some(digest::sha256_hex(b"out")));
+        assert_eq!(ran.stderr_sha256, Some(digest::sha256_hex(b"err")));
 
         let big = run_recorded("yes line | head -n 100000", dir.path(), LONG);
         assert_eq!(
             big.stdout_sha256,
-            Some(cache::sha256_hex("line\n".repeat(100_000).as_bytes()))
+            Some(digest::sha256_hex("line\n".repeat(100_000).as_bytes()))
         );
-        assert_eq!(big.stderr_sha256, Some(cache::sha256_hex(b"")));
+        assert_eq!(big.stderr_sha256, Some(digest::sha256_hex(b"")));
 
         let missing = run_recorded("true", &dir.path().join("gone"), LONG);
         assert_eq!(missing.outcome.status, TestStatus::Error);
@@ -447,7 +413,7 @@ mod tests {
         let out = run_in(
             &dir,
             "yes 'stdout line of some length' | head -n 90000; \
-             yes 'stderr line of some length' | head -n 90000 >&2; echo done",
+             yes 'stderr line of some length' | head -n 90000 >&2; echo done >&2",
             LONG,
         );
         assert_eq!(out.status, TestStatus::Passed);

@@ -187,7 +187,7 @@ fn a_fresh_status_line_is_preferred_to_the_transcript() {
     let run = CLAUDE.fire_with(dir, "PreToolUse", &fields, &[]);
     CLAUDE.assert_no_op(&run, 0, "stale status line, transcript at 10 %");
 
-    status_line(checkpoint_core::gate::Gate::from_process().now.to_string());
+    status_line(checkpoint_core::host::Host::from_process().now.to_string());
     let run = CLAUDE.fire_with(dir, "PreToolUse", &fields, &[]);
     assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""), "{run:?}");
     let answer: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use assert_cmd::cargo::cargo_bin_cmd;
 use checkpoint_core::continuity::{Continuity, SessionCheckpoint, SessionRef};
 use checkpoint_core::event::Agent;
-use checkpoint_core::gate::Gate;
 use checkpoint_core::git;
+use checkpoint_core::host::Host;
 use checkpoint_core::journal::Trigger;
 use checkpoint_core::policy::GitBackend;
 use checkpoint_testkit::repo;
@@ -30,7 +30,7 @@ fn save_checkpoint(dir: &Path) -> SessionCheckpoint {
         id: 0,
         trigger: Trigger::Manual,
         // The crate's clock; the test crate does not depend on jiff itself.
-        at: Gate::from_process().now - Duration::from_secs(45 * 60),
+        at: Host::from_process().now - Duration::from_secs(45 * 60),
         session: SessionRef {
             agent: Agent::Claude,
             id: "session-1".to_owned(),

@@ -47,8 +47,8 @@ use similar::{DiffTag, TextDiff};
 
 use super::record::FileState;
 use super::{Continuity, SessionCheckpoint};
-use crate::cache;
 use crate::changes::ChangeSet;
+use crate::digest;
 use crate::git::{self, GitError, Repo};
 use crate::policy::GitBackend;
 
@@ -233,7 +233,7 @@ fn worktree(workdir: &Path, path: &str) -> Side {
         return Side::Absent;
     }
     if meta.len() > MAX_COUNTED_BYTES {
-        return cache::hash_file(&full).map_or(Side::Absent, Side::Hashed);
+        return digest::hash_file(&full).map_or(Side::Absent, Side::Hashed);
     }
     fs::read(&full).map_or(Side::Absent, Side::Content)
 }
@@ -244,7 +244,7 @@ fn compare(old: &Side, new: &Side) -> Option<(u64, u64, bool)> {
         (Side::Absent, Side::Absent) => None,
         (Side::Hashed(a), Side::Hashed(b)) => (a != b).then_some((0, 0, false)),
         (Side::Hashed(sha), Side::Content(bytes)) | (Side::Content(bytes), Side::Hashed(sha)) => {
-            (cache::sha256_hex(bytes) != *sha).then(|| (0, 0, is_binary(bytes)))
+            (digest::sha256_hex(bytes) != *sha).then(|| (0, 0, is_binary(bytes)))
         }
         (Side::Hashed(_), Side::Absent) | (Side::Absent, Side::Hashed(_)) => Some((0, 0, false)),
         (Side::Content(a), Side::Content(b)) if a == b => None,
@@ -534,7 +534,7 @@ mod tests {
     #[test]
     fn sides_compare_by_content_or_hash() {
         let content = |s: &str| Side::Content(s.as_bytes().to_vec());
-        let hashed = |s: &str| Side::Hashed(cache::sha256_hex(s.as_bytes()));
+        let hashed = |s: &str| Side::Hashed(digest::sha256_hex(s.as_bytes()));
         assert_eq!(compare(&Side::Absent, &Side::Absent), None);
         assert_eq!(compare(&content("a\n"), &content("a\n")), None);
         assert_eq!(

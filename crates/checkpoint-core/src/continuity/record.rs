@@ -144,7 +144,7 @@ impl SessionCheckpoint {
             text.push_str(file.sha256.as_deref().unwrap_or("-"));
         }
         text.push_str(&format!("\n+{}", self.more_files));
-        crate::cache::sha256_hex(text.as_bytes())
+        crate::digest::sha256_hex(text.as_bytes())
     }
 }
 

@@ -12,11 +12,13 @@ use crate::policy::{Rule, RuleSet, RuleTests};
 
 const NOW: i64 = 1_800_000_000;
 
-fn stop(active: bool) -> HookEvent {
-    HookEvent {
-        stop_hook_active: active,
-        ..HookEvent::manual_stop("/repo".into())
-    }
+fn stop(active: bool) -> Stop {
+    Stop { repeated: active }
+}
+
+/// The decision alone.
+fn decided(stop: Stop, facts: &Facts, policy: &Policy) -> Decision {
+    decide(stop, facts, policy).decision
 }
 
 fn policy(commit_gate: bool, max_blocks: u32, capture: bool) -> Policy {
@@ -157,7 +159,7 @@ proptest! {
     ) {
         let policy = policy(commit_gate, max_blocks, capture);
         let facts = facts(changes, &statuses, session);
-        let decision = decide(&stop(active), &facts, &policy);
+        let decision = decided(stop(active), &facts, &policy);
         if decision.is_block() {
             prop_assert!(something_required(&facts, &policy), "{decision:?}");
         }
@@ -178,7 +180,7 @@ proptest! {
         for i in 0..stops {
             // The agent changes nothing between stops: the worst case for a loop.
             let f = facts(changes.clone(), &statuses, session.clone());
-            let decision = decide(&stop(i > 0), &f, &policy);
+            let decision = decided(stop(i > 0), &f, &policy);
             if decision.is_block() {
                 consecutive += 1;
             } else {
@@ -203,15 +205,16 @@ proptest! {
     ) {
         let policy = policy(commit_gate, 3, true);
         let facts = facts(changes, &statuses, session);
-        prop_assert_eq!(decide(&stop(active), &facts, &policy), decide(&stop(active), &facts, &policy));
+        prop_assert_eq!(decided(stop(active), &facts, &policy), decided(stop(active), &facts, &policy));
     }
 
     #[test]
-    fn other_events_always_allow(name in "[A-Za-z]{1,16}", changes in arb_changes()) {
-        let mut event = stop(false);
+    fn only_ends_of_turn_are_judged(name in "[A-Za-z]{1,16}", active in any::<bool>()) {
+        let mut event = HookEvent::manual_stop("/repo".into());
+        event.stop_hook_active = active;
+        prop_assert_eq!(Stop::of(&event), Some(stop(active)));
         event.kind = EventKind::Other(name);
-        let facts = facts(changes, &[TestStatus::Failed], SessionFacts::default());
-        prop_assert!(!decide(&event, &facts, &policy(true, 3, true)).is_block());
+        prop_assert_eq!(Stop::of(&event), None);
     }
 }
 
@@ -223,7 +226,7 @@ fn failing_tests_block_before_anything_else() {
         &[TestStatus::Failed],
         SessionFacts::default(),
     );
-    let d = decide(&stop(false), &f, &p);
+    let d = decided(stop(false), &f, &p);
     assert!(matches!(
         d,
         Decision::Block {
@@ -242,7 +245,7 @@ fn actions_are_shown_once_per_change_set() {
         &[TestStatus::Passed],
         SessionFacts::default(),
     );
-    let first = decide(&stop(false), &f, &p);
+    let first = decided(stop(false), &f, &p);
     let Decision::Block {
         reason: BlockReason::Required { actions, .. },
         ..
@@ -257,14 +260,14 @@ fn actions_are_shown_once_per_change_set() {
         &[TestStatus::Passed],
         session,
     );
-    assert!(!decide(&stop(true), &again, &p).is_block());
+    assert!(!decided(stop(true), &again, &p).is_block());
 }
 
 #[test]
 fn docs_only_changes_pass_and_capture_is_rate_limited() {
     let docs = changeset(&[("README.md", ChangeKind::Modified)]);
-    let off = decide(
-        &stop(false),
+    let off = decided(
+        stop(false),
         &facts(docs.clone(), &[], SessionFacts::default()),
         &policy(true, 3, false),
     );
@@ -278,7 +281,7 @@ fn docs_only_changes_pass_and_capture_is_rate_limited() {
 
     let p = policy(true, 3, true);
     let f = facts(docs.clone(), &[], SessionFacts::default());
-    let first = decide(&stop(false), &f, &p);
+    let first = decided(stop(false), &f, &p);
     assert!(matches!(
         first,
         Decision::Block {
@@ -288,7 +291,7 @@ fn docs_only_changes_pass_and_capture_is_rate_limited() {
     ));
     let session = next_session(&f.session, &first, &f);
     let soon = facts(docs, &[], session);
-    assert!(!decide(&stop(false), &soon, &p).is_block());
+    assert!(!decided(stop(false), &soon, &p).is_block());
 }
 
 #[test]
@@ -303,7 +306,7 @@ fn cap_turns_a_block_into_a_warning() {
         &[TestStatus::NotRun],
         session,
     );
-    let d = decide(&stop(true), &f, &p);
+    let d = decided(stop(true), &f, &p);
     assert!(matches!(
         d,
         Decision::Allow {
@@ -313,7 +316,7 @@ fn cap_turns_a_block_into_a_warning() {
     ));
     assert_eq!(next_session(&f.session, &d, &f).consecutive_blocks, 0);
     // A fresh stop (not a retry) starts counting again.
-    assert!(decide(&stop(false), &f, &p).is_block());
+    assert!(decided(stop(false), &f, &p).is_block());
 }
 
 #[test]
@@ -324,7 +327,7 @@ fn test_errors_fail_open_with_a_note() {
         &[TestStatus::Error],
         SessionFacts::default(),
     );
-    let d = decide(&stop(false), &f, &p);
+    let d = decided(stop(false), &f, &p);
     assert!(!d.is_block());
     assert!(d.is_degraded());
 }

@@ -257,7 +257,7 @@ mod tests {
         let public = keys.trusted_key().unwrap().unwrap();
         // RFC 8032 §7.1 TEST 1 public key.
         assert_eq!(
-            crate::cache::hex(&public),
+            crate::digest::hex(&public),
             "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"
         );
     }

@@ -10,14 +10,15 @@
 //!   do now, what not to repeat, which files changed. Rewritten by every update and by the read
 //!   commands whenever it is missing or differs.
 //!
-//! `<state dir>/tasks/active.json` names the task the CLI and the hooks work on. The state
-//! directory follows the gate's rule ([`Gate::state_dir`]): `CHECKPOINT_STATE_DIR`, else
-//! `<git dir>/checkpoint/`; outside git, `./.checkpoint/`.
+//! `<state dir>/tasks/active.json` names the task the CLI and the hooks work on. A
+//! [`crate::project::Project`] opens the journal of its state directory
+//! ([`crate::project::Project::journal`]).
 //!
 //! The hooks call [`Journal::checkpoint_active`] (commit, push, PR, allowed stops) and
 //! [`Journal::maybe_interval_checkpoint`] (any hook event); [`is_pr_creation`] recognises a PR.
 
 pub mod checkpoint;
+mod crash;
 pub mod keys;
 pub mod markdown;
 pub mod receipt;
@@ -44,9 +45,7 @@ pub use retention::Removal;
 pub use state::{InvalidTransition, TaskEvent, TaskState};
 pub use task::{HistoryEntry, HistoryKind, Step, StepSpec, StepStatus, Task, TaskError};
 
-use crate::gate::{Gate, STATE_DIR_VAR};
-use crate::git::{self, GitError, Repo};
-use crate::policy::config::{self, ConfigError, ConfigSources};
+use crate::git::Repo;
 use crate::policy::{JournalSettings, Policy};
 use crate::runner::{self, Recorded};
 use crate::store::{self, StoreError};
@@ -102,12 +101,6 @@ pub enum JournalError {
         /// How it ended.
         state: TaskState,
     },
-    /// The configuration is broken.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// The repository could not be found.
-    #[error(transparent)]
-    Git(#[from] GitError),
     /// The signing key is unusable.
     #[error(transparent)]
     Key(#[from] KeyError),
@@ -194,12 +187,6 @@ fn run_payload(
     })
 }
 
-/// The signing keys next to `gate`'s user config file.
-fn keys_for(gate: &Gate) -> Option<Box<dyn KeyManager>> {
-    FileKeyManager::beside_user_config(gate.user_config.as_deref())
-        .map(|k| Box::new(k) as Box<dyn KeyManager>)
-}
-
 /// One state directory's tasks, with the settings, repository and keys they are kept with.
 #[derive(Debug)]
 pub struct Journal {
@@ -211,44 +198,6 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// The journal for `cwd`, configured like `gate` (user config, `CHECKPOINT_*` variables);
-    /// the signing key lives next to the user config file.
-    pub fn open(gate: &Gate, cwd: &Path) -> Result<Journal, JournalError> {
-        let repo = git::discover(cwd)?;
-        let workdir = repo
-            .as_ref()
-            .map_or_else(|| cwd.to_owned(), |r| r.workdir.clone());
-        let sources = ConfigSources {
-            user_file: gate.user_config.clone(),
-            project_file: workdir.join(config::PROJECT_FILE),
-            env: gate.env.clone(),
-        };
-        let policy = config::load(&sources, &workdir)?;
-        Ok(match repo {
-            Some(repo) => Journal::for_repo(gate, repo, policy),
-            None => {
-                let state_dir = gate
-                    .env
-                    .iter()
-                    .find(|(k, _)| k == STATE_DIR_VAR)
-                    .map_or_else(|| cwd.join(".checkpoint"), |(_, v)| PathBuf::from(v));
-                Journal::new(state_dir, workdir, None, policy, keys_for(gate))
-            }
-        })
-    }
-
-    /// The journal of `repo` under an already-loaded `policy` (the gate's own path: no second
-    /// discovery or config load).
-    pub fn for_repo(gate: &Gate, repo: Repo, policy: Policy) -> Journal {
-        Journal::new(
-            gate.state_dir(&repo),
-            repo.workdir.clone(),
-            Some(repo),
-            policy,
-            keys_for(gate),
-        )
-    }
-
     /// A journal from its parts.
     pub fn new(
         state_dir: PathBuf,
@@ -868,7 +817,7 @@ fn interval_due(task: &Task, now: Timestamp, interval: Duration) -> bool {
 fn random_hex(n: usize) -> Result<String, JournalError> {
     let mut bytes = vec![0u8; n];
     getrandom::fill(&mut bytes).map_err(|e| KeyError::Random(e.to_string()))?;
-    Ok(crate::cache::hex(&bytes))
+    Ok(crate::digest::hex(&bytes))
 }
 
 fn new_receipt_id() -> Result<String, JournalError> {

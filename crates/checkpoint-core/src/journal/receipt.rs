@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::checkpoint::StepRef;
 use super::keys::ReceiptSigner;
-use crate::cache;
+use crate::digest;
 use crate::outcome::TestStatus;
 
 /// The payload format version.
@@ -123,8 +123,8 @@ impl Receipt {
         let text = serde_json::to_string(payload).unwrap_or_default();
         let (signature, public_key) = match signer {
             Some(signer) => (
-                Some(cache::hex(&signer.sign(text.as_bytes()))),
-                Some(cache::hex(&signer.public_key())),
+                Some(digest::hex(&signer.sign(text.as_bytes()))),
+                Some(digest::hex(&signer.public_key())),
             ),
             None => (None, None),
         };
@@ -225,8 +225,8 @@ pub(crate) mod tests {
             started_at: at,
             ended_at: at,
             duration_ms: 120,
-            stdout_sha256: Some(cache::sha256_hex(b"")),
-            stderr_sha256: Some(cache::sha256_hex(b"OK\n")),
+            stdout_sha256: Some(digest::sha256_hex(b"")),
+            stderr_sha256: Some(digest::sha256_hex(b"OK\n")),
             fingerprint: None,
         }
     }

@@ -7,8 +7,8 @@ use std::process::Command;
 use jiff::Timestamp;
 
 use super::checkpoint::{FileSnapshot, VcsState};
-use crate::cache;
 use crate::changes::Head;
+use crate::digest;
 use crate::git::{self, Repo};
 use crate::policy::GitBackend;
 
@@ -78,7 +78,7 @@ pub(crate) fn snapshot(workdir: &Path, path: &str) -> FileSnapshot {
         path: path.to_owned(),
         size: meta.as_ref().map(fs::Metadata::len),
         mtime,
-        sha256: meta.and_then(|_| cache::hash_file(&full).ok()),
+        sha256: meta.and_then(|_| digest::hash_file(&full).ok()),
     }
 }
 
@@ -101,7 +101,7 @@ mod tests {
         assert_eq!(snap.size, Some(3));
         assert_eq!(
             snap.sha256.as_deref(),
-            Some(cache::sha256_hex(b"abc").as_str())
+            Some(digest::sha256_hex(b"abc").as_str())
         );
         assert!(snap.mtime.is_some());
         assert!(!changed_since(dir.path(), &snap));

@@ -8,8 +8,8 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use super::checkpoint::{Checkpoint, StepRef};
+use super::crash::Recovery;
 use super::receipt::Receipt;
-use super::recovery::Recovery;
 use super::state::{InvalidTransition, TaskEvent, TaskState, transition};
 
 /// The `hook.json` schema version this build writes and reads.

@@ -4,6 +4,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
 
 use super::*;
+use crate::git;
 use crate::policy::Policy;
 
 fn at(secs: i64) -> Timestamp {
@@ -166,11 +167,11 @@ fn validations_leave_verified_receipts_and_gate_step_done() {
     assert_eq!(payload.exit_code, Some(3));
     assert_eq!(
         payload.stdout_sha256,
-        Some(crate::cache::sha256_hex(b"out\n"))
+        Some(crate::digest::sha256_hex(b"out\n"))
     );
     assert_eq!(
         payload.stderr_sha256,
-        Some(crate::cache::sha256_hex(b"err\n"))
+        Some(crate::digest::sha256_hex(b"err\n"))
     );
     assert_eq!(payload.step.unwrap().name, "impl");
     assert!(matches!(

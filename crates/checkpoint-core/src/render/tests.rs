@@ -217,10 +217,6 @@ fn capture_request() {
 
 #[test]
 fn allow_messages() {
-    let not_a_stop = allow(AllowReason::NotAStop {
-        event: "PreToolUse".into(),
-    });
-    assert_eq!(message(&not_a_stop), "");
     let all = [
         allow(AllowReason::NoRepository),
         allow(AllowReason::RepoUnreadable {

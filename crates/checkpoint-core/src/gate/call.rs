@@ -1,0 +1,56 @@
+//! One hook event being answered: the host it runs on, the event, and what every handler asks of
+//! them (the project around the event's cwd, the session it belongs to, the agent's last reply).
+
+use crate::context;
+use crate::continuity::SessionRef;
+use crate::event::HookEvent;
+use crate::host::Host;
+use crate::project::{Project, ProjectError};
+
+/// One event being answered.
+pub(super) struct Call<'a> {
+    pub(super) host: &'a Host,
+    pub(super) event: &'a HookEvent,
+}
+
+impl<'a> Call<'a> {
+    /// The call for `event`; its working directory must exist.
+    pub(super) fn new(host: &'a Host, event: &'a HookEvent) -> Result<Call<'a>, ProjectError> {
+        if !event.cwd.is_dir() {
+            return Err(ProjectError::MissingCwd(event.cwd.clone()));
+        }
+        Ok(Call { host, event })
+    }
+
+    /// The git project around the event's cwd, with its settings; `None` outside git.
+    pub(super) fn project(&self) -> Result<Option<Project>, ProjectError> {
+        self.host.git_project(&self.event.cwd)
+    }
+
+    /// The event's session id (`unknown` when the agent sent none).
+    pub(super) fn session_id(&self) -> &str {
+        if self.event.session_id.is_empty() {
+            "unknown"
+        } else {
+            &self.event.session_id
+        }
+    }
+
+    /// The event's session, as checkpoints name it.
+    pub(super) fn session(&self) -> SessionRef {
+        SessionRef {
+            agent: self.event.agent,
+            id: self.session_id().to_owned(),
+        }
+    }
+
+    /// The agent's last reply: from the payload when it has one (stops), else from the
+    /// transcript's tail.
+    pub(super) fn reply(&self) -> Option<String> {
+        let event = self.event;
+        event.last_assistant_message.clone().or_else(|| {
+            let transcript = event.transcript_path.as_deref()?;
+            context::last_reply(event.agent, transcript).ok().flatten()
+        })
+    }
+}

@@ -1,0 +1,79 @@
+//! The gate's I/O half: for each hook event, gathers what it needs (git changes, cached test runs,
+//! session memory, context usage), asks the pure core, records what the next call needs, and
+//! returns an honest [`HookAnswer`]: a verdict on a stop, context for the model, or nothing.
+//!
+//! Adapters and `checkpoint check` call [`run`]; an `Err` means the gate could not judge (bad cwd,
+//! broken config, unusable state) and the caller fails open.
+//!
+//! | file | holds |
+//! |---|---|
+//! | [`call`](self) `call.rs` | one event being answered: its host, cwd check, session |
+//! | `stop.rs` | ends of turn and new prompts: test runs, the verdict, the block count |
+//! | `continuity.rs` | the context watch, tool results, session start and end, compaction |
+
+mod call;
+mod continuity;
+mod stop;
+
+use crate::answer::HookAnswer;
+use crate::event::{EventKind, HookEvent};
+use crate::host::Host;
+use crate::project::ProjectError;
+
+use call::Call;
+
+pub use continuity::{CONTEXT_CHECKPOINT_GAP, GEMINI_COMPRESSION_PERCENT, PROGRESS_SKILL};
+
+/// What the gate answers to one event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GateOutcome {
+    /// The answer for the agent.
+    pub answer: HookAnswer,
+    /// Problems that did not change the answer (e.g. the journal could not be written), one line
+    /// each, for stderr.
+    pub warnings: Vec<String>,
+}
+
+/// Whether [`run`] does anything for this kind of event; adapters answer the others with their
+/// no-op without loading anything.
+pub fn handles(kind: &EventKind) -> bool {
+    kind.is_stop()
+        || matches!(
+            kind,
+            EventKind::UserPrompt
+                | EventKind::PreTool
+                | EventKind::PostTool
+                | EventKind::SessionStart
+                | EventKind::SessionEnd
+                | EventKind::PreCompact
+        )
+}
+
+/// Answers one hook event.
+pub fn run(host: &Host, event: &HookEvent) -> Result<GateOutcome, ProjectError> {
+    let call = Call::new(host, event)?;
+    let mut warnings = Vec::new();
+    let context = match &event.kind {
+        kind if kind.is_stop() => {
+            let answer = stop::stop(&call, &mut warnings)?;
+            return Ok(GateOutcome {
+                answer: HookAnswer::Stop(answer),
+                warnings,
+            });
+        }
+        EventKind::UserPrompt => stop::user_prompt(&call)?,
+        EventKind::PreTool => continuity::context_watch(&call)?,
+        EventKind::PostTool => continuity::post_tool(&call)?,
+        EventKind::SessionStart => continuity::session_start(&call)?,
+        EventKind::SessionEnd => {
+            warnings.extend(continuity::session_end(&call)?);
+            None
+        }
+        EventKind::PreCompact => continuity::pre_compact(&call).map(|()| None)?,
+        _ => None,
+    };
+    Ok(GateOutcome {
+        answer: context.map_or(HookAnswer::Nothing, HookAnswer::Context),
+        warnings,
+    })
+}

@@ -1,0 +1,212 @@
+//! Ends of turn and new prompts: the stop gate proper. A stop gathers the change set, runs (or
+//! reuses) the planned tests, asks [`decide`] and stores the session memory it returns; a new
+//! prompt starts a new turn.
+
+use jiff::Timestamp;
+
+use crate::answer::StopAnswer;
+use crate::cache::{self, TestCache};
+use crate::changes::RepoFacts;
+use crate::decide::{self, Facts, PlannedTest, SessionFacts, Stop, decide};
+use crate::digest;
+use crate::git;
+use crate::journal::Journal;
+use crate::outcome::{TestOutcome, TestRun, TestStatus};
+use crate::policy::Policy;
+use crate::project::ProjectError;
+use crate::render;
+use crate::runner;
+
+use super::call::Call;
+use super::continuity;
+
+/// Judges an end of turn. Outside git, or when git cannot be read, the stop is allowed as it is.
+pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer, ProjectError> {
+    let event = call.event;
+    let now = call.host.now;
+    let repo = match call.host.locate(&event.cwd) {
+        Ok(Some(repo)) => repo,
+        Ok(None) => return Ok(without_repo(call, RepoFacts::NoRepository)),
+        Err(e) => return Ok(without_repo(call, git::unreadable(&e))),
+    };
+    let project = call.host.project(repo)?;
+    let repo = project.git()?;
+    let policy = &project.policy;
+    let journal = project.journal();
+    let sessions = project.sessions();
+    let record = sessions.load(event.agent, call.session_id())?;
+    // The turn answers our last block (Codex `notify` carries no stop_hook_active).
+    let stop = Stop {
+        repeated: event.stop_hook_active
+            || is_retry(event.prompt.as_deref(), &record.last_block_digest),
+    };
+
+    let repo_facts = git::facts(repo, policy.git.backend);
+    let (fingerprint, tests) = match &repo_facts {
+        RepoFacts::Changes(changes) => {
+            let fingerprint = cache::change_fingerprint(&repo.workdir, changes);
+            let plan = decide::plan(stop, changes, &record.facts, policy);
+            // A stop that may no longer be blocked still reports cached outcomes, but pays for
+            // no fresh run.
+            let runs = TestRuns {
+                journal: &journal,
+                cache: project.test_cache(),
+                fingerprint: &fingerprint,
+                may_run: plan.may_run,
+            };
+            let tests = runs.run(plan.tests, warnings);
+            (Some(fingerprint), tests)
+        }
+        _ => (None, Vec::new()),
+    };
+    let facts = Facts {
+        repo: repo_facts,
+        fingerprint,
+        tests,
+        session: record.facts,
+        now,
+    };
+    let verdict = decide(stop, &facts, policy);
+    let mut answer = StopAnswer {
+        message: render::message(&verdict.decision),
+        decision: verdict.decision,
+        notice: None,
+    };
+    sessions.update(event.agent, call.session_id(), |record| {
+        record.facts = verdict.session;
+        record.last_block_digest = answer
+            .decision
+            .is_block()
+            .then(|| retry_digest(&answer.message));
+    })?;
+    // Every allowed stop leaves a session checkpoint (and one in the active task); a blocked one
+    // still gets the interval checkpoint of a long step.
+    let recorded = if answer.decision.is_block() {
+        journal
+            .maybe_interval_checkpoint(now)
+            .map(|_| None)
+            .map_err(ProjectError::from)
+    } else {
+        let changes = match &facts.repo {
+            RepoFacts::Changes(changes) => Some(changes),
+            _ => None,
+        };
+        continuity::stop_checkpoint(call, &project, changes)
+    };
+    match recorded {
+        Ok(notice) => answer.notice = notice,
+        Err(e) => warnings.push(format!("saving the checkpoint: {e}")),
+    }
+    Ok(answer)
+}
+
+/// The verdict on a stop for which no repository facts are gathered.
+fn without_repo(call: &Call, repo: RepoFacts) -> StopAnswer {
+    let facts = Facts {
+        repo,
+        fingerprint: None,
+        tests: Vec::new(),
+        session: SessionFacts::default(),
+        now: call.host.now,
+    };
+    let stop = Stop {
+        repeated: call.event.stop_hook_active,
+    };
+    let decision = decide(stop, &facts, &Policy::builtin()).decision;
+    StopAnswer {
+        message: render::message(&decision),
+        decision,
+        notice: None,
+    }
+}
+
+/// A new user prompt starts a new turn: the block count starts over. Gemini re-sends a block
+/// reason as a prompt; that retry is recognised by its digest and changes nothing. Context held
+/// back for the session (Gemini after `/clear`) goes with the prompt.
+pub(super) fn user_prompt(call: &Call) -> Result<Option<String>, ProjectError> {
+    let Ok(Some(repo)) = call.host.locate(&call.event.cwd) else {
+        return Ok(None);
+    };
+    let prompt = call.event.prompt.as_deref();
+    let sessions = crate::session::SessionStore::new(&call.host.state_dir(&repo));
+    let pending = sessions.update(call.event.agent, call.session_id(), |record| {
+        if prompt.is_none() || !is_retry(prompt, &record.last_block_digest) {
+            record.facts = decide::session_after_prompt(&record.facts);
+        }
+        record.pending_context.take()
+    })?;
+    Ok(pending)
+}
+
+/// The digest that recognises our own block message when an agent sends it back as a prompt:
+/// Gemini re-sends the reason verbatim, Codex under tmux receives the terminal-safe form.
+fn retry_digest(text: &str) -> String {
+    digest::sha256_hex(render::terminal_safe(text).trim().as_bytes())
+}
+
+/// Whether `prompt` is our last block message sent back.
+fn is_retry(prompt: Option<&str>, last_block: &Option<String>) -> bool {
+    last_block.is_some() && prompt.map(retry_digest) == *last_block
+}
+
+/// How one stop runs its planned test commands.
+struct TestRuns<'a> {
+    journal: &'a Journal,
+    cache: TestCache,
+    fingerprint: &'a str,
+    /// False once the block cap is reached: only cached outcomes are used.
+    may_run: bool,
+}
+
+impl TestRuns<'_> {
+    /// Runs each planned command once, reusing the last outcome of a command whose fingerprint
+    /// did not change. While a task is active, a cached pass is trusted only with a verified
+    /// signed receipt for the same fingerprint; every fresh run leaves a receipt in that task.
+    fn run(&self, planned: Vec<PlannedTest>, warnings: &mut Vec<String>) -> Vec<TestRun> {
+        let timeout = self.journal.policy().tests.timeout;
+        let workdir = self.journal.workdir();
+        planned
+            .into_iter()
+            .map(|p| {
+                let key = cache::test_fingerprint(self.fingerprint, &p.command, timeout);
+                let cached = self
+                    .cache
+                    .lookup(&p.command, &key)
+                    .filter(|o| o.status != TestStatus::Passed || self.trusts(&p.command, &key));
+                let outcome = match cached {
+                    Some(cached) => cached,
+                    None if !self.may_run => TestOutcome::not_run(),
+                    None => {
+                        let started = Timestamp::now();
+                        let recorded = runner::run_recorded(&p.command, workdir, timeout);
+                        let ended = Timestamp::now();
+                        // The cache only saves time; failing to write it must not fail the stop.
+                        let _ = self.cache.record(&p.command, &key, &recorded.outcome);
+                        let receipt = self
+                            .journal
+                            .receipt_for_gate_run(&p.command, &recorded, &key, started, ended);
+                        if let Err(e) = receipt {
+                            warnings.push(format!("journal: {e}"));
+                        }
+                        recorded.outcome
+                    }
+                };
+                TestRun {
+                    command: p.command,
+                    rules: p.rules,
+                    outcome,
+                }
+            })
+            .collect()
+    }
+
+    /// Whether a cached pass may stand: always without an active task, else only with a verified
+    /// passing receipt.
+    fn trusts(&self, command: &str, key: &str) -> bool {
+        match self.journal.active() {
+            Ok(Some(_)) => self.journal.trusted_pass(command, key),
+            Ok(None) => true,
+            Err(_) => false,
+        }
+    }
+}

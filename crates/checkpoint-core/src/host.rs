@@ -1,0 +1,69 @@
+//! What one process knows before it looks at any project: where the user's configuration lives,
+//! the `CHECKPOINT_*` environment and the time. Built once per process ([`Host::from_process`];
+//! tests build one by hand). A project is opened from it: [`Host::open`] and its siblings live
+//! next to [`Project`](crate::project::Project) in `project.rs`, so that this module depends on
+//! nothing above it.
+
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+
+use crate::git::{self, GitError, Repo};
+use crate::policy::config::{self, ConfigSources};
+
+/// Environment variable that moves all state out of the repository's git directory.
+pub const STATE_DIR_VAR: &str = "CHECKPOINT_STATE_DIR";
+
+/// The process's configuration sources and clock.
+#[derive(Debug, Clone)]
+pub struct Host {
+    /// The user-level config file, if a config directory is known (the signing keys live
+    /// beside it).
+    pub user_config: Option<PathBuf>,
+    /// `CHECKPOINT_*` variables (name, value), in order; a later duplicate wins.
+    pub env: Vec<(String, String)>,
+    /// The time of the call.
+    pub now: Timestamp,
+}
+
+impl Host {
+    /// The host of this process: its environment, its user config directory, the current time.
+    pub fn from_process() -> Host {
+        let sources = ConfigSources::from_process(Path::new("."));
+        Host {
+            user_config: sources.user_file,
+            env: sources.env,
+            now: Timestamp::now(),
+        }
+    }
+
+    /// The value of a `CHECKPOINT_*` variable (the last one set wins).
+    pub(crate) fn var(&self, name: &str) -> Option<&str> {
+        self.env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The repository around `cwd`: `Ok(None)` outside git. Loads no configuration.
+    pub fn locate(&self, cwd: &Path) -> Result<Option<Repo>, GitError> {
+        git::discover(cwd)
+    }
+
+    /// The directory holding `repo`'s checkpoint state: `CHECKPOINT_STATE_DIR`, else
+    /// `<git dir>/checkpoint`. Cheap: hooks on the hot path read it before loading any settings.
+    pub fn state_dir(&self, repo: &Repo) -> PathBuf {
+        self.var(STATE_DIR_VAR)
+            .map_or_else(|| repo.git_dir.join("checkpoint"), PathBuf::from)
+    }
+
+    /// Where configuration comes from for a project rooted at `root`.
+    pub fn sources(&self, root: &Path) -> ConfigSources {
+        ConfigSources {
+            user_file: self.user_config.clone(),
+            project_file: root.join(config::PROJECT_FILE),
+            env: self.env.clone(),
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! One project, opened once per call from a [`Host`]: its repository, state directory, effective
+//! settings and keys. The journal, the continuity log, the session store and the test cache are
+//! all reached through it; nothing else discovers a repository or loads configuration.
+//!
+//! [`saving`] holds what a project does with its session continuity (save a checkpoint, log
+//! progress, build the restart context): the gate, the CLI and the MCP server all call it.
+
+pub mod saving;
+
+use std::path::{Path, PathBuf};
+
+use crate::cache::TestCache;
+use crate::continuity::Continuity;
+use crate::git::{GitError, Repo};
+use crate::host::{Host, STATE_DIR_VAR};
+use crate::journal::{FileKeyManager, Journal, JournalError, KeyManager};
+use crate::policy::Policy;
+use crate::policy::config::{self, ConfigError, Setting};
+use crate::session::SessionStore;
+use crate::store::StoreError;
+
+/// Why a project could not be opened or an operation on it failed. Every message is one line.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProjectError {
+    /// The event's working directory does not exist.
+    #[error("working directory {} does not exist", .0.display())]
+    MissingCwd(PathBuf),
+    /// The configuration is broken.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The repository could not be found or read.
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// The task journal could not be read or updated.
+    #[error("journal: {0}")]
+    Journal(#[from] JournalError),
+    /// The session state could not be read or written.
+    #[error("state: {0}")]
+    State(#[from] StoreError),
+    /// The operation needs a git repository and there is none.
+    #[error("{} is not inside a git repository", .0.display())]
+    NoRepository(PathBuf),
+    /// A progress entry without text.
+    #[error("a progress entry needs some text")]
+    EmptyProgress,
+    /// The worktree could not be compared with the last checkpoint.
+    #[error("comparing with the last checkpoint: {0}")]
+    Diff(String),
+}
+
+/// An opened project.
+#[derive(Debug, Clone)]
+pub struct Project {
+    /// The git repository; `None` for a plain directory (the journal works without git).
+    pub repo: Option<Repo>,
+    /// The working tree (the repository's, or the directory itself).
+    pub workdir: PathBuf,
+    /// Where checkpoint keeps this project's state.
+    pub state_dir: PathBuf,
+    /// The effective settings.
+    pub policy: Policy,
+    /// The host the project was opened from (configuration sources, clock).
+    pub host: Host,
+}
+
+impl Project {
+    /// The repository, or [`ProjectError::NoRepository`].
+    pub fn git(&self) -> Result<&Repo, ProjectError> {
+        self.repo
+            .as_ref()
+            .ok_or_else(|| ProjectError::NoRepository(self.workdir.clone()))
+    }
+
+    /// The signing keys, next to the user config file.
+    pub fn keys(&self) -> Option<FileKeyManager> {
+        FileKeyManager::beside_user_config(self.host.user_config.as_deref())
+    }
+
+    /// The task journal.
+    pub fn journal(&self) -> Journal {
+        Journal::new(
+            self.state_dir.clone(),
+            self.workdir.clone(),
+            self.repo.clone(),
+            self.policy.clone(),
+            self.keys().map(|k| Box::new(k) as Box<dyn KeyManager>),
+        )
+    }
+
+    /// The session continuity log.
+    pub fn continuity(&self) -> Continuity {
+        Continuity::new(&self.state_dir)
+    }
+
+    /// The stop gate's per-session memory.
+    pub fn sessions(&self) -> SessionStore {
+        SessionStore::new(&self.state_dir)
+    }
+
+    /// The cache of test outcomes.
+    pub fn test_cache(&self) -> TestCache {
+        TestCache::new(&self.state_dir)
+    }
+
+    /// Every setting with its effective value and where it came from.
+    pub fn explain(&self) -> Result<Vec<Setting>, ProjectError> {
+        let sources = self.host.sources(&self.workdir);
+        Ok(config::explain(&sources, &self.workdir)?)
+    }
+
+    /// The project's own config file, `<root>/checkpoint.toml`.
+    pub fn config_file(&self) -> PathBuf {
+        self.workdir.join(config::PROJECT_FILE)
+    }
+}
+
+/// Opening a project: the only place settings are loaded.
+impl Host {
+    /// The project of `repo`, with its settings loaded.
+    pub fn project(&self, repo: Repo) -> Result<Project, ProjectError> {
+        let policy = config::load(&self.sources(&repo.workdir), &repo.workdir)?;
+        Ok(Project {
+            state_dir: self.state_dir(&repo),
+            workdir: repo.workdir.clone(),
+            repo: Some(repo),
+            policy,
+            host: self.clone(),
+        })
+    }
+
+    /// The git project around `cwd`; `Ok(None)` outside a git repository (or when git cannot
+    /// read it).
+    pub fn git_project(&self, cwd: &Path) -> Result<Option<Project>, ProjectError> {
+        match self.locate(cwd) {
+            Ok(Some(repo)) => self.project(repo).map(Some),
+            Ok(None) | Err(_) => Ok(None),
+        }
+    }
+
+    /// The git project around `cwd`, which must exist.
+    pub fn require_git_project(&self, cwd: &Path) -> Result<Project, ProjectError> {
+        match self.locate(cwd)? {
+            Some(repo) => self.project(repo),
+            None => Err(ProjectError::NoRepository(cwd.to_owned())),
+        }
+    }
+
+    /// The project at `cwd`: its git repository, or outside git the directory itself, with
+    /// state in `./.checkpoint/` (or `CHECKPOINT_STATE_DIR`) — the task journal works anywhere.
+    pub fn open(&self, cwd: &Path) -> Result<Project, ProjectError> {
+        if let Some(repo) = self.locate(cwd)? {
+            return self.project(repo);
+        }
+        let policy = config::load(&self.sources(cwd), cwd)?;
+        Ok(Project {
+            state_dir: self
+                .var(STATE_DIR_VAR)
+                .map_or_else(|| cwd.join(".checkpoint"), PathBuf::from),
+            workdir: cwd.to_owned(),
+            repo: None,
+            policy,
+            host: self.clone(),
+        })
+    }
+}

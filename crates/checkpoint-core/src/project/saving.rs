@@ -1,0 +1,179 @@
+//! A project's session continuity: saving a session checkpoint (and one of the active task),
+//! logging progress, and the restart context a new session starts with. The gate calls these on
+//! hook events; `checkpoint save|progress|resume` and the MCP tools call them by hand.
+
+use crate::changes::ChangeSet;
+use crate::continuity::diff;
+use crate::continuity::text::{self, Resume};
+use crate::continuity::{
+    ContextMark, ProgressEntry, ProgressSource, SessionCheckpoint, SessionRef, TaskMark, ThreadKey,
+};
+use crate::journal::Trigger;
+
+use super::{Project, ProjectError};
+
+/// What a session checkpoint is saved for.
+#[derive(Debug, Clone)]
+pub struct SaveRequest {
+    /// The session it belongs to.
+    pub session: SessionRef,
+    /// What caused it.
+    pub trigger: Trigger,
+    /// A detail: the session end reason, the compaction trigger, a message.
+    pub detail: Option<String>,
+    /// The agent's last message; `None` keeps the session's previous summary.
+    pub summary: Option<String>,
+    /// Context usage, when measured.
+    pub context: Option<ContextMark>,
+}
+
+impl Project {
+    /// Saves a session checkpoint (and a checkpoint of the active task, if any). Errors outside
+    /// a git repository.
+    pub fn save_session(&self, request: SaveRequest) -> Result<SessionCheckpoint, ProjectError> {
+        self.save_with(request, None)
+    }
+
+    /// Saves a session checkpoint; `changes` when the caller already read them, else they are
+    /// read here, within [`diff::GIT_TIMEOUT`] (a hanging git leaves the files out, not the
+    /// checkpoint).
+    pub fn save_with(
+        &self,
+        request: SaveRequest,
+        changes: Option<&ChangeSet>,
+    ) -> Result<SessionCheckpoint, ProjectError> {
+        let repo = self.git()?;
+        let now = self.host.now;
+        let continuity = self.continuity();
+        let journal = self.journal();
+        let task = journal.checkpoint_active(request.trigger, request.detail.clone(), now)?;
+        let task = task.and_then(|_| journal.active().ok().flatten());
+        let read;
+        let changes = match changes {
+            Some(changes) => Some(changes),
+            None => {
+                let backend = self.policy.git.backend;
+                read = diff::changes_within(repo, backend, diff::GIT_TIMEOUT).ok();
+                read.as_ref()
+            }
+        };
+        let (files, more_files) = match changes {
+            Some(changes) => continuity.capture(&repo.workdir, changes)?,
+            None => (Vec::new(), 0),
+        };
+        // A manual checkpoint's message says best where things stand.
+        let given = match request.trigger {
+            Trigger::Manual => request.summary.or_else(|| request.detail.clone()),
+            _ => request.summary,
+        };
+        let summary = match given.filter(|s| !s.trim().is_empty()) {
+            Some(summary) => Some(summary),
+            None => continuity
+                .latest(Some(&request.session))?
+                .filter(|c| c.session == request.session)
+                .and_then(|c| c.summary),
+        };
+        let task = task.map(|task| TaskMark {
+            step: task
+                .current_step
+                .map(|i| format!("{}/{} {}", i + 1, task.steps.len(), task.steps[i].name)),
+            hook_md: journal
+                .hook_md(&task.id)
+                .ok()
+                .map(|p| p.display().to_string()),
+            id: task.id,
+            name: task.name,
+        });
+        Ok(continuity.save(SessionCheckpoint {
+            id: 0,
+            trigger: request.trigger,
+            at: now,
+            session: request.session,
+            detail: request.detail,
+            context: request.context,
+            summary,
+            head: changes.and_then(|c| c.head.commit().map(str::to_owned)),
+            files,
+            more_files,
+            task,
+            progress: Vec::new(),
+        })?)
+    }
+
+    /// Logs a progress entry, in the active task's thread if there is one.
+    pub fn log_progress(
+        &self,
+        text: &str,
+        session: Option<SessionRef>,
+        source: ProgressSource,
+    ) -> Result<ProgressEntry, ProjectError> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(ProjectError::EmptyProgress);
+        }
+        self.git()?;
+        let entry = ProgressEntry {
+            at: self.host.now,
+            text: text.to_owned(),
+            task: self.journal().active_id()?,
+            session,
+            source,
+        };
+        self.continuity().log_progress(entry.clone())?;
+        Ok(entry)
+    }
+
+    /// The restart context: the latest checkpoint (of `session` when it has one) with the
+    /// thread's progress; `None` when nothing was saved yet. `source` is the `SessionStart`
+    /// source that says why the session restarts. With `count`, this is a real restart and the
+    /// thread's restart attempts go up.
+    pub fn resume_context(
+        &self,
+        source: Option<&str>,
+        session: Option<&SessionRef>,
+        count: bool,
+    ) -> Result<Option<String>, ProjectError> {
+        self.git()?;
+        let now = self.host.now;
+        let continuity = self.continuity();
+        let Some(checkpoint) = continuity.latest(session)? else {
+            return Ok(None);
+        };
+        let thread = ThreadKey(checkpoint.task.as_ref().map(|t| t.id.clone()));
+        let attempt = if count {
+            continuity.count_restart(&thread, &checkpoint, now)?
+        } else {
+            continuity
+                .load()?
+                .restarts
+                .get(thread.as_str())
+                .map_or(1, |r| r.count)
+        };
+        let progress = continuity.progress(&thread)?;
+        let why = text::reset_reason(source);
+        Ok(Some(text::resume_context(&Resume {
+            checkpoint: &checkpoint,
+            why: &why,
+            attempt,
+            max_restarts: self.policy.resume.max_restarts,
+            progress: &progress,
+            now,
+        })))
+    }
+
+    /// "Work changed since last checkpoint: …" and what to do, when work changed since the
+    /// project's latest checkpoint (or none was ever saved).
+    pub fn unsaved_work(&self) -> Result<Option<String>, ProjectError> {
+        const ASK: &str = "run `checkpoint save \"…\"` before /clear to keep it";
+        let repo = self.git()?;
+        let continuity = self.continuity();
+        let Some(last) = continuity.latest(None)? else {
+            return Ok(Some(format!("No checkpoint saved yet: {ASK}.")));
+        };
+        let work = diff::diff(&continuity, repo, self.policy.git.backend, &last)
+            .map_err(|e| ProjectError::Diff(e.to_string()))?;
+        Ok(work
+            .changed()
+            .then(|| format!("{} — {ASK}.", text::diff_line(&work, self.host.now))))
+    }
+}
