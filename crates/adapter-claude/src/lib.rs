@@ -14,8 +14,9 @@
 pub mod install;
 pub mod transcript;
 
-use checkpoint_core::agent::{Agent, AgentHome, Capabilities, InstallSpec, TranscriptFormat};
+use checkpoint_core::agent::{Agent, Capabilities, InstallSpec, TranscriptFormat};
 use checkpoint_core::answer::HookAnswer;
+use checkpoint_core::home::AgentHome;
 use checkpoint_core::{EventKind, HookEvent};
 use serde_json::{Value, json};
 

@@ -19,8 +19,9 @@ pub mod notify;
 mod tmux;
 pub mod transcript;
 
-use checkpoint_core::agent::{Agent, AgentHome, Capabilities, InstallSpec, TranscriptFormat};
+use checkpoint_core::agent::{Agent, Capabilities, InstallSpec, TranscriptFormat};
 use checkpoint_core::answer::HookAnswer;
+use checkpoint_core::home::AgentHome;
 use checkpoint_core::{EventKind, HookEvent};
 use serde_json::Value;
 

@@ -78,7 +78,8 @@ fn run(payload: Option<OsString>) -> Result<(), String> {
     let Some(event) = event(payload.as_encoded_bytes())? else {
         return Ok(());
     };
-    let outcome = gate::run(&Host::from_process(), &event).map_err(|e| e.to_string())?;
+    let outcome =
+        gate::run(&crate::HOME, &Host::from_process(), &event).map_err(|e| e.to_string())?;
     let HookAnswer::Stop(answer) = outcome.answer else {
         return Ok(());
     };

@@ -3,8 +3,8 @@
 //! `checkpoint check` their event names and payload recognition — the same facts the adapters'
 //! hooks run on.
 
-use checkpoint_core::agent::AgentHome;
 use checkpoint_core::event::{EventError, HookEvent};
+use checkpoint_core::home::AgentHome;
 use clap::builder::PossibleValue;
 use serde_json::Value;
 
@@ -39,10 +39,14 @@ pub(crate) fn possible_values() -> impl Iterator<Item = PossibleValue> {
     })
 }
 
-/// Parses a payload of `home`'s agent, or, without one, of the agent that claims it.
-pub(crate) fn parse(home: Option<&dyn AgentHome>, bytes: &[u8]) -> Result<HookEvent, EventError> {
+/// Parses a payload of `home`'s agent, or, without one, of the agent that claims it; returns the
+/// agent's home with the event.
+pub(crate) fn parse(
+    home: Option<&'static dyn AgentHome>,
+    bytes: &[u8],
+) -> Result<(&'static dyn AgentHome, HookEvent), EventError> {
     let home = home.unwrap_or_else(|| recognise(bytes));
-    HookEvent::parse(home, bytes)
+    Ok((home, HookEvent::parse(home, bytes)?))
 }
 
 /// The agent whose payload `bytes` is: the first that claims it.
@@ -63,7 +67,7 @@ mod tests {
     #[test]
     fn claude_stop_is_a_stop() {
         let raw = br#"{"session_id":"s1","cwd":"/p","hook_event_name":"Stop","stop_hook_active":true,"last_assistant_message":"Done."}"#;
-        let e = parse(None, raw).unwrap();
+        let (_, e) = parse(None, raw).unwrap();
         assert_eq!(e.agent, Agent::Claude);
         assert_eq!(e.kind, EventKind::Stop);
         assert!(e.stop_hook_active);
@@ -73,7 +77,7 @@ mod tests {
     #[test]
     fn gemini_after_agent_is_a_stop_with_its_reply() {
         let raw = br#"{"session_id":"g","cwd":"/p","hook_event_name":"AfterAgent","timestamp":"t","prompt":"hi","prompt_response":"Done.","stop_hook_active":false}"#;
-        let e = parse(None, raw).unwrap();
+        let (_, e) = parse(None, raw).unwrap();
         assert_eq!((e.agent, e.kind), (Agent::Gemini, EventKind::Stop));
         assert_eq!(e.last_assistant_message.as_deref(), Some("Done."));
     }
@@ -81,14 +85,15 @@ mod tests {
     #[test]
     fn codex_is_recognised_by_turn_id() {
         let raw = br#"{"session_id":"c","turn_id":"t","cwd":"/p","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":null}"#;
-        assert_eq!(parse(None, raw).unwrap().agent, Agent::Codex);
+        assert_eq!(parse(None, raw).unwrap().1.agent, Agent::Codex);
     }
 
     #[test]
     fn an_agent_named_reads_the_payload_as_its_own() {
         let raw = br#"{"session_id":"c","turn_id":"t","cwd":"/p","hook_event_name":"Stop"}"#;
         let claude = named("claude").unwrap();
-        assert_eq!(parse(Some(claude), raw).unwrap().agent, Agent::Claude);
+        let (home, event) = parse(Some(claude), raw).unwrap();
+        assert_eq!((home.agent(), event.agent), (Agent::Claude, Agent::Claude));
         assert!(named("git").is_none());
         assert!(matches!(parse(None, b"{"), Err(EventError::Malformed(_))));
     }

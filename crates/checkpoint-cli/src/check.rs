@@ -9,6 +9,7 @@ use checkpoint_core::answer::HookAnswer;
 use checkpoint_core::decide::{AllowReason, Decision, Note};
 use checkpoint_core::event::{self, HookEvent};
 use checkpoint_core::gate;
+use checkpoint_core::home::{AgentHome, Manual};
 use checkpoint_core::host::Host;
 use clap::builder::PossibleValuesParser;
 
@@ -41,8 +42,8 @@ struct CheckJson<'a> {
 }
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
-    let event = read_event(args.agent.as_deref())?;
-    let outcome = gate::run(&Host::from_process(), &event).map_err(project_error)?;
+    let (home, event) = read_event(args.agent.as_deref())?;
+    let outcome = gate::run(home, &Host::from_process(), &event).map_err(project_error)?;
     for warning in &outcome.warnings {
         output::note(&format!("warning: {warning}"));
     }
@@ -81,9 +82,9 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The event from stdin, or a manual stop in the current directory when stdin is a terminal or
-/// empty.
-fn read_event(agent: Option<&str>) -> Result<HookEvent, CliError> {
+/// The event from stdin (with its agent's home), or a manual stop in the current directory when
+/// stdin is a terminal or empty.
+fn read_event(agent: Option<&str>) -> Result<(&'static dyn AgentHome, HookEvent), CliError> {
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
         let bytes = event::read_payload(stdin.lock()).map_err(|e| {
@@ -102,7 +103,7 @@ fn read_event(agent: Option<&str>) -> Result<HookEvent, CliError> {
             });
         }
     }
-    Ok(HookEvent::manual_stop(cwd()?))
+    Ok((&Manual, HookEvent::manual_stop(cwd()?)))
 }
 
 fn degraded_hint(decision: &Decision) -> &'static str {

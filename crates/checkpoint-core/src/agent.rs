@@ -1,17 +1,14 @@
-//! What the core knows about an agent: an identity for state files, and facts about what its hook
-//! protocol can do. Each agent's home — its adapter crate (`adapter-claude`, `adapter-gemini`,
-//! `adapter-codex`) — implements [`AgentHome`]: its event names, its answer shapes, its transcript
-//! format and its install table. The core never branches on which agent it serves; it asks the
-//! home's [`Capabilities`] instead.
+//! What the core knows about an agent, as data: an identity for state files, what its hook
+//! protocol can do ([`Capabilities`]), how its transcript reads ([`TranscriptFormat`]) and what
+//! `checkpoint install` writes for it ([`InstallSpec`]). Each agent's home — its adapter crate
+//! (`adapter-claude`, `adapter-gemini`, `adapter-codex`) — fills these in through
+//! [`AgentHome`](crate::home::AgentHome). The core never branches on which agent it serves; it
+//! asks the home's capabilities instead.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
-
-use crate::answer::HookAnswer;
-use crate::event::{EventKind, HookEvent};
 
 /// Who sent an event: the identity state files and messages are keyed by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -290,73 +287,5 @@ impl InstallSpec {
             TimeUnit::Seconds => event.timeout.as_secs(),
             TimeUnit::Milliseconds => event.timeout.as_millis().try_into().unwrap_or(u64::MAX),
         }
-    }
-}
-
-/// Everything one agent needs, in one place: implemented by each adapter crate.
-pub trait AgentHome: Sync {
-    /// The agent's identity.
-    fn agent(&self) -> Agent;
-
-    /// What its hook protocol can do.
-    fn capabilities(&self) -> Capabilities;
-
-    /// What the agent's event called `wire_name` means.
-    fn event_kind(&self, wire_name: &str) -> EventKind;
-
-    /// Whether a payload of unknown origin is this agent's (for `checkpoint check` without
-    /// `--agent`).
-    fn claims(&self, payload: &Value) -> bool;
-
-    /// How the agent writes its transcript; `None` when it keeps none the gate can read.
-    fn transcript(&self) -> Option<&dyn TranscriptFormat>;
-
-    /// What to print when there is nothing to say (and when failing open).
-    fn no_op(&self) -> &'static str;
-
-    /// The JSON to print for `answer` to `event`; `None` prints [`AgentHome::no_op`].
-    fn render(&self, event: &HookEvent, answer: &HookAnswer) -> Option<Value>;
-
-    /// What `checkpoint install` writes for the agent; `None` when it is not installed as hooks.
-    fn install(&self) -> Option<&InstallSpec>;
-}
-
-/// A human at the command line: no transcript, no wire format, no install.
-#[derive(Debug, Clone, Copy)]
-pub struct Manual;
-
-impl AgentHome for Manual {
-    fn agent(&self) -> Agent {
-        Agent::Cli
-    }
-
-    fn capabilities(&self) -> Capabilities {
-        Capabilities::NONE
-            .context_before_tool(true)
-            .context_after_clear(true)
-    }
-
-    fn event_kind(&self, wire_name: &str) -> EventKind {
-        EventKind::Other(wire_name.to_owned())
-    }
-
-    fn claims(&self, _payload: &Value) -> bool {
-        false
-    }
-
-    fn transcript(&self) -> Option<&dyn TranscriptFormat> {
-        None
-    }
-
-    fn no_op(&self) -> &'static str {
-        ""
-    }
-
-    fn render(&self, _event: &HookEvent, _answer: &HookAnswer) -> Option<Value> {
-        None
-    }
-
-    fn install(&self) -> Option<&InstallSpec> {
-        None
     }
 }

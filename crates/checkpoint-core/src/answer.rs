@@ -1,5 +1,5 @@
 //! What a hook call answers, before any agent's wire format: a verdict on a stop, context for the
-//! model, or nothing. Each agent's home renders it (see [`crate::agent::AgentHome::render`]).
+//! model, or nothing. Each agent's home renders it (see [`crate::home::AgentHome::render`]).
 
 use crate::decide::{AllowReason, Decision};
 

@@ -11,15 +11,13 @@
 //! record turns up), so the cost does not grow with the transcript. Transcripts compressed to
 //! `.jsonl.zst` are decompressed as a stream, keeping only what the last record needs.
 
-mod by_agent;
-
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::{Agent, LineUsage, TranscriptFormat};
+use crate::agent::{LineUsage, TranscriptFormat};
 
 /// The furthest back from the end of a transcript the reader looks.
 pub const MAX_TAIL_BYTES: u64 = 4 * 1024 * 1024;
@@ -47,42 +45,17 @@ impl ContextUsage {
     }
 }
 
-/// Whose transcript format to read by: a [`TranscriptFormat`], or an [`Agent`] for the gate,
-/// which is not handed the agent's home yet (see `by_agent`).
-pub trait FormatSource {
-    /// The format.
-    fn format(&self) -> &dyn TranscriptFormat;
-}
-
-impl<T: TranscriptFormat> FormatSource for &T {
-    fn format(&self) -> &dyn TranscriptFormat {
-        *self
-    }
-}
-
-impl FormatSource for &dyn TranscriptFormat {
-    fn format(&self) -> &dyn TranscriptFormat {
-        *self
-    }
-}
-
-impl FormatSource for Agent {
-    fn format(&self) -> &dyn TranscriptFormat {
-        by_agent::format(*self)
-    }
-}
-
 /// The context window to measure against: an explicit setting wins, then what the transcript
 /// says, then the format's default for the model.
 pub fn window(
-    format: impl FormatSource,
+    format: &dyn TranscriptFormat,
     model: Option<&str>,
     usage: &ContextUsage,
     configured: Option<u64>,
 ) -> u64 {
     configured
         .or(usage.window)
-        .unwrap_or_else(|| format.format().default_window(model))
+        .unwrap_or_else(|| format.default_window(model))
 }
 
 /// The usage the last of `lines` reports (scanning backwards), if any. With
@@ -128,8 +101,7 @@ fn last_usage<'a>(
 
 /// Context usage from the tail of the transcript at `path`; `Ok(None)` when the tail holds no
 /// usage record (a new session).
-pub fn read_usage(format: impl FormatSource, path: &Path) -> io::Result<Option<ContextUsage>> {
-    let format = format.format();
+pub fn read_usage(format: &dyn TranscriptFormat, path: &Path) -> io::Result<Option<ContextUsage>> {
     if path.extension().is_some_and(|e| e == "zst") {
         let decoder = ruzstd::decoding::StreamingDecoder::new(File::open(path)?)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
@@ -141,8 +113,7 @@ pub fn read_usage(format: impl FormatSource, path: &Path) -> io::Result<Option<C
 /// The text of the agent's last reply, from the transcript's tail: a summary for checkpoints
 /// taken between turns (the context watch, compaction, session end). `Ok(None)` when the tail
 /// holds no reply with text.
-pub fn last_reply(format: impl FormatSource, path: &Path) -> io::Result<Option<String>> {
-    let format = format.format();
+pub fn last_reply(format: &dyn TranscriptFormat, path: &Path) -> io::Result<Option<String>> {
     if path.extension().is_some_and(|e| e == "zst") {
         let decoder = ruzstd::decoding::StreamingDecoder::new(File::open(path)?)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;

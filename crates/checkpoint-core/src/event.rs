@@ -2,9 +2,11 @@
 //!
 //! Every agent sends one JSON object on stdin, and their field names overlap (`session_id`,
 //! `cwd`, `hook_event_name`, `stop_hook_active`, …): [`HookEvent::parse`] reads those shared
-//! fields, and asks the agent's home ([`AgentHome::event_kind`]) what its event name means. Which
-//! agent sent a payload is the caller's knowledge (each adapter knows its own; `checkpoint check`
-//! asks the homes which one [`claims`](AgentHome::claims) it), never guessed here.
+//! fields, and asks the agent's home
+//! ([`AgentHome::event_kind`](crate::home::AgentHome::event_kind)) what its event name means.
+//! Which agent sent a payload is the caller's knowledge (each adapter knows its own; `checkpoint
+//! check` asks the homes which one [`claims`](crate::home::AgentHome::claims) it), never guessed
+//! here.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -12,7 +14,6 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use crate::agent::Agent;
-use crate::agent::AgentHome;
 
 /// Largest payload accepted on stdin. Real payloads are a few KB; a `PostToolUse` carrying a big
 /// tool response can reach megabytes, so the cap is generous but finite.
@@ -150,17 +151,22 @@ pub fn read_payload(reader: impl Read) -> Result<Vec<u8>, EventError> {
 }
 
 impl HookEvent {
-    /// Parses a stdin payload of the agent whose home is `home`.
-    pub fn parse(home: &dyn AgentHome, bytes: &[u8]) -> Result<HookEvent, EventError> {
+    /// Parses the shared fields of a stdin payload of `agent`, whose event names mean what
+    /// `kind_of` says; [`HookEvent::parse`] gives both from the agent's home.
+    pub(crate) fn parse_shared(
+        agent: Agent,
+        kind_of: impl FnOnce(&str) -> EventKind,
+        bytes: &[u8],
+    ) -> Result<HookEvent, EventError> {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Err(EventError::Empty);
         }
         let wire: WirePayload =
             serde_json::from_slice(bytes).map_err(|e| EventError::Malformed(e.to_string()))?;
-        let kind = home.event_kind(&wire.hook_event_name);
+        let kind = kind_of(&wire.hook_event_name);
         let last_assistant_message = wire.last_assistant_message.or(wire.prompt_response);
         Ok(HookEvent {
-            agent: home.agent(),
+            agent,
             kind,
             wire_name: wire.hook_event_name,
             session_id: wire.session_id.unwrap_or_default(),
@@ -203,7 +209,7 @@ impl HookEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::Manual;
+    use crate::home::Manual;
     use proptest::prelude::*;
 
     #[test]

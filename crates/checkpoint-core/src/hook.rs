@@ -13,9 +13,9 @@ use std::sync::Once;
 
 use serde_json::Value;
 
-use crate::agent::AgentHome;
 use crate::event::{HookEvent, read_payload};
 use crate::gate;
+use crate::home::AgentHome;
 use crate::host::Host;
 
 /// Runs one hook call for the agent whose home is `home` on the process's stdin/stdout/stderr.
@@ -94,7 +94,7 @@ fn answer(
     if !gate::handles(&event.kind) {
         return Ok(None);
     }
-    let outcome = gate::run(&Host::from_process(), &event).map_err(|e| e.to_string())?;
+    let outcome = gate::run(home, &Host::from_process(), &event).map_err(|e| e.to_string())?;
     for warning in &outcome.warnings {
         let _ = writeln!(stderr, "checkpoint: warning: {warning}");
     }

@@ -1,11 +1,17 @@
 //! `checkpoint-core`: the engine behind the `checkpoint` hooks for AI coding agents.
 //!
-//! Every hook call walks one path:
+//! Every hook call walks one path, driven by [`hook`] for the agent's home:
 //!
 //! ```text
 //! stdin ─▶ event::HookEvent::parse ─▶ gate: gather facts (git changes, cached test runs,
-//!          session memory) ─▶ decide::decide (pure) ─▶ render::message ─▶ adapter wire format
+//!          session memory) ─▶ decide::decide (pure) ─▶ render::message ─▶ answer::HookAnswer
+//!       ─▶ the home renders it in the agent's wire format
 //! ```
+//!
+//! The core knows no particular agent. [`agent`] declares what it asks of one — an identity,
+//! [`Capabilities`](agent::Capabilities), a [`TranscriptFormat`](agent::TranscriptFormat), an
+//! install table — and [`home`] the [`AgentHome`](home::AgentHome) trait, which each adapter crate
+//! (`adapter-claude`, `adapter-gemini`, `adapter-codex`) implements for its agent.
 //!
 //! [`decide`](mod@decide) and [`render`] take values and return values; only the `io` feature's modules
 //! ([`git`], [`runner`], [`cache`], [`store`], [`session`], [`gate`]) touch the disk, git or
@@ -17,6 +23,7 @@ pub mod answer;
 pub mod changes;
 pub mod decide;
 pub mod event;
+pub mod home;
 pub mod outcome;
 pub mod policy;
 pub mod render;

@@ -19,15 +19,19 @@ pub struct SessionRecord {
     /// The facts `decide` reads.
     #[serde(flatten)]
     pub facts: SessionFacts,
-    /// Digest of the last block message. Gemini re-sends a block reason as the next prompt; a
-    /// prompt with this digest is that retry, not a new user turn.
+    /// Digest of the last block message. An agent may re-send a block reason as the next prompt
+    /// (Gemini does); a prompt with this digest is that retry, not a new user turn.
     pub last_block_digest: Option<String>,
-    /// Context for the agent that could not go with the event that produced it (Gemini's
-    /// `BeforeTool` cannot add context): delivered with the session's next tool result.
+    /// Context for the agent that could not go with the event that produced it (an agent without
+    /// [`context_before_tool`](crate::agent::Capabilities::context_before_tool) or
+    /// [`context_after_clear`](crate::agent::Capabilities::context_after_clear)): delivered with
+    /// the session's next tool result or prompt.
     #[serde(default)]
     pub pending_context: Option<String>,
-    /// The context usage Claude Code's status line last reported for the session (recorded by
-    /// `checkpoint statusline`); fresher than the transcript while the status line runs.
+    /// The context usage the agent's status line last reported for the session (recorded by
+    /// `checkpoint statusline`, for an agent with a
+    /// [`status_line`](crate::agent::Capabilities::status_line)); fresher than the transcript
+    /// while the status line runs.
     #[serde(default)]
     pub status_line: Option<StatusLineUsage>,
 }
@@ -36,7 +40,7 @@ pub struct SessionRecord {
 /// [`StatusLineUsage`] younger than this instead of reading the transcript.
 pub const STATUS_LINE_FRESH: Duration = Duration::from_secs(30);
 
-/// Context usage exactly as Claude Code's status line reported it, and when.
+/// Context usage exactly as an agent's status line reported it (Claude Code's), and when.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatusLineUsage {
     /// Tokens in the context window: `input + cache_creation + cache_read` of the last call.

@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use checkpoint_core::agent::{AgentHome, InstallSpec, InstalledEvent};
+use checkpoint_core::agent::{InstallSpec, InstalledEvent};
+use checkpoint_core::home::AgentHome;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use serde_json::{Map, Value};
 

@@ -1,25 +1,38 @@
-//! One hook event being answered: the host it runs on, the event, and what every handler asks of
-//! them (the project around the event's cwd, the session it belongs to, the agent's last reply).
+//! One hook event being answered: the agent's home, the host it runs on, the event, and what
+//! every handler asks of them (the project around the event's cwd, the session it belongs to, the
+//! agent's last reply, what the agent can do).
 
+use crate::agent::Capabilities;
 use crate::context;
 use crate::continuity::SessionRef;
 use crate::event::HookEvent;
+use crate::home::AgentHome;
 use crate::host::Host;
 use crate::project::{Project, ProjectError};
 
 /// One event being answered.
 pub(super) struct Call<'a> {
+    pub(super) home: &'a dyn AgentHome,
     pub(super) host: &'a Host,
     pub(super) event: &'a HookEvent,
 }
 
 impl<'a> Call<'a> {
     /// The call for `event`; its working directory must exist.
-    pub(super) fn new(host: &'a Host, event: &'a HookEvent) -> Result<Call<'a>, ProjectError> {
+    pub(super) fn new(
+        home: &'a dyn AgentHome,
+        host: &'a Host,
+        event: &'a HookEvent,
+    ) -> Result<Call<'a>, ProjectError> {
         if !event.cwd.is_dir() {
             return Err(ProjectError::MissingCwd(event.cwd.clone()));
         }
-        Ok(Call { host, event })
+        Ok(Call { home, host, event })
+    }
+
+    /// What the agent's hook protocol can do.
+    pub(super) fn can(&self) -> Capabilities {
+        self.home.capabilities()
     }
 
     /// The git project around the event's cwd, with its settings; `None` outside git.
@@ -50,7 +63,8 @@ impl<'a> Call<'a> {
         let event = self.event;
         event.last_assistant_message.clone().or_else(|| {
             let transcript = event.transcript_path.as_deref()?;
-            context::last_reply(event.agent, transcript).ok().flatten()
+            let format = self.home.transcript()?;
+            context::last_reply(format, transcript).ok().flatten()
         })
     }
 }

@@ -4,12 +4,13 @@
 
 use std::time::Duration;
 
+use crate::agent::TranscriptFormat;
 use crate::changes::ChangeSet;
 use crate::context;
 use crate::continuity::ContextMark;
 use crate::continuity::ProgressSource;
 use crate::continuity::text::{self, Level};
-use crate::event::{Agent, HookEvent};
+use crate::event::HookEvent;
 use crate::journal::{self, Trigger, is_pr_creation};
 use crate::policy::Switch;
 use crate::project::saving::SaveRequest;
@@ -20,10 +21,6 @@ use super::call::Call;
 
 /// No second checkpoint with the same context trigger in one session within this time.
 pub const CONTEXT_CHECKPOINT_GAP: Duration = Duration::from_secs(5 * 60);
-/// Gemini fires `PreCompress` on every turn; it compresses only from this share of its window
-/// (its default `model.compressionThreshold`), so an automatic `PreCompress` below it saves
-/// nothing.
-pub const GEMINI_COMPRESSION_PERCENT: u8 = 50;
 /// The name of the skill and slash command that logs progress.
 pub const PROGRESS_SKILL: &str = "checkpoint-progress";
 
@@ -44,9 +41,9 @@ pub(super) fn session_start(call: &Call) -> Result<Option<String>, ProjectError>
             .map(|c| text::resume_offer(&c, call.host.now)),
         Switch::On => project.resume_context(event.detail.as_deref(), prefer, true)?,
     };
-    // Gemini 0.61 shows a `SessionStart(clear)` answer to the user only: the context goes with
+    // An agent that shows a `SessionStart(clear)` answer to the user only gets the context with
     // the next prompt instead.
-    if event.agent == Agent::Gemini && event.detail.as_deref() == Some("clear") {
+    if !call.can().context_after_clear && event.detail.as_deref() == Some("clear") {
         project
             .sessions()
             .update(event.agent, call.session_id(), |record| {
@@ -57,20 +54,24 @@ pub(super) fn session_start(call: &Call) -> Result<Option<String>, ProjectError>
     Ok(context)
 }
 
-/// At a tool call: measures the context (Claude's fresh status line, else the transcript's
+/// At a tool call: measures the context (the agent's fresh status line, else the transcript's
 /// tail); past `[context] warn` or `critical`, saves a checkpoint (at most one per trigger and
-/// session within [`CONTEXT_CHECKPOINT_GAP`]) and returns the notice for the agent. Gemini cannot
-/// take context before a tool runs, so its notice waits for the tool's result.
+/// session within [`CONTEXT_CHECKPOINT_GAP`]) and returns the notice for the agent. An agent that
+/// cannot take context before a tool runs gets its notice with the tool's result. An agent
+/// without a transcript format has no context watch.
 pub(super) fn context_watch(call: &Call) -> Result<Option<String>, ProjectError> {
     let event = call.event;
     let Some(project) = call.project()? else {
         return Ok(None);
     };
-    let Some((usage, shown)) = usage_at_tool(call, &project) else {
+    let Some(format) = call.home.transcript() else {
+        return Ok(None);
+    };
+    let Some((usage, shown)) = usage_at_tool(call, &project, format) else {
         return Ok(None);
     };
     let settings = &project.policy.context;
-    let mut mark = measure(event, &usage, settings.window);
+    let mut mark = measure(format, event, &usage, settings.window);
     if let Some(percent) = shown.filter(|_| settings.window.is_none()) {
         mark.percent = percent;
     }
@@ -98,7 +99,7 @@ pub(super) fn context_watch(call: &Call) -> Result<Option<String>, ProjectError>
         context: Some(mark),
     })?;
     let notice = text::context_notice(&mark, level);
-    if event.agent == Agent::Gemini {
+    if !call.can().context_before_tool {
         project
             .sessions()
             .update(event.agent, call.session_id(), |record| {
@@ -109,10 +110,14 @@ pub(super) fn context_watch(call: &Call) -> Result<Option<String>, ProjectError>
     Ok(Some(notice))
 }
 
-/// The context usage at a tool call, and the percentage Claude showed for it: from Claude's
-/// status line when `checkpoint statusline` recorded it less than [`STATUS_LINE_FRESH`] ago,
-/// else from the transcript's tail.
-fn usage_at_tool(call: &Call, project: &Project) -> Option<(context::ContextUsage, Option<u8>)> {
+/// The context usage at a tool call, and the percentage the agent showed for it: from its status
+/// line when `checkpoint statusline` recorded it less than [`STATUS_LINE_FRESH`] ago, else from
+/// the transcript's tail.
+fn usage_at_tool(
+    call: &Call,
+    project: &Project,
+    format: &dyn TranscriptFormat,
+) -> Option<(context::ContextUsage, Option<u8>)> {
     if let Some(status) = fresh_status_line(call, project) {
         let usage = context::ContextUsage {
             used: status.used,
@@ -122,9 +127,7 @@ fn usage_at_tool(call: &Call, project: &Project) -> Option<(context::ContextUsag
         return Some((usage, Some(status.percent)));
     }
     let transcript = call.event.transcript_path.as_deref()?;
-    let usage = context::read_usage(call.event.agent, transcript)
-        .ok()
-        .flatten()?;
+    let usage = context::read_usage(format, transcript).ok().flatten()?;
     Some((usage, None))
 }
 
@@ -138,9 +141,9 @@ pub(super) fn post_tool(call: &Call) -> Result<Option<String>, ProjectError> {
     };
     let state_dir = call.host.state_dir(&repo);
     let mut context = post_tool_continuity(call, &state_dir)?;
-    // Claude may write the reply that asked for the tool only after `PreToolUse` ran: by now it
-    // is in the transcript, so a threshold crossed by that reply is caught here.
-    if context.is_none() && event.agent == Agent::Claude {
+    // An agent may write the reply that asked for the tool only after the pre-tool hook ran: by
+    // now it is in the transcript, so a threshold crossed by that reply is caught here.
+    if context.is_none() && call.can().reply_written_after_pre_tool {
         context = context_watch(call)?;
     }
     // Most tool calls happen with no task: answer them before loading any configuration.
@@ -164,7 +167,8 @@ pub(super) fn post_tool(call: &Call) -> Result<Option<String>, ProjectError> {
 }
 
 /// After a tool call, the continuity part: a `checkpoint-progress` skill or slash command logs
-/// its text, and a Gemini notice held back from `BeforeTool` is delivered.
+/// its text, and a notice held back from before the tool (for an agent that cannot take context
+/// there) is delivered.
 fn post_tool_continuity(
     call: &Call,
     state_dir: &std::path::Path,
@@ -177,7 +181,7 @@ fn post_tool_continuity(
             ProgressSource::Skill,
         )?;
     }
-    if event.agent != Agent::Gemini {
+    if call.can().context_before_tool {
         return Ok(None);
     }
     let sessions = crate::session::SessionStore::new(state_dir);
@@ -193,23 +197,33 @@ fn post_tool_continuity(
     })?)
 }
 
-/// `PreCompact` (Claude, Codex) and `PreCompress` (Gemini): a checkpoint before the context is
-/// summarised. Gemini's automatic `PreCompress` fires every turn; it only counts when the context
-/// is past Gemini's compression threshold. Never blocks.
+/// Before compaction: a checkpoint before the context is summarised. An agent whose automatic
+/// compaction event fires every turn has a
+/// [`compaction_threshold`](crate::agent::Capabilities::compaction_threshold): the event only
+/// counts when the context is past it. Never blocks.
 pub(super) fn pre_compact(call: &Call) -> Result<(), ProjectError> {
     let event = call.event;
     let Some(project) = call.project()? else {
         return Ok(());
     };
-    let usage = event
+    let format = call.home.transcript();
+    let mark = event
         .transcript_path
         .as_deref()
-        .and_then(|t| context::read_usage(event.agent, t).ok().flatten());
-    let mark = usage.map(|u| measure(event, &u, project.policy.context.window));
+        .zip(format)
+        .and_then(|(t, format)| {
+            let usage = context::read_usage(format, t).ok().flatten()?;
+            Some(measure(
+                format,
+                event,
+                &usage,
+                project.policy.context.window,
+            ))
+        });
     let automatic = event.detail.as_deref() != Some("manual");
-    if event.agent == Agent::Gemini
+    if let Some(threshold) = call.can().compaction_threshold
         && automatic
-        && mark.is_none_or(|m| m.percent < GEMINI_COMPRESSION_PERCENT)
+        && mark.is_none_or(|m| m.percent < threshold)
     {
         return Ok(());
     }
@@ -249,7 +263,7 @@ pub(super) fn session_end(call: &Call) -> Result<Option<String>, ProjectError> {
     }
 }
 
-/// An allowed stop: the session checkpoint a later `/clear` resumes from (Claude runs no hook
+/// An allowed stop: the session checkpoint a later `/clear` resumes from (agents run no hook
 /// before `/clear`). `[clear] auto_checkpoint = false` leaves it to the task journal; `"prompt"`
 /// saves nothing but returns, for the user, what changed since the last checkpoint when anything
 /// did.
@@ -290,12 +304,13 @@ pub(super) fn stop_checkpoint(
 
 /// The event's context usage against its window.
 fn measure(
+    format: &dyn TranscriptFormat,
     event: &HookEvent,
     usage: &context::ContextUsage,
     configured: Option<u64>,
 ) -> ContextMark {
     let model = usage.model.as_deref().or(event.model.as_deref());
-    let window = context::window(event.agent, model, usage, configured);
+    let window = context::window(format, model, usage, configured);
     ContextMark {
         used: usage.used,
         window,
@@ -303,9 +318,9 @@ fn measure(
     }
 }
 
-/// The usage Claude's status line recorded for the event's session, when it is fresh.
+/// The usage the agent's status line recorded for the event's session, when it is fresh.
 fn fresh_status_line(call: &Call, project: &Project) -> Option<StatusLineUsage> {
-    if call.event.agent != Agent::Claude {
+    if !call.can().status_line {
         return None;
     }
     let record = project

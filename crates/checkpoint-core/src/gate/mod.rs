@@ -2,12 +2,14 @@
 //! session memory, context usage), asks the pure core, records what the next call needs, and
 //! returns an honest [`HookAnswer`]: a verdict on a stop, context for the model, or nothing.
 //!
-//! Adapters and `checkpoint check` call [`run`]; an `Err` means the gate could not judge (bad cwd,
-//! broken config, unusable state) and the caller fails open.
+//! Adapters and `checkpoint check` call [`run`] with the agent's home; an `Err` means the gate
+//! could not judge (bad cwd, broken config, unusable state) and the caller fails open. The gate
+//! never asks which agent it serves: where agents differ, it asks the home's
+//! [`Capabilities`](crate::agent::Capabilities) and transcript format.
 //!
 //! | file | holds |
 //! |---|---|
-//! | [`call`](self) `call.rs` | one event being answered: its host, cwd check, session |
+//! | [`call`](self) `call.rs` | one event being answered: its agent's home, host, cwd check, session |
 //! | `stop.rs` | ends of turn and new prompts: test runs, the verdict, the block count |
 //! | `continuity.rs` | the context watch, tool results, session start and end, compaction |
 
@@ -17,12 +19,13 @@ mod stop;
 
 use crate::answer::HookAnswer;
 use crate::event::{EventKind, HookEvent};
+use crate::home::AgentHome;
 use crate::host::Host;
 use crate::project::ProjectError;
 
 use call::Call;
 
-pub use continuity::{CONTEXT_CHECKPOINT_GAP, GEMINI_COMPRESSION_PERCENT, PROGRESS_SKILL};
+pub use continuity::{CONTEXT_CHECKPOINT_GAP, PROGRESS_SKILL};
 
 /// What the gate answers to one event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,9 +52,13 @@ pub fn handles(kind: &EventKind) -> bool {
         )
 }
 
-/// Answers one hook event.
-pub fn run(host: &Host, event: &HookEvent) -> Result<GateOutcome, ProjectError> {
-    let call = Call::new(host, event)?;
+/// Answers one hook event of the agent whose home is `home`.
+pub fn run(
+    home: &dyn AgentHome,
+    host: &Host,
+    event: &HookEvent,
+) -> Result<GateOutcome, ProjectError> {
+    let call = Call::new(home, host, event)?;
     let mut warnings = Vec::new();
     let context = match &event.kind {
         kind if kind.is_stop() => {

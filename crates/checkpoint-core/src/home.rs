@@ -1,0 +1,89 @@
+//! One home per agent: the trait each adapter crate (`adapter-claude`, `adapter-gemini`,
+//! `adapter-codex`) implements for its agent — its event names, which payloads are its own, its
+//! answer shapes, its transcript format and its install table — and [`Manual`], the home of a
+//! human at the command line.
+//!
+//! Parsing a payload needs the home's event names, so [`HookEvent::parse`] lives here, beside the
+//! trait: [`crate::event`] knows only the fields every agent shares.
+
+use serde_json::Value;
+
+use crate::agent::{Agent, Capabilities, InstallSpec, TranscriptFormat};
+use crate::answer::HookAnswer;
+use crate::event::{EventError, EventKind, HookEvent};
+
+/// Everything one agent needs, in one place: implemented by each adapter crate.
+pub trait AgentHome: Sync {
+    /// The agent's identity.
+    fn agent(&self) -> Agent;
+
+    /// What its hook protocol can do.
+    fn capabilities(&self) -> Capabilities;
+
+    /// What the agent's event called `wire_name` means.
+    fn event_kind(&self, wire_name: &str) -> EventKind;
+
+    /// Whether a payload of unknown origin is this agent's (for `checkpoint check` without
+    /// `--agent`).
+    fn claims(&self, payload: &Value) -> bool;
+
+    /// How the agent writes its transcript; `None` when it keeps none the gate can read.
+    fn transcript(&self) -> Option<&dyn TranscriptFormat>;
+
+    /// What to print when there is nothing to say (and when failing open).
+    fn no_op(&self) -> &'static str;
+
+    /// The JSON to print for `answer` to `event`; `None` prints [`AgentHome::no_op`].
+    fn render(&self, event: &HookEvent, answer: &HookAnswer) -> Option<Value>;
+
+    /// What `checkpoint install` writes for the agent; `None` when it is not installed as hooks.
+    fn install(&self) -> Option<&InstallSpec>;
+}
+
+/// A human at the command line: no transcript, no wire format, no install.
+#[derive(Debug, Clone, Copy)]
+pub struct Manual;
+
+impl AgentHome for Manual {
+    fn agent(&self) -> Agent {
+        Agent::Cli
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::NONE
+            .context_before_tool(true)
+            .context_after_clear(true)
+    }
+
+    fn event_kind(&self, wire_name: &str) -> EventKind {
+        EventKind::Other(wire_name.to_owned())
+    }
+
+    fn claims(&self, _payload: &Value) -> bool {
+        false
+    }
+
+    fn transcript(&self) -> Option<&dyn TranscriptFormat> {
+        None
+    }
+
+    fn no_op(&self) -> &'static str {
+        ""
+    }
+
+    fn render(&self, _event: &HookEvent, _answer: &HookAnswer) -> Option<Value> {
+        None
+    }
+
+    fn install(&self) -> Option<&InstallSpec> {
+        None
+    }
+}
+
+impl HookEvent {
+    /// Parses a stdin payload of the agent whose home is `home`: the fields every agent shares,
+    /// and the event kind the home gives its event name.
+    pub fn parse(home: &dyn AgentHome, bytes: &[u8]) -> Result<HookEvent, EventError> {
+        HookEvent::parse_shared(home.agent(), |name| home.event_kind(name), bytes)
+    }
+}
