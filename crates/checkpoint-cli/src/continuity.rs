@@ -1,5 +1,6 @@
-//! Session continuity by hand: `checkpoint progress`, `checkpoint resume`, session checkpoints
-//! in `checkpoint save` and `checkpoint log`.
+//! Session continuity by hand: what `checkpoint progress`, `checkpoint resume`, `checkpoint save`
+//! (without `--task`) and `checkpoint log` (without a task) do with the project in the current
+//! directory.
 
 use std::process::ExitCode;
 
@@ -9,20 +10,8 @@ use checkpoint_core::event::Agent;
 use checkpoint_core::journal::Trigger;
 use checkpoint_core::project::saving::SaveRequest;
 
-use crate::journal_cmds::print_json;
-use crate::project::{open_git, project_error};
+use crate::project::open_git;
 use crate::{CliError, output};
-
-/// Options of `checkpoint progress`.
-#[derive(Debug, clap::Args)]
-pub(crate) struct ProgressArgs {
-    /// What is done, e.g. "created the schema".
-    text: String,
-}
-
-/// Options of `checkpoint resume`.
-#[derive(Debug, clap::Args)]
-pub(crate) struct ResumeArgs {}
 
 /// The session `checkpoint` commands act as.
 fn cli_session() -> SessionRef {
@@ -33,10 +22,8 @@ fn cli_session() -> SessionRef {
 }
 
 /// `checkpoint progress TEXT`: logs a milestone for the next session's restart context.
-pub(crate) fn progress(args: &ProgressArgs) -> Result<ExitCode, CliError> {
-    let entry = open_git()?
-        .log_progress(&args.text, None, ProgressSource::Cli)
-        .map_err(project_error)?;
+pub(crate) fn progress(text: &str) -> Result<ExitCode, CliError> {
+    let entry = open_git()?.log_progress(text, None, ProgressSource::Cli)?;
     let task = entry
         .task
         .map(|t| format!(" (task {t})"))
@@ -48,15 +35,13 @@ pub(crate) fn progress(args: &ProgressArgs) -> Result<ExitCode, CliError> {
 /// `checkpoint save MESSAGE` without `--task`: a session checkpoint of the project, which also
 /// checkpoints the active task if there is one.
 pub(crate) fn save_session(message: &str) -> Result<ExitCode, CliError> {
-    let checkpoint = open_git()?
-        .save_session(SaveRequest {
-            session: cli_session(),
-            trigger: Trigger::Manual,
-            detail: Some(message.to_owned()),
-            summary: None,
-            context: None,
-        })
-        .map_err(project_error)?;
+    let checkpoint = open_git()?.save_session(SaveRequest {
+        session: cli_session(),
+        trigger: Trigger::Manual,
+        detail: Some(message.to_owned()),
+        summary: None,
+        context: None,
+    })?;
     let files = checkpoint.files.len() + checkpoint.more_files;
     let task = checkpoint
         .task
@@ -72,11 +57,8 @@ pub(crate) fn save_session(message: &str) -> Result<ExitCode, CliError> {
 
 /// `checkpoint resume`: prints the restart context a new session would get, without counting a
 /// restart.
-pub(crate) fn resume(_: &ResumeArgs) -> Result<ExitCode, CliError> {
-    match open_git()?
-        .resume_context(None, None, false)
-        .map_err(project_error)?
-    {
+pub(crate) fn resume() -> Result<ExitCode, CliError> {
+    match open_git()?.resume_context(None, None, false)? {
         Some(text) => output::out(&text),
         None => output::out(
             "No checkpoint saved yet. Hooks save one at every allowed stop; `checkpoint save \
@@ -89,13 +71,10 @@ pub(crate) fn resume(_: &ResumeArgs) -> Result<ExitCode, CliError> {
 /// `checkpoint log` when there is no task: the project's session checkpoints, newest first.
 pub(crate) fn session_log(json: bool) -> Result<ExitCode, CliError> {
     let project = open_git()?;
-    let log = project
-        .continuity()
-        .load()
-        .map_err(|e| CliError::new(e, "inspect or move the continuity log named above"))?;
+    let log = project.continuity().load()?;
     let newest_first: Vec<_> = log.checkpoints.iter().rev().collect();
     if json {
-        return print_json(&newest_first).map(|()| ExitCode::SUCCESS);
+        return output::json(&newest_first).map(|()| ExitCode::SUCCESS);
     }
     if newest_first.is_empty() {
         output::out("No session checkpoints yet.");

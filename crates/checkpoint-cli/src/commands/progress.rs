@@ -1,0 +1,18 @@
+//! `checkpoint progress "…"`: log a finished milestone; a new session's restart context lists it
+//! as done.
+
+use std::process::ExitCode;
+
+use crate::{CliError, continuity};
+
+/// Options of `checkpoint progress`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// What is done, e.g. "created the schema".
+    text: String,
+}
+
+/// `checkpoint progress TEXT`.
+pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
+    continuity::progress(&args.text)
+}
