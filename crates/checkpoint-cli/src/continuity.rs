@@ -1,86 +1,111 @@
-//! Session continuity by hand: what `checkpoint progress`, `checkpoint resume`, `checkpoint save`
-//! (without `--task`) and `checkpoint log` (without a task) do with the project in the current
-//! directory.
+//! Session continuity by hand — save a checkpoint, log progress, the restart context, the list of
+//! checkpoints — as both `checkpoint save|progress|resume|log` and the MCP tools
+//! `checkpoint_save|progress|resume|list` do it, and the one sentence each result is told in, so
+//! that a person in a terminal and an agent over MCP read the same thing.
 
-use std::process::ExitCode;
-
-use checkpoint_core::continuity::text;
-use checkpoint_core::continuity::{ProgressSource, SessionRef};
+use checkpoint_core::continuity::{ProgressSource, SessionCheckpoint, SessionRef, text};
 use checkpoint_core::event::Agent;
 use checkpoint_core::journal::Trigger;
+use checkpoint_core::project::Project;
 use checkpoint_core::project::saving::SaveRequest;
 
-use crate::project::open_git;
-use crate::{CliError, output};
+use crate::CliError;
 
-/// The session `checkpoint` commands act as.
-fn cli_session() -> SessionRef {
-    SessionRef {
-        agent: Agent::Cli,
-        id: "manual".to_owned(),
+/// What `resume` says when nothing was saved yet.
+const NO_CHECKPOINT: &str = "No checkpoint saved yet.";
+/// What the list says when it is empty.
+const NO_CHECKPOINTS: &str = "No session checkpoints yet.";
+
+/// Who saves and logs: the session its checkpoints belong to (agent `cli`) and the source of its
+/// progress entries.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Caller {
+    /// A `checkpoint` command (session `manual`).
+    Cli,
+    /// A tool of `checkpoint mcp` (session `mcp`).
+    Mcp,
+}
+
+impl Caller {
+    fn session(self) -> SessionRef {
+        let id = match self {
+            Caller::Cli => "manual",
+            Caller::Mcp => "mcp",
+        };
+        SessionRef {
+            agent: Agent::Cli,
+            id: id.to_owned(),
+        }
+    }
+
+    fn source(self) -> ProgressSource {
+        match self {
+            Caller::Cli => ProgressSource::Cli,
+            Caller::Mcp => ProgressSource::Mcp,
+        }
     }
 }
 
-/// `checkpoint progress TEXT`: logs a milestone for the next session's restart context.
-pub(crate) fn progress(text: &str) -> Result<ExitCode, CliError> {
-    let entry = open_git()?.log_progress(text, None, ProgressSource::Cli)?;
-    let task = entry
-        .task
-        .map(|t| format!(" (task {t})"))
-        .unwrap_or_default();
-    output::out(&format!("Progress logged{task}: {}", entry.text));
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `checkpoint save MESSAGE` without `--task`: a session checkpoint of the project, which also
-/// checkpoints the active task if there is one.
-pub(crate) fn save_session(message: &str) -> Result<ExitCode, CliError> {
-    let checkpoint = open_git()?.save_session(SaveRequest {
-        session: cli_session(),
+/// Saves a session checkpoint of `project` (and one of the active task, if any) with `message`
+/// as its detail; says its number and what it recorded.
+pub(crate) fn save(
+    project: &Project,
+    caller: Caller,
+    message: Option<&str>,
+) -> Result<String, CliError> {
+    let checkpoint = project.save_session(SaveRequest {
+        session: caller.session(),
         trigger: Trigger::Manual,
-        detail: Some(message.to_owned()),
+        detail: message.filter(|m| !m.trim().is_empty()).map(str::to_owned),
         summary: None,
         context: None,
     })?;
     let files = checkpoint.files.len() + checkpoint.more_files;
     let task = checkpoint
         .task
-        .as_ref()
         .map(|t| format!("; task {} checkpointed too", t.id))
         .unwrap_or_default();
-    output::out(&format!(
-        "Saved checkpoint #{}: {message} ({files} changed file(s) recorded{task})",
-        checkpoint.id
-    ));
-    Ok(ExitCode::SUCCESS)
+    Ok(format!(
+        "Saved checkpoint #{} ({files} changed {}{task})",
+        checkpoint.id,
+        if files == 1 { "file" } else { "files" }
+    ))
 }
 
-/// `checkpoint resume`: prints the restart context a new session would get, without counting a
+/// Logs a finished milestone for the next session's restart context; says what was logged.
+pub(crate) fn progress(project: &Project, caller: Caller, text: &str) -> Result<String, CliError> {
+    let entry = project.log_progress(text, None, caller.source())?;
+    let task = entry
+        .task
+        .map(|t| format!(" (task {t})"))
+        .unwrap_or_default();
+    Ok(format!("Progress logged{task}: {}", entry.text))
+}
+
+/// The restart context a new session would get from the latest checkpoint, without counting a
 /// restart.
-pub(crate) fn resume() -> Result<ExitCode, CliError> {
-    match open_git()?.resume_context(None, None, false)? {
-        Some(text) => output::out(&text),
-        None => output::out(
-            "No checkpoint saved yet. Hooks save one at every allowed stop; `checkpoint save \
-             \"…\"` saves one by hand.",
-        ),
-    }
-    Ok(ExitCode::SUCCESS)
+pub(crate) fn resume(project: &Project) -> Result<String, CliError> {
+    Ok(project
+        .resume_context(None, None, false)?
+        .unwrap_or_else(|| NO_CHECKPOINT.to_owned()))
 }
 
-/// `checkpoint log` when there is no task: the project's session checkpoints, newest first.
-pub(crate) fn session_log(json: bool) -> Result<ExitCode, CliError> {
-    let project = open_git()?;
-    let log = project.continuity().load()?;
-    let newest_first: Vec<_> = log.checkpoints.iter().rev().collect();
-    if json {
-        return output::json(&newest_first).map(|()| ExitCode::SUCCESS);
+/// The project's session checkpoints, newest first.
+pub(crate) fn newest_first(project: &Project) -> Result<Vec<SessionCheckpoint>, CliError> {
+    project.git()?;
+    let mut checkpoints = project.continuity().load()?.checkpoints;
+    checkpoints.reverse();
+    Ok(checkpoints)
+}
+
+/// `checkpoints`, one line each: number, trigger, age, session, files, context and summary.
+pub(crate) fn list(project: &Project, checkpoints: &[SessionCheckpoint]) -> String {
+    if checkpoints.is_empty() {
+        return NO_CHECKPOINTS.to_owned();
     }
-    if newest_first.is_empty() {
-        output::out("No session checkpoints yet.");
-    }
-    for checkpoint in newest_first {
-        output::out(&text::checkpoint_line(checkpoint, project.host.now));
-    }
-    Ok(ExitCode::SUCCESS)
+    let lines: Vec<String> = checkpoints
+        .iter()
+        .map(|c| text::checkpoint_line(c, project.host.now))
+        .collect();
+    lines.join("\n")
 }

@@ -9,7 +9,8 @@
 //!   `commands/git_hook.rs`), with its options and its `run`;
 //! - `install/`: `checkpoint install` and `uninstall`: the agents' hooks files, the MCP server
 //!   entry, the status line, the skill and the git hooks;
-//! - `continuity.rs`: session continuity by hand (save, progress, resume, the session log);
+//! - `continuity.rs`: save, progress, resume and the checkpoint list, as both the commands and
+//!   the MCP tools do them, in one wording;
 //! - `project.rs`: the only place that finds the project (host, current directory, repository);
 //! - `error.rs`: [`CliError`], whose [`ErrorKind`] sets the exit status and whose hint is the same
 //!   for the same core error everywhere, and the exit status table;

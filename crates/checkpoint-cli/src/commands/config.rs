@@ -157,10 +157,7 @@ fn set(root: &Path, key: &str, value: &str, user: bool) -> Result<(), CliError> 
         root.join(config::PROJECT_FILE)
     };
     let written = set_value(&file, key, value)?;
-    output::out(&format!(
-        "Set {key} = {written} in {}.",
-        short_path(&file, root).display()
-    ));
+    output::out(&set_message(key, &written, &file, root));
     // The file is valid on its own; say so when the layers together are not, or when another
     // layer still decides the value.
     match settings(root) {
@@ -182,6 +179,15 @@ fn set(root: &Path, key: &str, value: &str, user: bool) -> Result<(), CliError> 
         }
     }
     Ok(())
+}
+
+/// What `config set` and the MCP tool `checkpoint_configure` say after [`set_value`] wrote
+/// `written` for `key` into `file`.
+pub(crate) fn set_message(key: &str, written: &str, file: &Path, root: &Path) -> String {
+    format!(
+        "Set {key} = {written} in {}.",
+        short_path(file, root).display()
+    )
 }
 
 /// Replaces `file` with `text` atomically, keeping its permissions (a new file gets 0644).

@@ -4,17 +4,18 @@
 use std::process::ExitCode;
 
 use checkpoint_core::journal::JournalError;
+use checkpoint_core::project::Project;
 
 use crate::args::ReadArgs;
 use crate::{CliError, continuity, output, project};
 
 /// `checkpoint log`.
 pub(crate) fn run(args: &ReadArgs) -> Result<ExitCode, CliError> {
-    let journal = project::open()?.journal();
-    let task = match journal.resolve(args.task.as_deref()) {
+    let project = project::open()?;
+    let task = match project.journal().resolve(args.task.as_deref()) {
         Ok(task) => task,
         // Without a task, the log is the project's session checkpoints.
-        Err(JournalError::NoActiveTask) => return continuity::session_log(args.json),
+        Err(JournalError::NoActiveTask) => return session_log(&project, args.json),
         Err(e) => return Err(e.into()),
     };
     if args.json {
@@ -43,5 +44,16 @@ pub(crate) fn run(args: &ReadArgs) -> Result<ExitCode, CliError> {
         })
         .collect();
     output::out(&lines.join("\n"));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The project's session checkpoints, newest first.
+fn session_log(project: &Project, json: bool) -> Result<ExitCode, CliError> {
+    let checkpoints = continuity::newest_first(project)?;
+    if json {
+        output::json(&checkpoints)?;
+    } else {
+        output::out(&continuity::list(project, &checkpoints));
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -10,12 +10,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use checkpoint_core::continuity::{ProgressSource, SessionRef, text};
-use checkpoint_core::event::Agent;
-use checkpoint_core::journal::Trigger;
 use checkpoint_core::policy::config::{self, Origin};
 use checkpoint_core::project::Project;
-use checkpoint_core::project::saving::SaveRequest;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
@@ -23,12 +19,11 @@ use rmcp::{ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router}
 use serde::Deserialize;
 
 use crate::commands::config as config_cmd;
+use crate::continuity::{self, Caller};
 use crate::error::ErrorKind;
 use crate::output::one_line;
 use crate::{CliError, project};
 
-/// The session id the server's checkpoints are saved under (agent `cli`).
-const SESSION_ID: &str = "mcp";
 /// Checkpoints `checkpoint_list` shows when no limit is given.
 const DEFAULT_LIMIT: usize = 10;
 
@@ -120,30 +115,7 @@ impl Server {
                        active task, so that a new session can resume from here. Returns its number."
     )]
     fn checkpoint_save(&self, Parameters(params): Parameters<SaveParams>) -> Answer {
-        let detail = params.message.filter(|m| !m.trim().is_empty());
-        let checkpoint = self
-            .open()?
-            .save_session(SaveRequest {
-                session: SessionRef {
-                    agent: Agent::Cli,
-                    id: SESSION_ID.to_owned(),
-                },
-                trigger: Trigger::Manual,
-                detail,
-                summary: None,
-                context: None,
-            })
-            .map_err(failure)?;
-        let files = checkpoint.files.len() + checkpoint.more_files;
-        let task = checkpoint
-            .task
-            .map(|t| format!("; task {} checkpointed too", t.id))
-            .unwrap_or_default();
-        Ok(format!(
-            "Saved checkpoint #{} ({files} changed {}{task})",
-            checkpoint.id,
-            if files == 1 { "file" } else { "files" }
-        ))
+        continuity::save(&self.open()?, Caller::Mcp, params.message.as_deref()).map_err(failure)
     }
 
     #[tool(
@@ -156,18 +128,9 @@ impl Server {
             return Err("limit must be at least 1".to_owned());
         }
         let project = self.open()?;
-        let log = project.continuity().load().map_err(failure)?;
-        if log.checkpoints.is_empty() {
-            return Ok("No session checkpoints yet.".to_owned());
-        }
-        let lines: Vec<String> = log
-            .checkpoints
-            .iter()
-            .rev()
-            .take(limit)
-            .map(|c| text::checkpoint_line(c, project.host.now))
-            .collect();
-        Ok(lines.join("\n"))
+        let mut checkpoints = continuity::newest_first(&project).map_err(failure)?;
+        checkpoints.truncate(limit);
+        Ok(continuity::list(&project, &checkpoints))
     }
 
     #[tool(
@@ -176,11 +139,7 @@ impl Server {
                        context reset, before doing anything else."
     )]
     fn checkpoint_resume(&self) -> Answer {
-        let context = self
-            .open()?
-            .resume_context(None, None, false)
-            .map_err(failure)?;
-        Ok(context.unwrap_or_else(|| "No checkpoint saved yet.".to_owned()))
+        continuity::resume(&self.open()?).map_err(failure)
     }
 
     #[tool(
@@ -188,15 +147,7 @@ impl Server {
                        context lists it as done, so it is not redone."
     )]
     fn checkpoint_progress(&self, Parameters(params): Parameters<ProgressParams>) -> Answer {
-        let entry = self
-            .open()?
-            .log_progress(&params.text, None, ProgressSource::Mcp)
-            .map_err(failure)?;
-        let task = entry
-            .task
-            .map(|t| format!(" (task {t})"))
-            .unwrap_or_default();
-        Ok(format!("Progress logged{task}: {}", entry.text))
+        continuity::progress(&self.open()?, Caller::Mcp, &params.text).map_err(failure)
     }
 
     #[tool(
@@ -230,7 +181,7 @@ impl Server {
             (Some(key), Some(value)) => {
                 let file = root.join(config::PROJECT_FILE);
                 let written = config_cmd::set_value(&file, &key, &value).map_err(failure)?;
-                let mut answer = format!("Set {key} = {written} in {}.", config::PROJECT_FILE);
+                let mut answer = config_cmd::set_message(&key, &written, &file, &root);
                 // The file is valid on its own; say so when the layers together are not, or
                 // when another layer still decides the value.
                 match config_cmd::settings(&root) {

@@ -3,7 +3,8 @@
 
 use std::process::ExitCode;
 
-use crate::{CliError, continuity};
+use crate::continuity::{self, Caller};
+use crate::{CliError, output, project};
 
 /// Options of `checkpoint progress`.
 #[derive(Debug, clap::Args)]
@@ -14,5 +15,7 @@ pub(crate) struct Args {
 
 /// `checkpoint progress TEXT`.
 pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
-    continuity::progress(&args.text)
+    let logged = continuity::progress(&project::open_git()?, Caller::Cli, &args.text)?;
+    output::out(&logged);
+    Ok(ExitCode::SUCCESS)
 }

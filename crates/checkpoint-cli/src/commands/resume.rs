@@ -1,8 +1,9 @@
-//! `checkpoint resume`: print the restart context a new session would start with.
+//! `checkpoint resume`: print the restart context a new session would start with (from the
+//! latest checkpoint), without counting a restart.
 
 use std::process::ExitCode;
 
-use crate::{CliError, continuity};
+use crate::{CliError, continuity, output, project};
 
 /// Options of `checkpoint resume` (none).
 #[derive(Debug, clap::Args)]
@@ -10,5 +11,6 @@ pub(crate) struct Args {}
 
 /// `checkpoint resume`.
 pub(crate) fn run(_: &Args) -> Result<ExitCode, CliError> {
-    continuity::resume()
+    output::out(&continuity::resume(&project::open_git()?)?);
+    Ok(ExitCode::SUCCESS)
 }

@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use checkpoint_core::journal::Trigger;
 
-use crate::{CliError, continuity, output, project};
+use crate::continuity::{self, Caller};
+use crate::{CliError, output, project};
 
 /// Options of `checkpoint save`.
 #[derive(Debug, clap::Args)]
@@ -20,7 +21,9 @@ pub(crate) struct Args {
 /// `checkpoint save "message"`: a manual checkpoint.
 pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     if args.task.is_none() {
-        return continuity::save_session(&args.message);
+        let saved = continuity::save(&project::open_git()?, Caller::Cli, Some(&args.message))?;
+        output::out(&saved);
+        return Ok(ExitCode::SUCCESS);
     }
     let project = project::open()?;
     let journal = project.journal();
