@@ -9,7 +9,7 @@ use checkpoint_core::journal::Trigger;
 use checkpoint_core::project::Project;
 use checkpoint_core::project::saving::SaveRequest;
 
-use crate::CliError;
+use crate::error::CliError;
 
 /// What `resume` says when nothing was saved yet.
 const NO_CHECKPOINT: &str = "No checkpoint saved yet.";

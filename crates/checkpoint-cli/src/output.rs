@@ -5,7 +5,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use crate::CliError;
+use crate::error::CliError;
 
 /// Writes `text` and a newline to stdout. A closed pipe is not an error worth reporting.
 pub(crate) fn out(text: &str) {

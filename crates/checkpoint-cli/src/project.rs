@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use checkpoint_core::host::Host;
 use checkpoint_core::project::Project;
 
-use crate::CliError;
+use crate::error::CliError;
 
 /// The host of this process: its `CHECKPOINT_*` environment, user config directory and clock.
 /// Loads no configuration.

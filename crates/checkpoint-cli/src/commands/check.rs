@@ -10,7 +10,8 @@ use checkpoint_core::decide::{AllowReason, Decision, Note};
 use checkpoint_core::event::{self, Agent, HookEvent};
 use checkpoint_core::gate;
 
-use crate::{CliError, output, project};
+use crate::error::CliError;
+use crate::{output, project};
 
 /// Options of `checkpoint check`.
 #[derive(Debug, clap::Args)]

@@ -2,7 +2,8 @@
 
 use std::process::ExitCode;
 
-use crate::{CliError, output, project};
+use crate::error::CliError;
+use crate::{output, project};
 
 /// Options of `checkpoint cleanup`.
 #[derive(Debug, clap::Args)]

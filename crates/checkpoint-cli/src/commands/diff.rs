@@ -7,7 +7,8 @@ use checkpoint_core::continuity::diff::{self, WorkDiff};
 use checkpoint_core::continuity::text;
 use serde::Serialize;
 
-use crate::{CliError, output, project};
+use crate::error::CliError;
+use crate::{output, project};
 
 /// Options of `checkpoint diff`.
 #[derive(Debug, clap::Args)]

@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use checkpoint_core::journal::Trigger;
 
-use crate::{CliError, output, project};
+use crate::error::CliError;
+use crate::{output, project};
 
 /// Which git hook is running.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]

@@ -7,7 +7,8 @@ use checkpoint_core::journal::JournalError;
 use checkpoint_core::project::Project;
 
 use crate::args::ReadArgs;
-use crate::{CliError, continuity, output, project};
+use crate::error::CliError;
+use crate::{continuity, output, project};
 
 /// `checkpoint log`.
 pub(crate) fn run(args: &ReadArgs) -> Result<ExitCode, CliError> {

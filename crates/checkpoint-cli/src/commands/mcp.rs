@@ -20,9 +20,9 @@ use serde::Deserialize;
 
 use crate::commands::config as config_cmd;
 use crate::continuity::{self, Caller};
-use crate::error::ErrorKind;
+use crate::error::{CliError, ErrorKind};
 use crate::output::one_line;
-use crate::{CliError, project};
+use crate::project;
 
 /// Checkpoints `checkpoint_list` shows when no limit is given.
 const DEFAULT_LIMIT: usize = 10;

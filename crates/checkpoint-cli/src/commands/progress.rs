@@ -4,7 +4,8 @@
 use std::process::ExitCode;
 
 use crate::continuity::{self, Caller};
-use crate::{CliError, output, project};
+use crate::error::CliError;
+use crate::{output, project};
 
 /// Options of `checkpoint progress`.
 #[derive(Debug, clap::Args)]

@@ -7,7 +7,8 @@ use checkpoint_core::journal::{Journal, ReceiptCheck};
 use serde::Serialize;
 
 use crate::args::ReadArgs;
-use crate::{CliError, output, project};
+use crate::error::CliError;
+use crate::{output, project};
 
 /// Options of `checkpoint receipts`.
 #[derive(Debug, clap::Args)]

@@ -7,7 +7,8 @@ use serde::Serialize;
 
 use crate::args::ReadArgs;
 use crate::commands::receipts;
-use crate::{CliError, output, project};
+use crate::error::CliError;
+use crate::{output, project};
 
 /// `checkpoint recover`: records a crash of a stale task (once) and prints hook.md.
 pub(crate) fn run(args: &ReadArgs) -> Result<ExitCode, CliError> {

@@ -3,7 +3,8 @@
 
 use std::process::ExitCode;
 
-use crate::{CliError, continuity, output, project};
+use crate::error::CliError;
+use crate::{continuity, output, project};
 
 /// Options of `checkpoint resume` (none).
 #[derive(Debug, clap::Args)]

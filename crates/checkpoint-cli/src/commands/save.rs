@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use checkpoint_core::journal::Trigger;
 
 use crate::continuity::{self, Caller};
-use crate::{CliError, output, project};
+use crate::error::CliError;
+use crate::{output, project};
 
 /// Options of `checkpoint save`.
 #[derive(Debug, clap::Args)]

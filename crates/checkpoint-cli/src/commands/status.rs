@@ -7,7 +7,8 @@ use checkpoint_core::journal::recovery;
 use serde::Serialize;
 
 use crate::args::ReadArgs;
-use crate::{CliError, output, project};
+use crate::error::CliError;
+use crate::{output, project};
 
 /// `checkpoint status`.
 pub(crate) fn run(args: &ReadArgs) -> Result<ExitCode, CliError> {

@@ -25,7 +25,8 @@ use checkpoint_core::journal::Journal;
 use checkpoint_core::session::{SessionStore, StatusLineUsage};
 use serde_json::Value;
 
-use crate::{CliError, output, project};
+use crate::error::CliError;
+use crate::{output, project};
 
 /// What the status line says when it knows nothing else.
 const NEUTRAL: &str = "checkpoint";

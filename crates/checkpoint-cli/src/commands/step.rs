@@ -4,7 +4,8 @@ use std::process::ExitCode;
 
 use crate::commands::task::{EndArgs, change};
 use crate::commands::validate;
-use crate::{CliError, output, project};
+use crate::error::CliError;
+use crate::{output, project};
 
 /// `checkpoint step …`.
 #[derive(Debug, clap::Subcommand)]

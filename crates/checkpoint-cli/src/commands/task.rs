@@ -10,7 +10,8 @@ use checkpoint_core::journal::{Journal, JournalError, StepSpec, Task, TaskError}
 
 use crate::args::ReadArgs;
 use crate::commands::status;
-use crate::{CliError, output, project};
+use crate::error::CliError;
+use crate::{output, project};
 
 /// `checkpoint task …`.
 #[derive(Debug, clap::Subcommand)]

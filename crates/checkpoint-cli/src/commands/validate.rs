@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use checkpoint_core::journal::Validated;
 
-use crate::{CliError, output, project};
+use crate::error::CliError;
+use crate::{output, project};
 
 /// Options of `checkpoint validate`.
 #[derive(Debug, clap::Args)]
