@@ -1,7 +1,9 @@
 //! One file per `checkpoint` subcommand, named for it (`git-hook` is `git_hook.rs`; `install` and
-//! `uninstall` live in [`crate::install`]). Each holds the command's options (`Args`, or
-//! `Command` for one with subcommands) and its `run`, which returns the exit status or a
-//! [`crate::CliError`].
+//! `uninstall` live in [`crate::install`]). Each holds the command's options (`Args`; `Command`
+//! for `task` and `step`, whose subcommands are an enum; `ConfigArgs` for `config`) and its
+//! `run`, which returns the exit status or a [`crate::CliError`]. A command may call another's
+//! `run` or helper (`task status` is `status`, `step done` reports like `validate`); none calls
+//! back.
 
 pub(crate) mod check;
 pub(crate) mod cleanup;
