@@ -9,11 +9,9 @@ use checkpoint_core::answer::HookAnswer;
 use checkpoint_core::decide::{AllowReason, Decision, Note};
 use checkpoint_core::event::{self, Agent, HookEvent};
 use checkpoint_core::gate;
-use checkpoint_core::host::Host;
 
-use crate::journal_cmds::print_json;
-use crate::project::{cwd, project_error};
-use crate::{CliError, output};
+use crate::error::CliError;
+use crate::{output, project};
 
 /// Options of `checkpoint check`.
 #[derive(Debug, clap::Args)]
@@ -50,13 +48,13 @@ struct CheckJson<'a> {
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     let event = read_event(args.agent)?;
-    let outcome = gate::run(&Host::from_process(), &event).map_err(project_error)?;
+    let outcome = gate::run(&project::host(), &event)?;
     for warning in &outcome.warnings {
         output::note(&format!("warning: {warning}"));
     }
     let HookAnswer::Stop(answer) = &outcome.answer else {
         if args.json {
-            print_json(&CheckJson {
+            output::json(&CheckJson {
                 schema_version: SCHEMA_VERSION,
                 event: &event.wire_name,
                 decision: None,
@@ -71,7 +69,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     };
     let decision = &answer.decision;
     if args.json {
-        print_json(&CheckJson {
+        output::json(&CheckJson {
             schema_version: SCHEMA_VERSION,
             event: &event.wire_name,
             decision: Some(decision),
@@ -94,23 +92,12 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
 fn read_event(agent: Option<Agent>) -> Result<HookEvent, CliError> {
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
-        let bytes = event::read_payload(stdin.lock()).map_err(|e| {
-            CliError::new(
-                e,
-                "pipe one hook payload (JSON) or nothing into `checkpoint check`",
-            )
-        })?;
+        let bytes = event::read_payload(stdin.lock())?;
         if !bytes.iter().all(u8::is_ascii_whitespace) {
-            return HookEvent::parse(agent, &bytes).map_err(|e| {
-                CliError::new(
-                    e,
-                    "stdin must hold one hook payload as an agent sends it, e.g. \
-                     {\"hook_event_name\":\"Stop\",\"cwd\":\"/path\",\"session_id\":\"s\"}",
-                )
-            });
+            return Ok(HookEvent::parse(agent, &bytes)?);
         }
     }
-    Ok(HookEvent::manual_stop(cwd()?))
+    Ok(HookEvent::manual_stop(project::cwd()?))
 }
 
 fn degraded_hint(decision: &Decision) -> &'static str {
