@@ -1,26 +1,43 @@
-//! The `checkpoint` command-line tool: run the stop gate by hand, install the agents' hooks and (in
-//! later commands) inspect state. `main.rs` is one call into [`main`].
+//! The `checkpoint` command-line tool: run the stop gate by hand, install the agents' hooks, keep
+//! the task journal and session continuity by hand, and serve them over MCP. `main.rs` is one
+//! call into [`main`], which parses the command line, runs one command and turns its result into
+//! the exit status.
+//!
+//! Where things are:
+//!
+//! - `commands/`: one file per subcommand, named for it (`checkpoint git-hook` is
+//!   `commands/git_hook.rs`), with its options and its `run`;
+//! - `install/`: `checkpoint install` and `uninstall`: the agents' hooks files, the MCP server
+//!   entry, the status line, the skill and the git hooks;
+//! - `continuity.rs`: save, progress, resume and the checkpoint list, as both the commands and
+//!   the MCP tools do them, in one wording;
+//! - `agents.rs`: the agents' homes, from the adapter libraries: their names on the command line,
+//!   which agent a payload is from, their install tables;
+//! - `project.rs`: the only place that finds the project (host, current directory, repository);
+//! - `error.rs`: [`CliError`], whose [`ErrorKind`] sets the exit status and whose hint is the same
+//!   for the same core error everywhere, and the exit status table;
+//! - `output.rs`: the printer (lines, JSON, warnings, errors);
+//! - `args.rs`: options several commands share.
 
 mod agents;
-mod check;
-mod config_cmd;
-mod continuity_cmds;
-mod diff_cmd;
+mod args;
+mod commands;
+mod continuity;
 mod error;
-mod git_hooks;
 mod install;
-mod journal_cmds;
-mod mcp;
 mod output;
 mod project;
-mod statusline;
-mod task;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-pub use error::CliError;
+pub use error::{CliError, ErrorKind};
+
+use commands::{
+    check, cleanup, config, diff, git_hook, log, mcp, progress, receipts, recover, resume, save,
+    status, statusline, step, task, validate,
+};
 
 /// Makes AI coding agents stop only when their work is validated.
 #[derive(Debug, Parser)]
@@ -47,50 +64,50 @@ enum Command {
     Uninstall(install::UninstallArgs),
     /// Start, inspect and end tasks: named lists of steps an agent works through.
     #[command(subcommand)]
-    Task(task::TaskCommand),
+    Task(task::Command),
     /// Start, finish or fail the current step of the active task.
     #[command(subcommand)]
-    Step(task::StepCommand),
+    Step(step::Command),
     /// Run a command as a validation of the current step and keep a signed receipt of it.
-    Validate(journal_cmds::ValidateArgs),
+    Validate(validate::Args),
     /// Save a checkpoint of the session's state (and of the active task, if any).
-    Save(journal_cmds::SaveArgs),
+    Save(save::Args),
     /// Show what changed since the latest checkpoint: files and lines added and removed.
     ///
     /// Verify the work before clearing an agent's context. With --exit-code, exits 1 when
     /// work changed.
-    Diff(diff_cmd::DiffArgs),
+    Diff(diff::Args),
     /// Log a finished milestone; a new session's restart context lists it as done.
-    Progress(continuity_cmds::ProgressArgs),
+    Progress(progress::Args),
     /// Print the restart context a new session would start with (from the latest checkpoint).
-    Resume(continuity_cmds::ResumeArgs),
+    Resume(resume::Args),
     /// Serve checkpoint's tools to an agent over MCP on stdin/stdout (for the project in the
     /// current directory): save, list, resume, progress, configure.
-    Mcp(mcp::McpArgs),
+    Mcp(mcp::Args),
     /// After a crash: record it, pick how to go on, and print hook.md.
-    Recover(journal_cmds::ReadArgs),
+    Recover(args::ReadArgs),
     /// Show the active task.
-    Status(journal_cmds::ReadArgs),
+    Status(args::ReadArgs),
     /// Show the task's history (checkpoints with their triggers), oldest first; without a task,
     /// the project's session checkpoints, newest first.
-    Log(journal_cmds::ReadArgs),
+    Log(args::ReadArgs),
     /// List the task's validation receipts; `receipts verify` checks their signatures.
-    Receipts(journal_cmds::ReceiptsArgs),
+    Receipts(receipts::Args),
     /// Remove finished tasks older than their retention (see [journal] in checkpoint.toml).
-    Cleanup(journal_cmds::CleanupArgs),
+    Cleanup(cleanup::Args),
     /// Show the effective settings and where each came from; `get` one, or `set` one in a file.
     ///
     /// Lists every key of checkpoint.toml with its value and origin (default, detected, a file
     /// and line, or a CHECKPOINT_* variable). `config set KEY VALUE` edits the project's
     /// checkpoint.toml (--user: the user config file), keeping its comments.
-    Config(config_cmd::ConfigArgs),
+    Config(config::ConfigArgs),
     /// Record a commit or push checkpoint (run by the installed git hooks).
     #[command(hide = true)]
-    GitHook(journal_cmds::GitHookArgs),
+    GitHook(git_hook::Args),
     /// Print Claude Code's status line (context usage, latest checkpoint, active task) for the
     /// status-line JSON on stdin, and record the session's context usage. Always exits 0.
     #[command(hide = true)]
-    Statusline(statusline::StatuslineArgs),
+    Statusline(statusline::Args),
 }
 
 /// Parses the command line, runs the command and maps the result to an exit status.
@@ -100,28 +117,28 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::run(&args),
         Command::Install(args) => install::install(&args),
         Command::Uninstall(args) => install::uninstall(&args),
-        Command::Task(command) => task::task(&command),
-        Command::Step(command) => task::step(&command),
-        Command::Validate(args) => journal_cmds::validate(&args),
-        Command::Save(args) => journal_cmds::save(&args),
-        Command::Diff(args) => diff_cmd::run(&args),
-        Command::Progress(args) => continuity_cmds::progress(&args),
-        Command::Resume(args) => continuity_cmds::resume(&args),
+        Command::Task(command) => task::run(&command),
+        Command::Step(command) => step::run(&command),
+        Command::Validate(args) => validate::run(&args),
+        Command::Save(args) => save::run(&args),
+        Command::Diff(args) => diff::run(&args),
+        Command::Progress(args) => progress::run(&args),
+        Command::Resume(args) => resume::run(&args),
         Command::Mcp(args) => mcp::run(&args),
-        Command::Recover(args) => journal_cmds::recover(&args),
-        Command::Status(args) => journal_cmds::status(&args),
-        Command::Log(args) => journal_cmds::log(&args),
-        Command::Receipts(args) => journal_cmds::receipts(&args),
-        Command::Cleanup(args) => journal_cmds::cleanup(&args),
-        Command::Config(args) => config_cmd::run(&args),
-        Command::GitHook(args) => journal_cmds::git_hook(&args),
+        Command::Recover(args) => recover::run(&args),
+        Command::Status(args) => status::run(&args),
+        Command::Log(args) => log::run(&args),
+        Command::Receipts(args) => receipts::run(&args),
+        Command::Cleanup(args) => cleanup::run(&args),
+        Command::Config(args) => config::run(&args),
+        Command::GitHook(args) => git_hook::run(&args),
         Command::Statusline(args) => statusline::run(&args),
     };
     match result {
         Ok(code) => code,
         Err(err) => {
             output::error(&err);
-            ExitCode::from(2)
+            err.kind.exit_code()
         }
     }
 }

@@ -1,13 +1,23 @@
-//! The one place that writes to stdout and stderr.
+//! The printer: the one place that writes to stdout and stderr, in the shapes every command
+//! shares (a line, pretty JSON, a warning, an error with its hint).
 
 use std::io::Write;
 
-use crate::CliError;
+use serde::Serialize;
+
+use crate::error::CliError;
 
 /// Writes `text` and a newline to stdout. A closed pipe is not an error worth reporting.
 pub(crate) fn out(text: &str) {
     let mut stdout = std::io::stdout().lock();
     let _ = writeln!(stdout, "{text}");
+}
+
+/// Writes `value` to stdout as pretty JSON.
+pub(crate) fn json(value: &impl Serialize) -> Result<(), CliError> {
+    let json = serde_json::to_string_pretty(value).map_err(CliError::bug)?;
+    out(&json);
+    Ok(())
 }
 
 /// Writes a warning or hint line to stderr.
@@ -21,4 +31,13 @@ pub(crate) fn error(err: &CliError) {
     if let Some(hint) = &err.hint {
         note(&format!("hint: {hint}"));
     }
+}
+
+/// `text` on one line: its lines trimmed and joined with spaces.
+pub(crate) fn one_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }

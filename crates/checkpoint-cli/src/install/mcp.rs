@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use toml_edit::{DocumentMut, Item};
 
-use crate::mcp::one_line;
+use crate::output::one_line;
 use crate::{CliError, output};
 
 use checkpoint_core::agent::{McpFile, McpFormat as Format};

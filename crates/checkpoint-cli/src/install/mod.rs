@@ -6,6 +6,7 @@
 mod adapter;
 mod agents;
 mod config_file;
+mod git_hooks;
 mod mcp;
 mod settings;
 mod skill;
@@ -14,10 +15,9 @@ mod statusline;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use checkpoint_core::git;
 use serde_json::Value;
 
-use crate::{CliError, git_hooks, output};
+use crate::{CliError, output, project};
 
 use agents::{AgentSpec, InstallTarget, Scope};
 use config_file::ConfigFile;
@@ -213,16 +213,7 @@ fn scope(user: bool) -> Result<Scope, CliError> {
     if user {
         return Ok(Scope::User);
     }
-    let cwd = std::env::current_dir()
-        .map_err(|e| CliError::new(format!("current directory: {e}"), "cd into your project"))?;
-    match git::discover(&cwd) {
-        Ok(Some(repo)) => Ok(Scope::Project(repo.workdir)),
-        Ok(None) => Ok(Scope::Project(cwd)),
-        Err(e) => Err(CliError::new(
-            e,
-            "run this inside the project's working tree, or pass --user",
-        )),
-    }
+    Ok(Scope::Project(project::root()?))
 }
 
 /// What an edit beside the hooks (the MCP server, the status line) would do to its file.

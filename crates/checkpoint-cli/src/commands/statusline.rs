@@ -19,16 +19,17 @@ use std::process::ExitCode;
 use checkpoint_core::Policy;
 use checkpoint_core::continuity::{Continuity, text};
 use checkpoint_core::event::{self, Agent};
-use checkpoint_core::git::{self, Repo};
+use checkpoint_core::git::Repo;
 use checkpoint_core::host::Host;
 use checkpoint_core::journal::Journal;
 use checkpoint_core::session::{SessionStore, StatusLineUsage};
 use serde_json::Value;
 
-use crate::{CliError, output};
+use crate::error::CliError;
+use crate::{output, project};
 
 /// What the status line says when it knows nothing else.
-pub(crate) const NEUTRAL: &str = "checkpoint";
+const NEUTRAL: &str = "checkpoint";
 /// Set (to anything) to see on stderr why the status line said less than it could.
 const DEBUG_VAR: &str = "CHECKPOINT_DEBUG";
 /// The longest task name shown, in characters.
@@ -38,12 +39,12 @@ const SEPARATOR: &str = " · ";
 
 /// Options of `checkpoint statusline` (none: the payload comes on stdin).
 #[derive(Debug, clap::Args)]
-pub(crate) struct StatuslineArgs {}
+pub(crate) struct Args {}
 
 /// `checkpoint statusline`: prints one line for Claude Code's status line and records the
 /// session's context usage. Always exits 0.
-pub(crate) fn run(_: &StatuslineArgs) -> Result<ExitCode, CliError> {
-    let host = Host::from_process();
+pub(crate) fn run(_: &Args) -> Result<ExitCode, CliError> {
+    let host = project::host();
     let mut problems = Vec::new();
     let line = match event::read_payload(std::io::stdin().lock()) {
         Ok(bytes) => line(&host, &bytes, &mut problems),
@@ -80,7 +81,7 @@ fn line(host: &Host, payload: &[u8], problems: &mut Vec<String>) -> String {
     if let Some(percent) = window.percent {
         parts.push(format!("ctx {percent} %"));
     }
-    match project(&payload) {
+    match project(host, &payload) {
         Ok(Some(repo)) => parts.extend(project_parts(host, &payload, &repo, &window, problems)),
         Ok(None) => {}
         Err(problem) => problems.push(problem),
@@ -146,7 +147,7 @@ impl ContextWindow {
 }
 
 /// The repository the payload's session works in (`cwd`, else `workspace.current_dir`), if any.
-fn project(payload: &Value) -> Result<Option<Repo>, String> {
+fn project(host: &Host, payload: &Value) -> Result<Option<Repo>, String> {
     let Some(cwd) = payload["cwd"]
         .as_str()
         .or_else(|| payload["workspace"]["current_dir"].as_str())
@@ -158,7 +159,8 @@ fn project(payload: &Value) -> Result<Option<Repo>, String> {
     if !cwd.is_dir() {
         return Err(format!("{}: not a directory", cwd.display()));
     }
-    git::discover(&cwd).map_err(|e| format!("{}: {e}", cwd.display()))
+    host.locate(&cwd)
+        .map_err(|e| format!("{}: {e}", cwd.display()))
 }
 
 /// Records the session's usage in `repo`'s state and returns the parts about the project: the

@@ -9,13 +9,12 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use checkpoint_core::git;
 use checkpoint_core::policy::config::{self, ConfigError, ConfigSources, KEYS, Origin, Setting};
 use checkpoint_core::store;
 use serde::Serialize;
 use toml_edit::{DocumentMut, Item, Table, Value};
 
-use crate::{CliError, output};
+use crate::{CliError, output, project};
 
 /// Options of `checkpoint config`.
 #[derive(Debug, clap::Args)]
@@ -49,14 +48,14 @@ enum ConfigAction {
 
 /// `checkpoint config [get KEY | set KEY VALUE [--user]]`.
 pub(crate) fn run(args: &ConfigArgs) -> Result<ExitCode, CliError> {
-    let root = project_root()?;
+    let root = project::root()?;
     match &args.action {
         None if args.json => print_json(&settings(&root)?),
         None => output::out(&render(&settings(&root)?, &root)),
         Some(ConfigAction::Get { key }) => {
             let all = settings(&root)?;
             let setting = all.iter().find(|s| s.key == *key).ok_or_else(|| {
-                CliError::new(format!("unknown key {key:?}"), valid_keys_hint(true))
+                CliError::usage(format!("unknown key {key:?}"), valid_keys_hint(true))
             })?;
             output::out(&setting.value_text());
         }
@@ -65,25 +64,11 @@ pub(crate) fn run(args: &ConfigArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The project of the current directory: the git toplevel, else the directory itself.
-fn project_root() -> Result<PathBuf, CliError> {
-    let cwd = std::env::current_dir()
-        .map_err(|e| CliError::new(format!("current directory: {e}"), "cd into your project"))?;
-    match git::discover(&cwd) {
-        Ok(Some(repo)) => Ok(repo.workdir),
-        Ok(None) => Ok(cwd),
-        Err(e) => Err(CliError::new(
-            e,
-            "run `git status` to see what is wrong with the repository",
-        )),
-    }
-}
-
 /// Every setting of the project at `project_root` as the gate would load it (user file, the
 /// project's checkpoint.toml, this process's `CHECKPOINT_*` variables), with its origin.
 pub(crate) fn settings(project_root: &Path) -> Result<Vec<Setting>, CliError> {
     let sources = ConfigSources::from_process(project_root);
-    config::explain(&sources, project_root).map_err(config_error)
+    Ok(config::explain(&sources, project_root)?)
 }
 
 /// Sets `key` (one of [`KEYS`]) to `value` in the config file `file`, which need not exist, and
@@ -96,7 +81,7 @@ pub(crate) fn set_value(file: &Path, key: &str, value: &str) -> Result<String, C
         .iter()
         .find(|k| k.name == key)
         .and_then(|k| k.name.split_once('.'))
-        .ok_or_else(|| CliError::new(format!("unknown key {key:?}"), valid_keys_hint(false)))?;
+        .ok_or_else(|| CliError::usage(format!("unknown key {key:?}"), valid_keys_hint(false)))?;
     let file = resolve_link(file);
     let unchanged = |err: ConfigError| {
         CliError::new(
@@ -150,7 +135,7 @@ pub(crate) fn set_value(file: &Path, key: &str, value: &str) -> Result<String, C
     }
     let text = doc.to_string();
     config::check_text(&file, &text).map_err(|err| {
-        CliError::new(
+        CliError::usage(
             format!("{key} = {written}: {err}"),
             format!("{} was not changed", file.display()),
         )
@@ -172,10 +157,7 @@ fn set(root: &Path, key: &str, value: &str, user: bool) -> Result<(), CliError> 
         root.join(config::PROJECT_FILE)
     };
     let written = set_value(&file, key, value)?;
-    output::out(&format!(
-        "Set {key} = {written} in {}.",
-        short_path(&file, root).display()
-    ));
+    output::out(&set_message(key, &written, &file, root));
     // The file is valid on its own; say so when the layers together are not, or when another
     // layer still decides the value.
     match settings(root) {
@@ -197,6 +179,15 @@ fn set(root: &Path, key: &str, value: &str, user: bool) -> Result<(), CliError> 
         }
     }
     Ok(())
+}
+
+/// What `config set` and the MCP tool `checkpoint_configure` say after [`set_value`] wrote
+/// `written` for `key` into `file`.
+pub(crate) fn set_message(key: &str, written: &str, file: &Path, root: &Path) -> String {
+    format!(
+        "Set {key} = {written} in {}.",
+        short_path(file, root).display()
+    )
 }
 
 /// Replaces `file` with `text` atomically, keeping its permissions (a new file gets 0644).
@@ -316,14 +307,6 @@ fn valid_keys_hint(with_rules: bool) -> String {
         " (edit [[rule]]s in the file itself)"
     };
     format!("valid keys: {}{rules}", keys.join(", "))
-}
-
-/// A configuration error with what to do about it.
-fn config_error(err: ConfigError) -> CliError {
-    CliError::new(
-        err,
-        "fix the setting named above (checkpoint.toml, the user config or the CHECKPOINT_* variable)",
-    )
 }
 
 #[cfg(test)]

@@ -10,12 +10,10 @@ use checkpoint_core::decide::{AllowReason, Decision, Note};
 use checkpoint_core::event::{self, HookEvent};
 use checkpoint_core::gate;
 use checkpoint_core::home::{AgentHome, Manual};
-use checkpoint_core::host::Host;
 use clap::builder::PossibleValuesParser;
 
-use crate::journal_cmds::print_json;
-use crate::project::{cwd, project_error};
-use crate::{CliError, agents, output};
+use crate::error::CliError;
+use crate::{agents, output, project};
 
 /// Options of `checkpoint check`.
 #[derive(Debug, clap::Args)]
@@ -43,13 +41,13 @@ struct CheckJson<'a> {
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     let (home, event) = read_event(args.agent.as_deref())?;
-    let outcome = gate::run(home, &Host::from_process(), &event).map_err(project_error)?;
+    let outcome = gate::run(home, &project::host(), &event)?;
     for warning in &outcome.warnings {
         output::note(&format!("warning: {warning}"));
     }
     let HookAnswer::Stop(answer) = &outcome.answer else {
         if args.json {
-            print_json(&CheckJson {
+            output::json(&CheckJson {
                 schema_version: SCHEMA_VERSION,
                 event: &event.wire_name,
                 decision: None,
@@ -64,7 +62,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     };
     let decision = &answer.decision;
     if args.json {
-        print_json(&CheckJson {
+        output::json(&CheckJson {
             schema_version: SCHEMA_VERSION,
             event: &event.wire_name,
             decision: Some(decision),
@@ -87,23 +85,12 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
 fn read_event(agent: Option<&str>) -> Result<(&'static dyn AgentHome, HookEvent), CliError> {
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
-        let bytes = event::read_payload(stdin.lock()).map_err(|e| {
-            CliError::new(
-                e,
-                "pipe one hook payload (JSON) or nothing into `checkpoint check`",
-            )
-        })?;
+        let bytes = event::read_payload(stdin.lock())?;
         if !bytes.iter().all(u8::is_ascii_whitespace) {
-            return agents::parse(agent.and_then(agents::named), &bytes).map_err(|e| {
-                CliError::new(
-                    e,
-                    "stdin must hold one hook payload as an agent sends it, e.g. \
-                     {\"hook_event_name\":\"Stop\",\"cwd\":\"/path\",\"session_id\":\"s\"}",
-                )
-            });
+            return Ok(agents::parse(agent.and_then(agents::named), &bytes)?);
         }
     }
-    Ok((&Manual, HookEvent::manual_stop(cwd()?)))
+    Ok((&Manual, HookEvent::manual_stop(project::cwd()?)))
 }
 
 fn degraded_hint(decision: &Decision) -> &'static str {

@@ -17,7 +17,7 @@ use std::process::{Command, ExitCode};
 
 use checkpoint_core::store;
 
-use crate::{CliError, output};
+use crate::{CliError, output, project};
 
 /// The hooks installed.
 pub(crate) const HOOKS: [&str; 2] = ["post-commit", "pre-push"];
@@ -190,9 +190,7 @@ fn current_hooks_dir(user: bool) -> Result<PathBuf, CliError> {
             "run `checkpoint install git` inside the repository",
         ));
     }
-    let cwd = std::env::current_dir()
-        .map_err(|e| CliError::new(format!("current directory: {e}"), "cd into your project"))?;
-    hooks_dir(&cwd)
+    hooks_dir(&project::cwd()?)
 }
 
 /// One line per change, for the user.

@@ -1,19 +1,18 @@
 //! `checkpoint diff`: what changed since the latest session checkpoint, to verify the work before
 //! clearing an agent's context.
 
-use std::path::Path;
 use std::process::ExitCode;
 
-use checkpoint_core::continuity::diff::{self, DiffError, WorkDiff};
+use checkpoint_core::continuity::diff::{self, WorkDiff};
 use checkpoint_core::continuity::text;
 use serde::Serialize;
 
-use crate::journal_cmds::print_json;
-use crate::{CliError, output, project};
+use crate::error::CliError;
+use crate::{output, project};
 
 /// Options of `checkpoint diff`.
 #[derive(Debug, clap::Args)]
-pub(crate) struct DiffArgs {
+pub(crate) struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -34,16 +33,13 @@ struct DiffView<'a> {
 }
 
 /// `checkpoint diff [--json] [--exit-code]`.
-pub(crate) fn run(args: &DiffArgs) -> Result<ExitCode, CliError> {
+pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     let project = project::open_git()?;
-    let repo = project.git().map_err(project::project_error)?;
+    let repo = project.git()?;
     let continuity = project.continuity();
-    let latest = continuity
-        .latest(None)
-        .map_err(|e| CliError::new(e, "inspect or move the continuity log named above"))?;
-    let Some(checkpoint) = latest else {
+    let Some(checkpoint) = continuity.latest(None)? else {
         if args.json {
-            print_json(&serde_json::json!({ "checkpoint": null }))?;
+            output::json(&serde_json::json!({ "checkpoint": null }))?;
         } else {
             output::out(
                 "No checkpoint yet: run `checkpoint save \"<what is done>\"` to save one (the \
@@ -61,10 +57,9 @@ pub(crate) fn run(args: &DiffArgs) -> Result<ExitCode, CliError> {
             checkpoint.files.len() + checkpoint.more_files
         ));
     }
-    let work = diff::diff(&continuity, repo, project.policy.git.backend, &checkpoint)
-        .map_err(|e| diff_error(e, &repo.workdir))?;
+    let work = diff::diff(&continuity, repo, project.policy.git.backend, &checkpoint)?;
     if args.json {
-        print_json(&DiffView {
+        output::json(&DiffView {
             changed: work.changed(),
             added: work.added(),
             removed: work.removed(),
@@ -81,17 +76,4 @@ pub(crate) fn run(args: &DiffArgs) -> Result<ExitCode, CliError> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// A diff error with what to do about it.
-fn diff_error(err: DiffError, workdir: &Path) -> CliError {
-    let hint = match &err {
-        DiffError::TimedOut { .. } => format!(
-            "git is slow or stuck in {}; try again, or check `git status` there",
-            workdir.display()
-        ),
-        DiffError::Spawn { .. } => "install git, or put it on PATH".to_owned(),
-        _ => format!("check that `git status` works in {}", workdir.display()),
-    };
-    CliError::new(err, hint)
 }

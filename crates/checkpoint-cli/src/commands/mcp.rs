@@ -10,24 +10,20 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use checkpoint_core::continuity::{ProgressSource, SessionRef, text};
-use checkpoint_core::event::Agent;
-use checkpoint_core::git;
-use checkpoint_core::host::Host;
-use checkpoint_core::journal::Trigger;
 use checkpoint_core::policy::config::{self, Origin};
-use checkpoint_core::project::saving::SaveRequest;
-use checkpoint_core::project::{Project, ProjectError};
+use checkpoint_core::project::Project;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
 use serde::Deserialize;
 
-use crate::{CliError, config_cmd};
+use crate::commands::config as config_cmd;
+use crate::continuity::{self, Caller};
+use crate::error::{CliError, ErrorKind};
+use crate::output::one_line;
+use crate::project;
 
-/// The session id the server's checkpoints are saved under (agent `cli`).
-const SESSION_ID: &str = "mcp";
 /// Checkpoints `checkpoint_list` shows when no limit is given.
 const DEFAULT_LIMIT: usize = 10;
 
@@ -39,16 +35,15 @@ const INSTRUCTIONS: &str = "checkpoint keeps this project's session continuity. 
 
 /// Options of `checkpoint mcp` (none: the project is the current directory).
 #[derive(Debug, clap::Args)]
-pub(crate) struct McpArgs {}
+pub(crate) struct Args {}
 
 /// Serves MCP on stdin/stdout until the client closes the connection.
-pub(crate) fn run(_: &McpArgs) -> Result<ExitCode, CliError> {
-    let project = std::env::current_dir()
-        .map_err(|e| CliError::new(format!("current directory: {e}"), "cd into your project"))?;
+pub(crate) fn run(_: &Args) -> Result<ExitCode, CliError> {
+    let project = project::cwd()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| CliError::new(format!("starting the MCP server: {e}"), "this is a bug"))?;
+        .map_err(|e| CliError::bug(format!("starting the MCP server: {e}")))?;
     runtime.block_on(async {
         let hint = "the MCP client must speak JSON-RPC on the server's stdin and stdout";
         let service = Server::new(project)
@@ -120,30 +115,7 @@ impl Server {
                        active task, so that a new session can resume from here. Returns its number."
     )]
     fn checkpoint_save(&self, Parameters(params): Parameters<SaveParams>) -> Answer {
-        let detail = params.message.filter(|m| !m.trim().is_empty());
-        let checkpoint = self
-            .open()?
-            .save_session(SaveRequest {
-                session: SessionRef {
-                    agent: Agent::Cli,
-                    id: SESSION_ID.to_owned(),
-                },
-                trigger: Trigger::Manual,
-                detail,
-                summary: None,
-                context: None,
-            })
-            .map_err(failure)?;
-        let files = checkpoint.files.len() + checkpoint.more_files;
-        let task = checkpoint
-            .task
-            .map(|t| format!("; task {} checkpointed too", t.id))
-            .unwrap_or_default();
-        Ok(format!(
-            "Saved checkpoint #{} ({files} changed {}{task})",
-            checkpoint.id,
-            if files == 1 { "file" } else { "files" }
-        ))
+        continuity::save(&self.open()?, Caller::Mcp, params.message.as_deref()).map_err(failure)
     }
 
     #[tool(
@@ -156,21 +128,9 @@ impl Server {
             return Err("limit must be at least 1".to_owned());
         }
         let project = self.open()?;
-        let log = project
-            .continuity()
-            .load()
-            .map_err(|e| one_line(&format!("reading the continuity log: {e}")))?;
-        if log.checkpoints.is_empty() {
-            return Ok("No session checkpoints yet.".to_owned());
-        }
-        let lines: Vec<String> = log
-            .checkpoints
-            .iter()
-            .rev()
-            .take(limit)
-            .map(|c| text::checkpoint_line(c, project.host.now))
-            .collect();
-        Ok(lines.join("\n"))
+        let mut checkpoints = continuity::newest_first(&project).map_err(failure)?;
+        checkpoints.truncate(limit);
+        Ok(continuity::list(&project, &checkpoints))
     }
 
     #[tool(
@@ -179,11 +139,7 @@ impl Server {
                        context reset, before doing anything else."
     )]
     fn checkpoint_resume(&self) -> Answer {
-        let context = self
-            .open()?
-            .resume_context(None, None, false)
-            .map_err(failure)?;
-        Ok(context.unwrap_or_else(|| "No checkpoint saved yet.".to_owned()))
+        continuity::resume(&self.open()?).map_err(failure)
     }
 
     #[tool(
@@ -191,15 +147,7 @@ impl Server {
                        context lists it as done, so it is not redone."
     )]
     fn checkpoint_progress(&self, Parameters(params): Parameters<ProgressParams>) -> Answer {
-        let entry = self
-            .open()?
-            .log_progress(&params.text, None, ProgressSource::Mcp)
-            .map_err(failure)?;
-        let task = entry
-            .task
-            .map(|t| format!(" (task {t})"))
-            .unwrap_or_default();
-        Ok(format!("Progress logged{task}: {}", entry.text))
+        continuity::progress(&self.open()?, Caller::Mcp, &params.text).map_err(failure)
     }
 
     #[tool(
@@ -208,17 +156,17 @@ impl Server {
                        and `value`: set it in the project's checkpoint.toml (validated first)."
     )]
     fn checkpoint_configure(&self, Parameters(params): Parameters<ConfigureParams>) -> Answer {
-        let root = self.root();
+        let root = self.root()?;
         match (params.key, params.value) {
             (None, None) => {
-                let all = config_cmd::settings(&root).map_err(cli_failure)?;
+                let all = config_cmd::settings(&root).map_err(failure)?;
                 Ok(config_cmd::render(&all, &root))
             }
             (None, Some(_)) => Err("a value needs a key, e.g. {\"key\": \"context.warn\", \
                                     \"value\": \"85\"}"
                 .to_owned()),
             (Some(key), None) => {
-                let all = config_cmd::settings(&root).map_err(cli_failure)?;
+                let all = config_cmd::settings(&root).map_err(failure)?;
                 all.iter()
                     .find(|s| s.key == key)
                     .map(|s| config_cmd::render(std::slice::from_ref(s), &root))
@@ -232,13 +180,13 @@ impl Server {
             }
             (Some(key), Some(value)) => {
                 let file = root.join(config::PROJECT_FILE);
-                let written = config_cmd::set_value(&file, &key, &value).map_err(cli_failure)?;
-                let mut answer = format!("Set {key} = {written} in {}.", config::PROJECT_FILE);
+                let written = config_cmd::set_value(&file, &key, &value).map_err(failure)?;
+                let mut answer = config_cmd::set_message(&key, &written, &file, &root);
                 // The file is valid on its own; say so when the layers together are not, or
                 // when another layer still decides the value.
                 match config_cmd::settings(&root) {
                     Err(err) => {
-                        answer.push_str(&format!(" Warning: {}", cli_failure(err)));
+                        answer.push_str(&format!(" Warning: {}", failure(err)));
                     }
                     Ok(all) => {
                         let origin = all.iter().find(|s| s.key == key).map(|s| &s.origin);
@@ -261,17 +209,12 @@ impl Server {
 impl Server {
     /// The git project the server serves, opened anew for each call (settings may change).
     fn open(&self) -> Result<Project, String> {
-        Host::from_process()
-            .require_git_project(&self.project)
-            .map_err(failure)
+        project::open_git_in(&self.project).map_err(failure)
     }
 
     /// The project's root: the git toplevel around the server's directory, else that directory.
-    fn root(&self) -> PathBuf {
-        match git::discover(&self.project) {
-            Ok(Some(repo)) => repo.workdir,
-            _ => self.project.clone(),
-        }
+    fn root(&self) -> Result<PathBuf, String> {
+        project::root_of(&self.project).map_err(failure)
     }
 }
 
@@ -284,33 +227,14 @@ impl ServerHandler for Server {
     }
 }
 
-/// A gate error as a tool's one-line error message.
-fn failure(err: ProjectError) -> String {
-    let message = match &err {
-        ProjectError::EmptyProgress => {
-            "a progress entry needs some text: say what is done, e.g. \"created the schema\""
-                .to_owned()
-        }
-        _ => err.to_string(),
-    };
-    one_line(&message)
-}
-
-/// A CLI error (message and hint) as a tool's one-line error message.
-fn cli_failure(err: CliError) -> String {
-    match err.hint {
-        Some(hint) => one_line(&format!("{}; {hint}", err.message)),
-        None => one_line(&err.message),
+/// An error as a tool's one-line error message: what went wrong and, when the request was at
+/// fault, how to ask instead (the other hints say what a person should do in a terminal).
+fn failure(err: impl Into<CliError>) -> String {
+    let err = err.into();
+    match (err.kind, err.hint) {
+        (ErrorKind::Usage, Some(hint)) => one_line(&format!("{}; {hint}", err.message)),
+        _ => one_line(&err.message),
     }
-}
-
-/// `text` on one line: its lines trimmed and joined with spaces.
-pub(crate) fn one_line(text: &str) -> String {
-    text.lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 #[cfg(test)]
@@ -321,7 +245,9 @@ mod tests {
     fn messages_are_one_line() {
         assert_eq!(one_line("a\n  b \n\nc"), "a b c");
         assert_eq!(
-            failure(ProjectError::NoRepository(std::path::PathBuf::from("/x"))),
+            failure(checkpoint_core::project::ProjectError::NoRepository(
+                std::path::PathBuf::from("/x")
+            )),
             "/x is not inside a git repository"
         );
     }

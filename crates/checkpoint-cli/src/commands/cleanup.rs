@@ -1,0 +1,48 @@
+//! `checkpoint cleanup`: remove finished tasks older than their retention.
+
+use std::process::ExitCode;
+
+use crate::error::CliError;
+use crate::{output, project};
+
+/// Options of `checkpoint cleanup`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// List what would be removed; remove nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `checkpoint cleanup [--dry-run]`.
+pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
+    let project = project::open()?;
+    let removed = project.journal().cleanup(project.host.now, args.dry_run)?;
+    if args.json {
+        output::json(&removed)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let verb = if args.dry_run {
+        "would remove"
+    } else {
+        "removed"
+    };
+    let mut lines: Vec<String> = removed
+        .iter()
+        .map(|r| {
+            format!(
+                "{verb} {} ({}, ended {})",
+                r.task_id,
+                r.state.name(),
+                r.ended_at
+            )
+        })
+        .collect();
+    if lines.is_empty() {
+        lines.push("Nothing to clean up.".into());
+    }
+    output::out(&lines.join("\n"));
+    Ok(ExitCode::SUCCESS)
+}

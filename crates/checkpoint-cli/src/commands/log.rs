@@ -1,0 +1,60 @@
+//! `checkpoint log`: the task's history, oldest first, checkpoints with their triggers; without a
+//! task, the project's session checkpoints, newest first.
+
+use std::process::ExitCode;
+
+use checkpoint_core::journal::JournalError;
+use checkpoint_core::project::Project;
+
+use crate::args::ReadArgs;
+use crate::error::CliError;
+use crate::{continuity, output, project};
+
+/// `checkpoint log`.
+pub(crate) fn run(args: &ReadArgs) -> Result<ExitCode, CliError> {
+    let project = project::open()?;
+    let task = match project.journal().resolve(args.task.as_deref()) {
+        Ok(task) => task,
+        // Without a task, the log is the project's session checkpoints.
+        Err(JournalError::NoActiveTask) => return session_log(&project, args.json),
+        Err(e) => return Err(e.into()),
+    };
+    if args.json {
+        output::json(&task.history)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let lines: Vec<String> = task
+        .history
+        .iter()
+        .map(|h| {
+            let kind = serde_json::to_value(h.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            let step = h
+                .step
+                .as_deref()
+                .map(|s| format!(" [{s}]"))
+                .unwrap_or_default();
+            let detail = h
+                .detail
+                .as_deref()
+                .map(|d| format!(": {d}"))
+                .unwrap_or_default();
+            format!("{}  {kind}{step}{detail}  → {}", h.at, h.state.name())
+        })
+        .collect();
+    output::out(&lines.join("\n"));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The project's session checkpoints, newest first.
+fn session_log(project: &Project, json: bool) -> Result<ExitCode, CliError> {
+    let checkpoints = continuity::newest_first(project)?;
+    if json {
+        output::json(&checkpoints)?;
+    } else {
+        output::out(&continuity::list(project, &checkpoints));
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,80 @@
+//! `checkpoint status` (and `checkpoint task status`): the active task, or the one named.
+
+use std::process::ExitCode;
+
+use checkpoint_core::journal::Task;
+use checkpoint_core::journal::recovery;
+use serde::Serialize;
+
+use crate::args::ReadArgs;
+use crate::error::CliError;
+use crate::{output, project};
+
+/// `checkpoint status`.
+pub(crate) fn run(args: &ReadArgs) -> Result<ExitCode, CliError> {
+    let project = project::open()?;
+    let journal = project.journal();
+    let task = match &args.task {
+        Some(id) => Some(journal.load(id)?),
+        None => journal
+            .active_id()?
+            .map(|id| journal.load(&id))
+            .transpose()?,
+    };
+    let Some(task) = task else {
+        if args.json {
+            output::json(&serde_json::json!({ "task": null }))?;
+        } else {
+            output::out(
+                "No active task. Start one with `checkpoint task start NAME --steps a,b,c`.",
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
+    journal.refresh_markdown(&task)?;
+    let now = project.host.now;
+    let stale = recovery::is_stale(&task, now, journal.settings().stale_threshold);
+    let hook_md = journal.hook_md(&task.id)?;
+    if args.json {
+        #[derive(Serialize)]
+        struct Status<'a> {
+            task: &'a Task,
+            stale: bool,
+            hook_md: &'a std::path::Path,
+        }
+        output::json(&Status {
+            task: &task,
+            stale,
+            hook_md: &hook_md,
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut lines = vec![
+        format!("Task: {} ({})", task.name, task.id),
+        format!("State: {}", task.state.name()),
+    ];
+    if let Some((index, step)) = task.current_step.zip(task.current()) {
+        lines.push(format!(
+            "Step: {} ({} of {}), attempt {}",
+            step.name,
+            index + 1,
+            task.steps.len(),
+            step.attempt
+        ));
+    }
+    let idle = now.duration_since(task.updated_at).as_secs().max(0);
+    lines.push(format!("Last update: {} ({idle}s ago)", task.updated_at));
+    if stale {
+        lines.push("STALE: the agent seems to have stopped; run `checkpoint recover`.".into());
+    }
+    let last = task
+        .checkpoints
+        .last()
+        .map(|c| format!(" (last #{} {} at {})", c.id, c.trigger.name(), c.at))
+        .unwrap_or_default();
+    lines.push(format!("Checkpoints: {}{last}", task.checkpoints.len()));
+    lines.push(format!("Receipts: {}", task.receipts.len()));
+    lines.push(format!("hook.md: {}", hook_md.display()));
+    output::out(&lines.join("\n"));
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,111 @@
+//! Session continuity by hand — save a checkpoint, log progress, the restart context, the list of
+//! checkpoints — as both `checkpoint save|progress|resume|log` and the MCP tools
+//! `checkpoint_save|progress|resume|list` do it, and the one sentence each result is told in, so
+//! that a person in a terminal and an agent over MCP read the same thing.
+
+use checkpoint_core::continuity::{ProgressSource, SessionCheckpoint, SessionRef, text};
+use checkpoint_core::event::Agent;
+use checkpoint_core::journal::Trigger;
+use checkpoint_core::project::Project;
+use checkpoint_core::project::saving::SaveRequest;
+
+use crate::error::CliError;
+
+/// What `resume` says when nothing was saved yet.
+const NO_CHECKPOINT: &str = "No checkpoint saved yet.";
+/// What the list says when it is empty.
+const NO_CHECKPOINTS: &str = "No session checkpoints yet.";
+
+/// Who saves and logs: the session its checkpoints belong to (agent `cli`) and the source of its
+/// progress entries.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Caller {
+    /// A `checkpoint` command (session `manual`).
+    Cli,
+    /// A tool of `checkpoint mcp` (session `mcp`).
+    Mcp,
+}
+
+impl Caller {
+    fn session(self) -> SessionRef {
+        let id = match self {
+            Caller::Cli => "manual",
+            Caller::Mcp => "mcp",
+        };
+        SessionRef {
+            agent: Agent::Cli,
+            id: id.to_owned(),
+        }
+    }
+
+    fn source(self) -> ProgressSource {
+        match self {
+            Caller::Cli => ProgressSource::Cli,
+            Caller::Mcp => ProgressSource::Mcp,
+        }
+    }
+}
+
+/// Saves a session checkpoint of `project` (and one of the active task, if any) with `message`
+/// as its detail; says its number and what it recorded.
+pub(crate) fn save(
+    project: &Project,
+    caller: Caller,
+    message: Option<&str>,
+) -> Result<String, CliError> {
+    let checkpoint = project.save_session(SaveRequest {
+        session: caller.session(),
+        trigger: Trigger::Manual,
+        detail: message.filter(|m| !m.trim().is_empty()).map(str::to_owned),
+        summary: None,
+        context: None,
+    })?;
+    let files = checkpoint.files.len() + checkpoint.more_files;
+    let task = checkpoint
+        .task
+        .map(|t| format!("; task {} checkpointed too", t.id))
+        .unwrap_or_default();
+    Ok(format!(
+        "Saved checkpoint #{} ({files} changed {}{task})",
+        checkpoint.id,
+        if files == 1 { "file" } else { "files" }
+    ))
+}
+
+/// Logs a finished milestone for the next session's restart context; says what was logged.
+pub(crate) fn progress(project: &Project, caller: Caller, text: &str) -> Result<String, CliError> {
+    let entry = project.log_progress(text, None, caller.source())?;
+    let task = entry
+        .task
+        .map(|t| format!(" (task {t})"))
+        .unwrap_or_default();
+    Ok(format!("Progress logged{task}: {}", entry.text))
+}
+
+/// The restart context a new session would get from the latest checkpoint, without counting a
+/// restart.
+pub(crate) fn resume(project: &Project) -> Result<String, CliError> {
+    Ok(project
+        .resume_context(None, None, false)?
+        .unwrap_or_else(|| NO_CHECKPOINT.to_owned()))
+}
+
+/// The project's session checkpoints, newest first.
+pub(crate) fn newest_first(project: &Project) -> Result<Vec<SessionCheckpoint>, CliError> {
+    project.git()?;
+    let mut checkpoints = project.continuity().load()?.checkpoints;
+    checkpoints.reverse();
+    Ok(checkpoints)
+}
+
+/// `checkpoints`, one line each: number, trigger, age, session, files, context and summary.
+pub(crate) fn list(project: &Project, checkpoints: &[SessionCheckpoint]) -> String {
+    if checkpoints.is_empty() {
+        return NO_CHECKPOINTS.to_owned();
+    }
+    let lines: Vec<String> = checkpoints
+        .iter()
+        .map(|c| text::checkpoint_line(c, project.host.now))
+        .collect();
+    lines.join("\n")
+}
