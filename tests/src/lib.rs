@@ -72,6 +72,25 @@ pub fn payload(agent: &str, name: &str, cwd: &Path) -> String {
     value.to_string()
 }
 
+/// A transcript excerpt captured from a real agent CLI
+/// (`tests/payloads/<agent>/transcript-excerpt.jsonl`).
+pub fn transcript_excerpt(agent: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("payloads")
+        .join(agent)
+        .join("transcript-excerpt.jsonl");
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Writes `text` to a file called `name` in a new temporary directory, and returns both (the
+/// file lives as long as the directory).
+pub fn written(text: &str, name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).expect("write the file");
+    (dir, path)
+}
+
 /// What one run of a hook binary produced.
 #[derive(Debug)]
 pub struct HookRun {

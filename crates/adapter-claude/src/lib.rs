@@ -18,7 +18,7 @@ use checkpoint_core::agent::{Agent, Capabilities, InstallSpec, TranscriptFormat}
 use checkpoint_core::answer::HookAnswer;
 use checkpoint_core::home::AgentHome;
 use checkpoint_core::{EventKind, HookEvent};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// Claude Code's home.
 #[derive(Debug, Clone, Copy)]
@@ -83,25 +83,10 @@ pub fn event_kind(wire_name: &str) -> EventKind {
     }
 }
 
-/// A Claude-style answer: `{"decision":"block","reason":…}` on a block, `{"systemMessage":…}`
-/// when the user should hear about an allowed stop, `hookSpecificOutput.additionalContext` under
-/// the event's name for context, else `None` (the no-op).
+/// Claude's answer shape: the common hook JSON ([`HookAnswer::hook_json`]) with `block` for a
+/// block; `None` is the no-op (empty stdout). Codex reads the same.
 pub fn render(event: &HookEvent, answer: &HookAnswer) -> Option<Value> {
-    match answer {
-        HookAnswer::Context(context) => Some(json!({
-            "hookSpecificOutput": {
-                "hookEventName": event.wire_name,
-                "additionalContext": context,
-            }
-        })),
-        HookAnswer::Stop(stop) if stop.decision.is_block() => {
-            Some(json!({"decision": "block", "reason": stop.message}))
-        }
-        HookAnswer::Stop(stop) => stop
-            .user_notice()
-            .map(|notice| json!({"systemMessage": notice})),
-        _ => None,
-    }
+    answer.hook_json(&event.wire_name, "block")
 }
 
 /// Runs one Claude Code hook call.

@@ -84,21 +84,12 @@ mod tests {
 
     use checkpoint_core::context::{ContextUsage, last_reply, read_usage, window};
 
+    use checkpoint_testkit::written;
+
     use super::Transcript;
 
     fn excerpt() -> String {
-        let path = format!(
-            "{}/../../tests/payloads/claude/transcript-excerpt.jsonl",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        std::fs::read_to_string(path).unwrap()
-    }
-
-    fn written(text: &str, name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(name);
-        std::fs::write(&path, text).unwrap();
-        (dir, path)
+        checkpoint_testkit::transcript_excerpt("claude")
     }
 
     #[test]

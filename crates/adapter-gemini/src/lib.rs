@@ -19,7 +19,7 @@ use checkpoint_core::agent::{Agent, Capabilities, InstallSpec, TranscriptFormat}
 use checkpoint_core::answer::HookAnswer;
 use checkpoint_core::home::AgentHome;
 use checkpoint_core::{EventKind, HookEvent};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// Gemini fires `PreCompress` on every turn; it compresses only from this share of its window
 /// (its default `model.compressionThreshold`), so an automatic `PreCompress` below it saves
@@ -84,25 +84,10 @@ impl AgentHome for Gemini {
         "{}"
     }
 
-    /// `{"decision":"deny","reason":…}` on a block, `{"systemMessage":…}` when the user should
-    /// hear about an allowed stop, `hookSpecificOutput.additionalContext` under the event's name
-    /// for context, else `None` (the no-op `{}`).
+    /// The common hook JSON ([`HookAnswer::hook_json`]) with `deny` for a block; `None` is the
+    /// no-op `{}`.
     fn render(&self, event: &HookEvent, answer: &HookAnswer) -> Option<Value> {
-        match answer {
-            HookAnswer::Context(context) => Some(json!({
-                "hookSpecificOutput": {
-                    "hookEventName": event.wire_name,
-                    "additionalContext": context,
-                }
-            })),
-            HookAnswer::Stop(stop) if stop.decision.is_block() => {
-                Some(json!({"decision": "deny", "reason": stop.message}))
-            }
-            HookAnswer::Stop(stop) => stop
-                .user_notice()
-                .map(|notice| json!({"systemMessage": notice})),
-            _ => None,
-        }
+        answer.hook_json(&event.wire_name, "deny")
     }
 
     fn install(&self) -> Option<&InstallSpec> {

@@ -1,6 +1,8 @@
 //! What a hook call answers, before any agent's wire format: a verdict on a stop, context for the
 //! model, or nothing. Each agent's home renders it (see [`crate::home::AgentHome::render`]).
 
+use serde_json::{Value, json};
+
 use crate::decide::{AllowReason, Decision};
 
 /// The answer to one hook event.
@@ -13,6 +15,31 @@ pub enum HookAnswer {
     Context(String),
     /// The verdict on an end of turn.
     Stop(StopAnswer),
+}
+
+impl HookAnswer {
+    /// The answer in the JSON shape Claude Code's hooks introduced and Gemini CLI and Codex read
+    /// too, with the agent's own word for a block: `{"decision": <block_word>, "reason": …}` on a
+    /// block, `{"systemMessage": …}` when the user should hear about an allowed stop,
+    /// `hookSpecificOutput.additionalContext` under the event's wire name for context; `None`
+    /// (the agent's no-op) otherwise.
+    pub fn hook_json(&self, event_name: &str, block_word: &str) -> Option<Value> {
+        match self {
+            HookAnswer::Context(context) => Some(json!({
+                "hookSpecificOutput": {
+                    "hookEventName": event_name,
+                    "additionalContext": context,
+                }
+            })),
+            HookAnswer::Stop(stop) if stop.decision.is_block() => {
+                Some(json!({"decision": block_word, "reason": stop.message}))
+            }
+            HookAnswer::Stop(stop) => stop
+                .user_notice()
+                .map(|notice| json!({"systemMessage": notice})),
+            HookAnswer::Nothing => None,
+        }
+    }
 }
 
 /// The verdict on an end of turn, with its rendered text.

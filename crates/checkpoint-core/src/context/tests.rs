@@ -5,6 +5,7 @@ use std::io::Write;
 use serde_json::Value;
 
 use super::*;
+use checkpoint_testkit::written;
 
 /// Lines `{"used": N, "window": W?}` are usage, `{"compacted": N}` a boundary, `{"reply": T}` a
 /// reply.
@@ -41,13 +42,6 @@ impl TranscriptFormat for Plain {
 
 const PLAIN: Plain = Plain { carry: false };
 const CARRY: Plain = Plain { carry: true };
-
-fn written(text: &str, name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(name);
-    std::fs::write(&path, text).unwrap();
-    (dir, path)
-}
 
 #[test]
 fn the_last_record_wins_and_a_boundary_after_it_counts() {
