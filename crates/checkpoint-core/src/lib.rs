@@ -13,10 +13,20 @@
 //! install table — and [`home`] the [`AgentHome`](home::AgentHome) trait, which each adapter crate
 //! (`adapter-claude`, `adapter-gemini`, `adapter-codex`) implements for its agent.
 //!
-//! [`decide`](mod@decide) and [`render`] take values and return values; only the `io` feature's modules
-//! ([`git`], [`runner`], [`cache`], [`store`], [`session`], [`gate`]) touch the disk, git or
-//! processes. A tool that gathers its own facts can depend on this crate with
-//! `default-features = false` and call [`decide::decide`] directly.
+//! Every call of a process starts from one [`Host`](host::Host) (configuration sources, the
+//! `CHECKPOINT_*` environment, the clock) and opens one [`Project`](project::Project) from it:
+//! repository, state directory, settings, keys. The journal, the continuity log, the session
+//! store and the test cache are reached through the project; nothing else finds a repository or
+//! loads settings.
+//!
+//! The pure half — [`agent`], [`answer`], [`changes`], [`decide`](mod@decide), [`event`],
+//! [`home`], [`outcome`], [`policy`] (parsing and merging settings from given texts),
+//! [`render`], [`tail`] — takes values and returns values. Only the `io` feature's modules touch
+//! the disk, the environment, git or processes: [`host`] and [`project`] (opening),
+//! [`policy`]'s loading, [`git`], [`runner`], [`cache`], [`store`], [`session`], [`journal`],
+//! [`continuity`], [`context`], [`gate`] and [`hook`]. A tool that gathers its own facts can
+//! depend on this crate with `default-features = false` and call [`decide::plan`] and
+//! [`decide::decide`] directly.
 
 pub mod agent;
 pub mod answer;
