@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use checkpoint_core::git;
-use checkpoint_core::policy::config::{self, ConfigError, ConfigSources, KEYS, Origin, Setting};
+use checkpoint_core::policy::config::{
+    self, ConfigError, ConfigSources, KEYS, Key, Origin, Setting,
+};
 use checkpoint_core::store;
 use serde::Serialize;
 use toml_edit::{DocumentMut, Item, Table, Value};
@@ -92,11 +94,9 @@ pub(crate) fn settings(project_root: &Path) -> Result<Vec<Setting>, CliError> {
 /// comments and layout; it is replaced atomically, and only when the new text passes
 /// [`config::check_text`].
 pub(crate) fn set_value(file: &Path, key: &str, value: &str) -> Result<String, CliError> {
-    let (section, name) = KEYS
-        .iter()
-        .find(|k| k.name == key)
-        .and_then(|k| k.name.split_once('.'))
+    let row = Key::named(key)
         .ok_or_else(|| CliError::new(format!("unknown key {key:?}"), valid_keys_hint(false)))?;
+    let (section, name) = (row.section(), row.field());
     let file = resolve_link(file);
     let unchanged = |err: ConfigError| {
         CliError::new(
@@ -308,7 +308,7 @@ fn print_json(settings: &[Setting]) {
 }
 
 /// The hint after an unknown key: every valid key.
-fn valid_keys_hint(with_rules: bool) -> String {
+pub(crate) fn valid_keys_hint(with_rules: bool) -> String {
     let keys: Vec<&str> = KEYS.iter().map(|k| k.name).collect();
     let rules = if with_rules {
         ", rule.<name>"
