@@ -252,3 +252,48 @@ fn rule_value(rule: &Rule) -> toml::Value {
     table.insert("gate".into(), V::Boolean(rule.gate));
     V::Table(table)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+
+    fn file(text: &str) -> ConfigFile {
+        ConfigFile::parse(Path::new("/repo/checkpoint.toml"), text.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn merging_given_texts_asks_for_the_test_command_only_when_no_layer_sets_it() {
+        let asked = Cell::new(0);
+        let detect = || {
+            asked.set(asked.get() + 1);
+            Some("make test".to_owned())
+        };
+        let set = Effective::merge(vec![file("[tests]\ncommand = \"\"\n")], &[], detect).unwrap();
+        assert_eq!((set.into_policy().tests.command, asked.get()), (None, 0));
+
+        let env = [("CHECKPOINT_STOP_MAX_BLOCKS".to_owned(), "7".to_owned())];
+        let unset = Effective::merge(vec![file("[stop]\ncapture = true\n")], &env, detect).unwrap();
+        assert_eq!(asked.get(), 1);
+        let origins: Vec<(String, Origin)> = (unset.settings().into_iter())
+            .filter(|s| s.origin != Origin::Default)
+            .map(|s| (s.key, s.origin))
+            .collect();
+        let path = PathBuf::from("/repo/checkpoint.toml");
+        assert_eq!(
+            origins,
+            [
+                ("tests.command".to_owned(), Origin::Detected),
+                (
+                    "stop.max_blocks".to_owned(),
+                    Origin::Env("CHECKPOINT_STOP_MAX_BLOCKS".into())
+                ),
+                ("stop.capture".to_owned(), Origin::File { path, line: 2 }),
+            ]
+        );
+        let policy = unset.into_policy();
+        assert_eq!(policy.tests.command.as_deref(), Some("make test"));
+        assert_eq!((policy.stop.max_blocks, policy.stop.capture), (7, true));
+    }
+}

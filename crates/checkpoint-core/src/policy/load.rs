@@ -304,6 +304,63 @@ mod tests {
     }
 
     #[test]
+    fn resume_auto_has_a_canonical_variable_and_an_alias() {
+        let explained_auto = |vars: &[(&str, &str)]| {
+            let f = Fixture::new(None, None).env(vars);
+            let auto = explained(&f).into_iter().find(|s| s.key == "resume.auto");
+            auto.map(|s| (s.value_text(), s.origin)).unwrap()
+        };
+        let env = |var: &str| Origin::Env(var.to_owned());
+        assert_eq!(
+            explained_auto(&[("CHECKPOINT_RESUME_AUTO", "prompt")]),
+            ("\"prompt\"".to_owned(), env("CHECKPOINT_RESUME_AUTO"))
+        );
+        assert_eq!(
+            explained_auto(&[("CHECKPOINT_AUTO_RESUME", "no")]),
+            ("false".to_owned(), env("CHECKPOINT_AUTO_RESUME"))
+        );
+        // When both are set, the canonical name wins, whatever their order.
+        for vars in [
+            [
+                ("CHECKPOINT_RESUME_AUTO", "no"),
+                ("CHECKPOINT_AUTO_RESUME", "prompt"),
+            ],
+            [
+                ("CHECKPOINT_AUTO_RESUME", "prompt"),
+                ("CHECKPOINT_RESUME_AUTO", "no"),
+            ],
+        ] {
+            assert_eq!(
+                explained_auto(&vars),
+                ("false".to_owned(), env("CHECKPOINT_RESUME_AUTO"))
+            );
+        }
+        let f = Fixture::new(None, None).env(&[("CHECKPOINT_RESUME_AUTO", "sometimes")]);
+        insta::assert_snapshot!(f.error(), @r#"CHECKPOINT_RESUME_AUTO: expected true/false, 1/0, yes/no or prompt, got "sometimes""#);
+    }
+
+    #[test]
+    fn files_and_variables_share_the_switch_words() {
+        let auto = |value: &str| {
+            Fixture::project(&format!("[resume]\nauto = {value:?}\n"))
+                .policy()
+                .resume
+                .auto
+        };
+        assert_eq!(auto("yes"), Switch::On);
+        assert_eq!(auto("0"), Switch::Off);
+        assert_eq!(auto(" Prompt "), Switch::Prompt);
+    }
+
+    #[test]
+    fn a_section_must_be_a_table() {
+        let f = Fixture::project("stop = 3\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:1: stop: invalid type: integer `3`, expected a table");
+        let f = Fixture::project("[[context]]\nwarn = 60\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:1: context: invalid type: sequence, expected a table");
+    }
+
+    #[test]
     fn switch_errors() {
         let f = Fixture::project("[resume]\nauto = 1\n");
         insta::assert_snapshot!(f.error(), @r#"/repo/checkpoint.toml:2: resume.auto: invalid type: integer `1`, expected true, false or "prompt""#);
