@@ -9,7 +9,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use checkpoint_core::policy::config::{self, ConfigError, ConfigSources, KEYS, Origin, Setting};
+use checkpoint_core::policy::config::{self, ConfigError, KEYS, Key, Origin, Setting};
 use checkpoint_core::store;
 use serde::Serialize;
 use toml_edit::{DocumentMut, Item, Table, Value};
@@ -67,7 +67,7 @@ pub(crate) fn run(args: &ConfigArgs) -> Result<ExitCode, CliError> {
 /// Every setting of the project at `project_root` as the gate would load it (user file, the
 /// project's checkpoint.toml, this process's `CHECKPOINT_*` variables), with its origin.
 pub(crate) fn settings(project_root: &Path) -> Result<Vec<Setting>, CliError> {
-    let sources = ConfigSources::from_process(project_root);
+    let sources = project::host().sources(project_root);
     Ok(config::explain(&sources, project_root)?)
 }
 
@@ -77,11 +77,9 @@ pub(crate) fn settings(project_root: &Path) -> Result<Vec<Setting>, CliError> {
 /// comments and layout; it is replaced atomically, and only when the new text passes
 /// [`config::check_text`].
 pub(crate) fn set_value(file: &Path, key: &str, value: &str) -> Result<String, CliError> {
-    let (section, name) = KEYS
-        .iter()
-        .find(|k| k.name == key)
-        .and_then(|k| k.name.split_once('.'))
+    let row = Key::named(key)
         .ok_or_else(|| CliError::usage(format!("unknown key {key:?}"), valid_keys_hint(false)))?;
+    let (section, name) = (row.section(), row.field());
     let file = resolve_link(file);
     let unchanged = |err: ConfigError| {
         CliError::new(
@@ -147,7 +145,7 @@ pub(crate) fn set_value(file: &Path, key: &str, value: &str) -> Result<String, C
 /// `checkpoint config set`.
 fn set(root: &Path, key: &str, value: &str, user: bool) -> Result<(), CliError> {
     let file = if user {
-        ConfigSources::from_process(root).user_file.ok_or_else(|| {
+        project::host().user_config.ok_or_else(|| {
             CliError::new(
                 "no user config directory",
                 "set HOME or XDG_CONFIG_HOME to an absolute path",
@@ -299,7 +297,7 @@ fn print_json(settings: &[Setting]) {
 }
 
 /// The hint after an unknown key: every valid key.
-fn valid_keys_hint(with_rules: bool) -> String {
+pub(crate) fn valid_keys_hint(with_rules: bool) -> String {
     let keys: Vec<&str> = KEYS.iter().map(|k| k.name).collect();
     let rules = if with_rules {
         ", rule.<name>"

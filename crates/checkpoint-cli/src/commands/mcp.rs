@@ -171,11 +171,7 @@ impl Server {
                     .find(|s| s.key == key)
                     .map(|s| config_cmd::render(std::slice::from_ref(s), &root))
                     .ok_or_else(|| {
-                        let keys: Vec<&str> = config::KEYS.iter().map(|k| k.name).collect();
-                        format!(
-                            "unknown key {key:?}; valid keys: {}, rule.<name>",
-                            keys.join(", ")
-                        )
+                        format!("unknown key {key:?}; {}", config_cmd::valid_keys_hint(true))
                     })
             }
             (Some(key), Some(value)) => {

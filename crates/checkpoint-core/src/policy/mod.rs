@@ -1,15 +1,36 @@
-//! The policy: settings and rules that say what a stop requires. [`config`] loads it from
-//! `checkpoint.toml`, the user config and `CHECKPOINT_*` variables; [`rules`] matches paths.
+//! The policy: settings and rules that say what a stop requires.
+//!
+//! | Module | What it holds |
+//! |---|---|
+//! | `settings` | the table of settings: every key, its variable, value type and doc, declared once |
+//! | `value` | the value types: durations, bounded counts, [`Switch`], [`GitBackend`] |
+//! | `layer` | one configuration text parsed into a layer, with `file:line` errors |
+//! | `env` | the `CHECKPOINT_*` variables parsed into a layer |
+//! | `explain` | the merge with per-key provenance, and what `explain` lists |
+//! | `load` | (`io`) reading the files and this process's variables |
+//! | [`config`] | the configuration API, all of the above in one place |
+//! | [`detect`] | (`io`) the test command a project's files suggest |
+//! | [`rules`] | glob rules that classify changed paths |
 
 pub mod config;
+#[cfg(feature = "io")]
 pub mod detect;
+mod env;
+mod error;
+mod explain;
+mod layer;
+#[cfg(feature = "io")]
+mod load;
 pub mod rules;
+mod settings;
+mod value;
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 pub use rules::{Rule, RuleSet, RuleTests};
+pub use value::{GitBackend, Switch};
 
 /// Everything `decide` needs to know about the user's wishes.
 #[derive(Debug, Clone)]
@@ -40,19 +61,6 @@ pub struct TestSettings {
     /// How long one test command may run before its process group is killed.
     #[serde(with = "duration_secs")]
     pub timeout: Duration,
-}
-
-/// How the change set is read from git.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GitBackend {
-    /// The git CLI when `git` is on `PATH` (measured faster), else gitoxide.
-    #[default]
-    Auto,
-    /// `git status --porcelain=v2` in a subprocess.
-    Cli,
-    /// gitoxide in-process; needs no `git` binary.
-    Gix,
 }
 
 /// `[git]`: how the repository is read.
@@ -130,83 +138,6 @@ impl Default for StopSettings {
             capture: false,
             capture_interval: Duration::from_secs(30 * 60),
         }
-    }
-}
-
-/// A setting that can be on, off, or left to the user: written `true`, `false` or `"prompt"`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Switch {
-    /// Do it (`true`).
-    #[default]
-    On,
-    /// Do not do it (`false`).
-    Off,
-    /// Ask the user first (`"prompt"`).
-    Prompt,
-}
-
-impl Switch {
-    /// What the switch is called in a config file: `true`, `false` or `prompt`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Switch::On => "true",
-            Switch::Off => "false",
-            Switch::Prompt => "prompt",
-        }
-    }
-}
-
-impl From<bool> for Switch {
-    fn from(on: bool) -> Switch {
-        if on { Switch::On } else { Switch::Off }
-    }
-}
-
-impl std::str::FromStr for Switch {
-    type Err = String;
-
-    /// `true`, `false` or `prompt`, in any case.
-    fn from_str(s: &str) -> Result<Switch, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "true" => Ok(Switch::On),
-            "false" => Ok(Switch::Off),
-            "prompt" => Ok(Switch::Prompt),
-            _ => Err(format!("expected true, false or \"prompt\", got {s:?}")),
-        }
-    }
-}
-
-impl Serialize for Switch {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Switch::On => s.serialize_bool(true),
-            Switch::Off => s.serialize_bool(false),
-            Switch::Prompt => s.serialize_str("prompt"),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Switch {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Switch, D::Error> {
-        struct Visitor;
-
-        impl serde::de::Visitor<'_> for Visitor {
-            type Value = Switch;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("true, false or \"prompt\"")
-            }
-
-            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Switch, E> {
-                Ok(Switch::from(v))
-            }
-
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Switch, E> {
-                v.parse().map_err(E::custom)
-            }
-        }
-
-        deserializer.deserialize_any(Visitor)
     }
 }
 

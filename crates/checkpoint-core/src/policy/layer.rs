@@ -1,0 +1,383 @@
+//! One configuration text parsed into a layer: the keys it sets, each with the line that sets it,
+//! and its `[[rule]]`s. Keys are looked up in the settings table; errors point at `file:line`
+//! and name the key, in serde's words.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer as _};
+use toml::Spanned;
+use toml::de::{DeTable, DeValue, ValueDeserializer};
+
+use super::error::ConfigError;
+use super::rules::{Rule, RuleSet, RuleTests};
+use super::settings::{KEYS, Write};
+
+/// The top-level key of the `[[rule]]`s.
+const RULES: &str = "rule";
+
+/// The keys one layer sets, in the order it sets them; `P` says where each is set (a line of a
+/// file, or a variable).
+#[derive(Debug)]
+pub(crate) struct Layer<P>(pub(crate) Vec<Assignment<P>>);
+
+impl<P> Default for Layer<P> {
+    fn default() -> Self {
+        Layer(Vec::new())
+    }
+}
+
+/// One key set by a layer.
+pub(crate) struct Assignment<P> {
+    /// The key's index in [`KEYS`].
+    pub(crate) key: usize,
+    /// Where the layer sets it.
+    pub(crate) place: P,
+    /// Sets the key's field of a policy to the value.
+    pub(crate) write: Write,
+}
+
+impl<P: fmt::Debug> fmt::Debug for Assignment<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at {:?}", KEYS[self.key].name, self.place)
+    }
+}
+
+/// A configuration file that exists, parsed: the keys it sets and its rules.
+#[derive(Debug)]
+pub struct ConfigFile {
+    /// The file.
+    pub(crate) path: PathBuf,
+    /// Its text, for turning byte offsets into lines.
+    text: String,
+    /// The keys it sets, each with its 1-based line; taken by the merge.
+    pub(crate) layer: Layer<usize>,
+    /// Its `[[rule]]`s, in order.
+    rules: Vec<RawRule>,
+}
+
+impl ConfigFile {
+    /// Parses `text`, the contents of the configuration file at `path`: TOML syntax, unknown
+    /// sections and keys, and each value's type and range. Rules are checked when the files are
+    /// merged (their names must be unique across files).
+    pub fn parse(path: &Path, text: String) -> Result<ConfigFile, ConfigError> {
+        let mut file = ConfigFile {
+            path: path.to_owned(),
+            text,
+            layer: Layer::default(),
+            rules: Vec::new(),
+        };
+        (file.layer, file.rules) = file.parse_doc()?;
+        Ok(file)
+    }
+
+    fn parse_doc(&self) -> Result<(Layer<usize>, Vec<RawRule>), ConfigError> {
+        let doc = DeTable::parse(&self.text).map_err(|e| ConfigError::Syntax {
+            path: self.path.clone(),
+            line: self.line(e.span().map_or(0, |s| s.start)),
+            message: e.message().lines().collect::<Vec<_>>().join("; "),
+        })?;
+        let mut layer = Layer::default();
+        let mut rules = Vec::new();
+        for (name, value) in doc.into_inner() {
+            let section: &str = name.get_ref();
+            if section == RULES {
+                rules = self.parse_rules(value)?;
+            } else if KEYS.iter().any(|key| key.section() == section) {
+                self.parse_section(section, value, &mut layer)?;
+            } else {
+                return Err(self.unknown(name.span(), section, section, &expected().top));
+            }
+        }
+        Ok((layer, rules))
+    }
+
+    /// Adds the keys of the table `value`, the section `section`, to `layer`.
+    fn parse_section(
+        &self,
+        section: &str,
+        value: Spanned<DeValue<'_>>,
+        layer: &mut Layer<usize>,
+    ) -> Result<(), ConfigError> {
+        let span = value.span();
+        let table = match value.into_inner() {
+            DeValue::Table(table) => table,
+            other => {
+                let error = not_a_table(Spanned::new(span.clone(), other));
+                return Err(self.invalid(span.start, section, error.message()));
+            }
+        };
+        for (name, value) in table {
+            let field: &str = name.get_ref();
+            let path = format!("{section}.{field}");
+            let Some(key) = KEYS.iter().position(|key| key.name == path) else {
+                let fields = expected().fields(section);
+                return Err(self.unknown(name.span(), &path, field, fields));
+            };
+            let at = value.span().start;
+            let write = KEYS[key]
+                .slot
+                .parse_toml(value)
+                .map_err(|e| self.invalid(e.span().map_or(at, |s| s.start), &path, e.message()))?;
+            layer.0.push(Assignment {
+                key,
+                place: self.line(name.span().start),
+                write,
+            });
+        }
+        Ok(())
+    }
+
+    /// Reads the array of `[[rule]]` tables `value`.
+    fn parse_rules(&self, value: Spanned<DeValue<'_>>) -> Result<Vec<RawRule>, ConfigError> {
+        let at = value.span().start;
+        Vec::<RawRule>::deserialize(ValueDeserializer::from(value.clone())).map_err(|e| {
+            let offset = e.span().map_or(at, |s| s.start);
+            let inner = value_path(value.get_ref(), offset).unwrap_or_default();
+            self.invalid(offset, &format!("{RULES}{inner}"), e.message())
+        })
+    }
+
+    /// The 1-based line of each rule's name, in order.
+    pub(crate) fn rule_lines(&self) -> impl Iterator<Item = usize> + '_ {
+        self.rules
+            .iter()
+            .map(|raw| self.line(raw.name.span().start))
+    }
+
+    /// The 1-based line of byte `offset`.
+    fn line(&self, offset: usize) -> usize {
+        let before = &self.text.as_bytes()[..offset.min(self.text.len())];
+        1 + before.iter().filter(|&&b| b == b'\n').count()
+    }
+
+    fn invalid(&self, offset: usize, key: &str, message: impl fmt::Display) -> ConfigError {
+        ConfigError::Invalid {
+            path: self.path.clone(),
+            line: self.line(offset),
+            key: key.to_owned(),
+            message: message.to_string(),
+        }
+    }
+
+    /// `name`, at `span` and with the path `key`, is none of the names `expected`.
+    fn unknown(
+        &self,
+        span: Range<usize>,
+        key: &str,
+        name: &str,
+        expected: &'static [&'static str],
+    ) -> ConfigError {
+        let error = <de::value::Error as de::Error>::unknown_field(name, expected);
+        self.invalid(span.start, key, error)
+    }
+}
+
+/// The names an "unknown field" error lists, in table order: the top level's (every section,
+/// then `rule`) and each section's fields. Serde wants them `'static`; they are built from the
+/// table on the first error.
+struct Expected {
+    top: Vec<&'static str>,
+    sections: Vec<(&'static str, Vec<&'static str>)>,
+}
+
+impl Expected {
+    /// The fields of `section`.
+    fn fields(&self, section: &str) -> &[&'static str] {
+        let found = self.sections.iter().find(|(name, _)| *name == section);
+        found.map_or(&[], |(_, fields)| fields)
+    }
+}
+
+fn expected() -> &'static Expected {
+    static EXPECTED: OnceLock<Expected> = OnceLock::new();
+    EXPECTED.get_or_init(|| {
+        let mut sections: Vec<(&str, Vec<&str>)> = Vec::new();
+        for key in KEYS {
+            match sections.last_mut() {
+                Some((section, fields)) if *section == key.section() => fields.push(key.field()),
+                _ => sections.push((key.section(), vec![key.field()])),
+            }
+        }
+        let top = sections.iter().map(|(section, _)| *section).chain([RULES]);
+        Expected {
+            top: top.collect(),
+            sections,
+        }
+    })
+}
+
+/// The error serde reports for `value` where a table is expected, like `invalid type: integer
+/// `3`, expected a table`.
+fn not_a_table(value: Spanned<DeValue<'_>>) -> toml::de::Error {
+    struct Table;
+
+    impl de::Visitor<'_> for Table {
+        type Value = Infallible;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a table")
+        }
+    }
+
+    match ValueDeserializer::from(value).deserialize_any(Table) {
+        Ok(never) => match never {},
+        Err(error) => error,
+    }
+}
+
+/// The path below `table` (`.include`, `.exclude[1]`) to the innermost key or value whose span
+/// holds `offset`.
+fn table_path(table: &DeTable<'_>, offset: usize) -> Option<String> {
+    table.iter().find_map(|(key, value)| {
+        let inner = value_path(value.get_ref(), offset);
+        (inner.is_some() || key.span().contains(&offset) || value.span().contains(&offset))
+            .then(|| format!(".{}{}", key.get_ref(), inner.unwrap_or_default()))
+    })
+}
+
+/// The path below `value` (`[1].include[0]`) to the innermost key or value whose span holds
+/// `offset`.
+fn value_path(value: &DeValue<'_>, offset: usize) -> Option<String> {
+    match value {
+        DeValue::Table(table) => table_path(table, offset),
+        DeValue::Array(items) => items.iter().enumerate().find_map(|(i, item)| {
+            let inner = value_path(item.get_ref(), offset);
+            (inner.is_some() || item.span().contains(&offset))
+                .then(|| format!("[{i}]{}", inner.unwrap_or_default()))
+        }),
+        _ => None,
+    }
+}
+
+/// Checks the rules of all files, then compiles them in order (user file first).
+pub(crate) fn compile_rules(files: &[ConfigFile]) -> Result<RuleSet, ConfigError> {
+    let placed: Vec<(&ConfigFile, usize, &RawRule)> = files
+        .iter()
+        .flat_map(|file| {
+            file.rules
+                .iter()
+                .enumerate()
+                .map(move |(i, r)| (file, i, r))
+        })
+        .collect();
+    let mut names: HashMap<&str, (&ConfigFile, usize)> = HashMap::new();
+    for &(file, i, rule) in &placed {
+        let name = rule.name.get_ref();
+        let name_at = rule.name.span().start;
+        if name.trim().is_empty() {
+            return Err(file.invalid(name_at, &format!("rule[{i}].name"), "must not be empty"));
+        }
+        if rule.include.get_ref().is_empty() {
+            return Err(file.invalid(
+                rule.include.span().start,
+                &format!("rule[{i}].include"),
+                "must list at least one glob",
+            ));
+        }
+        if let Some((first, first_at)) = names.insert(name, (file, name_at)) {
+            let message = format!(
+                "duplicate rule name {name:?} (first defined at {}:{})",
+                first.path.display(),
+                first.line(first_at),
+            );
+            return Err(file.invalid(name_at, &format!("rule[{i}].name"), message));
+        }
+    }
+    let rules = placed.iter().map(|(_, _, raw)| raw.to_rule()).collect();
+    RuleSet::compile(rules).map_err(|err| {
+        placed
+            .iter()
+            .filter(|(_, _, raw)| *raw.name.get_ref() == err.rule)
+            .find_map(|&(file, i, raw)| {
+                let fields = [
+                    ("include", raw.include.get_ref()),
+                    ("exclude", &raw.exclude),
+                ];
+                fields.into_iter().find_map(|(field, globs)| {
+                    let glob = globs.iter().find(|g| *g.get_ref() == err.glob)?;
+                    let message = format!("bad glob {:?}: {}", err.glob, err.reason);
+                    Some(file.invalid(glob.span().start, &format!("rule[{i}].{field}"), message))
+                })
+            })
+            .unwrap_or(ConfigError::Rules(err))
+    })
+}
+
+/// A `[[rule]]` as written, with the spans error messages point at.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRule {
+    name: Spanned<String>,
+    include: Spanned<Vec<Spanned<String>>>,
+    #[serde(default)]
+    exclude: Vec<Spanned<String>>,
+    #[serde(default)]
+    tests: TestsField,
+    action: Option<String>,
+    gate: Option<bool>,
+}
+
+impl RawRule {
+    fn to_rule(&self) -> Rule {
+        let TestsField(tests) = self.tests.clone();
+        let globs = |globs: &[Spanned<String>]| globs.iter().map(|g| g.get_ref().clone()).collect();
+        Rule {
+            name: self.name.get_ref().clone(),
+            include: globs(self.include.get_ref()),
+            exclude: globs(&self.exclude),
+            gate: self.gate.unwrap_or(tests != RuleTests::None),
+            tests,
+            action: self.action.clone(),
+        }
+    }
+}
+
+/// A rule's `tests`: `true` (the project command), `false` (none) or a command of its own.
+#[derive(Debug, Clone)]
+struct TestsField(RuleTests);
+
+impl Default for TestsField {
+    fn default() -> Self {
+        TestsField(RuleTests::Project)
+    }
+}
+
+impl<'de> Deserialize<'de> for TestsField {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+
+        impl de::Visitor<'_> for Visitor {
+            type Value = RuleTests;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("true, false or a command")
+            }
+
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<RuleTests, E> {
+                Ok(if v {
+                    RuleTests::Project
+                } else {
+                    RuleTests::None
+                })
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RuleTests, E> {
+                if v.trim().is_empty() {
+                    Err(E::custom(
+                        "empty command; write `tests = false` for no tests",
+                    ))
+                } else {
+                    Ok(RuleTests::Command(v.to_owned()))
+                }
+            }
+        }
+
+        deserializer.deserialize_any(Visitor).map(TestsField)
+    }
+}
