@@ -48,21 +48,16 @@ pub fn event(payload: &[u8]) -> Result<Option<HookEvent>, String> {
     if notify.kind != "agent-turn-complete" || internal {
         return Ok(None);
     }
-    Ok(Some(HookEvent {
-        agent: Agent::Codex,
-        kind: EventKind::Stop,
-        wire_name: "notify".to_owned(),
-        session_id: notify.thread_id,
-        cwd: notify.cwd,
-        stop_hook_active: false,
-        last_assistant_message: notify.last_assistant_message,
-        prompt: notify.input_messages.last().cloned(),
-        transcript_path: None,
-        tool_name: None,
-        tool_input: None,
-        detail: None,
-        model: None,
-    }))
+    let mut event = HookEvent::new(
+        Agent::Codex,
+        EventKind::Stop,
+        "notify",
+        &notify.thread_id,
+        notify.cwd,
+    );
+    event.last_assistant_message = notify.last_assistant_message;
+    event.prompt = notify.input_messages.last().cloned();
+    Ok(Some(event))
 }
 
 /// Runs the notify program on its last argument. Always exits 0; problems go to stderr.

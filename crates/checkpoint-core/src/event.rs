@@ -52,8 +52,10 @@ impl EventKind {
     }
 }
 
-/// One hook call, normalized across agents.
+/// One hook call, normalized across agents. Built by [`HookEvent::new`] (or parsed from a
+/// payload by an agent's home); fields may be added.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct HookEvent {
     /// Who sent it.
     pub agent: Agent,
@@ -188,11 +190,23 @@ impl HookEvent {
 
     /// The event a human's `checkpoint check` stands for: a first stop in `cwd`.
     pub fn manual_stop(cwd: PathBuf) -> HookEvent {
+        HookEvent::new(Agent::Cli, EventKind::Stop, "Stop", "manual", cwd)
+    }
+
+    /// An event of `kind` that `agent` sent as `wire_name`, for `session_id` in `cwd`; every
+    /// optional field empty.
+    pub fn new(
+        agent: Agent,
+        kind: EventKind,
+        wire_name: &str,
+        session_id: &str,
+        cwd: PathBuf,
+    ) -> HookEvent {
         HookEvent {
-            agent: Agent::Cli,
-            kind: EventKind::Stop,
-            wire_name: "Stop".to_owned(),
-            session_id: "manual".to_owned(),
+            agent,
+            kind,
+            wire_name: wire_name.to_owned(),
+            session_id: session_id.to_owned(),
             cwd,
             stop_hook_active: false,
             last_assistant_message: None,
