@@ -17,6 +17,24 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
         .collect()
 }
 
+/// Decodes exactly `N` bytes of strict lowercase hex.
+pub(crate) fn unhex<const N: usize>(text: &str) -> Option<[u8; N]> {
+    let digit = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    };
+    let bytes = text.as_bytes();
+    if bytes.len() != 2 * N {
+        return None;
+    }
+    let mut out = [0u8; N];
+    for (i, pair) in bytes.chunks_exact(2).enumerate() {
+        out[i] = digit(pair[0])? << 4 | digit(pair[1])?;
+    }
+    Some(out)
+}
+
 /// Lowercase hex SHA-256 of `bytes`.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
@@ -51,5 +69,13 @@ mod tests {
             sha256_hex(b"abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
+    }
+
+    #[test]
+    fn hex_decoding_is_strict() {
+        assert_eq!(unhex::<2>("0aff"), Some([0x0a, 0xff]));
+        assert_eq!(unhex::<2>("0AFF"), None);
+        assert_eq!(unhex::<2>("0af"), None);
+        assert_eq!(unhex::<2>("0afg"), None);
     }
 }

@@ -1,4 +1,5 @@
-//! The master key that signs validation receipts.
+//! The master key, from which every task's receipt-signing key is derived
+//! ([`super::signing`]).
 //!
 //! One Ed25519 key per user, created on first use at `<config dir>/keys/receipt-ed25519.pem`
 //! (`$XDG_CONFIG_HOME/checkpoint/keys/`, else `~/.config/checkpoint/keys/`): PKCS#8 v1 PEM, which
@@ -14,6 +15,8 @@ use std::path::{Path, PathBuf};
 use ed25519_dalek::pkcs8::{DecodePrivateKey, EncodePrivateKey, KeypairBytes};
 use ed25519_dalek::{Signer, SigningKey};
 use zeroize::Zeroizing;
+
+use super::signing::MasterKey;
 
 /// The key file's name inside the keys directory.
 pub const KEY_FILE: &str = "receipt-ed25519.pem";
@@ -59,13 +62,12 @@ pub trait ReceiptSigner {
     fn sign(&self, payload: &[u8]) -> [u8; 64];
 }
 
-/// Finds, creates and loads the signing key.
+/// Finds, creates and loads the master key.
 pub trait KeyManager: std::fmt::Debug {
-    /// The signer, creating the key on first use.
-    fn signer(&self) -> Result<Box<dyn ReceiptSigner>, KeyError>;
-    /// The public key receipts are checked against; `Ok(None)` when no key exists yet. Never
-    /// creates a key.
-    fn trusted_key(&self) -> Result<Option<[u8; 32]>, KeyError>;
+    /// The master key, creating it on first use.
+    fn master(&self) -> Result<MasterKey, KeyError>;
+    /// This user's master public key; `Ok(None)` when no key exists yet. Never creates a key.
+    fn master_public_key(&self) -> Result<Option<[u8; 32]>, KeyError>;
 }
 
 /// An Ed25519 key in memory.
@@ -177,15 +179,15 @@ impl FileKeyManager {
 }
 
 impl KeyManager for FileKeyManager {
-    fn signer(&self) -> Result<Box<dyn ReceiptSigner>, KeyError> {
+    fn master(&self) -> Result<MasterKey, KeyError> {
         let key = match self.load()? {
             Some(key) => key,
             None => self.create()?,
         };
-        Ok(Box::new(Ed25519Signer(key)))
+        Ok(MasterKey::from_signing_key(key))
     }
 
-    fn trusted_key(&self) -> Result<Option<[u8; 32]>, KeyError> {
+    fn master_public_key(&self) -> Result<Option<[u8; 32]>, KeyError> {
         Ok(self.load()?.map(|key| key.verifying_key().to_bytes()))
     }
 }
@@ -198,11 +200,11 @@ mod tests {
     fn key_is_created_once_with_tight_permissions() {
         let home = tempfile::tempdir().unwrap();
         let keys = FileKeyManager::new(home.path().join("checkpoint/keys"));
-        assert_eq!(keys.trusted_key().unwrap(), None);
-        let signer = keys.signer().unwrap();
-        let again = keys.signer().unwrap();
+        assert_eq!(keys.master_public_key().unwrap(), None);
+        let signer = keys.master().unwrap();
+        let again = keys.master().unwrap();
         assert_eq!(signer.public_key(), again.public_key());
-        assert_eq!(keys.trusted_key().unwrap(), Some(signer.public_key()));
+        assert_eq!(keys.master_public_key().unwrap(), Some(signer.public_key()));
         let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&keys.path()), 0o600);
         assert_eq!(mode(&home.path().join("checkpoint/keys")), 0o700);
@@ -216,7 +218,7 @@ mod tests {
         let keys = FileKeyManager::new(home.path().join("keys"));
         let public: Vec<[u8; 32]> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..8)
-                .map(|_| s.spawn(|| keys.signer().unwrap().public_key()))
+                .map(|_| s.spawn(|| keys.master().unwrap().public_key()))
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap()).collect()
         });
@@ -227,19 +229,19 @@ mod tests {
     fn readable_key_is_refused_and_garbage_is_malformed() {
         let home = tempfile::tempdir().unwrap();
         let keys = FileKeyManager::new(home.path().to_owned());
-        keys.signer().unwrap();
+        keys.master().unwrap();
         fs::set_permissions(keys.path(), fs::Permissions::from_mode(0o640)).unwrap();
-        let err = keys.signer().err().unwrap();
+        let err = keys.master().err().unwrap();
         assert!(
             matches!(err, KeyError::Insecure { mode: 0o640, .. }),
             "{err}"
         );
-        assert!(keys.trusted_key().is_err());
+        assert!(keys.master_public_key().is_err());
 
         fs::write(keys.path(), "not a key").unwrap();
         fs::set_permissions(keys.path(), fs::Permissions::from_mode(0o600)).unwrap();
         assert!(matches!(
-            keys.signer().err().unwrap(),
+            keys.master().err().unwrap(),
             KeyError::Malformed { .. }
         ));
     }
@@ -254,7 +256,7 @@ mod tests {
         let keys = FileKeyManager::new(home.path().to_owned());
         fs::write(keys.path(), pem).unwrap();
         fs::set_permissions(keys.path(), fs::Permissions::from_mode(0o600)).unwrap();
-        let public = keys.trusted_key().unwrap().unwrap();
+        let public = keys.master_public_key().unwrap().unwrap();
         // RFC 8032 §7.1 TEST 1 public key.
         assert_eq!(
             crate::digest::hex(&public),

@@ -3,7 +3,8 @@
 //! Each task lives in `<state dir>/tasks/<task id>/`:
 //!
 //! - `hook.json` — the [`Task`] record (versioned schema): state, steps, the append-only history,
-//!   checkpoints and signed receipts. Every change is one transaction under the sidecar lock
+//!   checkpoints, signed receipts and the master key's certificates of the task key that
+//!   signed them ([`signing`]). Every change is one transaction under the sidecar lock
 //!   `hook.json.lock`, written by atomic replace with fsync ([`crate::store`]). The version it
 //!   replaced is kept as `hook.json.prev`; a corrupt `hook.json` is reported, never replaced.
 //! - `hook.md` — generated from `hook.json` ([`markdown::render`]) for an agent to read: what to
@@ -17,6 +18,7 @@
 //! The hooks call [`Journal::checkpoint_active`] (commit, push, PR, allowed stops) and
 //! [`Journal::maybe_interval_checkpoint`] (any hook event); [`is_pr_creation`] recognises a PR.
 
+pub mod allowed_signers;
 pub mod checkpoint;
 mod crash;
 pub mod keys;
@@ -24,6 +26,7 @@ pub mod markdown;
 pub mod receipt;
 pub mod recovery;
 pub mod retention;
+pub mod signing;
 mod snapshot;
 pub mod state;
 pub mod task;
@@ -37,11 +40,13 @@ use std::time::Duration;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
+pub use allowed_signers::SignersError;
 pub use checkpoint::{Checkpoint, FileSnapshot, StepRef, Trigger, VcsState, is_pr_creation};
 pub use keys::{FileKeyManager, KeyError, KeyManager, ReceiptSigner};
 pub use receipt::{Receipt, ReceiptCheck, ReceiptPayload, ReceiptSource};
 pub use recovery::{CrashKind, Recovery, RecoveryAction};
 pub use retention::Removal;
+pub use signing::{KeyCertificate, MasterKey, TaskKey, TrustedKey, TrustedKeys};
 pub use state::{InvalidTransition, TaskEvent, TaskState};
 pub use task::{HistoryEntry, HistoryKind, Step, StepSpec, StepStatus, Task, TaskError};
 
@@ -104,10 +109,16 @@ pub enum JournalError {
     /// The signing key is unusable.
     #[error(transparent)]
     Key(#[from] KeyError),
+    /// The project's `.checkpoint/allowed_signers` cannot be used.
+    #[error(transparent)]
+    Signers(#[from] SignersError),
 }
 
-/// A signer, or why receipts go unsigned.
-type Signing = (Option<Box<dyn ReceiptSigner>>, Option<String>);
+/// A task's signing key, or why its receipts go unsigned.
+type Signing = (Option<TaskKey>, Option<String>);
+
+/// What `signed` returns: a receipt, and the certificate of the key that signed it.
+type Signed = (Receipt, Option<KeyCertificate>);
 
 /// The active-task pointer file.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -469,11 +480,18 @@ impl Journal {
         Ok(checkpoint)
     }
 
-    /// The signer for new receipts: `Ok(None)` with the reason when no key directory is known;
-    /// an unusable key (insecure permissions, garbage) is an error.
-    fn signer(&self) -> Result<Signing, JournalError> {
+    /// Task `task_id`'s signing key, derived from the master key along `[journal]
+    /// key_derivation` (never stored: derived again each time): `Ok(None)` with the reason when
+    /// no key directory is known; an unusable master key (insecure permissions, garbage) is an
+    /// error.
+    fn task_key(&self, task_id: &str) -> Result<Signing, JournalError> {
         match &self.keys {
-            Some(keys) => Ok((Some(keys.signer()?), None)),
+            Some(keys) => {
+                let key = keys
+                    .master()?
+                    .task_key(task_id, &self.settings().key_derivation);
+                Ok((Some(key), None))
+            }
             None => Ok((
                 None,
                 Some("no config directory (set HOME or XDG_CONFIG_HOME) for a signing key".into()),
@@ -481,21 +499,45 @@ impl Journal {
         }
     }
 
-    /// The public key receipts are checked against, with a warning when there is none. Never
-    /// fails: a missing or unusable key only means receipts cannot be verified here.
-    pub fn trusted_key(&self) -> (Option<[u8; 32]>, Option<String>) {
-        match self.keys.as_ref().map(|k| k.trusted_key()) {
-            Some(Ok(Some(key))) => (Some(key), None),
-            Some(Ok(None)) => (
-                None,
-                Some("no signing key yet: receipts cannot be verified".into()),
-            ),
-            Some(Err(e)) => (None, Some(format!("receipts cannot be verified: {e}"))),
-            None => (
-                None,
-                Some("no config directory: receipts cannot be verified".into()),
-            ),
+    /// This user's own master public key as the only trusted key, with a warning when there is
+    /// none. Never fails: a missing or unusable key only means it cannot vouch for receipts.
+    fn own_keys(&self) -> (TrustedKeys, Option<String>) {
+        let mut trusted = TrustedKeys::default();
+        let warning = match self.keys.as_ref().map(|k| k.master_public_key()) {
+            Some(Ok(Some(key))) => {
+                trusted.add("you", key);
+                None
+            }
+            Some(Ok(None)) => Some("no signing key yet".to_owned()),
+            Some(Err(e)) => Some(e.to_string()),
+            None => Some("no config directory for a signing key".to_owned()),
+        };
+        (trusted, warning)
+    }
+
+    /// The master public keys receipts are checked against: this user's own and those the
+    /// project lists in `.checkpoint/allowed_signers` ([`allowed_signers`]). The warning says why
+    /// no key at all is trusted, when none is; a broken `allowed_signers` is an error.
+    pub fn trusted_keys(&self) -> Result<(TrustedKeys, Option<String>), JournalError> {
+        let (mut trusted, warning) = self.own_keys();
+        for signer in allowed_signers::read(&self.workdir)? {
+            trusted.add(signer.name, signer.key);
         }
+        let warning = match warning {
+            Some(why) if trusted.is_empty() => Some(format!(
+                "{why} and no {}: receipts cannot be verified",
+                allowed_signers::ALLOWED_SIGNERS
+            )),
+            _ => None,
+        };
+        Ok((trusted, warning))
+    }
+
+    /// Signs `payload` with task `task_id`'s key, or leaves it unsigned without one (`key` is
+    /// what [`Journal::task_key`] gave).
+    fn signed(payload: &ReceiptPayload, key: Option<&TaskKey>) -> Signed {
+        let receipt = Receipt::new(payload, key.map(|k| &k.signer as &dyn ReceiptSigner));
+        (receipt, key.map(|k| k.certificate.clone()))
     }
 
     /// Runs `command` as a validation of the current step of task `id` (or of `step`, which must
@@ -507,7 +549,7 @@ impl Journal {
         command: &str,
         timeout: Duration,
     ) -> Result<Validated, JournalError> {
-        let (signer, unsigned_because) = self.signer()?;
+        let (key, unsigned_because) = self.task_key(id)?;
         let started = Timestamp::now();
         let (_, task) = self.update(id, |task| {
             task.check_current(step)?;
@@ -524,11 +566,12 @@ impl Journal {
             (started, ended),
             None,
         )?;
-        let receipt = Receipt::new(&payload, signer.as_deref());
+        let (receipt, certificate) = Journal::signed(&payload, key.as_ref());
         let passed = payload.passed();
         let seen = passed.then(|| self.observe());
         self.update(id, |task| {
             task.finish_validation(receipt.clone(), passed, command, ended)?;
+            task.certify(certificate.as_ref());
             if let Some(seen) = &seen {
                 self.take_checkpoint(task, seen, Trigger::Validation, Some(command.into()), ended);
             }
@@ -638,7 +681,7 @@ impl Journal {
         let Some(task) = self.active()? else {
             return Ok(None);
         };
-        let (signer, _) = self.signer()?;
+        let (key, _) = self.task_key(&task.id)?;
         let payload = run_payload(
             &task,
             ReceiptSource::Gate,
@@ -647,7 +690,7 @@ impl Journal {
             (started, ended),
             Some(fingerprint.to_owned()),
         )?;
-        let receipt = Receipt::new(&payload, signer.as_deref());
+        let (receipt, certificate) = Journal::signed(&payload, key.as_ref());
         let verdict = if payload.passed() {
             "passed"
         } else {
@@ -656,27 +699,33 @@ impl Journal {
         let detail = format!("`{command}` {verdict} (receipt {})", receipt.id);
         self.update(&task.id, |task| {
             task.add_receipt(receipt.clone(), detail, ended);
+            task.certify(certificate.as_ref());
             Ok(())
         })?;
         Ok(Some(receipt))
     }
 
-    /// Whether the active task holds a verified, passing receipt of `command` on `fingerprint`:
-    /// what the gate's cache may trust instead of running the command again.
+    /// Whether the active task holds a passing receipt of `command` on `fingerprint` that
+    /// verifies — task key, certificate, trusted master key: what the gate's cache may trust
+    /// instead of running the command again.
     pub fn trusted_pass(&self, command: &str, fingerprint: &str) -> bool {
-        let (Ok(Some(task)), (Some(key), _)) = (self.active(), self.trusted_key()) else {
+        let (Ok(Some(task)), Ok((trusted, _))) = (self.active(), self.trusted_keys()) else {
             return false;
         };
         task.receipts.iter().rev().any(|r| {
             r.parsed().is_ok_and(|p| {
                 p.passed() && p.command == command && p.fingerprint.as_deref() == Some(fingerprint)
-            }) && r.check(&task.id, Some(key)).is_verified()
+            }) && r.check(&task, &trusted).is_verified()
         })
     }
 
-    /// `hook.md` for `task` as it should be now.
+    /// `hook.md` for `task` as it should be now. Its receipts are checked against the trusted
+    /// keys, or against this user's own alone when `allowed_signers` is broken.
     pub fn markdown(&self, task: &Task) -> String {
-        markdown::render(task, self.trusted_key().0)
+        let trusted = self
+            .trusted_keys()
+            .map_or_else(|_| self.own_keys().0, |(trusted, _)| trusted);
+        markdown::render(task, &trusted)
     }
 
     fn write_markdown(&self, task: &Task) -> Result<(), JournalError> {

@@ -4,6 +4,10 @@
 //! the Ed25519 signature and the public key, both lowercase hex. Verification works on those
 //! stored bytes and never re-serializes anything, so any changed byte makes it fail. The payload
 //! names the task and the step, so a receipt cannot be moved to another task or step unnoticed.
+//!
+//! The key is the task's own ([`super::signing`]); it counts as proof only through a certificate,
+//! held by the task, of a trusted master key for that task and that key. (A receipt signed
+//! directly by a trusted master key, as receipts were before per-task keys, verifies too.)
 
 use std::fmt;
 
@@ -13,7 +17,9 @@ use serde::{Deserialize, Serialize};
 
 use super::checkpoint::StepRef;
 use super::keys::ReceiptSigner;
-use crate::digest;
+use super::signing::TrustedKeys;
+use super::task::Task;
+use crate::digest::{hex, unhex};
 use crate::outcome::TestStatus;
 
 /// The payload format version.
@@ -86,32 +92,51 @@ pub struct Receipt {
 
 /// What checking a receipt found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "result", content = "reason", rename_all = "snake_case")]
+#[serde(tag = "result", rename_all = "snake_case")]
 pub enum ReceiptCheck {
-    /// The signature is good and made by this machine's key.
-    Verified,
-    /// The signature is good but the key is not this machine's (or there is no local key).
-    UnknownKey,
+    /// The signature is good and its key is certified by (or is) a trusted master key.
+    Verified {
+        /// The trusted key's name: `you`, or a name from `allowed_signers`.
+        signer: String,
+    },
+    /// The signatures are good but the certifying master key is not trusted here.
+    UnknownKey {
+        /// That master key, lowercase hex.
+        key: String,
+    },
     /// No key was usable when the receipt was made.
     Unsigned,
-    /// Something was changed: the reason says what failed.
-    Invalid(String),
+    /// Something was changed or does not fit: the reason says what failed.
+    Invalid {
+        /// What failed.
+        reason: String,
+    },
 }
 
 impl ReceiptCheck {
     /// Only [`ReceiptCheck::Verified`] counts as proof.
     pub fn is_verified(&self) -> bool {
-        *self == ReceiptCheck::Verified
+        matches!(self, ReceiptCheck::Verified { .. })
+    }
+
+    fn invalid(reason: &str) -> ReceiptCheck {
+        ReceiptCheck::Invalid {
+            reason: reason.to_owned(),
+        }
     }
 }
 
 impl fmt::Display for ReceiptCheck {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ReceiptCheck::Verified => f.write_str("verified"),
-            ReceiptCheck::UnknownKey => f.write_str("signature valid, key not trusted here"),
-            ReceiptCheck::Unsigned => f.write_str("unsigned"),
-            ReceiptCheck::Invalid(reason) => write!(f, "INVALID: {reason}"),
+            ReceiptCheck::Verified { signer } => write!(f, "verified (signed by {signer})"),
+            ReceiptCheck::UnknownKey { key } => write!(
+                f,
+                "UNTRUSTED: certified by unknown key {}… (not yours, not in allowed_signers)",
+                &key[..key.len().min(16)]
+            ),
+            ReceiptCheck::Unsigned => f.write_str("UNSIGNED: no key signed it"),
+            ReceiptCheck::Invalid { reason } => write!(f, "INVALID: {reason}"),
         }
     }
 }
@@ -123,8 +148,8 @@ impl Receipt {
         let text = serde_json::to_string(payload).unwrap_or_default();
         let (signature, public_key) = match signer {
             Some(signer) => (
-                Some(digest::hex(&signer.sign(text.as_bytes()))),
-                Some(digest::hex(&signer.public_key())),
+                Some(hex(&signer.sign(text.as_bytes()))),
+                Some(hex(&signer.public_key())),
             ),
             None => (None, None),
         };
@@ -141,17 +166,17 @@ impl Receipt {
         serde_json::from_str(&self.payload)
     }
 
-    /// Checks the receipt belongs to `task_id`, is consistent and correctly signed, and whether
-    /// its key is `trusted` (this machine's).
-    pub fn check(&self, task_id: &str, trusted: Option<[u8; 32]>) -> ReceiptCheck {
-        let invalid = |reason: &str| ReceiptCheck::Invalid(reason.to_owned());
+    /// Checks the receipt belongs to `task`, is consistent and correctly signed, and that its key
+    /// is certified in `task` for `task` by a `trusted` master key (or is one).
+    pub fn check(&self, task: &Task, trusted: &TrustedKeys) -> ReceiptCheck {
+        let invalid = ReceiptCheck::invalid;
         let Ok(payload) = self.parsed() else {
             return invalid("payload is not a receipt");
         };
         if payload.id != self.id {
             return invalid("id differs from the signed id");
         }
-        if payload.task_id != task_id {
+        if payload.task_id != task.id {
             return invalid("signed for another task");
         }
         if payload.version != RECEIPT_VERSION {
@@ -176,36 +201,39 @@ impl Receipt {
         {
             return invalid("signature does not match");
         }
-        if trusted == Some(public_key) {
-            ReceiptCheck::Verified
-        } else {
-            ReceiptCheck::UnknownKey
+        if let Some(name) = trusted.name_of(&public_key) {
+            return ReceiptCheck::Verified {
+                signer: name.to_owned(),
+            };
+        }
+        let Some(certificate) = task
+            .certificates
+            .iter()
+            .find(|c| unhex::<32>(&c.task_key) == Some(public_key))
+        else {
+            return invalid("missing certificate: the task holds none for its key");
+        };
+        if certificate.task_id != task.id {
+            return invalid("the certificate of its key is for another task");
+        }
+        let Some(master) = certificate.verify() else {
+            return invalid("the certificate of its key does not verify");
+        };
+        match trusted.name_of(&master) {
+            Some(name) => ReceiptCheck::Verified {
+                signer: name.to_owned(),
+            },
+            None => ReceiptCheck::UnknownKey { key: hex(&master) },
         }
     }
-}
-
-/// Decodes exactly `N` bytes of strict lowercase hex.
-fn unhex<const N: usize>(text: &str) -> Option<[u8; N]> {
-    let digit = |c: u8| match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        _ => None,
-    };
-    let bytes = text.as_bytes();
-    if bytes.len() != 2 * N {
-        return None;
-    }
-    let mut out = [0u8; N];
-    for (i, pair) in bytes.chunks_exact(2).enumerate() {
-        out[i] = digit(pair[0])? << 4 | digit(pair[1])?;
-    }
-    Some(out)
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
     use crate::journal::keys::Ed25519Signer;
+    use crate::journal::signing::{MasterKey, TaskKey};
+    use crate::policy::KeyDerivation;
 
     pub(crate) fn payload(task_id: &str, status: TestStatus) -> ReceiptPayload {
         let at: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
@@ -225,42 +253,111 @@ pub(crate) mod tests {
             started_at: at,
             ended_at: at,
             duration_ms: 120,
-            stdout_sha256: Some(digest::sha256_hex(b"")),
-            stderr_sha256: Some(digest::sha256_hex(b"OK\n")),
+            stdout_sha256: Some(crate::digest::sha256_hex(b"")),
+            stderr_sha256: Some(crate::digest::sha256_hex(b"OK\n")),
             fingerprint: None,
         }
     }
 
-    fn signer() -> Ed25519Signer {
-        Ed25519Signer::from_seed(&[7; 32])
+    /// The master key of these tests, and a task `id` whose key it certified; receipts of the
+    /// task are signed with the returned task key.
+    fn certified_task(id: &str) -> (MasterKey, Task, TaskKey) {
+        let master = MasterKey::from_seed(&[7; 32]);
+        let mut task = Task::new(
+            id.into(),
+            "t".into(),
+            crate::journal::task::tests::specs(&[("test", None)]),
+            "2026-01-01T00:00:00Z".parse().unwrap(),
+        )
+        .unwrap();
+        let key = master.task_key(id, &KeyDerivation::default());
+        task.certify(Some(&key.certificate));
+        (master, task, key)
+    }
+
+    fn trusting(key: [u8; 32]) -> TrustedKeys {
+        let mut trusted = TrustedKeys::default();
+        trusted.add("you", key);
+        trusted
+    }
+
+    fn you() -> ReceiptCheck {
+        ReceiptCheck::Verified {
+            signer: "you".into(),
+        }
     }
 
     #[test]
-    fn signed_receipt_verifies_against_its_own_key_only() {
-        let signer = signer();
-        let receipt = Receipt::new(&payload("t1", TestStatus::Passed), Some(&signer));
+    fn a_receipt_verifies_through_its_task_certificate() {
+        let (master, t1, key) = certified_task("t1");
+        let trusted = trusting(master.public_key());
+        let receipt = Receipt::new(&payload("t1", TestStatus::Passed), Some(&key.signer));
         assert!(receipt.parsed().unwrap().passed());
-        let trusted = Some(signer.public_key());
-        assert_eq!(receipt.check("t1", trusted), ReceiptCheck::Verified);
-        assert_eq!(receipt.check("t1", None), ReceiptCheck::UnknownKey);
-        assert_eq!(receipt.check("t1", Some([1; 32])), ReceiptCheck::UnknownKey);
+        assert_eq!(receipt.check(&t1, &trusted), you());
         assert_eq!(
-            receipt.check("t2", trusted),
-            ReceiptCheck::Invalid("signed for another task".into())
+            receipt.check(&t1, &TrustedKeys::default()),
+            ReceiptCheck::UnknownKey {
+                key: hex(&master.public_key())
+            }
+        );
+        // Moved into another task, with or without that task's own certificate.
+        let (_, t2, _) = certified_task("t2");
+        assert_eq!(
+            receipt.check(&t2, &trusted),
+            ReceiptCheck::invalid("signed for another task")
         );
         let unsigned = Receipt::new(&payload("t1", TestStatus::Failed), None);
-        assert_eq!(unsigned.check("t1", trusted), ReceiptCheck::Unsigned);
+        assert_eq!(unsigned.check(&t1, &trusted), ReceiptCheck::Unsigned);
+        // Signed directly by a trusted master key (receipts made before per-task keys).
+        let legacy = Receipt::new(
+            &payload("t1", TestStatus::Passed),
+            Some(&Ed25519Signer::from_seed(&[7; 32])),
+        );
+        assert_eq!(legacy.check(&t1, &trusted), you());
     }
 
     #[test]
-    fn a_re_signed_payload_by_another_key_is_not_trusted() {
-        let forged = Receipt::new(
-            &payload("t1", TestStatus::Passed),
-            Some(&Ed25519Signer::from_seed(&[9; 32])),
-        );
+    fn certificates_must_exist_verify_and_name_the_task() {
+        let (master, t1, key) = certified_task("t1");
+        let trusted = trusting(master.public_key());
+        let receipt = Receipt::new(&payload("t1", TestStatus::Passed), Some(&key.signer));
+
+        let mut uncertified = t1.clone();
+        uncertified.certificates.clear();
         assert_eq!(
-            forged.check("t1", Some(signer().public_key())),
-            ReceiptCheck::UnknownKey
+            receipt.check(&uncertified, &trusted),
+            ReceiptCheck::invalid("missing certificate: the task holds none for its key")
+        );
+
+        let mut forged = t1.clone();
+        forged.certificates[0].signature = forged.certificates[0].signature.replace('a', "b");
+        assert_eq!(
+            receipt.check(&forged, &trusted),
+            ReceiptCheck::invalid("the certificate of its key does not verify")
+        );
+
+        // A leaked task key signing for another task, with its own task's certificate.
+        let (_, mut t2, _) = certified_task("t2");
+        t2.certificates = t1.certificates.clone();
+        let moved = Receipt::new(&payload("t2", TestStatus::Passed), Some(&key.signer));
+        assert_eq!(
+            moved.check(&t2, &trusted),
+            ReceiptCheck::invalid("the certificate of its key is for another task")
+        );
+    }
+
+    #[test]
+    fn a_re_signed_payload_by_a_stranger_is_not_trusted() {
+        let (master, mut t1, _) = certified_task("t1");
+        let stranger = MasterKey::from_seed(&[9; 32]).task_key("t1", &KeyDerivation::default());
+        t1.certify(Some(&stranger.certificate));
+        let forged = Receipt::new(&payload("t1", TestStatus::Passed), Some(&stranger.signer));
+        let check = forged.check(&t1, &trusting(master.public_key()));
+        assert!(matches!(check, ReceiptCheck::UnknownKey { .. }), "{check}");
+        assert!(
+            check
+                .to_string()
+                .starts_with("UNTRUSTED: certified by unknown key ")
         );
     }
 
@@ -268,9 +365,9 @@ pub(crate) mod tests {
     /// no longer reads as a receipt or the check fails.
     #[test]
     fn every_flipped_byte_is_detected() {
-        let signer = signer();
-        let trusted = Some(signer.public_key());
-        let receipt = Receipt::new(&payload("t1", TestStatus::Passed), Some(&signer));
+        let (master, task, key) = certified_task("t1");
+        let trusted = trusting(master.public_key());
+        let receipt = Receipt::new(&payload("t1", TestStatus::Passed), Some(&key.signer));
         let bytes = serde_json::to_vec(&receipt).unwrap();
         let mut flips = 0;
         for i in 0..bytes.len() {
@@ -280,7 +377,7 @@ pub(crate) mod tests {
                 flips += 1;
                 let detected = match serde_json::from_slice::<Receipt>(&tampered) {
                     Err(_) => true,
-                    Ok(r) => !r.check("t1", trusted).is_verified(),
+                    Ok(r) => !r.check(&task, &trusted).is_verified(),
                 };
                 assert!(
                     detected,
@@ -290,13 +387,5 @@ pub(crate) mod tests {
             }
         }
         assert_eq!(flips, 3 * bytes.len());
-    }
-
-    #[test]
-    fn hex_decoding_is_strict() {
-        assert_eq!(unhex::<2>("0aff"), Some([0x0a, 0xff]));
-        assert_eq!(unhex::<2>("0AFF"), None);
-        assert_eq!(unhex::<2>("0af"), None);
-        assert_eq!(unhex::<2>("0afg"), None);
     }
 }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::checkpoint::{Checkpoint, StepRef};
 use super::crash::Recovery;
 use super::receipt::Receipt;
+use super::signing::KeyCertificate;
 use super::state::{InvalidTransition, TaskEvent, TaskState, transition};
 
 /// The `hook.json` schema version this build writes and reads.
@@ -208,6 +209,10 @@ pub struct Task {
     pub next_checkpoint: u64,
     /// Every receipt, oldest first.
     pub receipts: Vec<Receipt>,
+    /// The master key's certificates of the keys that signed the receipts (one per task key;
+    /// absent from tasks written before per-task keys).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub certificates: Vec<KeyCertificate>,
     /// The last crash recovery, while it is relevant.
     pub recovery: Option<Recovery>,
 }
@@ -261,6 +266,7 @@ impl Task {
             checkpoints: Vec::new(),
             next_checkpoint: 1,
             receipts: Vec::new(),
+            certificates: Vec::new(),
             recovery: None,
         };
         task.record(HistoryKind::TaskCreated, None, None, now);
@@ -290,6 +296,16 @@ impl Task {
             .iter()
             .enumerate()
             .find(|(_, s)| s.status != StepStatus::Done)
+    }
+
+    /// Keeps `certificate` (of the key that signs a receipt being added), unless the task holds
+    /// it already; `None` — an unsigned receipt — changes nothing.
+    pub fn certify(&mut self, certificate: Option<&KeyCertificate>) {
+        if let Some(certificate) = certificate
+            && !self.certificates.contains(certificate)
+        {
+            self.certificates.push(certificate.clone());
+        }
     }
 
     /// The receipt with this id.
@@ -589,7 +605,7 @@ impl Task {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::journal::checkpoint::Trigger;
     use crate::journal::receipt::tests::payload;

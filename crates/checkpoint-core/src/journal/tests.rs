@@ -190,10 +190,10 @@ fn validations_leave_verified_receipts_and_gate_step_done() {
         task.steps[0].validated_by.as_deref(),
         Some(validation.receipt.id.as_str())
     );
-    let (trusted, warning) = j.trusted_key();
+    let (trusted, warning) = j.trusted_keys().unwrap();
     assert_eq!(warning, None);
     for receipt in &task.receipts {
-        assert_eq!(receipt.check(id, trusted), ReceiptCheck::Verified);
+        assert!(receipt.check(&task, &trusted).is_verified());
     }
     let triggers: Vec<Trigger> = task.checkpoints.iter().map(|c| c.trigger).collect();
     assert_eq!(triggers, [Trigger::Validation, Trigger::StepDone]);
@@ -360,11 +360,13 @@ fn missing_key_warns_and_recovery_still_works() {
         .unwrap();
     let validated = j.validate(&task.id, None, "true", LONG).unwrap();
     assert!(validated.unsigned_because.is_some());
+    let task = j.load(&task.id).unwrap();
     assert_eq!(
-        validated.receipt.check(&task.id, None),
+        validated.receipt.check(&task, &TrustedKeys::default()),
         ReceiptCheck::Unsigned
     );
-    assert!(j.trusted_key().1.is_some());
+    assert!(task.certificates.is_empty());
+    assert!(j.trusted_keys().unwrap().1.is_some());
     let recovered = j
         .recover(
             &task.id,
@@ -526,4 +528,92 @@ fn sigkill_never_tears_hook_json() {
     }
     assert!(kills > 0);
     eprintln!("sigkill: {kills} kills over {revision} committed updates");
+}
+
+/// A journal on `f`'s state and repository with its own key directory: a teammate's machine.
+fn teammate(f: &Fixture, home: &Path) -> Journal {
+    let found = git::discover(f.repo.path()).unwrap().unwrap();
+    Journal::new(
+        f.journal.state_dir().to_owned(),
+        found.workdir.clone(),
+        Some(found),
+        Policy::builtin(),
+        Some(Box::new(FileKeyManager::new(home.join("keys")))),
+    )
+}
+
+#[test]
+fn each_task_signs_with_its_own_certified_key_and_teammates_verify_through_allowed_signers() {
+    let f = fixture();
+    let j = &f.journal;
+    let mut keys = Vec::new();
+    for name in ["one", "two"] {
+        let task = j.start_task(name, steps(&[("a", None)]), at(0)).unwrap();
+        j.update(&task.id, |t| Ok(t.start_step(None, at(1))?))
+            .unwrap();
+        let first = j.validate(&task.id, None, "true", LONG).unwrap().receipt;
+        let run = runner::run_recorded("true", f.repo.path(), LONG);
+        let gate = j
+            .receipt_for_gate_run("true", &run, "fp", at(2), at(3))
+            .unwrap()
+            .unwrap();
+        // Every receipt of a task shares the task key; the task holds one certificate of it.
+        assert_eq!(first.public_key, gate.public_key);
+        let task = j.load(&task.id).unwrap();
+        assert_eq!(task.certificates.len(), 1);
+        assert_eq!(
+            Some(&task.certificates[0].task_key),
+            first.public_key.as_ref()
+        );
+        let (trusted, _) = j.trusted_keys().unwrap();
+        assert!(
+            task.receipts
+                .iter()
+                .all(|r| r.check(&task, &trusted).is_verified())
+        );
+        keys.push((task, first.public_key.unwrap()));
+        j.update(&keys.last().unwrap().0.id, |t| {
+            t.finish_step(None, at(4))?;
+            Ok(t.complete(at(5))?)
+        })
+        .unwrap();
+    }
+    assert_ne!(keys[0].1, keys[1].1);
+    // Neither is the master key, which certified both.
+    assert_eq!(
+        keys[0].0.certificates[0].master_key,
+        keys[1].0.certificates[0].master_key
+    );
+    assert!(keys.iter().all(|(t, k)| t.certificates[0].master_key != *k));
+
+    // A teammate with other keys trusts nothing until the project lists this user's key.
+    let home = tempfile::tempdir().unwrap();
+    let other = teammate(&f, home.path());
+    let (trusted, _) = other.trusted_keys().unwrap();
+    let task = &keys[0].0;
+    assert!(matches!(
+        task.receipts[0].check(task, &trusted),
+        ReceiptCheck::UnknownKey { .. }
+    ));
+    let own = FileKeyManager::new(f._home.path().join("keys"))
+        .master_public_key()
+        .unwrap()
+        .unwrap();
+    fs::create_dir_all(f.repo.path().join(".checkpoint")).unwrap();
+    fs::write(
+        f.repo.path().join(allowed_signers::ALLOWED_SIGNERS),
+        format!(
+            "# the team\n{}\n",
+            allowed_signers::line("alice@laptop", &own)
+        ),
+    )
+    .unwrap();
+    let (trusted, warning) = other.trusted_keys().unwrap();
+    assert_eq!(warning, None);
+    assert_eq!(
+        task.receipts[0].check(task, &trusted),
+        ReceiptCheck::Verified {
+            signer: "alice@laptop".into()
+        }
+    );
 }

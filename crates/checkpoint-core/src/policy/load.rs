@@ -476,6 +476,7 @@ mod tests {
         journal.max_checkpoints = 50  # default
         journal.stale_threshold = "5m"  # default
         journal.checkpoint_interval = "5m"  # default
+        journal.key_derivation = "m/7466'/{task}'"  # default
         context.warn = 70  # /repo/user.toml:5
         context.critical = 90  # default
         context.window = 200000  # env CHECKPOINT_CONTEXT_WINDOW
@@ -567,8 +568,26 @@ mod tests {
     #[test]
     fn every_key_has_its_variable() {
         let values = [
-            "make", "3s", "no", "4", "yes", "4m", "gix", "1d", "2d", "3d", "9", "1m", "2m", "51",
-            "52", "4000", "prompt", "7", "prompt",
+            "make",
+            "3s",
+            "no",
+            "4",
+            "yes",
+            "4m",
+            "gix",
+            "1d",
+            "2d",
+            "3d",
+            "9",
+            "1m",
+            "2m",
+            "m/9'/{task}'",
+            "51",
+            "52",
+            "4000",
+            "prompt",
+            "7",
+            "prompt",
         ];
         assert_eq!(values.len(), KEYS.len());
         let env: Vec<(&str, &str)> = KEYS.iter().map(|k| k.env).zip(values).collect();
@@ -678,7 +697,8 @@ mod tests {
         );
         let user = "[journal]\nretention_completed = \"60d\"\nmax_checkpoints = 10\n";
         let project = "[journal]\nretention_failed = \"1d\"\nretention_abandoned = \"12h\"\n\
-                       stale_threshold = \"2s\"\ncheckpoint_interval = \"1m\"\n";
+                       stale_threshold = \"2s\"\ncheckpoint_interval = \"1m\"\n\
+                       key_derivation = \"m/1'/{task}'/2'\"\n";
         let policy = Fixture::new(Some(user), Some(project))
             .env(&[
                 ("CHECKPOINT_JOURNAL_MAX_CHECKPOINTS", "20"),
@@ -694,6 +714,7 @@ mod tests {
                 max_checkpoints: 20,
                 stale_threshold: Duration::from_secs(2),
                 checkpoint_interval: Duration::from_secs(90),
+                key_derivation: "m/1'/{task}'/2'".parse().unwrap(),
             }
         );
         let env = Fixture::new(None, None)
@@ -730,6 +751,9 @@ mod tests {
         let error = |var: &str, value: &str| Fixture::new(None, None).env(&[(var, value)]).error();
         insta::assert_snapshot!(error("CHECKPOINT_JOURNAL_MAX_CHECKPOINTS", "10001"), @"CHECKPOINT_JOURNAL_MAX_CHECKPOINTS: must be at most 10000, got 10001");
         insta::assert_snapshot!(error("CHECKPOINT_JOURNAL_RETENTION_FAILED", "forever"), @r#"CHECKPOINT_JOURNAL_RETENTION_FAILED: expected a duration like "120s", "2m" or "1m30s", got "forever""#);
+        let f = Fixture::project("[journal]\nkey_derivation = \"m/7466/{task}'\"\n");
+        insta::assert_snapshot!(f.error(), @r#"/repo/checkpoint.toml:2: journal.key_derivation: bad key derivation "m/7466/{task}'": segment "7466" is not hardened (end it with `'`)"#);
+        insta::assert_snapshot!(error("CHECKPOINT_JOURNAL_KEY_DERIVATION", "m/1'"), @r#"CHECKPOINT_JOURNAL_KEY_DERIVATION: bad key derivation "m/1'": it needs exactly one `{task}'` segment"#);
     }
 
     #[test]
@@ -844,7 +868,7 @@ mod tests {
         let f = Fixture::project("[clear]\nauto = true\n");
         insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: clear.auto: unknown field `auto`, expected `auto_checkpoint`");
         let f = Fixture::project("[journal]\nstale = \"2s\"\n");
-        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: journal.stale: unknown field `stale`, expected one of `retention_completed`, `retention_failed`, `retention_abandoned`, `max_checkpoints`, `stale_threshold`, `checkpoint_interval`");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: journal.stale: unknown field `stale`, expected one of `retention_completed`, `retention_failed`, `retention_abandoned`, `max_checkpoints`, `stale_threshold`, `checkpoint_interval`, `key_derivation`");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! | Module | What it holds |
 //! |---|---|
 //! | `settings` | the table of settings: every key, its variable, value type and doc, declared once |
+//! | `derivation` | [`KeyDerivation`], the template of a task key's derivation path |
 //! | `value` | the value types: durations, bounded counts, [`Switch`], [`GitBackend`] |
 //! | `layer` | one configuration text parsed into a layer, with `file:line` errors |
 //! | `env` | the `CHECKPOINT_*` variables parsed into a layer |
@@ -13,6 +14,7 @@
 //! | [`rules`] | glob rules that classify changed paths |
 
 pub mod config;
+mod derivation;
 #[cfg(feature = "io")]
 pub mod detect;
 mod env;
@@ -29,6 +31,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use derivation::{HARDENED, KeyDerivation};
 pub use rules::{Rule, RuleSet, RuleTests};
 pub use value::{GitBackend, Switch};
 
@@ -105,6 +108,8 @@ pub struct JournalSettings {
     /// During a long step, a checkpoint is taken on a hook event at most this often.
     #[serde(with = "duration_secs")]
     pub checkpoint_interval: Duration,
+    /// The path along which each task's receipt-signing key is derived from the master key.
+    pub key_derivation: KeyDerivation,
 }
 
 impl Default for JournalSettings {
@@ -117,6 +122,7 @@ impl Default for JournalSettings {
             max_checkpoints: 50,
             stale_threshold: Duration::from_secs(5 * 60),
             checkpoint_interval: Duration::from_secs(5 * 60),
+            key_derivation: KeyDerivation::default(),
         }
     }
 }

@@ -17,7 +17,7 @@ use toml::de::{DeValue, ValueDeserializer};
 
 use super::Policy;
 use super::value::{Command, Count, Interval, Kind};
-use super::{GitBackend, Switch};
+use super::{GitBackend, KeyDerivation, Switch};
 
 /// A row of [`KEYS`]: `section.field: Kind, "CHECKPOINT_SECTION_FIELD", "doc"`. The key's name
 /// and the [`Policy`] field it reads and writes are both `section.field`.
@@ -71,6 +71,8 @@ pub const KEYS: &[Key] = &[
         "An unfinished task not updated for this long has crashed."),
     key!(journal.checkpoint_interval: Interval, "CHECKPOINT_JOURNAL_CHECKPOINT_INTERVAL",
         "During a long step, a checkpoint is taken on a hook event at most this often."),
+    key!(journal.key_derivation: KeyDerivation, "CHECKPOINT_JOURNAL_KEY_DERIVATION",
+        "The SLIP-0010 path of a task's receipt key under the master key; `{task}` is the first 31 bits of SHA-256(task id)."),
     key!(context.warn: Count<u8, 50, 99>, "CHECKPOINT_CONTEXT_WARN",
         "Percent of the context window at which a checkpoint is saved and the agent warned.")
     .below("context.critical"),
