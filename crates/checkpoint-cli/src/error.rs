@@ -10,7 +10,7 @@
 //! | status | meaning |
 //! |---|---|
 //! | 0 | done; `check`: the stop is allowed |
-//! | 1 | a "no", not an error: `check` blocks, `validate` or `step done` did not pass, `receipts verify` found an invalid receipt, `diff --exit-code` found changed work |
+//! | 1 | a "no", not an error: `check` blocks, `validate` or `step done` did not pass, `receipts verify` found a receipt that does not verify against a trusted key, `diff --exit-code` found changed work |
 //! | 2 | an error, of any [`ErrorKind`] (clap's usage errors exit 2 too); `check`: the gate could not check everything (degraded) |
 //!
 //! The hidden `git-hook` and `statusline` always exit 0: they run inside git and Claude Code.
@@ -125,6 +125,10 @@ impl From<JournalError> for CliError {
             JournalError::Task(inner) => CliError::from(inner),
             JournalError::Store(inner) => CliError::from(inner),
             JournalError::Key(inner) => CliError::from(inner),
+            JournalError::Signers(_) => CliError::new(
+                message,
+                "fix or remove the line named; `checkpoint keys export` prints a valid one",
+            ),
             JournalError::Corrupt { .. } => CliError::new(
                 message,
                 "inspect the file; copy hook.json.prev over it to go back to the last good version",

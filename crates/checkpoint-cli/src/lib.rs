@@ -35,8 +35,8 @@ use clap::{Parser, Subcommand};
 pub use error::{CliError, ErrorKind};
 
 use commands::{
-    check, cleanup, config, diff, git_hook, log, mcp, progress, receipts, recover, resume, save,
-    status, statusline, step, task, validate,
+    check, cleanup, config, diff, git_hook, keys, log, mcp, progress, receipts, recover, resume,
+    save, status, statusline, step, task, validate,
 };
 
 /// Makes AI coding agents stop only when their work is validated.
@@ -93,6 +93,9 @@ enum Command {
     Log(args::ReadArgs),
     /// List the task's validation receipts; `receipts verify` checks their signatures.
     Receipts(receipts::Args),
+    /// The receipt-signing key: `keys export` prints this user's line for the project's
+    /// `.checkpoint/allowed_signers`.
+    Keys(keys::Args),
     /// Remove finished tasks older than their retention (see [journal] in checkpoint.toml).
     Cleanup(cleanup::Args),
     /// Show the effective settings and where each came from; `get` one, or `set` one in a file.
@@ -129,6 +132,7 @@ pub fn main() -> ExitCode {
         Command::Status(args) => status::run(&args),
         Command::Log(args) => log::run(&args),
         Command::Receipts(args) => receipts::run(&args),
+        Command::Keys(args) => keys::run(&args),
         Command::Cleanup(args) => cleanup::run(&args),
         Command::Config(args) => config::run(&args),
         Command::GitHook(args) => git_hook::run(&args),

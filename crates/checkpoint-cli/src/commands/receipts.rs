@@ -1,9 +1,9 @@
-//! `checkpoint receipts [verify]`: the task's validation receipts, and a check of their
-//! signatures.
+//! `checkpoint receipts [verify]`: the task's validation receipts, and a check of each against
+//! the trusted keys (this user's own and the project's `.checkpoint/allowed_signers`).
 
 use std::process::ExitCode;
 
-use checkpoint_core::journal::{Journal, ReceiptCheck};
+use checkpoint_core::journal::{Journal, ReceiptCheck, TrustedKeys};
 use serde::Serialize;
 
 use crate::args::ReadArgs;
@@ -21,17 +21,17 @@ pub(crate) struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 enum Action {
-    /// Check every receipt's signature; exit 1 when any is invalid.
+    /// Check every receipt against the trusted keys; exit 1 unless every one verifies.
     Verify(ReadArgs),
 }
 
-/// Warns on stderr when receipts cannot be verified here; returns the trusted key.
-pub(crate) fn trusted_key(journal: &Journal) -> Option<[u8; 32]> {
-    let (key, warning) = journal.trusted_key();
+/// The trusted keys, warning on stderr when there are none.
+pub(crate) fn trusted_keys(journal: &Journal) -> Result<TrustedKeys, CliError> {
+    let (trusted, warning) = journal.trusted_keys()?;
     if let Some(warning) = warning {
         output::note(&format!("warning: {warning}"));
     }
-    key
+    Ok(trusted)
 }
 
 /// One receipt as `checkpoint receipts` shows it.
@@ -44,6 +44,24 @@ struct ReceiptView {
     check: ReceiptCheck,
 }
 
+impl ReceiptView {
+    /// `<id>  [<step>]  `<command>`  <outcome>  <check>`.
+    fn line(&self) -> String {
+        let outcome = match self.passed {
+            Some(true) => "passed",
+            Some(false) => "did not pass",
+            None => "?",
+        };
+        format!(
+            "{}  [{}]  `{}`  {outcome}  {}",
+            self.id,
+            self.step.as_deref().unwrap_or("-"),
+            self.command.as_deref().unwrap_or("?"),
+            self.check
+        )
+    }
+}
+
 /// `checkpoint receipts [verify]`.
 pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     let (read, verify) = match &args.action {
@@ -52,7 +70,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     };
     let journal = project::open()?.journal();
     let task = journal.resolve(read.task.as_deref())?;
-    let key = trusted_key(&journal);
+    let trusted = trusted_keys(&journal)?;
     let views: Vec<ReceiptView> = task
         .receipts
         .iter()
@@ -66,38 +84,19 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
                     .map(|s| s.name.clone()),
                 command: payload.as_ref().map(|p| p.command.clone()),
                 passed: payload.as_ref().map(|p| p.passed()),
-                check: r.check(&task.id, key),
+                check: r.check(&task, &trusted),
             }
         })
         .collect();
-    let invalid = views
-        .iter()
-        .filter(|v| matches!(v.check, ReceiptCheck::Invalid(_)))
-        .count();
+    let verified = views.iter().filter(|v| v.check.is_verified()).count();
+    let failed = views.len() - verified;
     if read.json {
         output::json(&views)?;
     } else {
-        let mut lines: Vec<String> = views
-            .iter()
-            .map(|v| {
-                let outcome = match v.passed {
-                    Some(true) => "passed",
-                    Some(false) => "did not pass",
-                    None => "?",
-                };
-                format!(
-                    "{}  [{}]  `{}`  {outcome}  {}",
-                    v.id,
-                    v.step.as_deref().unwrap_or("-"),
-                    v.command.as_deref().unwrap_or("?"),
-                    v.check
-                )
-            })
-            .collect();
+        let mut lines: Vec<String> = views.iter().map(ReceiptView::line).collect();
         if verify {
-            let verified = views.iter().filter(|v| v.check.is_verified()).count();
             lines.push(format!(
-                "{} receipt(s): {verified} verified, {invalid} invalid",
+                "{} receipt(s): {verified} verified, {failed} invalid",
                 views.len()
             ));
         } else if views.is_empty() {
@@ -105,7 +104,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
         }
         output::out(&lines.join("\n"));
     }
-    Ok(if verify && invalid > 0 {
+    Ok(if verify && failed > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

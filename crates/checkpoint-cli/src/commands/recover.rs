@@ -17,7 +17,9 @@ pub(crate) fn run(args: &ReadArgs) -> Result<ExitCode, CliError> {
     let task = journal.resolve(args.task.as_deref())?;
     let recovered = journal.recover(&task.id, project.host.now)?;
     // Receipts are shown unverified rather than blocking recovery.
-    receipts::trusted_key(&journal);
+    if let Err(e) = receipts::trusted_keys(&journal) {
+        output::note(&format!("warning: {e}"));
+    }
     journal.refresh_markdown(&recovered.task)?;
     if args.json {
         #[derive(Serialize)]
