@@ -553,3 +553,180 @@ fn a_pull_request_creation_checkpoints_the_task() {
         .collect();
     assert_eq!(triggers.last(), Some(&"pr"), "{task:#}");
 }
+
+/// `hook.json` of the task in `dir`, parsed.
+fn hook_json(dir: &Path) -> Value {
+    serde_json::from_str(&fs::read_to_string(dir.join("hook.json")).unwrap()).unwrap()
+}
+
+/// A receipt of `task` (its payload unchanged) re-signed by a stranger's master key through a
+/// task key of its own, with the stranger's certificate added to the task: a full forgery.
+fn re_signed_by_a_stranger(task: &mut Value, receipt: &Value) -> Value {
+    use checkpoint_core::journal::{MasterKey, Receipt};
+    use checkpoint_core::policy::KeyDerivation;
+    let original: Receipt = serde_json::from_value(receipt.clone()).unwrap();
+    let id = task["id"].as_str().unwrap();
+    let key = MasterKey::from_seed(&[9; 32]).task_key(id, &KeyDerivation::default());
+    let forged = Receipt::new(&original.parsed().unwrap(), Some(&key.signer));
+    task["certificates"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::to_value(&key.certificate).unwrap());
+    serde_json::to_value(forged).unwrap()
+}
+
+/// Receipt ids are random; one of them pins nothing.
+fn redact_ids(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("r-") {
+        let id = &rest[i + 2..];
+        let hex = id.bytes().take_while(u8::is_ascii_hexdigit).count();
+        out.push_str(&rest[..i]);
+        out.push_str(if hex == 12 { "r-[id]" } else { "r-" });
+        rest = &id[if hex == 12 { 12 } else { 0 }..];
+    }
+    out + rest
+}
+
+/// Receipts are signed by per-task keys the master key certifies; `receipts verify` exits 1, with
+/// one line per receipt, on one re-signed by a stranger, an unsigned one and one moved from
+/// another task, and 0 only when all verify.
+#[test]
+fn receipts_verify_only_against_trusted_keys() {
+    let s = Setup::new();
+    let mut tasks = Vec::new();
+    for name in ["one", "two"] {
+        s.ok(&["task", "start", name, "--steps", "a"], 0);
+        s.ok(&["step", "start"], 0);
+        s.ok(&["validate", "--", "true"], 0);
+        s.ok(&["validate", "--", "true"], 0);
+        let verified = s.ok(&["receipts", "verify"], 0);
+        assert!(
+            verified.ends_with("2 receipt(s): 2 verified, 0 invalid\n"),
+            "{verified}"
+        );
+        tasks.push(s.task_dir());
+        s.ok(&["step", "done"], 0);
+        s.ok(&["task", "complete"], 0);
+    }
+    let one = hook_json(&tasks[0]);
+    let mut two = hook_json(&tasks[1]);
+    let key = |task: &Value, i: usize| {
+        task["receipts"][i]["public_key"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    // Every receipt of a task shares its key; the two tasks' keys differ; each is certified.
+    assert_eq!(key(&one, 0), key(&one, 1));
+    assert_eq!(key(&two, 0), key(&two, 1));
+    assert_ne!(key(&one, 0), key(&two, 0));
+    assert_eq!(
+        one["certificates"][0]["task_key"].as_str(),
+        Some(key(&one, 0).as_str())
+    );
+    assert_eq!(
+        one["certificates"][0]["master_key"],
+        two["certificates"][0]["master_key"]
+    );
+    let two_id = two["id"].as_str().unwrap().to_owned();
+
+    let original = two["receipts"][0].clone();
+    let stranger = re_signed_by_a_stranger(&mut two, &original);
+    let mut unsigned = two["receipts"][1].clone();
+    unsigned["signature"] = Value::Null;
+    unsigned["public_key"] = Value::Null;
+    let moved = one["receipts"][0].clone();
+    two["receipts"] = vec![original, stranger, unsigned, moved].into();
+    fs::write(
+        tasks[1].join("hook.json"),
+        serde_json::to_vec_pretty(&two).unwrap(),
+    )
+    .unwrap();
+
+    let verify = s.ok(&["receipts", "verify", "--task", &two_id], 1);
+    insta::assert_snapshot!(redact_ids(&verify), @r"
+    r-[id]  [a]  `true`  passed  verified (signed by you)
+    r-[id]  [a]  `true`  passed  UNTRUSTED: certified by unknown key fd1724385aa0c75b… (not yours, not in allowed_signers)
+    r-[id]  [a]  `true`  passed  UNSIGNED: no key signed it
+    r-[id]  [a]  `true`  passed  INVALID: signed for another task
+    4 receipt(s): 1 verified, 3 invalid
+    ");
+    let out = s.run(&["receipts", "verify", "--task", &two_id, "--json"]);
+    assert_eq!(code(&out), 1);
+    let results: Vec<Value> = serde_json::from_slice::<Value>(&out.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["check"].clone())
+        .collect();
+    assert_eq!(
+        results[0],
+        serde_json::json!({"result": "verified", "signer": "you"})
+    );
+    assert_eq!(results[1]["result"], "unknown_key");
+    assert_eq!(results[2], serde_json::json!({"result": "unsigned"}));
+    assert_eq!(
+        results[3],
+        serde_json::json!({"result": "invalid", "reason": "signed for another task"})
+    );
+}
+
+/// A teammate — another key directory on the same repository — trusts the receipts only once
+/// the project's `.checkpoint/allowed_signers` lists this user's `keys export` line.
+#[test]
+fn a_teammate_verifies_through_allowed_signers() {
+    let s = Setup::new();
+    s.ok(&["task", "start", "t", "--steps", "a"], 0);
+    s.ok(&["step", "start"], 0);
+    s.ok(&["validate", "--", "true"], 0);
+    let teammate_home = tempfile::tempdir().unwrap();
+    let teammate = |args: &[&str]| {
+        let mut cmd = s.command(args);
+        cmd.env("HOME", teammate_home.path())
+            .env("XDG_CONFIG_HOME", teammate_home.path().join("config"));
+        cmd.output().unwrap()
+    };
+    let stdout = |out: &Output| String::from_utf8_lossy(&out.stdout).into_owned();
+
+    let untrusted = teammate(&["receipts", "verify"]);
+    assert_eq!(code(&untrusted), 1, "{}", stdout(&untrusted));
+    assert!(stdout(&untrusted).contains("UNTRUSTED: certified by unknown key"));
+    assert!(
+        String::from_utf8_lossy(&untrusted.stderr).contains(
+            "warning: no signing key yet and no .checkpoint/allowed_signers: receipts cannot be verified"
+        )
+    );
+
+    let line = s.ok(&["keys", "export", "--name", "alice@laptop"], 0);
+    let master = hook_json(&s.task_dir())["certificates"][0]["master_key"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(line, format!("alice@laptop {master}\n"));
+    let default_name = s.ok(&["keys", "export"], 0);
+    assert!(default_name.contains('@') && default_name.ends_with(&format!(" {master}\n")));
+    fs::create_dir_all(s.dir().join(".checkpoint")).unwrap();
+    let signers = s.dir().join(".checkpoint/allowed_signers");
+    fs::write(&signers, format!("# the team\n\n{line}")).unwrap();
+    let trusted = teammate(&["receipts", "verify"]);
+    assert_eq!(code(&trusted), 0, "{}", stdout(&trusted));
+    assert!(
+        stdout(&trusted).contains("passed  verified (signed by alice@laptop)"),
+        "{}",
+        stdout(&trusted)
+    );
+
+    fs::write(&signers, format!("{line}alice\n")).unwrap();
+    let broken = teammate(&["receipts", "verify"]);
+    assert_eq!(code(&broken), 2);
+    let stderr = String::from_utf8_lossy(&broken.stderr);
+    assert!(
+        stderr.contains("allowed_signers:2: expected `<name> <key>`"),
+        "{stderr}"
+    );
+    let bad_name = s.run(&["keys", "export", "--name", "al ice"]);
+    assert_eq!(code(&bad_name), 2);
+}
