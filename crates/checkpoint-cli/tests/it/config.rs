@@ -127,6 +127,7 @@ fn config_lists_every_key_with_its_value_and_origin() {
     journal.max_checkpoints = 50                     # default
     journal.stale_threshold = "5m"                   # default
     journal.checkpoint_interval = "5m"               # default
+    journal.key_derivation = "m/7466'/{task}'"       # default
     context.warn = 70                                # checkpoint.toml:3
     context.critical = 95                            # env CHECKPOINT_CONTEXT_CRITICAL
     context.window = (from the transcript or model)  # default
