@@ -6,6 +6,8 @@ use std::fmt;
 use std::mem;
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
+
 use super::Policy;
 use super::env::env_layer;
 use super::error::ConfigError;
@@ -64,6 +66,31 @@ impl Setting {
         }
     }
 }
+
+/// One thing a project supplies that the user approves before the gate acts on it
+/// (`checkpoint trust`): a command the gate would run — the project's or detected test command, a
+/// rule's own test command — a rule's action, or the project file's value of a
+/// [guarded](super::config::Key::guarded) setting. What the user's own file or `CHECKPOINT_*`
+/// variables set is the user's and never listed.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ProjectCommand {
+    /// Where it goes: `tests.command`, `rule.<name>.tests`, `rule.<name>.action` or a guarded
+    /// key such as `stop.commit_gate`.
+    pub slot: String,
+    /// The command, action or value (as TOML), exactly.
+    pub text: String,
+}
+
+impl ProjectCommand {
+    /// Whether the gate runs it (the test command or a rule's test command); the others run
+    /// nothing and are approved only so that a change to them is shown to the user.
+    pub fn runs(&self) -> bool {
+        self.slot == TESTS_COMMAND || self.slot.ends_with(".tests")
+    }
+}
+
+/// The slot of the project's test command.
+pub(crate) const TESTS_COMMAND: &str = "tests.command";
 
 /// The effective configuration: the policy the layers give, with where each key came from.
 #[derive(Debug)]
@@ -142,6 +169,52 @@ impl Effective {
     /// The policy.
     pub fn into_policy(self) -> Policy {
         self.policy
+    }
+
+    /// What the project whose file is `project_file` supplies for the user to approve, in the
+    /// order of [`KEYS`] and then of its rules: the detected test command or the file's, its
+    /// values of the other guarded keys, and its rules' own test commands and actions. Values a
+    /// higher layer (a `CHECKPOINT_*` variable) overrides are not the project's.
+    pub fn project_commands(&self, project_file: &Path) -> Vec<ProjectCommand> {
+        let from_project = |origin: &Origin| match origin {
+            Origin::Detected => true,
+            Origin::File { path, .. } => path == project_file,
+            Origin::Default | Origin::Env(_) => false,
+        };
+        let mut commands = Vec::new();
+        for (key, provenance) in KEYS.iter().zip(&self.provenance) {
+            if !key.guarded || !from_project(&provenance.origin) {
+                continue;
+            }
+            let text = match key.slot.read(&self.policy) {
+                _ if key.name == TESTS_COMMAND => self.policy.tests.command.clone(),
+                value => value.map(|v| v.to_string()),
+            };
+            commands.extend(text.map(|text| ProjectCommand {
+                slot: key.name.to_owned(),
+                text,
+            }));
+        }
+        let owners = (self.files.iter()).flat_map(|file| file.rule_lines().map(|_| &file.path));
+        for (path, rule) in owners.zip(self.policy.rules.configured()) {
+            if path != project_file {
+                continue;
+            }
+            let slot = |what: &str| format!("rule.{}.{what}", rule.name);
+            if let RuleTests::Command(command) = &rule.tests {
+                commands.push(ProjectCommand {
+                    slot: slot("tests"),
+                    text: command.clone(),
+                });
+            }
+            if let Some(action) = &rule.action {
+                commands.push(ProjectCommand {
+                    slot: slot("action"),
+                    text: action.clone(),
+                });
+            }
+        }
+        commands
     }
 
     /// Every key of [`KEYS`], in order, with its effective value and origin, then every
