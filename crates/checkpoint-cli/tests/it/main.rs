@@ -9,6 +9,7 @@ mod install_mcp;
 mod journal;
 mod mcp;
 mod statusline;
+mod trust;
 
 use std::path::Path;
 use std::process::Output;
