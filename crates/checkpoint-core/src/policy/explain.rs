@@ -70,7 +70,7 @@ impl Setting {
 /// One thing a project supplies that the user approves before the gate acts on it
 /// (`checkpoint trust`): a command the gate would run — the project's or detected test command, a
 /// rule's own test command — a rule's action, or the project file's value of a
-/// [guarded](super::config::Key::guarded) setting. What the user's own file or `CHECKPOINT_*`
+/// guarded setting (see [`Key`](super::config::Key)'s `guarded`). What the user's own file or `CHECKPOINT_*`
 /// variables set is the user's and never listed.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ProjectCommand {
