@@ -15,7 +15,9 @@ use crate::git::{GitError, Repo};
 use crate::host::{Host, STATE_DIR_VAR};
 use crate::journal::{FileKeyManager, Journal, JournalError, KeyManager};
 use crate::policy::Policy;
-use crate::policy::config::{self, ConfigError, ConfigSources, Effective, ProjectCommand, Setting};
+use crate::policy::config::{
+    self, ConfigError, ConfigSources, Effective, LowerValue, ProjectCommand, Setting,
+};
 use crate::session::SessionStore;
 use crate::store::StoreError;
 use crate::trust::{Approval, Trust, TrustStore};
@@ -68,6 +70,9 @@ pub struct Project {
     /// What the project supplies that the user approves before the gate runs it (see
     /// [`crate::trust`]).
     pub commands: Vec<ProjectCommand>,
+    /// What the layers under the project file give for the guarded settings it sets: the values
+    /// the gate uses while the project's are not approved and none were before.
+    pub lower: Vec<LowerValue>,
     /// The host the project was opened from (configuration sources, clock).
     pub host: Host,
 }
@@ -136,13 +141,14 @@ impl Project {
         }
     }
 
-    /// The policy the gate acts on under `approval`, which runs only approved commands, and how
-    /// the project's commands compare with it.
-    pub fn approved_policy(&self, approval: Option<&Approval>) -> (Policy, Trust) {
+    /// The policy the gate acts on under `approval`, which runs only approved commands and
+    /// applies only approved values of the guarded settings, and what the user is told about it
+    /// (`None` when everything is approved).
+    pub fn approved_policy(&self, approval: Option<&Approval>) -> (Policy, Option<String>) {
         let trust = Trust::check(&self.commands, approval);
         let mut policy = self.policy.clone();
-        trust.restrict(&mut policy, approval);
-        (policy, trust)
+        let held = trust.restrict(&mut policy, approval, &self.lower);
+        (policy, trust.notice(&self.workdir, &held))
     }
 
     /// Approves the project's current commands (`checkpoint trust`, `checkpoint install`).
@@ -153,27 +159,33 @@ impl Project {
     }
 }
 
+/// A project's settings as [`Host::settings`] loads them.
+type Settings = (Policy, Vec<ProjectCommand>, Vec<LowerValue>);
+
 /// Opening a project: the only place settings are loaded.
 impl Host {
     /// The project of `repo`, with its settings loaded.
     pub fn project(&self, repo: Repo) -> Result<Project, ProjectError> {
-        let (policy, commands) = self.settings(&repo.workdir)?;
+        let (policy, commands, lower) = self.settings(&repo.workdir)?;
         Ok(Project {
             state_dir: self.state_dir(&repo),
             workdir: repo.workdir.clone(),
             repo: Some(repo),
             policy,
             commands,
+            lower,
             host: self.clone(),
         })
     }
 
-    /// The settings of the project at `root`, and what of them the project supplies.
-    fn settings(&self, root: &Path) -> Result<(Policy, Vec<ProjectCommand>), ProjectError> {
+    /// The settings of the project at `root`, what of them the project supplies, and what the
+    /// layers under its file give for the guarded settings it sets.
+    fn settings(&self, root: &Path) -> Result<Settings, ProjectError> {
         let sources: ConfigSources = self.sources(root);
         let effective = Effective::load(&sources, root)?;
         let commands = effective.project_commands(&sources.project_file);
-        Ok((effective.into_policy(), commands))
+        let lower = effective.lower_values(&sources.project_file);
+        Ok((effective.into_policy(), commands, lower))
     }
 
     /// The git project around `cwd`; `Ok(None)` outside a git repository (or when git cannot
@@ -199,7 +211,7 @@ impl Host {
         if let Some(repo) = self.locate(cwd)? {
             return self.project(repo);
         }
-        let (policy, commands) = self.settings(cwd)?;
+        let (policy, commands, lower) = self.settings(cwd)?;
         Ok(Project {
             state_dir: self
                 .var(STATE_DIR_VAR)
@@ -208,6 +220,7 @@ impl Host {
             repo: None,
             policy,
             commands,
+            lower,
             host: self.clone(),
         })
     }

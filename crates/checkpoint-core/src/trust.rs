@@ -15,9 +15,14 @@
 //!   last approved command of each slot and nothing new;
 //! - either way the user, not the model, is told what is not approved and how to approve it.
 //!
-//! Actions and guarded values run nothing: they always apply as the project states them, and are
-//! approved so that a change to them is shown to the user. Commands of the user's own config file
-//! and of `CHECKPOINT_*` variables are the user's and need no approval.
+//! The project file's values of the other guarded settings (`stop.commit_gate`,
+//! `stop.max_blocks`, `tests.timeout`) are held back the same way, so that an agent cannot switch
+//! a gate off by editing the file: one that is not approved gives way to the value approved for
+//! its key, or, when none was, to what the layers under the project file give (the user's file,
+//! the built-in default); the notice names each value held back. Rules' actions run nothing: they
+//! apply as the project states them, and are approved so that a change to them is shown to the
+//! user. Commands and values of the user's own config file and of `CHECKPOINT_*` variables are
+//! the user's and need no approval.
 //!
 //! Checking costs one read of one small file, on stops only.
 
@@ -28,7 +33,7 @@ use std::path::{Path, PathBuf};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::policy::config::ProjectCommand;
+use crate::policy::config::{Key, LowerValue, ProjectCommand, set_slot};
 use crate::policy::{Policy, RuleTests};
 use crate::store::{self, StoreError};
 
@@ -152,33 +157,64 @@ impl Trust {
         }
     }
 
-    /// Makes `policy` run only approved commands: a command supplied and not approved is
-    /// replaced by the command approved for its slot, or by none. `approval` is what
-    /// [`Trust::check`] was given.
-    pub fn restrict(&self, policy: &mut Policy, approval: Option<&Approval>) {
+    /// Makes `policy` act only on what was approved, and returns what it holds back. A command
+    /// supplied and not approved is replaced by the command approved for its slot, or by none; a
+    /// guarded setting's value (the test command's too) by the value approved for its key, or by
+    /// the key's [`LowerValue`] from `lower`. `approval` is what [`Trust::check`] was given.
+    pub fn restrict(
+        &self,
+        policy: &mut Policy,
+        approval: Option<&Approval>,
+        lower: &[LowerValue],
+    ) -> Vec<Held> {
         let unapproved = match self {
-            Trust::Trusted => return,
+            Trust::Trusted => return Vec::new(),
             Trust::Untrusted(commands) => commands,
             Trust::Changed { new, .. } => new,
         };
-        for command in unapproved.iter().filter(|c| c.runs()) {
-            let approved = (approval.into_iter())
+        let approved = |slot: &str| {
+            (approval.into_iter())
                 .flat_map(|a| &a.commands)
-                .find(|a| a.slot == command.slot)
-                .map(|a| a.text.clone());
-            match command.slot.strip_prefix("rule.") {
-                None => policy.tests.command = approved,
-                Some(rule) => {
-                    let name = rule.strip_suffix(".tests").unwrap_or(rule);
-                    let tests = approved.map_or(RuleTests::None, RuleTests::Command);
-                    policy.rules.set_tests(name, tests);
-                }
+                .find(|a| a.slot == slot)
+                .map(|a| a.text.as_str())
+        };
+        let mut held = Vec::new();
+        for command in unapproved {
+            if let Some(key) = Key::named(&command.slot).filter(|key| key.guarded) {
+                let below = (lower.iter())
+                    .find(|l| l.slot == command.slot)
+                    .and_then(|l| l.text.as_deref());
+                // The approved value, else the lower layers', else (should neither parse, e.g.
+                // an approval written by another version) the built-in default: never the
+                // project's.
+                let default = || key.slot.read(&Policy::builtin()).map(|v| v.to_string());
+                let used = (approved(&command.slot).map(Some).into_iter())
+                    .chain([below])
+                    .map(|text| text.map(str::to_owned))
+                    .chain(std::iter::once_with(default))
+                    .find(|text| set_slot(policy, key, text.as_deref()).is_ok());
+                held.push(Held {
+                    slot: command.slot.clone(),
+                    used: used.flatten(),
+                });
+                continue;
+            }
+            let Some(rule) = command.slot.strip_prefix("rule.") else {
+                continue;
+            };
+            if let Some(name) = rule.strip_suffix(".tests") {
+                let approved = approved(&command.slot).map(str::to_owned);
+                let tests = approved.map_or(RuleTests::None, RuleTests::Command);
+                policy.rules.set_tests(name, tests);
             }
         }
+        held
     }
 
-    /// What the user is told, or `None` when all is approved. `root` is the project's.
-    pub fn notice(&self, root: &Path) -> Option<String> {
+    /// What the user is told, or `None` when all is approved: what is not approved, with the
+    /// value used instead of each guarded setting `held` back (see [`Trust::restrict`]). `root`
+    /// is the project's.
+    pub fn notice(&self, root: &Path, held: &[Held]) -> Option<String> {
         let how = format!(
             "To approve, run `checkpoint trust` in {} (it shows what would run).",
             root.display()
@@ -191,15 +227,15 @@ impl Trust {
                     "Checkpoint: this project's commands are not approved, so the stop gate ran \
                      none of them (the commit gate still applies):",
                 );
-                list(&mut text, "", commands);
+                list(&mut text, "", commands, held);
             }
             Trust::Changed { new, gone } => {
                 text.push_str(
                     "Checkpoint: this project's commands changed since you approved them; the \
                      stop gate still runs the approved ones.",
                 );
-                list(&mut text, "new: ", new);
-                list(&mut text, "no longer: ", gone);
+                list(&mut text, "new: ", new, held);
+                list(&mut text, "no longer: ", gone, &[]);
             }
         }
         text.push('\n');
@@ -208,15 +244,34 @@ impl Trust {
     }
 }
 
-/// Appends one line per command: `- <prefix><slot>: <text>`.
-fn list(text: &mut String, prefix: &str, commands: &[ProjectCommand]) {
+/// A guarded setting's value the project supplies and the gate does not apply (see
+/// [`Trust::restrict`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    /// The key: `stop.commit_gate`.
+    pub slot: String,
+    /// The value applied instead, as a [`ProjectCommand`]'s text; `None` when the key is unset.
+    pub used: Option<String>,
+}
+
+/// Appends one line per command: `- <prefix><slot>: <text>`, and for a setting's value `held`
+/// back, what the gate uses instead. (The test command is a command: the notice's first line
+/// says what runs instead.)
+fn list(text: &mut String, prefix: &str, commands: &[ProjectCommand], held: &[Held]) {
     for command in commands {
         let _ = write!(text, "\n- {prefix}{}: {}", command.slot, command.text);
+        let held = held.iter().find(|h| h.slot == command.slot);
+        if let Some(held) = held.filter(|_| !command.runs()) {
+            let used = held.used.as_deref().unwrap_or("nothing");
+            let _ = write!(text, " (held back: the gate uses {used})");
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use crate::policy::Rule;
 
     use super::*;
@@ -262,12 +317,12 @@ mod tests {
     fn an_untrusted_project_runs_none_of_its_commands() {
         let trust = Trust::check(&current(), None);
         let mut restricted = policy();
-        trust.restrict(&mut restricted, None);
+        let held = trust.restrict(&mut restricted, None, &[]);
         assert_eq!(restricted.tests.command, None);
         let rule = &restricted.rules.configured()[0];
         assert_eq!(rule.tests, RuleTests::None);
         assert_eq!(rule.action.as_deref(), Some("Restart the server"));
-        insta::assert_snapshot!(trust.notice(Path::new("/repo")).unwrap(), @r"
+        insta::assert_snapshot!(trust.notice(Path::new("/repo"), &held).unwrap(), @r"
         Checkpoint: this project's commands are not approved, so the stop gate ran none of them (the commit gate still applies):
         - tests.command: touch pwned
         - rule.api.tests: make api-test
@@ -283,9 +338,9 @@ mod tests {
         let trust = Trust::check(&current(), Some(&approved));
         assert_eq!(trust, Trust::Trusted);
         let mut same = policy();
-        trust.restrict(&mut same, Some(&approved));
+        assert_eq!(trust.restrict(&mut same, Some(&approved), &[]), []);
         assert_eq!(same.tests.command.as_deref(), Some("touch pwned"));
-        assert_eq!(trust.notice(Path::new("/repo")), None);
+        assert_eq!(trust.notice(Path::new("/repo"), &[]), None);
     }
 
     #[test]
@@ -297,13 +352,13 @@ mod tests {
         ]);
         let trust = Trust::check(&current(), Some(&approved));
         let mut restricted = policy();
-        trust.restrict(&mut restricted, Some(&approved));
+        let held = trust.restrict(&mut restricted, Some(&approved), &[]);
         assert_eq!(
             restricted.tests.command.as_deref(),
             Some("python3 -m unittest -q")
         );
         assert_eq!(restricted.rules.configured()[0].tests, RuleTests::None);
-        insta::assert_snapshot!(trust.notice(Path::new("/repo")).unwrap(), @r"
+        insta::assert_snapshot!(trust.notice(Path::new("/repo"), &held).unwrap(), @r"
         Checkpoint: this project's commands changed since you approved them; the stop gate still runs the approved ones.
         - new: tests.command: touch pwned
         - new: rule.api.tests: make api-test
@@ -311,6 +366,82 @@ mod tests {
         - no longer: stop.commit_gate: true
         To approve, run `checkpoint trust` in /repo (it shows what would run).
         ");
+    }
+
+    /// The project file's `checkpoint.toml` and the user's config file, merged with `env`: what
+    /// the project supplies, the lower layers' values, and the policy.
+    fn layered(
+        project: &str,
+        user: &str,
+        env: &[(&str, &str)],
+    ) -> (Vec<ProjectCommand>, Vec<LowerValue>, Policy) {
+        use crate::policy::config::{ConfigFile, Effective};
+        let file = Path::new("/repo/checkpoint.toml");
+        let user_file = Path::new("/home/me/.config/checkpoint/config.toml");
+        let files = vec![
+            ConfigFile::parse(user_file, user.to_owned()).unwrap(),
+            ConfigFile::parse(file, project.to_owned()).unwrap(),
+        ];
+        let env: Vec<(String, String)> = (env.iter())
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let effective = Effective::merge(files, &env, || None).unwrap();
+        let commands = effective.project_commands(file);
+        let lower = effective.lower_values(file);
+        (commands, lower, effective.into_policy())
+    }
+
+    #[test]
+    fn guarded_values_of_the_project_file_apply_only_once_approved() {
+        let project = "[tests]\ntimeout = \"1s\"\n[stop]\ncommit_gate = false\nmax_blocks = 0\n";
+        let (commands, lower, policy) = layered(project, "[tests]\ntimeout = \"10m\"\n", &[]);
+        // An earlier approval had `max_blocks = 5`.
+        let approved = approval(&[command("stop.max_blocks", "5")]);
+        let trust = Trust::check(&commands, Some(&approved));
+        let mut restricted = policy.clone();
+        let held = trust.restrict(&mut restricted, Some(&approved), &lower);
+        // The approved value, else the user's file, else the built-in default.
+        assert_eq!(restricted.stop.max_blocks, 5);
+        assert_eq!(restricted.tests.timeout, Duration::from_secs(600));
+        assert!(restricted.stop.commit_gate);
+        insta::assert_snapshot!(trust.notice(Path::new("/repo"), &held).unwrap(), @r#"
+        Checkpoint: this project's commands changed since you approved them; the stop gate still runs the approved ones.
+        - new: tests.timeout: "1s" (held back: the gate uses "10m")
+        - new: stop.commit_gate: false (held back: the gate uses true)
+        - new: stop.max_blocks: 0 (held back: the gate uses 5)
+        - no longer: stop.max_blocks: 5
+        To approve, run `checkpoint trust` in /repo (it shows what would run).
+        "#);
+
+        // Untrusted: nothing approved, the lower layers' values.
+        let trust = Trust::check(&commands, None);
+        let mut restricted = policy.clone();
+        trust.restrict(&mut restricted, None, &lower);
+        assert_eq!(
+            restricted.stop.max_blocks,
+            Policy::builtin().stop.max_blocks
+        );
+        assert!(restricted.stop.commit_gate);
+
+        // Approved: the project's values apply.
+        let all = approval(&commands);
+        let trust = Trust::check(&commands, Some(&all));
+        assert_eq!(trust, Trust::Trusted);
+        let mut applied = policy.clone();
+        trust.restrict(&mut applied, Some(&all), &lower);
+        assert_eq!(applied.stop.max_blocks, 0);
+        assert_eq!(applied.tests.timeout, Duration::from_secs(1));
+        assert!(!applied.stop.commit_gate);
+    }
+
+    /// The user's own `CHECKPOINT_*` variables are the user's: never held back, never listed.
+    #[test]
+    fn the_users_variables_always_apply() {
+        let env = [("CHECKPOINT_STOP_COMMIT_GATE", "false")];
+        let (commands, lower, mut policy) = layered("[stop]\ncommit_gate = true\n", "", &env);
+        assert_eq!((commands, lower), (vec![], vec![]));
+        Trust::check(&[], None).restrict(&mut policy, None, &[]);
+        assert!(!policy.stop.commit_gate);
     }
 
     #[test]

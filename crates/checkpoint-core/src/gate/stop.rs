@@ -29,16 +29,17 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
         Ok(None) => return Ok(without_repo(call, RepoFacts::NoRepository)),
         Err(e) => return Ok(without_repo(call, git::unreadable(&e))),
     };
-    let project = call.host.project(repo)?;
-    let repo = project.git()?;
-    // Only the commands the user approved for this project run.
+    let mut project = call.host.project(repo)?;
+    // Only the commands and guarded values the user approved for this project apply, here and
+    // in everything the stop does with the project (its test runs' timeout, its checkpoints).
     let approval = project.approval().unwrap_or_else(|e| {
         warnings.push(format!("trust: {e}"));
         None
     });
-    let (policy, trust) = project.approved_policy(approval.as_ref());
-    let trust_notice = trust.notice(&project.workdir);
-    let policy = &policy;
+    let (policy, trust_notice) = project.approved_policy(approval.as_ref());
+    project.policy = policy;
+    let policy = &project.policy;
+    let repo = project.git()?;
     let journal = project.journal();
     let sessions = project.sessions();
     let record = sessions.load(event.agent, call.session_id())?;
