@@ -317,3 +317,96 @@ fn git_config_runs_no_program() {
         assert!(!marker.exists(), "{backend}: core.fsmonitor ran");
     }
 }
+
+/// A trusted project whose `checkpoint.toml` the agent then edits, appending `edit`, with
+/// uncommitted work (`deploy.yml`): the stops' answers before and after the user approves the
+/// edit (as `checkpoint trust --yes` does), and the notice the user got on the first.
+struct GuardedEdit {
+    blocked: checkpoint_testkit::HookRun,
+    notice: String,
+    again: checkpoint_testkit::HookRun,
+    approved: checkpoint_testkit::HookRun,
+}
+
+impl GuardedEdit {
+    fn run(edit: &str) -> GuardedEdit {
+        let config = tempfile::tempdir().unwrap();
+        let repo = uncommitted();
+        let dir = repo.path();
+        checkpoint_testkit::trust(config.path(), dir, &[]);
+        let file = dir.join("checkpoint.toml");
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, format!("{text}{edit}")).unwrap();
+
+        let blocked = CLAUDE.fire_in(config.path(), dir, "Stop");
+        let (_, notice) = reason_and_notice(&blocked);
+        let notice = notice
+            .expect("the user is told")
+            .replace(&dir.display().to_string(), "[repo]");
+        let again = CLAUDE.fire_in(config.path(), dir, "Stop-2");
+        checkpoint_testkit::trust(config.path(), dir, &[]);
+        let approved = CLAUDE.fire_in(config.path(), dir, "Stop");
+        GuardedEdit {
+            blocked,
+            notice,
+            again,
+            approved,
+        }
+    }
+}
+
+/// `stop.commit_gate = false` written into a trusted project's file does not switch the commit
+/// gate off: uncommitted work still blocks and the user is told, once, what is held back; once
+/// the user approves it, the stop is allowed.
+#[test]
+fn an_edited_commit_gate_is_held_back_until_approved() {
+    let edit = GuardedEdit::run("\n[stop]\ncommit_gate = false\n");
+    let (reason, _) = reason_and_notice(&edit.blocked);
+    assert!(
+        reason.contains("Commit your work before stopping"),
+        "{reason}"
+    );
+    assert_snapshot!(edit.notice, @r"
+    Checkpoint: this project's commands changed since you approved them; the stop gate still runs the approved ones.
+    - new: stop.commit_gate: false (held back: the gate uses true)
+    To approve, run `checkpoint trust` in [repo] (it shows what would run).
+    ");
+    let (reason, notice) = reason_and_notice(&edit.again);
+    assert!(
+        reason.contains("Commit your work before stopping"),
+        "{reason}"
+    );
+    assert_eq!(notice, None, "told once per change");
+    assert!(
+        !edit.approved.stdout.contains("\"decision\""),
+        "{:?}",
+        edit.approved
+    );
+}
+
+/// `stop.max_blocks = 0` written into a trusted project's file does not let the next stop
+/// through: it still blocks, and the user is told what is held back; once approved, it applies.
+#[test]
+fn an_edited_block_cap_is_held_back_until_approved() {
+    let edit = GuardedEdit::run("\n[stop]\nmax_blocks = 0\n");
+    let (reason, _) = reason_and_notice(&edit.blocked);
+    assert!(
+        reason.contains("Commit your work before stopping"),
+        "{reason}"
+    );
+    assert_snapshot!(edit.notice, @r"
+    Checkpoint: this project's commands changed since you approved them; the stop gate still runs the approved ones.
+    - new: stop.max_blocks: 0 (held back: the gate uses 3)
+    To approve, run `checkpoint trust` in [repo] (it shows what would run).
+    ");
+    assert!(
+        edit.again.stdout.contains("\"decision\":\"block\""),
+        "{:?}",
+        edit.again
+    );
+    assert!(
+        !edit.approved.stdout.contains("\"decision\""),
+        "{:?}",
+        edit.approved
+    );
+}

@@ -100,3 +100,38 @@ fn config_set_refuses_a_link_out_of_the_project() {
     ");
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "");
 }
+
+/// `stop.commit_gate = false` written into a trusted project's file takes effect only after
+/// `checkpoint trust --yes`: until then `checkpoint check` still blocks uncommitted work and says
+/// what it holds back.
+#[test]
+fn an_edited_guarded_value_applies_only_after_trust() {
+    let config = tempfile::tempdir().unwrap();
+    let repo = checkpoint_testkit::repo("python-passing");
+    let dir = repo.path();
+    let trusted = run(config.path(), dir, &["trust", "--yes"]);
+    assert_eq!(trusted.status.code(), Some(0), "{trusted:?}");
+    std::fs::write(dir.join("deploy.yml"), "replicas: 2\n").unwrap();
+    let file = dir.join("checkpoint.toml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, format!("{text}[stop]\ncommit_gate = false\n")).unwrap();
+
+    let check = run(config.path(), dir, &["check"]);
+    assert_eq!(check.status.code(), Some(1), "{check:?}");
+    assert!(
+        String::from_utf8_lossy(&check.stdout).contains("Commit your work before stopping"),
+        "{check:?}"
+    );
+    let stderr =
+        String::from_utf8_lossy(&check.stderr).replace(&dir.display().to_string(), "[repo]");
+    insta::assert_snapshot!(stderr, @r"
+    Checkpoint: this project's commands changed since you approved them; the stop gate still runs the approved ones.
+    - new: stop.commit_gate: false (held back: the gate uses true)
+    To approve, run `checkpoint trust` in [repo] (it shows what would run).
+    ");
+
+    let trusted = run(config.path(), dir, &["trust", "--yes"]);
+    assert_eq!(trusted.status.code(), Some(0), "{trusted:?}");
+    let check = run(config.path(), dir, &["check"]);
+    assert_eq!(check.status.code(), Some(0), "{check:?}");
+}
