@@ -53,8 +53,9 @@ clean_repo() {
     echo "$dir"
 }
 
-# A small Python project with an uncommitted change whose tests pass, commit gate off: every
-# stop after the first reuses the cached green outcome.
+# A small Python project with an uncommitted change whose tests pass, commit gate off, trusted
+# (its test command and `commit_gate = false` approved): every stop after the first reuses the
+# cached green outcome.
 green_repo() {
     local dir="$work/green"
     if [ ! -d "$dir" ]; then
@@ -63,7 +64,7 @@ green_repo() {
         printf '\n[stop]\ncommit_gate = false\n' >> "$dir/checkpoint.toml"
         printf '\n\ndef mul(a, b):\n    return a * b\n' >> "$dir/calc.py"
     fi
-    (cd "$dir" && "$bin/checkpoint" check > /dev/null)
+    (cd "$dir" && "$bin/checkpoint" trust --yes > /dev/null && "$bin/checkpoint" check > /dev/null)
     echo "$dir"
 }
 
@@ -99,6 +100,10 @@ per_tool_call() {
     ours "checkpoint-codex PreToolUse" "'{bin}/checkpoint-codex' < '$(payload codex PreToolUse "$pre")'"
     ours "checkpoint-claude Stop, cached green" "'{bin}/checkpoint-claude' < '$(payload claude Stop "$green")'"
     ours "checkpoint check, cached green" "cd '$green' && '{bin}/checkpoint' check < /dev/null"
+    # The same stop by a user who never trusted the project (own config and state): nothing runs,
+    # `commit_gate = false` is held back, so the stop blocks on the uncommitted change.
+    local untrusted="XDG_CONFIG_HOME='$work/untrusted' CHECKPOINT_STATE_DIR='$work/untrusted/state'"
+    ours "checkpoint-claude Stop, green, untrusted" "$untrusted '{bin}/checkpoint-claude' < '$(payload claude Stop "$green")'"
     compare "per tool call" "empty Rust binary" "gate-per-call"
 }
 

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::{HookRun, payload, repo, run_hook};
+use crate::{HookRun, payload, repo, run_hook, run_hook_in};
 
 /// One adapter binary and the names of its captured payloads.
 #[derive(Debug, Clone, Copy)]
@@ -27,6 +27,14 @@ impl Adapter {
     pub fn fire(&self, dir: &Path, fixture: &str) -> HookRun {
         let stdin = payload(self.agent, fixture, dir);
         run_hook(Path::new(self.bin), dir, stdin.as_bytes(), &[])
+    }
+
+    /// Runs the adapter in `dir` with a captured payload whose `cwd` is `dir`, with
+    /// `config_home` as the user's config directory and approving nothing there (see
+    /// [`run_hook_in`]).
+    pub fn fire_in(&self, config_home: &Path, dir: &Path, fixture: &str) -> HookRun {
+        let stdin = payload(self.agent, fixture, dir);
+        run_hook_in(config_home, Path::new(self.bin), dir, stdin.as_bytes(), &[])
     }
 
     /// Asserts the no-op answer: exit 0, stdout is the no-op, stderr has at most `stderr_lines`.

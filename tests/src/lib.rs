@@ -102,14 +102,45 @@ pub struct HookRun {
     pub code: Option<i32>,
 }
 
+/// Approves, in the config directory `config_home` (an `XDG_CONFIG_HOME`), the commands the
+/// project around `dir` supplies now, as `checkpoint trust --yes` run there with `env` would: the
+/// user trusts the fixture. Does nothing for a directory whose configuration cannot be loaded.
+pub fn trust(config_home: &Path, dir: &Path, env: &[(&str, &str)]) {
+    let host = checkpoint_core::host::Host {
+        user_config: Some(config_home.join("checkpoint").join("config.toml")),
+        env: (env.iter())
+            .filter(|(k, _)| k.starts_with("CHECKPOINT_"))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        now: jiff::Timestamp::now(),
+    };
+    if let Ok(project) = host.open(dir) {
+        project.approve().expect("write the trust store");
+    }
+}
+
 /// Runs the hook binary `bin` in `dir` with `stdin`, isolated from the developer's config
 /// (`XDG_CONFIG_HOME` is a fresh directory, no `CHECKPOINT_*` variable leaks in), plus `env`.
+/// The user trusts the project: its current commands are approved first (see [`trust`]).
 pub fn run_hook(bin: &Path, dir: &Path, stdin: &[u8], env: &[(&str, &str)]) -> HookRun {
-    use std::io::Write;
     let config_home = tempfile::tempdir().expect("temp config home");
+    trust(config_home.path(), dir, env);
+    run_hook_in(config_home.path(), bin, dir, stdin, env)
+}
+
+/// Runs the hook binary `bin` in `dir` with `stdin` like [`run_hook`], with `config_home` as
+/// `XDG_CONFIG_HOME` and approving nothing: approvals and state there persist between runs.
+pub fn run_hook_in(
+    config_home: &Path,
+    bin: &Path,
+    dir: &Path,
+    stdin: &[u8],
+    env: &[(&str, &str)],
+) -> HookRun {
+    use std::io::Write;
     let mut cmd = Command::new(bin);
     cmd.current_dir(dir)
-        .env("XDG_CONFIG_HOME", config_home.path())
+        .env("XDG_CONFIG_HOME", config_home)
         .envs(git_env())
         .envs(env.iter().copied())
         .stdin(std::process::Stdio::piped())

@@ -52,7 +52,17 @@ fn module_of(src: &Path, file: &Path) -> Vec<String> {
 /// The code of a file without comments and without its `#[cfg(test)] mod tests { … }` tail.
 fn code(file: &Path) -> String {
     let text = fs::read_to_string(file).unwrap();
-    let text = text.split("#[cfg(test)]\nmod tests {").next().unwrap();
+    // A test module (`mod tests`, `pub(crate) mod tests`) is the end of what the file imports.
+    let end = text
+        .match_indices("#[cfg(test)]")
+        .find(|(at, marker)| {
+            let rest = text[at + marker.len()..].trim_start();
+            ["mod tests", "pub(crate) mod tests"]
+                .iter()
+                .any(|m| rest.starts_with(m))
+        })
+        .map_or(text.len(), |(at, _)| at);
+    let text = &text[..end];
     text.lines()
         .filter(|line| !line.trim_start().starts_with("//"))
         .collect::<Vec<_>>()

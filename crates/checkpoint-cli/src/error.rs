@@ -107,6 +107,9 @@ impl From<ProjectError> for CliError {
             ProjectError::MissingCwd(_) => {
                 CliError::usage(message, "the payload's `cwd` must be an existing directory")
             }
+            ProjectError::NoConfigDir => {
+                CliError::new(message, "set HOME or XDG_CONFIG_HOME to an absolute path")
+            }
             ProjectError::NoRepository(_) => {
                 CliError::new(message, "cd into the project's git repository")
             }

@@ -36,7 +36,7 @@ pub use error::{CliError, ErrorKind};
 
 use commands::{
     check, cleanup, config, diff, git_hook, keys, log, mcp, progress, receipts, recover, resume,
-    save, status, statusline, step, task, validate,
+    save, status, statusline, step, task, trust, validate,
 };
 
 /// Makes AI coding agents stop only when their work is validated.
@@ -104,6 +104,15 @@ enum Command {
     /// and line, or a CHECKPOINT_* variable). `config set KEY VALUE` edits the project's
     /// checkpoint.toml (--user: the user config file), keeping its comments.
     Config(config::ConfigArgs),
+    /// Approve the commands this project would run at stops (its test command, detected or
+    /// configured, and its rules'), after showing them.
+    ///
+    /// The stop gate runs a project's commands only once you approved them; when they change
+    /// (an edit of checkpoint.toml, a pull), it keeps running the approved ones and tells you.
+    /// Asks on a terminal; --yes approves without asking.
+    Trust(trust::Args),
+    /// Withdraw the approval of this project's commands: the gate runs none of them.
+    Untrust(trust::UntrustArgs),
     /// Record a commit or push checkpoint (run by the installed git hooks).
     #[command(hide = true)]
     GitHook(git_hook::Args),
@@ -135,6 +144,8 @@ pub fn main() -> ExitCode {
         Command::Keys(args) => keys::run(&args),
         Command::Cleanup(args) => cleanup::run(&args),
         Command::Config(args) => config::run(&args),
+        Command::Trust(args) => trust::run(&args),
+        Command::Untrust(args) => trust::untrust(&args),
         Command::GitHook(args) => git_hook::run(&args),
         Command::Statusline(args) => statusline::run(&args),
     };

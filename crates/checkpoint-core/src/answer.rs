@@ -20,7 +20,9 @@ pub enum HookAnswer {
 impl HookAnswer {
     /// The answer in the JSON shape Claude Code's hooks introduced and Gemini CLI and Codex read
     /// too, with the agent's own word for a block: `{"decision": <block_word>, "reason": …}` on a
-    /// block, `{"systemMessage": …}` when the user should hear about an allowed stop,
+    /// block (with a `systemMessage` when the user should hear something too, e.g. that the
+    /// project's commands are not approved), `{"systemMessage": …}` when the user should hear
+    /// about an allowed stop,
     /// `hookSpecificOutput.additionalContext` under the event's wire name for context; `None`
     /// (the agent's no-op) otherwise.
     pub fn hook_json(&self, event_name: &str, block_word: &str) -> Option<Value> {
@@ -32,7 +34,11 @@ impl HookAnswer {
                 }
             })),
             HookAnswer::Stop(stop) if stop.decision.is_block() => {
-                Some(json!({"decision": block_word, "reason": stop.message}))
+                let mut answer = json!({"decision": block_word, "reason": stop.message});
+                if let Some(notice) = stop.user_notice() {
+                    answer["systemMessage"] = notice.into();
+                }
+                Some(answer)
             }
             HookAnswer::Stop(stop) => stop
                 .user_notice()
@@ -49,15 +55,16 @@ pub struct StopAnswer {
     pub decision: Decision,
     /// The text for the agent (block) or the user (allow).
     pub message: String,
-    /// Text for the user (not the agent) on an allowed stop: work not yet in a checkpoint, with
+    /// Text for the user (not the agent), on any stop: the project's commands are not approved
+    /// or changed (see `trust`), or, on an allowed stop, work not yet in a checkpoint with
     /// `[clear] auto_checkpoint = "prompt"`.
     pub notice: Option<String>,
 }
 
 impl StopAnswer {
     /// The text a user should see although the stop was allowed: the block cap was reached, the
-    /// gate could not check everything, or work is not in a checkpoint yet. `None` for ordinary
-    /// allows and for blocks.
+    /// gate could not check everything, or work is not in a checkpoint yet; on a block, only the
+    /// [`notice`](StopAnswer::notice). `None` for ordinary allows and blocks.
     pub fn user_notice(&self) -> Option<String> {
         let notable = match &self.decision {
             Decision::Allow {

@@ -24,7 +24,7 @@
 //! [`render`], [`tail`] — takes values and returns values. Only the `io` feature's modules touch
 //! the disk, the environment, git or processes: [`host`] and [`project`] (opening),
 //! [`policy`]'s loading, [`git`], [`runner`], [`cache`], [`store`], [`session`], [`journal`],
-//! [`continuity`], [`context`], [`gate`] and [`hook`]. A tool that gathers its own facts can
+//! [`continuity`], [`context`], [`trust`], [`gate`] and [`hook`]. A tool that gathers its own facts can
 //! depend on this crate with `default-features = false` and call [`decide::plan`] and
 //! [`decide::decide`] directly.
 
@@ -65,6 +65,8 @@ pub mod runner;
 pub mod session;
 #[cfg(feature = "io")]
 pub mod store;
+#[cfg(feature = "io")]
+pub mod trust;
 
 pub use changes::{Change, ChangeKind, ChangeSet, Head, RepoFacts};
 pub use decide::{Decision, Facts, Stop, Verdict, decide};

@@ -15,9 +15,12 @@ use crate::git::{GitError, Repo};
 use crate::host::{Host, STATE_DIR_VAR};
 use crate::journal::{FileKeyManager, Journal, JournalError, KeyManager};
 use crate::policy::Policy;
-use crate::policy::config::{self, ConfigError, Setting};
+use crate::policy::config::{
+    self, ConfigError, ConfigSources, Effective, LowerValue, ProjectCommand, Setting,
+};
 use crate::session::SessionStore;
 use crate::store::StoreError;
+use crate::trust::{Approval, Trust, TrustStore};
 
 /// Why a project could not be opened or an operation on it failed. Every message is one line.
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +47,9 @@ pub enum ProjectError {
     /// A progress entry without text.
     #[error("a progress entry needs some text")]
     EmptyProgress,
+    /// There is no user config directory to keep approvals in.
+    #[error("no user config directory to keep the approval in")]
+    NoConfigDir,
     /// The worktree could not be compared with the last checkpoint.
     #[error("comparing with the last checkpoint: {0}")]
     Diff(String),
@@ -58,8 +64,15 @@ pub struct Project {
     pub workdir: PathBuf,
     /// Where checkpoint keeps this project's state.
     pub state_dir: PathBuf,
-    /// The effective settings.
+    /// The effective settings, with the project's commands whether approved or not (the gate
+    /// acts on [`Project::approved_policy`]).
     pub policy: Policy,
+    /// What the project supplies that the user approves before the gate runs it (see
+    /// [`crate::trust`]).
+    pub commands: Vec<ProjectCommand>,
+    /// What the layers under the project file give for the guarded settings it sets: the values
+    /// the gate uses while the project's are not approved and none were before.
+    pub lower: Vec<LowerValue>,
     /// The host the project was opened from (configuration sources, clock).
     pub host: Host,
 }
@@ -113,20 +126,66 @@ impl Project {
     pub fn config_file(&self) -> PathBuf {
         self.workdir.join(config::PROJECT_FILE)
     }
+
+    /// The user's approvals of projects' commands, beside the user config file.
+    pub fn trust_store(&self) -> Option<TrustStore> {
+        TrustStore::beside_user_config(self.host.user_config.as_deref())
+    }
+
+    /// What the user approved for this project (see [`crate::trust`]): one read of one small
+    /// file. `None` when nothing was, or without a config directory.
+    pub fn approval(&self) -> Result<Option<Approval>, ProjectError> {
+        match self.trust_store() {
+            Some(store) => Ok(store.approval(&self.workdir)?),
+            None => Ok(None),
+        }
+    }
+
+    /// The policy the gate acts on under `approval`, which runs only approved commands and
+    /// applies only approved values of the guarded settings, and what the user is told about it
+    /// (`None` when everything is approved).
+    pub fn approved_policy(&self, approval: Option<&Approval>) -> (Policy, Option<String>) {
+        let trust = Trust::check(&self.commands, approval);
+        let mut policy = self.policy.clone();
+        let held = trust.restrict(&mut policy, approval, &self.lower);
+        (policy, trust.notice(&self.workdir, &held))
+    }
+
+    /// Approves the project's current commands (`checkpoint trust`, `checkpoint install`).
+    /// Errors without a config directory.
+    pub fn approve(&self) -> Result<(), ProjectError> {
+        let store = self.trust_store().ok_or(ProjectError::NoConfigDir)?;
+        Ok(store.approve(&self.workdir, &self.commands, self.host.now)?)
+    }
 }
+
+/// A project's settings as [`Host::settings`] loads them.
+type Settings = (Policy, Vec<ProjectCommand>, Vec<LowerValue>);
 
 /// Opening a project: the only place settings are loaded.
 impl Host {
     /// The project of `repo`, with its settings loaded.
     pub fn project(&self, repo: Repo) -> Result<Project, ProjectError> {
-        let policy = config::load(&self.sources(&repo.workdir), &repo.workdir)?;
+        let (policy, commands, lower) = self.settings(&repo.workdir)?;
         Ok(Project {
             state_dir: self.state_dir(&repo),
             workdir: repo.workdir.clone(),
             repo: Some(repo),
             policy,
+            commands,
+            lower,
             host: self.clone(),
         })
+    }
+
+    /// The settings of the project at `root`, what of them the project supplies, and what the
+    /// layers under its file give for the guarded settings it sets.
+    fn settings(&self, root: &Path) -> Result<Settings, ProjectError> {
+        let sources: ConfigSources = self.sources(root);
+        let effective = Effective::load(&sources, root)?;
+        let commands = effective.project_commands(&sources.project_file);
+        let lower = effective.lower_values(&sources.project_file);
+        Ok((effective.into_policy(), commands, lower))
     }
 
     /// The git project around `cwd`; `Ok(None)` outside a git repository (or when git cannot
@@ -152,7 +211,7 @@ impl Host {
         if let Some(repo) = self.locate(cwd)? {
             return self.project(repo);
         }
-        let policy = config::load(&self.sources(cwd), cwd)?;
+        let (policy, commands, lower) = self.settings(cwd)?;
         Ok(Project {
             state_dir: self
                 .var(STATE_DIR_VAR)
@@ -160,6 +219,8 @@ impl Host {
             workdir: cwd.to_owned(),
             repo: None,
             policy,
+            commands,
+            lower,
             host: self.clone(),
         })
     }

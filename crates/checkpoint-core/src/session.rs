@@ -34,6 +34,10 @@ pub struct SessionRecord {
     /// while the status line runs.
     #[serde(default)]
     pub status_line: Option<StatusLineUsage>,
+    /// Digest of the last trust notice the user was shown in this session (see
+    /// [`crate::trust`]): the same notice is shown once per session, a new one again.
+    #[serde(default)]
+    pub trust_notice: Option<String>,
 }
 
 /// How long a status line's usage stays fresh: the context watch before a tool call uses a

@@ -199,3 +199,214 @@ fn a_fresh_status_line_is_preferred_to_the_transcript() {
         "{run:?}"
     );
 }
+
+/// `git ARGS` in `dir` with the test kit's identity.
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .envs(checkpoint_testkit::git_env())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// Commits `checkpoint.toml` with `[tests] command = "<command>"` in `dir`.
+fn commit_test_command(dir: &std::path::Path, command: &str) {
+    let text = format!("[tests]\ncommand = {command:?}\n");
+    std::fs::write(dir.join("checkpoint.toml"), text).unwrap();
+    git(dir, &["add", "checkpoint.toml"]);
+    git(dir, &["commit", "-qm", "test command"]);
+}
+
+/// The stop answer of `run`: the block reason and the message for the user.
+fn reason_and_notice(run: &checkpoint_testkit::HookRun) -> (String, Option<String>) {
+    assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""), "{run:?}");
+    let answer: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let text = |key: &str| answer[key].as_str().map(str::to_owned);
+    (text("reason").unwrap_or_default(), text("systemMessage"))
+}
+
+/// A fresh clone's `checkpoint.toml` runs nothing until the user trusts the project; the user
+/// (not the model) is told once how to; after trusting, a failing test blocks; an edit of the
+/// command runs the approved one and is reported once.
+#[test]
+fn project_commands_run_only_once_trusted() {
+    let config = tempfile::tempdir().unwrap();
+    let repo = repo("failing-test");
+    let dir = repo.path();
+    let marker = |name: &str| config.path().join(name);
+    let command =
+        |name: &str| format!("touch {} && python3 -m unittest -q", marker(name).display());
+    commit_test_command(dir, &command("first"));
+    let stable = |text: String| {
+        (text.replace(&dir.display().to_string(), "[repo]"))
+            .replace(&config.path().display().to_string(), "[config]")
+    };
+
+    let untrusted = CLAUDE.fire_in(config.path(), dir, "Stop");
+    assert!(!marker("first").exists(), "an untrusted command ran");
+    let (reason, notice) = reason_and_notice(&untrusted);
+    // The checks that run nothing still apply.
+    assert!(
+        reason.contains("Commit your work before stopping"),
+        "{reason}"
+    );
+    assert!(!reason.contains("checkpoint trust"), "{reason}");
+    assert_snapshot!(stable(notice.unwrap()), @r"
+    Checkpoint: this project's commands are not approved, so the stop gate ran none of them (the commit gate still applies):
+    - tests.command: touch [config]/first && python3 -m unittest -q
+    To approve, run `checkpoint trust` in [repo] (it shows what would run).
+    ");
+    let again = CLAUDE.fire_in(config.path(), dir, "Stop");
+    assert_eq!(reason_and_notice(&again).1, None, "told once per session");
+
+    checkpoint_testkit::trust(config.path(), dir, &[]);
+    let trusted = CLAUDE.fire_in(config.path(), dir, "Stop");
+    assert!(marker("first").exists());
+    let (reason, notice) = reason_and_notice(&trusted);
+    assert!(
+        reason.starts_with("Checkpoint — Tests: FAILED\n"),
+        "{reason}"
+    );
+    assert_eq!(notice, None);
+
+    // The agent edits the command; the work changes too, so nothing comes from the cache.
+    commit_test_command(dir, &command("second"));
+    std::fs::remove_file(marker("first")).unwrap();
+    std::fs::write(dir.join("extra.py"), "X = 1\n").unwrap();
+    let changed = CLAUDE.fire_in(config.path(), dir, "Stop");
+    assert!(marker("first").exists(), "the approved command runs");
+    assert!(!marker("second").exists(), "the edited command ran");
+    let (reason, notice) = reason_and_notice(&changed);
+    assert!(
+        reason.starts_with("Checkpoint — Tests: FAILED\n"),
+        "{reason}"
+    );
+    assert_snapshot!(stable(notice.unwrap()), @r"
+    Checkpoint: this project's commands changed since you approved them; the stop gate still runs the approved ones.
+    - new: tests.command: touch [config]/second && python3 -m unittest -q
+    - no longer: tests.command: touch [config]/first && python3 -m unittest -q
+    To approve, run `checkpoint trust` in [repo] (it shows what would run).
+    ");
+    let again = CLAUDE.fire_in(config.path(), dir, "Stop");
+    assert_eq!(reason_and_notice(&again).1, None, "told once per change");
+}
+
+/// A repository's `core.fsmonitor` runs nothing at a stop, with either git backend.
+#[test]
+fn git_config_runs_no_program() {
+    for backend in ["cli", "gix"] {
+        let repo = repo("python-passing");
+        let dir = repo.path();
+        let marker = dir.join("..").join(format!(
+            "{}-fsmonitor-ran",
+            dir.file_name().unwrap().to_string_lossy()
+        ));
+        let hook = dir.join(".git").join("fsmonitor.sh");
+        std::fs::write(&hook, format!("#!/bin/sh\ntouch '{}'\n", marker.display())).unwrap();
+        std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        git(dir, &["config", "core.fsmonitor", hook.to_str().unwrap()]);
+        std::fs::write(dir.join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
+        let env = [("CHECKPOINT_GIT_BACKEND", backend)];
+        let stdin = checkpoint_testkit::payload("claude", "Stop", dir);
+        let run = checkpoint_testkit::run_hook(CLAUDE.bin.as_ref(), dir, stdin.as_bytes(), &env);
+        assert_eq!(run.code, Some(0), "{run:?}");
+        assert!(run.stdout.contains("\"decision\""), "{backend}: {run:?}");
+        assert!(!marker.exists(), "{backend}: core.fsmonitor ran");
+    }
+}
+
+/// A trusted project whose `checkpoint.toml` the agent then edits, appending `edit`, with
+/// uncommitted work (`deploy.yml`): the stops' answers before and after the user approves the
+/// edit (as `checkpoint trust --yes` does), and the notice the user got on the first.
+struct GuardedEdit {
+    blocked: checkpoint_testkit::HookRun,
+    notice: String,
+    again: checkpoint_testkit::HookRun,
+    approved: checkpoint_testkit::HookRun,
+}
+
+impl GuardedEdit {
+    fn run(edit: &str) -> GuardedEdit {
+        let config = tempfile::tempdir().unwrap();
+        let repo = uncommitted();
+        let dir = repo.path();
+        checkpoint_testkit::trust(config.path(), dir, &[]);
+        let file = dir.join("checkpoint.toml");
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, format!("{text}{edit}")).unwrap();
+
+        let blocked = CLAUDE.fire_in(config.path(), dir, "Stop");
+        let (_, notice) = reason_and_notice(&blocked);
+        let notice = notice
+            .expect("the user is told")
+            .replace(&dir.display().to_string(), "[repo]");
+        let again = CLAUDE.fire_in(config.path(), dir, "Stop-2");
+        checkpoint_testkit::trust(config.path(), dir, &[]);
+        let approved = CLAUDE.fire_in(config.path(), dir, "Stop");
+        GuardedEdit {
+            blocked,
+            notice,
+            again,
+            approved,
+        }
+    }
+}
+
+/// `stop.commit_gate = false` written into a trusted project's file does not switch the commit
+/// gate off: uncommitted work still blocks and the user is told, once, what is held back; once
+/// the user approves it, the stop is allowed.
+#[test]
+fn an_edited_commit_gate_is_held_back_until_approved() {
+    let edit = GuardedEdit::run("\n[stop]\ncommit_gate = false\n");
+    let (reason, _) = reason_and_notice(&edit.blocked);
+    assert!(
+        reason.contains("Commit your work before stopping"),
+        "{reason}"
+    );
+    assert_snapshot!(edit.notice, @r"
+    Checkpoint: this project's commands changed since you approved them; the stop gate still runs the approved ones.
+    - new: stop.commit_gate: false (held back: the gate uses true)
+    To approve, run `checkpoint trust` in [repo] (it shows what would run).
+    ");
+    let (reason, notice) = reason_and_notice(&edit.again);
+    assert!(
+        reason.contains("Commit your work before stopping"),
+        "{reason}"
+    );
+    assert_eq!(notice, None, "told once per change");
+    assert!(
+        !edit.approved.stdout.contains("\"decision\""),
+        "{:?}",
+        edit.approved
+    );
+}
+
+/// `stop.max_blocks = 0` written into a trusted project's file does not let the next stop
+/// through: it still blocks, and the user is told what is held back; once approved, it applies.
+#[test]
+fn an_edited_block_cap_is_held_back_until_approved() {
+    let edit = GuardedEdit::run("\n[stop]\nmax_blocks = 0\n");
+    let (reason, _) = reason_and_notice(&edit.blocked);
+    assert!(
+        reason.contains("Commit your work before stopping"),
+        "{reason}"
+    );
+    assert_snapshot!(edit.notice, @r"
+    Checkpoint: this project's commands changed since you approved them; the stop gate still runs the approved ones.
+    - new: stop.max_blocks: 0 (held back: the gate uses 3)
+    To approve, run `checkpoint trust` in [repo] (it shows what would run).
+    ");
+    assert!(
+        edit.again.stdout.contains("\"decision\":\"block\""),
+        "{:?}",
+        edit.again
+    );
+    assert!(
+        !edit.approved.stdout.contains("\"decision\""),
+        "{:?}",
+        edit.approved
+    );
+}

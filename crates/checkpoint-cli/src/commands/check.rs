@@ -1,4 +1,6 @@
-//! `checkpoint check`: the whole stop gate, as a human (or a script) runs it.
+//! `checkpoint check`: the whole stop gate, as a human (or a script) runs it. It is the hook:
+//! it runs only the commands the user approved for the project (`checkpoint trust`) and prints
+//! the same notice to stderr when some are not approved.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -69,6 +71,10 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
         })?;
     } else {
         output::out(&answer.message);
+    }
+    // What the hook would tell the user (e.g. that the project's commands are not approved).
+    if let Some(notice) = &answer.notice {
+        output::note(notice);
     }
     if decision.is_block() {
         return Ok(ExitCode::from(1));

@@ -142,6 +142,25 @@ pub(crate) fn set_value(file: &Path, key: &str, value: &str) -> Result<String, C
     Ok(written)
 }
 
+/// The project's `checkpoint.toml` under `root`, to be written: refused when it is a symlink that
+/// leads out of the project (an edit must not land in a file elsewhere, such as the user's).
+pub(crate) fn project_file(root: &Path) -> Result<PathBuf, CliError> {
+    let file = root.join(config::PROJECT_FILE);
+    let target = resolve_link(&file);
+    let inside = |root: &Path| target.starts_with(root);
+    if target != file && !inside(root) && !root.canonicalize().is_ok_and(|r| inside(&r)) {
+        return Err(CliError::usage(
+            format!(
+                "{} is a link to {}, outside the project: not changed",
+                file.display(),
+                target.display()
+            ),
+            "edit the file it points to yourself, or replace the link with a file",
+        ));
+    }
+    Ok(file)
+}
+
 /// `checkpoint config set`.
 fn set(root: &Path, key: &str, value: &str, user: bool) -> Result<(), CliError> {
     let file = if user {
@@ -152,7 +171,7 @@ fn set(root: &Path, key: &str, value: &str, user: bool) -> Result<(), CliError> 
             )
         })?
     } else {
-        root.join(config::PROJECT_FILE)
+        project_file(root)?
     };
     let written = set_value(&file, key, value)?;
     output::out(&set_message(key, &written, &file, root));

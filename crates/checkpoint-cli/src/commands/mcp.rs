@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use checkpoint_core::policy::config::{self, Origin};
+use checkpoint_core::policy::config::{Key, Origin};
 use checkpoint_core::project::Project;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -86,8 +86,9 @@ struct ConfigureParams {
     /// A key like `context.warn` or `resume.auto`; without it, every effective setting is listed.
     key: Option<String>,
     /// The new value, written to the project's checkpoint.toml: a TOML value (`85`, `true`,
-    /// `"prompt"`); other text is taken as a string (`5m`, `cargo test`). Without it, the
-    /// key's current value is shown.
+    /// `"prompt"`); other text is taken as a string (`5m`). Without it, the key's current value
+    /// is shown. Keys that change what the gate runs or enforces (`tests.command`,
+    /// `tests.timeout`, `stop.commit_gate`, `stop.max_blocks`) are read-only here.
     value: Option<String>,
 }
 
@@ -153,7 +154,8 @@ impl Server {
     #[tool(
         description = "Read or change checkpoint's settings for this project. No arguments: every \
                        effective setting with where it comes from. `key`: that setting. `key` \
-                       and `value`: set it in the project's checkpoint.toml (validated first)."
+                       and `value`: set it in the project's checkpoint.toml (validated first); \
+                       the test command and the gate's switches are read-only here."
     )]
     fn checkpoint_configure(&self, Parameters(params): Parameters<ConfigureParams>) -> Answer {
         let root = self.root()?;
@@ -175,7 +177,10 @@ impl Server {
                     })
             }
             (Some(key), Some(value)) => {
-                let file = root.join(config::PROJECT_FILE);
+                if let Some(row) = Key::named(&key).filter(|row| row.guarded) {
+                    return Err(guarded_refusal(row));
+                }
+                let file = config_cmd::project_file(&root).map_err(failure)?;
                 let written = config_cmd::set_value(&file, &key, &value).map_err(failure)?;
                 let mut answer = config_cmd::set_message(&key, &written, &file, &root);
                 // The file is valid on its own; say so when the layers together are not, or
@@ -221,6 +226,16 @@ impl ServerHandler for Server {
             .with_server_info(Implementation::new("checkpoint", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
     }
+}
+
+/// Why `checkpoint_configure` does not set a [guarded](Key::guarded) key: it changes what the
+/// gate runs or can switch a gate off, which only the user decides.
+fn guarded_refusal(row: &Key) -> String {
+    format!(
+        "{} changes what the stop gate runs or enforces, so an agent's tool may not set it; \
+         ask the user to run `checkpoint config set {} …` in a terminal",
+        row.name, row.name
+    )
 }
 
 /// An error as a tool's one-line error message: what went wrong and, when the request was at

@@ -22,4 +22,5 @@ pub(crate) mod status;
 pub(crate) mod statusline;
 pub(crate) mod step;
 pub(crate) mod task;
+pub(crate) mod trust;
 pub(crate) mod validate;

@@ -55,6 +55,7 @@ pub(crate) enum HookChange {
 pub(crate) fn hooks_dir(cwd: &Path) -> Result<PathBuf, CliError> {
     let hint = "run this inside a git repository";
     let out = Command::new("git")
+        .args(checkpoint_core::git::SAFE_CONFIG)
         .args(["rev-parse", "--git-path", "hooks"])
         .current_dir(cwd)
         .output()

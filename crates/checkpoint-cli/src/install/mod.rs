@@ -1,7 +1,8 @@
 //! `checkpoint install <agent>` and `checkpoint uninstall <agent>`: write (or remove) one handler
 //! per event of the agent's table, each running the agent's adapter, in the agent's hooks file of
 //! the project or of the user. Foreign hooks and every other setting are kept; a file that is not
-//! strict JSON of the expected shape is refused and left untouched.
+//! strict JSON of the expected shape is refused and left untouched. Run inside a git repository,
+//! `install <agent>` also trusts that project's current commands (see `checkpoint trust`).
 
 mod adapter;
 mod agents;
@@ -101,6 +102,10 @@ pub(crate) fn install(args: &InstallArgs) -> Result<ExitCode, CliError> {
             ));
             report_backup(backup.as_deref());
         }
+    }
+    // The user just chose this project: its current commands may run at stops.
+    if let Some(project) = project::host().git_project(&project::cwd()?)? {
+        crate::commands::trust::on_install(&project)?;
     }
     if let Some(path) = skill::install(&spec, &edit.scope)? {
         output::out(&format!(

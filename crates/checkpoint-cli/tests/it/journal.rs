@@ -464,6 +464,8 @@ fn the_gate_checkpoints_allowed_stops_and_signs_its_test_runs() {
     let config = "[tests]\ncommand = \"python3 -m unittest -q\"\n[stop]\ncommit_gate = false\n";
     fs::write(s.dir().join("checkpoint.toml"), config).unwrap();
     git(s.dir(), &["commit", "-qam", "no commit gate"]);
+    // The user trusts the project: its test command runs at stops.
+    s.ok(&["trust", "--yes"], 0);
     s.ok(&["task", "start", "t", "--steps", "build"], 0);
     s.ok(&["step", "start"], 0);
     let calc = fs::read_to_string(s.dir().join("calc.py")).unwrap();

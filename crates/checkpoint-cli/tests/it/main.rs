@@ -9,15 +9,18 @@ mod install_mcp;
 mod journal;
 mod mcp;
 mod statusline;
+mod trust;
 
 use std::path::Path;
 use std::process::Output;
 
 use assert_cmd::cargo::cargo_bin_cmd;
 
-/// `checkpoint ARGS` in `dir`, isolated from the developer's own config and state overrides.
+/// `checkpoint ARGS` in `dir`, isolated from the developer's own config and state overrides, by a
+/// user who trusts the project in `dir`.
 pub fn checkpoint(dir: &Path, args: &[&str], stdin: &str) -> Output {
     let config_home = tempfile::tempdir().expect("temp config home");
+    checkpoint_testkit::trust(config_home.path(), dir, &[]);
     let mut cmd = cargo_bin_cmd!("checkpoint");
     cmd.current_dir(dir)
         .args(args)

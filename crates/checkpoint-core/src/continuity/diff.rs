@@ -353,6 +353,8 @@ fn moved_paths(
                 "-z",
                 "--name-only",
                 "--no-renames",
+                "--no-ext-diff",
+                "--no-textconv",
                 from,
                 to,
             ];
@@ -459,9 +461,11 @@ fn parse_batch(mut out: &[u8], count: usize) -> Result<Vec<Option<Vec<u8>>>, Dif
 }
 
 /// `git ARGS` for `repo`, reading nothing else: `GIT_DIR` and `GIT_WORK_TREE` name the
-/// repository explicitly, no optional locks are taken, and stdin is `input` or empty.
+/// repository explicitly, its config runs no program ([`SAFE_CONFIG`](crate::git::SAFE_CONFIG)),
+/// no optional locks are taken, and stdin is `input` or empty.
 fn git(repo: &Repo, args: &[&str], input: Option<Vec<u8>>) -> duct::Expression {
-    let mut argv: Vec<&OsStr> = vec![OsStr::new("--no-optional-locks")];
+    let mut argv: Vec<&OsStr> = crate::git::SAFE_CONFIG.iter().map(OsStr::new).collect();
+    argv.push(OsStr::new("--no-optional-locks"));
     argv.extend(args.iter().map(OsStr::new));
     let expression = duct::cmd("git", argv)
         .dir(&repo.workdir)

@@ -29,9 +29,17 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
         Ok(None) => return Ok(without_repo(call, RepoFacts::NoRepository)),
         Err(e) => return Ok(without_repo(call, git::unreadable(&e))),
     };
-    let project = call.host.project(repo)?;
-    let repo = project.git()?;
+    let mut project = call.host.project(repo)?;
+    // Only the commands and guarded values the user approved for this project apply, here and
+    // in everything the stop does with the project (its test runs' timeout, its checkpoints).
+    let approval = project.approval().unwrap_or_else(|e| {
+        warnings.push(format!("trust: {e}"));
+        None
+    });
+    let (policy, trust_notice) = project.approved_policy(approval.as_ref());
+    project.policy = policy;
     let policy = &project.policy;
+    let repo = project.git()?;
     let journal = project.journal();
     let sessions = project.sessions();
     let record = sessions.load(event.agent, call.session_id())?;
@@ -72,12 +80,13 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
         decision: verdict.decision,
         notice: None,
     };
-    sessions.update(event.agent, call.session_id(), |record| {
+    let trust_notice = sessions.update(event.agent, call.session_id(), |record| {
         record.facts = verdict.session;
         record.last_block_digest = answer
             .decision
             .is_block()
             .then(|| retry_digest(&answer.message));
+        once_per_session(&mut record.trust_notice, trust_notice)
     })?;
     // Every allowed stop leaves a session checkpoint (and one in the active task); a blocked one
     // still gets the interval checkpoint of a long step.
@@ -93,11 +102,22 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
         };
         continuity::stop_checkpoint(call, &project, changes)
     };
-    match recorded {
-        Ok(notice) => answer.notice = notice,
-        Err(e) => warnings.push(format!("saving the checkpoint: {e}")),
-    }
+    let saved_notice = recorded.unwrap_or_else(|e| {
+        warnings.push(format!("saving the checkpoint: {e}"));
+        None
+    });
+    let notices: Vec<String> = trust_notice.into_iter().chain(saved_notice).collect();
+    answer.notice = (!notices.is_empty()).then(|| notices.join("\n"));
     Ok(answer)
+}
+
+/// `notice` unless the session was already shown it (`shown` holds the digest of the last one
+/// shown, and is updated); no notice forgets it, so that the same one later is shown again.
+fn once_per_session(shown: &mut Option<String>, notice: Option<String>) -> Option<String> {
+    let digest = notice.as_deref().map(|n| digest::sha256_hex(n.as_bytes()));
+    let new = digest.is_some() && digest != *shown;
+    *shown = digest;
+    notice.filter(|_| new)
 }
 
 /// The verdict on a stop for which no repository facts are gathered.

@@ -32,6 +32,7 @@ const MAX_STDERR_CHARS: usize = 300;
 /// dropped for the same reason.
 pub(super) fn changes(repo: &Repo) -> Result<ChangeSet, GitError> {
     let out = Command::new("git")
+        .args(super::SAFE_CONFIG)
         .args(STATUS_ARGS)
         .current_dir(&repo.workdir)
         .env("GIT_OPTIONAL_LOCKS", "0")

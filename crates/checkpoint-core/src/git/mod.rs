@@ -190,6 +190,17 @@ fn open_dot_git(dot_git: PathBuf) -> Result<gix::Repository, GitError> {
     })
 }
 
+/// Options every git process checkpoint starts gets before its subcommand, so that the
+/// repository's own configuration cannot make a read run a program: `core.fsmonitor` names a
+/// hook that `git status` (and other index reads) would run as the user. Diffs are taken with
+/// `--no-ext-diff --no-textconv` and list names only.
+///
+/// The gix backend never runs an fsmonitor: gitoxide reads no `core.fsmonitor` and decodes the
+/// index's fsmonitor extension as data only. Neither backend can switch off a clean filter
+/// (`filter.<driver>.clean` named in `.git/config` and `.gitattributes`), which git and gix run
+/// on a file whose stat data changed; only whoever can write `.git/config` can set one.
+pub const SAFE_CONFIG: [&str; 2] = ["-c", "core.fsmonitor=false"];
+
 /// The file name of the git executable.
 const GIT_EXE: &str = if cfg!(windows) { "git.exe" } else { "git" };
 

@@ -12,8 +12,8 @@ use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use ed25519_dalek::SigningKey;
 use ed25519_dalek::pkcs8::{DecodePrivateKey, EncodePrivateKey, KeypairBytes};
-use ed25519_dalek::{Signer, SigningKey};
 use zeroize::Zeroizing;
 
 use super::signing::MasterKey;
@@ -54,40 +54,12 @@ pub enum KeyError {
     Random(String),
 }
 
-/// Signs receipt payloads.
-pub trait ReceiptSigner {
-    /// The raw 32-byte Ed25519 public key that verifies this signer's signatures.
-    fn public_key(&self) -> [u8; 32];
-    /// The 64-byte Ed25519 signature of `payload`.
-    fn sign(&self, payload: &[u8]) -> [u8; 64];
-}
-
 /// Finds, creates and loads the master key.
 pub trait KeyManager: std::fmt::Debug {
     /// The master key, creating it on first use.
     fn master(&self) -> Result<MasterKey, KeyError>;
     /// This user's master public key; `Ok(None)` when no key exists yet. Never creates a key.
     fn master_public_key(&self) -> Result<Option<[u8; 32]>, KeyError>;
-}
-
-/// An Ed25519 key in memory.
-pub struct Ed25519Signer(SigningKey);
-
-impl Ed25519Signer {
-    /// A signer from a 32-byte secret seed.
-    pub fn from_seed(seed: &[u8; 32]) -> Ed25519Signer {
-        Ed25519Signer(SigningKey::from_bytes(seed))
-    }
-}
-
-impl ReceiptSigner for Ed25519Signer {
-    fn public_key(&self) -> [u8; 32] {
-        self.0.verifying_key().to_bytes()
-    }
-
-    fn sign(&self, payload: &[u8]) -> [u8; 64] {
-        self.0.sign(payload).to_bytes()
-    }
 }
 
 /// The key file under a keys directory.

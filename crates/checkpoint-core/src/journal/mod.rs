@@ -42,10 +42,11 @@ use serde::{Deserialize, Serialize};
 
 pub use allowed_signers::SignersError;
 pub use checkpoint::{Checkpoint, FileSnapshot, StepRef, Trigger, VcsState, is_pr_creation};
-pub use keys::{FileKeyManager, KeyError, KeyManager, ReceiptSigner};
+pub use keys::{FileKeyManager, KeyError, KeyManager};
 pub use receipt::{Receipt, ReceiptCheck, ReceiptPayload, ReceiptSource};
 pub use recovery::{CrashKind, Recovery, RecoveryAction};
 pub use retention::Removal;
+pub use signing::ReceiptSigner;
 pub use signing::{KeyCertificate, MasterKey, TaskKey, TrustedKey, TrustedKeys};
 pub use state::{InvalidTransition, TaskEvent, TaskState};
 pub use task::{HistoryEntry, HistoryKind, Step, StepSpec, StepStatus, Task, TaskError};

@@ -18,9 +18,36 @@ use serde::{Deserialize, Serialize};
 use sha2::Sha512;
 use zeroize::Zeroizing;
 
-use super::keys::{Ed25519Signer, ReceiptSigner};
 use crate::digest::{hex, unhex};
 use crate::policy::{HARDENED, KeyDerivation};
+
+/// Signs receipt payloads.
+pub trait ReceiptSigner {
+    /// The raw 32-byte Ed25519 public key that verifies this signer's signatures.
+    fn public_key(&self) -> [u8; 32];
+    /// The 64-byte Ed25519 signature of `payload`.
+    fn sign(&self, payload: &[u8]) -> [u8; 64];
+}
+
+/// An Ed25519 key in memory.
+pub struct Ed25519Signer(SigningKey);
+
+impl Ed25519Signer {
+    /// A signer from a 32-byte secret seed.
+    pub fn from_seed(seed: &[u8; 32]) -> Ed25519Signer {
+        Ed25519Signer(SigningKey::from_bytes(seed))
+    }
+}
+
+impl ReceiptSigner for Ed25519Signer {
+    fn public_key(&self) -> [u8; 32] {
+        self.0.verifying_key().to_bytes()
+    }
+
+    fn sign(&self, payload: &[u8]) -> [u8; 64] {
+        self.0.sign(payload).to_bytes()
+    }
+}
 
 /// The first bytes of every message a certificate signs: no receipt payload (a JSON text)
 /// starts with them, so a certificate can never be passed off as a receipt or the reverse.

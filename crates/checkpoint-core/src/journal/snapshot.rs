@@ -45,6 +45,7 @@ pub(crate) fn observe(repo: Option<&Repo>, backend: GitBackend) -> Observation {
 /// committed they are no longer in the change set. Empty when git cannot say.
 pub(crate) fn head_commit_paths(repo: &Repo) -> Vec<String> {
     let out = Command::new("git")
+        .args(crate::git::SAFE_CONFIG)
         .args([
             "--no-optional-locks",
             "diff-tree",

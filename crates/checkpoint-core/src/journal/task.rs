@@ -9,9 +9,12 @@ use serde::{Deserialize, Serialize};
 
 use super::checkpoint::{Checkpoint, StepRef};
 use super::crash::Recovery;
-use super::receipt::Receipt;
-use super::signing::KeyCertificate;
+use ed25519_dalek::{Signature, VerifyingKey};
+
+use super::receipt::{RECEIPT_VERSION, Receipt, ReceiptCheck};
+use super::signing::{KeyCertificate, TrustedKeys};
 use super::state::{InvalidTransition, TaskEvent, TaskState, transition};
+use crate::digest::{hex, unhex};
 
 /// The `hook.json` schema version this build writes and reads.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -601,6 +604,71 @@ impl Task {
             }
         }
         files.sort_by(|a, b| a.path.cmp(&b.path));
+    }
+}
+
+/// A receipt is checked against the task that holds it (its id and its key certificates), so
+/// the check lives here, beside [`Task`].
+impl Receipt {
+    /// Checks the receipt belongs to `task`, is consistent and correctly signed, and that its key
+    /// is certified in `task` for `task` by a `trusted` master key (or is one).
+    pub fn check(&self, task: &Task, trusted: &TrustedKeys) -> ReceiptCheck {
+        let invalid = ReceiptCheck::invalid;
+        let Ok(payload) = self.parsed() else {
+            return invalid("payload is not a receipt");
+        };
+        if payload.id != self.id {
+            return invalid("id differs from the signed id");
+        }
+        if payload.task_id != task.id {
+            return invalid("signed for another task");
+        }
+        if payload.version != RECEIPT_VERSION {
+            return invalid("unknown receipt version");
+        }
+        let (signature, public_key) = match (&self.signature, &self.public_key) {
+            (None, None) => return ReceiptCheck::Unsigned,
+            (Some(signature), Some(public_key)) => (signature, public_key),
+            _ => return invalid("signature or public key missing"),
+        };
+        let (Some(signature), Some(public_key)) = (unhex::<64>(signature), unhex::<32>(public_key))
+        else {
+            return invalid("malformed signature or public key");
+        };
+        let Ok(key) = VerifyingKey::from_bytes(&public_key) else {
+            return invalid("malformed public key");
+        };
+        let signature = Signature::from_bytes(&signature);
+        if key
+            .verify_strict(self.payload.as_bytes(), &signature)
+            .is_err()
+        {
+            return invalid("signature does not match");
+        }
+        if let Some(name) = trusted.name_of(&public_key) {
+            return ReceiptCheck::Verified {
+                signer: name.to_owned(),
+            };
+        }
+        let Some(certificate) = task
+            .certificates
+            .iter()
+            .find(|c| unhex::<32>(&c.task_key) == Some(public_key))
+        else {
+            return invalid("missing certificate: the task holds none for its key");
+        };
+        if certificate.task_id != task.id {
+            return invalid("the certificate of its key is for another task");
+        }
+        let Some(master) = certificate.verify() else {
+            return invalid("the certificate of its key does not verify");
+        };
+        match trusted.name_of(&master) {
+            Some(name) => ReceiptCheck::Verified {
+                signer: name.to_owned(),
+            },
+            None => ReceiptCheck::UnknownKey { key: hex(&master) },
+        }
     }
 }
 

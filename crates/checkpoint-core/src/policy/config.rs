@@ -64,7 +64,8 @@
 //! test command in the project.
 
 pub use super::error::ConfigError;
-pub use super::explain::{Effective, Origin, Setting, check_text};
+pub(crate) use super::explain::set_slot;
+pub use super::explain::{Effective, LowerValue, Origin, ProjectCommand, Setting, check_text};
 pub use super::layer::ConfigFile;
 #[cfg(feature = "io")]
 pub use super::load::{ConfigSources, PROJECT_FILE, explain, load};

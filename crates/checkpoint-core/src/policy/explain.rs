@@ -6,12 +6,15 @@ use std::fmt;
 use std::mem;
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
+use toml::de::DeValue;
+
 use super::Policy;
 use super::env::env_layer;
 use super::error::ConfigError;
 use super::layer::{Assignment, ConfigFile, compile_rules};
 use super::rules::{Rule, RuleTests};
-use super::settings::{KEYS, Write, unset_text};
+use super::settings::{KEYS, Key, Write, unset_text};
 
 /// Where a setting's effective value came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,6 +68,69 @@ impl Setting {
     }
 }
 
+/// One thing a project supplies that the user approves before the gate acts on it
+/// (`checkpoint trust`): a command the gate would run — the project's or detected test command, a
+/// rule's own test command — a rule's action, or the project file's value of a
+/// guarded setting (see [`Key`](super::config::Key)'s `guarded`). What the user's own file or `CHECKPOINT_*`
+/// variables set is the user's and never listed.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ProjectCommand {
+    /// Where it goes: `tests.command`, `rule.<name>.tests`, `rule.<name>.action` or a guarded
+    /// key such as `stop.commit_gate`.
+    pub slot: String,
+    /// The command, action or value (as TOML), exactly.
+    pub text: String,
+}
+
+impl ProjectCommand {
+    /// Whether the gate runs it (the test command or a rule's test command); the others run
+    /// nothing and are approved only so that a change to them is shown to the user.
+    pub fn runs(&self) -> bool {
+        self.slot == TESTS_COMMAND || self.slot.ends_with(".tests")
+    }
+}
+
+/// The slot of the project's test command.
+pub(crate) const TESTS_COMMAND: &str = "tests.command";
+
+/// What the layers under the project file (the user's file, the built-in default) give for a
+/// guarded key (see [`Key`](super::config::Key)'s `guarded`) that the project file sets: the
+/// value the gate falls back to while the project's value is not approved and none was before.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LowerValue {
+    /// The key, as a [`ProjectCommand`]'s slot.
+    pub slot: String,
+    /// Its value written as a [`ProjectCommand`]'s text; `None` when unset (no test command).
+    pub text: Option<String>,
+}
+
+/// `value`, the value of `key`, written as a [`ProjectCommand`]'s text: the test command as it
+/// is, any other value as TOML.
+fn slot_text(key: &Key, value: Option<toml::Value>) -> Option<String> {
+    match value {
+        Some(toml::Value::String(command)) if key.name == TESTS_COMMAND => Some(command),
+        value => value.map(|v| v.to_string()),
+    }
+}
+
+/// Sets `key` in `policy` to `text`, written as a [`ProjectCommand`]'s text (see
+/// [`slot_text`]); `None` unsets the test command. Errors when the text is not a value of the
+/// key (e.g. an approval written by another version).
+pub(crate) fn set_slot(policy: &mut Policy, key: &Key, text: Option<&str>) -> Result<(), String> {
+    let write = match text {
+        _ if key.name == TESTS_COMMAND => key.slot.parse_text(text.unwrap_or_default())?,
+        None => return Err(format!("{} cannot be unset", key.name)),
+        Some(text) => {
+            let value = DeValue::parse(text).map_err(|e| e.message().to_owned())?;
+            key.slot
+                .parse_toml(value)
+                .map_err(|e| e.message().to_owned())?
+        }
+    };
+    write(policy);
+    Ok(())
+}
+
 /// The effective configuration: the policy the layers give, with where each key came from.
 #[derive(Debug)]
 pub struct Effective {
@@ -82,6 +148,9 @@ pub struct Effective {
 struct Provenance {
     layer: Option<usize>,
     origin: Origin,
+    /// The value the layers under that one give (what the key had before it was set); `None`
+    /// for a default, or when unset.
+    below: Option<toml::Value>,
 }
 
 impl Effective {
@@ -102,13 +171,16 @@ impl Effective {
         let default = Provenance {
             layer: None,
             origin: Origin::Default,
+            below: None,
         };
         let mut provenance = vec![default; KEYS.len()];
         let mut apply = |layer, key: usize, write: Write, origin| {
+            let below = KEYS[key].slot.read(&policy);
             write(&mut policy);
             provenance[key] = Provenance {
                 layer: Some(layer),
                 origin,
+                below,
             };
         };
         for (layer, file) in files.iter_mut().enumerate() {
@@ -129,6 +201,7 @@ impl Effective {
         if let Some((key, provenance)) = undetected
             && let Some(write) = detect().and_then(|found| key.slot.parse_text(&found).ok())
         {
+            provenance.below = key.slot.read(&policy);
             write(&mut policy);
             provenance.origin = Origin::Detected;
         }
@@ -142,6 +215,63 @@ impl Effective {
     /// The policy.
     pub fn into_policy(self) -> Policy {
         self.policy
+    }
+
+    /// What the project whose file is `project_file` supplies for the user to approve, in the
+    /// order of [`KEYS`] and then of its rules: the detected test command or the file's, its
+    /// values of the other guarded keys, and its rules' own test commands and actions. Values a
+    /// higher layer (a `CHECKPOINT_*` variable) overrides are not the project's.
+    pub fn project_commands(&self, project_file: &Path) -> Vec<ProjectCommand> {
+        let mut commands: Vec<ProjectCommand> = (self.project_keys(project_file))
+            .filter_map(|(key, _)| {
+                let text = slot_text(key, key.slot.read(&self.policy))?;
+                let slot = key.name.to_owned();
+                Some(ProjectCommand { slot, text })
+            })
+            .collect();
+        let owners = (self.files.iter()).flat_map(|file| file.rule_lines().map(|_| &file.path));
+        for (path, rule) in owners.zip(self.policy.rules.configured()) {
+            if path != project_file {
+                continue;
+            }
+            let slot = |what: &str| format!("rule.{}.{what}", rule.name);
+            if let RuleTests::Command(command) = &rule.tests {
+                commands.push(ProjectCommand {
+                    slot: slot("tests"),
+                    text: command.clone(),
+                });
+            }
+            if let Some(action) = &rule.action {
+                commands.push(ProjectCommand {
+                    slot: slot("action"),
+                    text: action.clone(),
+                });
+            }
+        }
+        commands
+    }
+
+    /// What the layers under the project file give for each guarded key whose effective value
+    /// the project whose file is `project_file` supplies (see [`LowerValue`]).
+    pub fn lower_values(&self, project_file: &Path) -> Vec<LowerValue> {
+        (self.project_keys(project_file))
+            .map(|(key, provenance)| LowerValue {
+                slot: key.name.to_owned(),
+                text: slot_text(key, provenance.below.clone()),
+            })
+            .collect()
+    }
+
+    /// The guarded keys whose effective value the project supplies (its file, or detection),
+    /// with their provenance.
+    fn project_keys(&self, project_file: &Path) -> impl Iterator<Item = (&Key, &Provenance)> {
+        let from_project = move |origin: &Origin| match origin {
+            Origin::Detected => true,
+            Origin::File { path, .. } => path == project_file,
+            Origin::Default | Origin::Env(_) => false,
+        };
+        (KEYS.iter().zip(&self.provenance))
+            .filter(move |(key, provenance)| key.guarded && from_project(&provenance.origin))
     }
 
     /// Every key of [`KEYS`], in order, with its effective value and origin, then every

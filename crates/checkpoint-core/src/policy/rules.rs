@@ -177,6 +177,14 @@ impl RuleSet {
         &self.configured.rules
     }
 
+    /// Replaces what the configured rule `name` runs, if there is one (its globs stay as they
+    /// were compiled).
+    pub fn set_tests(&mut self, name: &str, tests: RuleTests) {
+        if let Some(rule) = (self.configured.rules.iter_mut()).find(|rule| rule.name == name) {
+            rule.tests = tests;
+        }
+    }
+
     /// The rules that apply to `path`: every matching configured rule, or else the first matching
     /// built-in rule. Never empty.
     pub fn classify(&self, path: &str) -> Vec<&Rule> {

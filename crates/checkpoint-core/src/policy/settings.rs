@@ -36,6 +36,7 @@ macro_rules! key {
             below: None,
             detected: false,
             unset: None,
+            guarded: false,
         }
     };
 }
@@ -46,13 +47,17 @@ pub const KEYS: &[Key] = &[
     key!(tests.command: Command, "CHECKPOINT_TESTS_COMMAND",
         "The command rules with `tests = true` run.")
     .detected()
-    .unset("no test command"),
+    .unset("no test command")
+    .guarded(),
     key!(tests.timeout: Interval, "CHECKPOINT_TESTS_TIMEOUT",
-        "How long one test command may run before its process group is killed."),
+        "How long one test command may run before its process group is killed.")
+    .guarded(),
     key!(stop.commit_gate: bool, "CHECKPOINT_STOP_COMMIT_GATE",
-        "Uncommitted changes to gated files block the stop."),
+        "Uncommitted changes to gated files block the stop.")
+    .guarded(),
     key!(stop.max_blocks: Count<u32, 0, 100>, "CHECKPOINT_STOP_MAX_BLOCKS",
-        "Consecutive blocks per turn; after that the stop is allowed with a warning."),
+        "Consecutive blocks per turn; after that the stop is allowed with a warning.")
+    .guarded(),
     key!(stop.capture: bool, "CHECKPOINT_STOP_CAPTURE",
         "Ask the agent to capture notes when a stop has no code changes."),
     key!(stop.capture_interval: Interval, "CHECKPOINT_STOP_CAPTURE_INTERVAL",
@@ -109,6 +114,10 @@ pub struct Key {
     pub(crate) detected: bool,
     /// What an unset value means, for a key that may be unset.
     pub(crate) unset: Option<&'static str>,
+    /// Whether the key changes what the gate runs or can switch a gate off: only a person sets
+    /// it (`checkpoint config set`, an editor), never an agent's tool, and a project's value of
+    /// it is part of what the user approves with `checkpoint trust`.
+    pub guarded: bool,
 }
 
 impl Key {
@@ -148,6 +157,14 @@ impl Key {
     const fn detected(self) -> Key {
         Key {
             detected: true,
+            ..self
+        }
+    }
+
+    /// Marks the key as one only a person may change (see [`Key::guarded`]).
+    const fn guarded(self) -> Key {
+        Key {
+            guarded: true,
             ..self
         }
     }

@@ -1,0 +1,149 @@
+//! `checkpoint trust`, `checkpoint trust --list` and `checkpoint untrust`: the user approves (or
+//! withdraws approval of) the commands the project in the current directory supplies — its test
+//! command, detected or configured, its rules' commands and actions, its values of the guarded
+//! settings. The stop gate runs a project's commands only once they are approved (see
+//! `checkpoint_core::trust`).
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::process::ExitCode;
+
+use checkpoint_core::policy::config::ProjectCommand;
+use checkpoint_core::project::{Project, ProjectError};
+use checkpoint_core::trust::{Trust, TrustStore};
+
+use crate::error::CliError;
+use crate::{output, project};
+
+/// Options of `checkpoint trust`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Approve without asking (for scripts). Without it, asks on a terminal and refuses
+    /// elsewhere.
+    #[arg(long, conflicts_with = "list")]
+    yes: bool,
+    /// List every approved project and what was approved for it.
+    #[arg(long)]
+    list: bool,
+}
+
+/// Options of `checkpoint untrust` (none: the project is the current directory's).
+#[derive(Debug, clap::Args)]
+pub(crate) struct UntrustArgs {}
+
+/// `checkpoint trust [--yes | --list]`.
+pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
+    if args.list {
+        return list();
+    }
+    let project = project::open()?;
+    let approval = project.approval()?;
+    let root = project.workdir.display();
+    if project.commands.is_empty() {
+        output::out(&format!(
+            "Nothing to approve: {root} supplies no command the gate would run."
+        ));
+        return Ok(ExitCode::SUCCESS);
+    }
+    if Trust::check(&project.commands, approval.as_ref()) == Trust::Trusted {
+        output::out(&format!(
+            "{root} is already trusted with these commands:\n{}",
+            lines(&project.commands)
+        ));
+        return Ok(ExitCode::SUCCESS);
+    }
+    output::out(&format!(
+        "At the end of an agent's turn, checkpoint would run or apply in {root}:\n{}",
+        lines(&project.commands)
+    ));
+    if !args.yes && !confirm()? {
+        output::out("Nothing approved.");
+        return Ok(ExitCode::from(1));
+    }
+    project.approve()?;
+    output::out(&format!("Trusted {root}: these commands now run at stops."));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `checkpoint untrust`.
+pub(crate) fn untrust(_: &UntrustArgs) -> Result<ExitCode, CliError> {
+    let project = project::open()?;
+    let root = project.workdir.display();
+    let revoked = store(&project)?.revoke(&project.workdir)?;
+    output::out(&if revoked {
+        format!("Untrusted {root}: the gate runs none of its commands until you trust it again.")
+    } else {
+        format!("{root} was not trusted: nothing to change.")
+    });
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Approves the current commands of `project` after `checkpoint install` (the user just chose
+/// it) and says so; says nothing when the project supplies none.
+pub(crate) fn on_install(project: &Project) -> Result<(), CliError> {
+    if project.commands.is_empty() {
+        return Ok(());
+    }
+    project.approve()?;
+    output::out(&format!(
+        "Trusted {} to run at stops (`checkpoint untrust` withdraws it):\n{}",
+        project.workdir.display(),
+        lines(&project.commands)
+    ));
+    Ok(())
+}
+
+/// `checkpoint trust --list`.
+fn list() -> Result<ExitCode, CliError> {
+    let store = TrustStore::beside_user_config(project::host().user_config.as_deref())
+        .ok_or_else(no_config_dir)?;
+    let all = store.list()?;
+    if all.is_empty() {
+        output::out("No trusted projects.");
+    }
+    for (root, approval) in all {
+        output::out(&format!(
+            "{} (approved {}):\n{}",
+            root.display(),
+            approval.approved_at.strftime("%Y-%m-%d %H:%M UTC"),
+            lines(&approval.commands)
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One indented line per command: `  tests.command: pytest -x -q`.
+fn lines(commands: &[ProjectCommand]) -> String {
+    (commands.iter())
+        .map(|c| format!("  {}: {}", c.slot, c.text))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Asks `Trust them? [y/N]` on a terminal; refuses to guess elsewhere.
+fn confirm() -> Result<bool, CliError> {
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Err(CliError::usage(
+            "not a terminal: cannot ask whether to trust these commands",
+            "read them above, then run `checkpoint trust --yes` to approve them",
+        ));
+    }
+    let mut stderr = std::io::stderr().lock();
+    let _ = write!(stderr, "Trust them? [y/N] ");
+    let _ = stderr.flush();
+    let mut answer = String::new();
+    stdin
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| CliError::new(format!("reading the answer: {e}"), "answer y or n"))?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"))
+}
+
+/// The trust store of `project`.
+fn store(project: &Project) -> Result<TrustStore, CliError> {
+    project.trust_store().ok_or_else(no_config_dir)
+}
+
+fn no_config_dir() -> CliError {
+    CliError::from(ProjectError::NoConfigDir)
+}

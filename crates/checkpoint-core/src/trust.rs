@@ -1,0 +1,469 @@
+//! Project trust: the gate runs a project's commands only once the user approved them.
+//!
+//! A project supplies commands ([`ProjectCommand`]): its test command (from `checkpoint.toml`, or
+//! detected — `npm test`, `pytest`, `cargo test`, `go test` run the repository's code too), its
+//! rules' own test commands and actions, and its values of the guarded settings. The user approves
+//! them with `checkpoint trust` (or `checkpoint install <agent>` in the project); the approval is
+//! kept in `trust.json` beside the user config file, never in the repository, keyed by the
+//! project's canonical root and holding the exact commands approved.
+//!
+//! At a stop, [`Trust::check`] compares what the project supplies now with what was approved:
+//!
+//! - **untrusted** (nothing approved): the gate runs none of the project's commands, and still
+//!   applies the checks that run nothing (the commit gate, the rules' actions);
+//! - **changed** (the agent edited `checkpoint.toml`, a pull brought a new one): the gate runs the
+//!   last approved command of each slot and nothing new;
+//! - either way the user, not the model, is told what is not approved and how to approve it.
+//!
+//! The project file's values of the other guarded settings (`stop.commit_gate`,
+//! `stop.max_blocks`, `tests.timeout`) are held back the same way, so that an agent cannot switch
+//! a gate off by editing the file: one that is not approved gives way to the value approved for
+//! its key, or, when none was, to what the layers under the project file give (the user's file,
+//! the built-in default); the notice names each value held back. Rules' actions run nothing: they
+//! apply as the project states them, and are approved so that a change to them is shown to the
+//! user. Commands and values of the user's own config file and of `CHECKPOINT_*` variables are
+//! the user's and need no approval.
+//!
+//! Checking costs one read of one small file, on stops only.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use crate::policy::config::{Key, LowerValue, ProjectCommand, set_slot};
+use crate::policy::{Policy, RuleTests};
+use crate::store::{self, StoreError};
+
+/// The trust store's file name, beside the user config file.
+pub const TRUST_FILE: &str = "trust.json";
+
+/// The trust store: the user's approvals, one per project root.
+#[derive(Debug, Clone)]
+pub struct TrustStore {
+    path: PathBuf,
+}
+
+/// What `trust.json` holds.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct TrustFile {
+    /// Approvals by canonical project root.
+    projects: BTreeMap<PathBuf, Approval>,
+}
+
+/// What the user approved for one project.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Approval {
+    /// When.
+    pub approved_at: Timestamp,
+    /// Exactly what was approved.
+    pub commands: Vec<ProjectCommand>,
+}
+
+impl TrustStore {
+    /// The store beside the user config file; `None` without a config directory.
+    pub fn beside_user_config(user_config: Option<&Path>) -> Option<TrustStore> {
+        Some(TrustStore {
+            path: user_config?.parent()?.join(TRUST_FILE),
+        })
+    }
+
+    /// The store's file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// What was approved for the project at `root`, if anything.
+    pub fn approval(&self, root: &Path) -> Result<Option<Approval>, StoreError> {
+        let file: Option<TrustFile> = store::read_json(&self.path)?;
+        Ok(file.and_then(|mut file| file.projects.remove(&canonical(root))))
+    }
+
+    /// Approves `commands` for the project at `root`, replacing an earlier approval.
+    pub fn approve(
+        &self,
+        root: &Path,
+        commands: &[ProjectCommand],
+        now: Timestamp,
+    ) -> Result<(), StoreError> {
+        let approval = Approval {
+            approved_at: now,
+            commands: commands.to_vec(),
+        };
+        store::update_json(&self.path, |file: &mut TrustFile| {
+            file.projects.insert(canonical(root), approval);
+        })
+    }
+
+    /// Withdraws the approval of the project at `root`; whether there was one.
+    pub fn revoke(&self, root: &Path) -> Result<bool, StoreError> {
+        store::update_json(&self.path, |file: &mut TrustFile| {
+            file.projects.remove(&canonical(root)).is_some()
+        })
+    }
+
+    /// Every approval, by project root.
+    pub fn list(&self) -> Result<BTreeMap<PathBuf, Approval>, StoreError> {
+        let file: Option<TrustFile> = store::read_json(&self.path)?;
+        Ok(file.unwrap_or_default().projects)
+    }
+}
+
+/// The key of the project at `root`: its canonical path (symlinks resolved), else `root`.
+fn canonical(root: &Path) -> PathBuf {
+    root.canonicalize().unwrap_or_else(|_| root.to_owned())
+}
+
+/// How what a project supplies now compares with what the user approved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Trust {
+    /// The project supplies nothing to approve, or exactly what was approved.
+    Trusted,
+    /// Nothing was approved for the project; these are what it supplies.
+    Untrusted(Vec<ProjectCommand>),
+    /// Some of what the project supplies differs from the approval.
+    Changed {
+        /// Supplied now and not approved (new, or a slot's new text).
+        new: Vec<ProjectCommand>,
+        /// Approved and no longer supplied.
+        gone: Vec<ProjectCommand>,
+    },
+}
+
+impl Trust {
+    /// Compares the project's `current` commands with its `approval`.
+    pub fn check(current: &[ProjectCommand], approval: Option<&Approval>) -> Trust {
+        let Some(approval) = approval else {
+            return if current.is_empty() {
+                Trust::Trusted
+            } else {
+                Trust::Untrusted(current.to_vec())
+            };
+        };
+        let missing = |from: &[ProjectCommand], within: &[ProjectCommand]| -> Vec<ProjectCommand> {
+            (from.iter())
+                .filter(|c| !within.contains(c))
+                .cloned()
+                .collect()
+        };
+        let new = missing(current, &approval.commands);
+        let gone = missing(&approval.commands, current);
+        if new.is_empty() && gone.is_empty() {
+            Trust::Trusted
+        } else {
+            Trust::Changed { new, gone }
+        }
+    }
+
+    /// Makes `policy` act only on what was approved, and returns what it holds back. A command
+    /// supplied and not approved is replaced by the command approved for its slot, or by none; a
+    /// guarded setting's value (the test command's too) by the value approved for its key, or by
+    /// the key's [`LowerValue`] from `lower`. `approval` is what [`Trust::check`] was given.
+    pub fn restrict(
+        &self,
+        policy: &mut Policy,
+        approval: Option<&Approval>,
+        lower: &[LowerValue],
+    ) -> Vec<Held> {
+        let unapproved = match self {
+            Trust::Trusted => return Vec::new(),
+            Trust::Untrusted(commands) => commands,
+            Trust::Changed { new, .. } => new,
+        };
+        let approved = |slot: &str| {
+            (approval.into_iter())
+                .flat_map(|a| &a.commands)
+                .find(|a| a.slot == slot)
+                .map(|a| a.text.as_str())
+        };
+        let mut held = Vec::new();
+        for command in unapproved {
+            if let Some(key) = Key::named(&command.slot).filter(|key| key.guarded) {
+                let below = (lower.iter())
+                    .find(|l| l.slot == command.slot)
+                    .and_then(|l| l.text.as_deref());
+                // The approved value, else the lower layers', else (should neither parse, e.g.
+                // an approval written by another version) the built-in default: never the
+                // project's.
+                let default = || key.slot.read(&Policy::builtin()).map(|v| v.to_string());
+                let used = (approved(&command.slot).map(Some).into_iter())
+                    .chain([below])
+                    .map(|text| text.map(str::to_owned))
+                    .chain(std::iter::once_with(default))
+                    .find(|text| set_slot(policy, key, text.as_deref()).is_ok());
+                held.push(Held {
+                    slot: command.slot.clone(),
+                    used: used.flatten(),
+                });
+                continue;
+            }
+            let Some(rule) = command.slot.strip_prefix("rule.") else {
+                continue;
+            };
+            if let Some(name) = rule.strip_suffix(".tests") {
+                let approved = approved(&command.slot).map(str::to_owned);
+                let tests = approved.map_or(RuleTests::None, RuleTests::Command);
+                policy.rules.set_tests(name, tests);
+            }
+        }
+        held
+    }
+
+    /// What the user is told, or `None` when all is approved: what is not approved, with the
+    /// value used instead of each guarded setting `held` back (see [`Trust::restrict`]). `root`
+    /// is the project's.
+    pub fn notice(&self, root: &Path, held: &[Held]) -> Option<String> {
+        let how = format!(
+            "To approve, run `checkpoint trust` in {} (it shows what would run).",
+            root.display()
+        );
+        let mut text = String::new();
+        match self {
+            Trust::Trusted => return None,
+            Trust::Untrusted(commands) => {
+                text.push_str(
+                    "Checkpoint: this project's commands are not approved, so the stop gate ran \
+                     none of them (the commit gate still applies):",
+                );
+                list(&mut text, "", commands, held);
+            }
+            Trust::Changed { new, gone } => {
+                text.push_str(
+                    "Checkpoint: this project's commands changed since you approved them; the \
+                     stop gate still runs the approved ones.",
+                );
+                list(&mut text, "new: ", new, held);
+                list(&mut text, "no longer: ", gone, &[]);
+            }
+        }
+        text.push('\n');
+        text.push_str(&how);
+        Some(text)
+    }
+}
+
+/// A guarded setting's value the project supplies and the gate does not apply (see
+/// [`Trust::restrict`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    /// The key: `stop.commit_gate`.
+    pub slot: String,
+    /// The value applied instead, as a [`ProjectCommand`]'s text; `None` when the key is unset.
+    pub used: Option<String>,
+}
+
+/// Appends one line per command: `- <prefix><slot>: <text>`, and for a setting's value `held`
+/// back, what the gate uses instead. (The test command is a command: the notice's first line
+/// says what runs instead.)
+fn list(text: &mut String, prefix: &str, commands: &[ProjectCommand], held: &[Held]) {
+    for command in commands {
+        let _ = write!(text, "\n- {prefix}{}: {}", command.slot, command.text);
+        let held = held.iter().find(|h| h.slot == command.slot);
+        if let Some(held) = held.filter(|_| !command.runs()) {
+            let used = held.used.as_deref().unwrap_or("nothing");
+            let _ = write!(text, " (held back: the gate uses {used})");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::policy::Rule;
+
+    use super::*;
+
+    fn command(slot: &str, text: &str) -> ProjectCommand {
+        ProjectCommand {
+            slot: slot.into(),
+            text: text.into(),
+        }
+    }
+
+    fn approval(commands: &[ProjectCommand]) -> Approval {
+        Approval {
+            approved_at: Timestamp::UNIX_EPOCH,
+            commands: commands.to_vec(),
+        }
+    }
+
+    fn policy() -> Policy {
+        let mut policy = Policy::builtin();
+        policy.tests.command = Some("touch pwned".into());
+        policy.rules = crate::policy::RuleSet::compile(vec![Rule {
+            name: "api".into(),
+            include: vec!["api/**".into()],
+            exclude: Vec::new(),
+            tests: RuleTests::Command("make api-test".into()),
+            action: Some("Restart the server".into()),
+            gate: true,
+        }])
+        .unwrap();
+        policy
+    }
+
+    fn current() -> Vec<ProjectCommand> {
+        vec![
+            command("tests.command", "touch pwned"),
+            command("rule.api.tests", "make api-test"),
+            command("rule.api.action", "Restart the server"),
+        ]
+    }
+
+    #[test]
+    fn an_untrusted_project_runs_none_of_its_commands() {
+        let trust = Trust::check(&current(), None);
+        let mut restricted = policy();
+        let held = trust.restrict(&mut restricted, None, &[]);
+        assert_eq!(restricted.tests.command, None);
+        let rule = &restricted.rules.configured()[0];
+        assert_eq!(rule.tests, RuleTests::None);
+        assert_eq!(rule.action.as_deref(), Some("Restart the server"));
+        insta::assert_snapshot!(trust.notice(Path::new("/repo"), &held).unwrap(), @r"
+        Checkpoint: this project's commands are not approved, so the stop gate ran none of them (the commit gate still applies):
+        - tests.command: touch pwned
+        - rule.api.tests: make api-test
+        - rule.api.action: Restart the server
+        To approve, run `checkpoint trust` in /repo (it shows what would run).
+        ");
+    }
+
+    #[test]
+    fn nothing_to_approve_and_exact_approvals_are_trusted() {
+        assert_eq!(Trust::check(&[], None), Trust::Trusted);
+        let approved = approval(&current());
+        let trust = Trust::check(&current(), Some(&approved));
+        assert_eq!(trust, Trust::Trusted);
+        let mut same = policy();
+        assert_eq!(trust.restrict(&mut same, Some(&approved), &[]), []);
+        assert_eq!(same.tests.command.as_deref(), Some("touch pwned"));
+        assert_eq!(trust.notice(Path::new("/repo"), &[]), None);
+    }
+
+    #[test]
+    fn a_changed_command_runs_the_approved_one_of_its_slot() {
+        let approved = approval(&[
+            command("tests.command", "python3 -m unittest -q"),
+            command("rule.api.action", "Restart the server"),
+            command("stop.commit_gate", "true"),
+        ]);
+        let trust = Trust::check(&current(), Some(&approved));
+        let mut restricted = policy();
+        let held = trust.restrict(&mut restricted, Some(&approved), &[]);
+        assert_eq!(
+            restricted.tests.command.as_deref(),
+            Some("python3 -m unittest -q")
+        );
+        assert_eq!(restricted.rules.configured()[0].tests, RuleTests::None);
+        insta::assert_snapshot!(trust.notice(Path::new("/repo"), &held).unwrap(), @r"
+        Checkpoint: this project's commands changed since you approved them; the stop gate still runs the approved ones.
+        - new: tests.command: touch pwned
+        - new: rule.api.tests: make api-test
+        - no longer: tests.command: python3 -m unittest -q
+        - no longer: stop.commit_gate: true
+        To approve, run `checkpoint trust` in /repo (it shows what would run).
+        ");
+    }
+
+    /// The project file's `checkpoint.toml` and the user's config file, merged with `env`: what
+    /// the project supplies, the lower layers' values, and the policy.
+    fn layered(
+        project: &str,
+        user: &str,
+        env: &[(&str, &str)],
+    ) -> (Vec<ProjectCommand>, Vec<LowerValue>, Policy) {
+        use crate::policy::config::{ConfigFile, Effective};
+        let file = Path::new("/repo/checkpoint.toml");
+        let user_file = Path::new("/home/me/.config/checkpoint/config.toml");
+        let files = vec![
+            ConfigFile::parse(user_file, user.to_owned()).unwrap(),
+            ConfigFile::parse(file, project.to_owned()).unwrap(),
+        ];
+        let env: Vec<(String, String)> = (env.iter())
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let effective = Effective::merge(files, &env, || None).unwrap();
+        let commands = effective.project_commands(file);
+        let lower = effective.lower_values(file);
+        (commands, lower, effective.into_policy())
+    }
+
+    #[test]
+    fn guarded_values_of_the_project_file_apply_only_once_approved() {
+        let project = "[tests]\ntimeout = \"1s\"\n[stop]\ncommit_gate = false\nmax_blocks = 0\n";
+        let (commands, lower, policy) = layered(project, "[tests]\ntimeout = \"10m\"\n", &[]);
+        // An earlier approval had `max_blocks = 5`.
+        let approved = approval(&[command("stop.max_blocks", "5")]);
+        let trust = Trust::check(&commands, Some(&approved));
+        let mut restricted = policy.clone();
+        let held = trust.restrict(&mut restricted, Some(&approved), &lower);
+        // The approved value, else the user's file, else the built-in default.
+        assert_eq!(restricted.stop.max_blocks, 5);
+        assert_eq!(restricted.tests.timeout, Duration::from_secs(600));
+        assert!(restricted.stop.commit_gate);
+        insta::assert_snapshot!(trust.notice(Path::new("/repo"), &held).unwrap(), @r#"
+        Checkpoint: this project's commands changed since you approved them; the stop gate still runs the approved ones.
+        - new: tests.timeout: "1s" (held back: the gate uses "10m")
+        - new: stop.commit_gate: false (held back: the gate uses true)
+        - new: stop.max_blocks: 0 (held back: the gate uses 5)
+        - no longer: stop.max_blocks: 5
+        To approve, run `checkpoint trust` in /repo (it shows what would run).
+        "#);
+
+        // Untrusted: nothing approved, the lower layers' values.
+        let trust = Trust::check(&commands, None);
+        let mut restricted = policy.clone();
+        trust.restrict(&mut restricted, None, &lower);
+        assert_eq!(
+            restricted.stop.max_blocks,
+            Policy::builtin().stop.max_blocks
+        );
+        assert!(restricted.stop.commit_gate);
+
+        // Approved: the project's values apply.
+        let all = approval(&commands);
+        let trust = Trust::check(&commands, Some(&all));
+        assert_eq!(trust, Trust::Trusted);
+        let mut applied = policy.clone();
+        trust.restrict(&mut applied, Some(&all), &lower);
+        assert_eq!(applied.stop.max_blocks, 0);
+        assert_eq!(applied.tests.timeout, Duration::from_secs(1));
+        assert!(!applied.stop.commit_gate);
+    }
+
+    /// The user's own `CHECKPOINT_*` variables are the user's: never held back, never listed.
+    #[test]
+    fn the_users_variables_always_apply() {
+        let env = [("CHECKPOINT_STOP_COMMIT_GATE", "false")];
+        let (commands, lower, mut policy) = layered("[stop]\ncommit_gate = true\n", "", &env);
+        assert_eq!((commands, lower), (vec![], vec![]));
+        Trust::check(&[], None).restrict(&mut policy, None, &[]);
+        assert!(!policy.stop.commit_gate);
+    }
+
+    #[test]
+    fn approvals_are_kept_by_canonical_root() {
+        let config = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let link = config.path().join("link");
+        std::os::unix::fs::symlink(project.path(), &link).unwrap();
+        let store = TrustStore::beside_user_config(Some(&config.path().join("config.toml")));
+        let store = store.unwrap();
+        assert_eq!(store.approval(project.path()).unwrap(), None);
+        store
+            .approve(&link, &current(), Timestamp::UNIX_EPOCH)
+            .unwrap();
+        assert_eq!(
+            store.approval(project.path()).unwrap(),
+            Some(approval(&current()))
+        );
+        let roots: Vec<PathBuf> = store.list().unwrap().into_keys().collect();
+        assert_eq!(roots, [project.path().canonicalize().unwrap()]);
+        assert!(store.revoke(project.path()).unwrap());
+        assert!(!store.revoke(project.path()).unwrap());
+        assert_eq!(store.approval(&link).unwrap(), None);
+    }
+}
