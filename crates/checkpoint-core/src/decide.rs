@@ -187,6 +187,8 @@ pub enum Note {
     },
     /// Code changed, but there is no test command.
     NoTestCommand,
+    /// Code changed, and the project's test command did not run: the user has not approved it.
+    TestsAwaitApproval,
     /// The repository has no commits yet; changes are against the empty tree.
     UnbornHead,
     /// `HEAD` is detached.
@@ -413,7 +415,11 @@ fn requirements(
         }
     }
     if wants_project_tests && policy.tests.command.is_none() {
-        notes.push(Note::NoTestCommand);
+        notes.push(if policy.tests.awaiting_approval {
+            Note::TestsAwaitApproval
+        } else {
+            Note::NoTestCommand
+        });
     }
 
     if !failed.is_empty() {

@@ -217,6 +217,9 @@ fn note_text(note: &Note) -> String {
         Note::NoTestCommand => "code changed but no test command is configured or detected; set \
              [tests] command in checkpoint.toml."
             .to_owned(),
+        Note::TestsAwaitApproval => {
+            "no tests ran: the project's test command awaits the user's approval.".to_owned()
+        }
         Note::UnbornHead => {
             "no commits yet: changes are compared with an empty repository.".to_owned()
         }

@@ -208,6 +208,10 @@ impl Trust {
                 policy.rules.set_tests(name, tests);
             }
         }
+        // A project test command held back with nothing approved in its place: say so, rather
+        // than that there is none.
+        policy.tests.awaiting_approval =
+            policy.tests.command.is_none() && held.iter().any(|h| h.slot == "tests.command");
         held
     }
 
@@ -319,6 +323,7 @@ mod tests {
         let mut restricted = policy();
         let held = trust.restrict(&mut restricted, None, &[]);
         assert_eq!(restricted.tests.command, None);
+        assert!(restricted.tests.awaiting_approval, "{restricted:?}");
         let rule = &restricted.rules.configured()[0];
         assert_eq!(rule.tests, RuleTests::None);
         assert_eq!(rule.action.as_deref(), Some("Restart the server"));

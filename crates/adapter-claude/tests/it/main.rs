@@ -253,6 +253,12 @@ fn project_commands_run_only_once_trusted() {
         "{reason}"
     );
     assert!(!reason.contains("checkpoint trust"), "{reason}");
+    // The model is told why no tests ran, not that none is configured.
+    assert!(
+        reason.contains("the project's test command awaits the user's approval")
+            && !reason.contains("no test command is configured"),
+        "{reason}"
+    );
     assert_snapshot!(stable(notice.unwrap()), @r"
     Checkpoint: this project's commands are not approved, so the stop gate ran none of them (the commit gate still applies):
     - tests.command: touch [config]/first && python3 -m unittest -q

@@ -640,6 +640,7 @@ mod tests {
             TestSettings {
                 command: Some("make test".into()),
                 timeout: Duration::from_secs(300),
+                ..TestSettings::default()
             }
         );
         assert_eq!(
@@ -675,6 +676,7 @@ mod tests {
             TestSettings {
                 command: Some("just test".into()),
                 timeout: Duration::from_secs(90),
+                ..TestSettings::default()
             }
         );
         assert_eq!(

@@ -64,6 +64,10 @@ pub struct TestSettings {
     /// How long one test command may run before its process group is killed.
     #[serde(with = "duration_secs")]
     pub timeout: Duration,
+    /// The project has a test command the user has not approved yet, so `command` is `None` for
+    /// that reason (set by the trust check, never by a config file).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub awaiting_approval: bool,
 }
 
 /// `[git]`: how the repository is read.
@@ -132,6 +136,7 @@ impl Default for TestSettings {
         TestSettings {
             command: None,
             timeout: Duration::from_secs(120),
+            awaiting_approval: false,
         }
     }
 }

@@ -296,6 +296,18 @@ fn notes() {
 }
 
 #[test]
+fn a_test_command_awaiting_approval_is_not_called_missing() {
+    let d = Decision::Allow {
+        reason: AllowReason::NoChanges,
+        notes: vec![Note::TestsAwaitApproval],
+    };
+    assert_snapshot!(message(&d), @r"
+    Checkpoint — No changes since the last commit.
+    Note: no tests ran: the project's test command awaits the user's approval.
+    ");
+}
+
+#[test]
 fn durations() {
     assert_eq!(duration(850), "850ms");
     assert_eq!(duration(1234), "1.2s");
