@@ -383,7 +383,7 @@ fn moved_paths(
 /// The content of each of `paths` in `commit`; paths that are not a blob there are left out.
 /// One `git cat-file --batch` reads them all; a path holding a newline (which the batch protocol
 /// cannot carry) gets a `git cat-file blob` of its own.
-fn read_blobs(
+pub(crate) fn read_blobs(
     repo: &Repo,
     commit: &str,
     paths: &BTreeSet<String>,
