@@ -416,3 +416,43 @@ fn an_edited_block_cap_is_held_back_until_approved() {
         edit.approved
     );
 }
+
+#[test]
+fn a_skipped_test_blocks_and_names_the_file() {
+    let repo = repo("python-passing");
+    let test = repo.path().join("test_calc.py");
+    let text = std::fs::read_to_string(&test).unwrap();
+    let skipped = text.replace(
+        "    def test_add",
+        "    @unittest.skip(\"flaky\")\n    def test_add",
+    );
+    std::fs::write(&test, skipped).unwrap();
+    let run = CLAUDE.fire(repo.path(), "Stop");
+    let answer: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(answer["decision"], "block", "{run:?}");
+    assert_snapshot!(answer["reason"].as_str().unwrap(), @r"
+    Checkpoint — The tests were weakened:
+      test_calc.py:7: new skip/focus marker `@unittest.skip`
+    Fix the code, not the tests: restore what was weakened. If a test itself was wrong, say so to the user in your final answer.
+    ");
+}
+
+#[test]
+fn a_new_test_is_no_integrity_block() {
+    let repo = repo("python-passing");
+    let test = repo.path().join("test_calc.py");
+    let text = std::fs::read_to_string(&test).unwrap();
+    let added = text.replace(
+        "\n\nif __name__",
+        "\n    def test_add_zero(self):\n        self.assertEqual(add(0, 0), 0)\n\n\nif __name__",
+    );
+    std::fs::write(&test, added).unwrap();
+    let run = CLAUDE.fire(repo.path(), "Stop");
+    let answer: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let reason = answer["reason"].as_str().unwrap();
+    assert!(!reason.contains("weakened"), "{reason}");
+    assert!(
+        reason.starts_with("Checkpoint — Tests: 3 passed"),
+        "{reason}"
+    );
+}
