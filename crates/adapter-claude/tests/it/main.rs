@@ -417,8 +417,8 @@ fn an_edited_block_cap_is_held_back_until_approved() {
     );
 }
 
-#[test]
-fn a_skipped_test_blocks_and_names_the_file() {
+/// `python-passing` with `@unittest.skip("flaky")` added to `test_add`.
+fn skipped_test() -> tempfile::TempDir {
     let repo = repo("python-passing");
     let test = repo.path().join("test_calc.py");
     let text = std::fs::read_to_string(&test).unwrap();
@@ -427,6 +427,12 @@ fn a_skipped_test_blocks_and_names_the_file() {
         "    @unittest.skip(\"flaky\")\n    def test_add",
     );
     std::fs::write(&test, skipped).unwrap();
+    repo
+}
+
+#[test]
+fn a_skipped_test_blocks_and_names_the_file() {
+    let repo = skipped_test();
     let run = CLAUDE.fire(repo.path(), "Stop");
     let answer: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(answer["decision"], "block", "{run:?}");
@@ -454,5 +460,28 @@ fn a_new_test_is_no_integrity_block() {
     assert!(
         reason.starts_with("Checkpoint — Tests: 3 passed"),
         "{reason}"
+    );
+}
+
+#[test]
+fn integrity_warn_tells_the_user_and_allows() {
+    let repo = skipped_test();
+    let env = [
+        ("CHECKPOINT_INTEGRITY_MODE", "warn"),
+        ("CHECKPOINT_STOP_COMMIT_GATE", "false"),
+    ];
+    let run = CLAUDE.fire_with(repo.path(), "Stop", &[], &env);
+    let answer: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let notice = answer["systemMessage"].as_str().unwrap();
+    assert!(
+        notice.starts_with("Checkpoint — Tests: 1 passed"),
+        "{notice}"
+    );
+    assert!(
+        notice.ends_with(
+            "\nNote: the tests were weakened (test_calc.py:7: new skip/focus marker \
+             `@unittest.skip`)."
+        ),
+        "{notice}"
     );
 }
