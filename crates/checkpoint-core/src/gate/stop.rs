@@ -27,7 +27,7 @@ use super::call::Call;
 use super::continuity;
 
 /// Test files bigger than this (on either side) get only the file-level integrity check.
-const MAX_INTEGRITY_BYTES: u64 = 1024 * 1024;
+const MAX_INTEGRITY_BYTES: usize = 1024 * 1024;
 
 /// Judges an end of turn. Outside git, or when git cannot be read, the stop is allowed as it is.
 pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer, ProjectError> {
@@ -127,8 +127,8 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
     Ok(answer)
 }
 
-/// The integrity findings of `changes`: each modified test file's text at `HEAD` (one
-/// `git cat-file --batch`) and in the worktree, analysed. A side bigger than
+/// The integrity findings of `changes`: each modified test file's text at `HEAD` (sized, then
+/// read, by `git cat-file`) and in the worktree, analysed. A side bigger than
 /// [`MAX_INTEGRITY_BYTES`], or not UTF-8, is left out; failing to read `HEAD` is a warning and
 /// leaves only the file-level checks.
 fn integrity_findings(
@@ -142,10 +142,11 @@ fn integrity_findings(
         .collect();
     let mut old = match changes.head.commit() {
         Some(commit) if !modified.is_empty() => {
-            crate::continuity::diff::read_blobs(repo, commit, &modified).unwrap_or_else(|e| {
-                warnings.push(format!("integrity: {e}"));
-                BTreeMap::new()
-            })
+            crate::continuity::diff::small_blobs(repo, commit, &modified, MAX_INTEGRITY_BYTES)
+                .unwrap_or_else(|e| {
+                    warnings.push(format!("integrity: {e}"));
+                    BTreeMap::new()
+                })
         }
         _ => BTreeMap::new(),
     };
@@ -155,7 +156,6 @@ fn integrity_findings(
             let sides = Sides {
                 old: old
                     .remove(&path)
-                    .filter(|blob| blob.len() as u64 <= MAX_INTEGRITY_BYTES)
                     .and_then(|blob| String::from_utf8(blob).ok()),
                 new: read_bounded(&repo.workdir.join(&path)),
             };
@@ -170,10 +170,10 @@ fn read_bounded(path: &Path) -> Option<String> {
     let mut text = String::new();
     let read = File::open(path)
         .ok()?
-        .take(MAX_INTEGRITY_BYTES + 1)
+        .take(MAX_INTEGRITY_BYTES as u64 + 1)
         .read_to_string(&mut text)
         .ok()?;
-    (read as u64 <= MAX_INTEGRITY_BYTES).then_some(text)
+    (read <= MAX_INTEGRITY_BYTES).then_some(text)
 }
 
 /// `notice` unless the session was already shown it (`shown` holds the digest of the last one
