@@ -444,23 +444,26 @@ fn a_skipped_test_blocks_and_names_the_file() {
 }
 
 #[test]
-fn a_new_test_is_no_integrity_block() {
-    let repo = repo("python-passing");
-    let test = repo.path().join("test_calc.py");
-    let text = std::fs::read_to_string(&test).unwrap();
-    let added = text.replace(
-        "\n\nif __name__",
-        "\n    def test_add_zero(self):\n        self.assertEqual(add(0, 0), 0)\n\n\nif __name__",
-    );
-    std::fs::write(&test, added).unwrap();
-    let run = CLAUDE.fire(repo.path(), "Stop");
-    let answer: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    let reason = answer["reason"].as_str().unwrap();
-    assert!(!reason.contains("weakened"), "{reason}");
-    assert!(
-        reason.starts_with("Checkpoint — Tests: 3 passed"),
-        "{reason}"
-    );
+fn a_new_or_renamed_test_is_no_integrity_block() {
+    for (from, to, passed) in [
+        (
+            "\n\nif __name__",
+            "\n    def test_add_zero(self):\n        self.assertEqual(add(0, 0), 0)\n\n\nif __name__",
+            "3 passed",
+        ),
+        ("def test_add(", "def test_addition(", "2 passed"),
+    ] {
+        let repo = repo("python-passing");
+        let test = repo.path().join("test_calc.py");
+        let text = std::fs::read_to_string(&test).unwrap();
+        std::fs::write(&test, text.replace(from, to)).unwrap();
+        let run = CLAUDE.fire(repo.path(), "Stop");
+        let answer: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        let reason = answer["reason"].as_str().unwrap();
+        assert!(!reason.contains("weakened"), "{reason}");
+        let headline = format!("Checkpoint — Tests: {passed}");
+        assert!(reason.starts_with(&headline), "{reason}");
+    }
 }
 
 #[test]
