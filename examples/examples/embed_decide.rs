@@ -48,6 +48,7 @@ fn main() {
         fingerprint: None,
         tests,
         session: SessionFacts::default(),
+        integrity: Vec::new(),
         now: jiff::Timestamp::UNIX_EPOCH,
     };
     let decision = decide::decide(stop, &facts, &policy).decision;

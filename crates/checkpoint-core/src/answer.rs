@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::decide::{AllowReason, Decision};
+use crate::decide::{AllowReason, Decision, Note};
 
 /// The answer to one hook event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,7 +63,8 @@ pub struct StopAnswer {
 
 impl StopAnswer {
     /// The text a user should see although the stop was allowed: the block cap was reached, the
-    /// gate could not check everything, or work is not in a checkpoint yet; on a block, only the
+    /// gate could not check everything, the tests were weakened (`[integrity] mode = "warn"`),
+    /// or work is not in a checkpoint yet; on a block, only the
     /// [`notice`](StopAnswer::notice). `None` for ordinary allows and blocks.
     pub fn user_notice(&self) -> Option<String> {
         let notable = match &self.decision {
@@ -71,7 +72,13 @@ impl StopAnswer {
                 reason: AllowReason::CapReached { .. },
                 ..
             } => true,
-            decision => decision.is_degraded(),
+            decision => {
+                decision.is_degraded()
+                    || decision
+                        .notes()
+                        .iter()
+                        .any(|n| matches!(n, Note::IntegrityWarning { .. }))
+            }
         };
         let message = (notable && !self.message.is_empty()).then_some(self.message.as_str());
         let parts: Vec<&str> = message.into_iter().chain(self.notice.as_deref()).collect();

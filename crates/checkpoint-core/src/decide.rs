@@ -15,8 +15,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::changes::{Change, ChangeSet, RepoFacts};
 use crate::event::HookEvent;
+use crate::integrity::Finding;
 use crate::outcome::{TestRun, TestStatus};
-use crate::policy::Policy;
+use crate::policy::{IntegrityMode, Policy};
 
 /// An end of turn, as the decision sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +57,10 @@ pub struct Facts {
     pub tests: Vec<TestRun>,
     /// Session memory.
     pub session: SessionFacts,
+    /// How the change set weakens the tests (see [`crate::integrity`]); empty when the analysis
+    /// is off or found nothing.
+    #[serde(default)]
+    pub integrity: Vec<Finding>,
     /// The time of the stop.
     pub now: Timestamp,
 }
@@ -150,6 +155,12 @@ pub enum AllowReason {
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum BlockReason {
+    /// The change set weakens the tests (with `[integrity] mode = "block"`). Decided before the
+    /// test results, which a weakened test suite makes meaningless.
+    Integrity {
+        /// What was weakened, and where.
+        findings: Vec<Finding>,
+    },
     /// At least one test command failed or timed out.
     TestsFailed {
         /// The failed or timed-out runs.
@@ -200,6 +211,12 @@ pub enum Note {
     NonUtf8Paths {
         /// How many.
         count: usize,
+    },
+    /// The change set weakens the tests, and `[integrity] mode = "warn"` lets the stop through:
+    /// the user is told.
+    IntegrityWarning {
+        /// What was weakened, and where.
+        findings: Vec<Finding>,
     },
 }
 
@@ -293,6 +310,16 @@ fn decision(stop: Stop, facts: &Facts, policy: &Policy) -> Decision {
     };
     let mut notes = repo_notes(changes);
     let (verdict, tests, files) = requirements(changes, facts, policy, &mut notes);
+    let findings = facts.integrity.clone();
+    let verdict = match policy.integrity.mode {
+        _ if findings.is_empty() => verdict,
+        IntegrityMode::Block => Some(BlockReason::Integrity { findings }),
+        IntegrityMode::Warn => {
+            notes.push(Note::IntegrityWarning { findings });
+            verdict
+        }
+        IntegrityMode::Off => verdict,
+    };
     let Some(reason) = verdict else {
         if changes.is_empty() {
             return allow(AllowReason::NoChanges, notes);
@@ -334,7 +361,9 @@ fn next_session(session: &SessionFacts, decision: &Decision, facts: &Facts) -> S
                     next.actions_shown_for = facts.fingerprint.clone();
                 }
                 BlockReason::Capture { .. } => next.last_capture = Some(facts.now),
-                BlockReason::Required { .. } | BlockReason::TestsFailed { .. } => {}
+                BlockReason::Required { .. }
+                | BlockReason::TestsFailed { .. }
+                | BlockReason::Integrity { .. } => {}
             }
             next
         }

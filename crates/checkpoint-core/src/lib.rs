@@ -34,6 +34,7 @@ pub mod changes;
 pub mod decide;
 pub mod event;
 pub mod home;
+pub mod integrity;
 pub mod outcome;
 pub mod policy;
 pub mod render;

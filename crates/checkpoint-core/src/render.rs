@@ -5,10 +5,13 @@ use std::fmt::Write as _;
 
 use crate::changes::{Change, ChangeKind};
 use crate::decide::{AllowReason, BlockReason, Decision, Note};
+use crate::integrity::Finding;
 use crate::outcome::{TestRun, TestStatus};
 
 /// Longest file list shown before "… and N more files".
 pub const MAX_FILES_SHOWN: usize = 20;
+/// Most integrity findings shown before "… and N more".
+pub const MAX_FINDINGS_SHOWN: usize = 10;
 
 /// `text` with nothing a terminal would act on: tabs become spaces, other control characters
 /// (escape sequences, carriage returns, bells…) are dropped; newlines stay.
@@ -42,6 +45,14 @@ pub fn message(decision: &Decision) -> String {
 
 fn block_text(out: &mut String, reason: &BlockReason) {
     match reason {
+        BlockReason::Integrity { findings } => {
+            out.push_str("Checkpoint — The tests were weakened:\n");
+            finding_list(out, findings);
+            out.push_str(
+                "Fix the code, not the tests: restore what was weakened. If a test itself was \
+                 wrong, say so to the user in your final answer.\n",
+            );
+        }
         BlockReason::TestsFailed { failed } => tests_failed(out, failed),
         BlockReason::Required {
             tests,
@@ -179,6 +190,9 @@ fn allow_text(out: &mut String, reason: &AllowReason) {
 
 fn unresolved(reason: &BlockReason) -> String {
     match reason {
+        BlockReason::Integrity { findings } => {
+            format!("the tests were weakened ({})", finding_summary(findings))
+        }
         BlockReason::TestsFailed { failed } => {
             let names: Vec<&str> = failed
                 .iter()
@@ -226,6 +240,9 @@ fn note_text(note: &Note) -> String {
         Note::DetachedHead { commit } => {
             format!("HEAD is detached at {}.", &commit[..commit.len().min(12)])
         }
+        Note::IntegrityWarning { findings } => {
+            format!("the tests were weakened ({}).", finding_summary(findings))
+        }
         Note::NonUtf8Paths { count: n } => format!(
             "{} not valid UTF-8 and shown approximately.",
             if *n == 1 {
@@ -272,6 +289,37 @@ fn file_list(out: &mut String, files: &[Change]) {
             count(files.len() - MAX_FILES_SHOWN, "more file")
         );
     }
+}
+
+/// One line per finding, "  file:line: description", up to [`MAX_FINDINGS_SHOWN`].
+fn finding_list(out: &mut String, findings: &[Finding]) {
+    for finding in findings.iter().take(MAX_FINDINGS_SHOWN) {
+        let _ = writeln!(out, "  {}", finding_line(finding));
+    }
+    if findings.len() > MAX_FINDINGS_SHOWN {
+        let _ = writeln!(out, "  … and {} more", findings.len() - MAX_FINDINGS_SHOWN);
+    }
+}
+
+/// "file:line: description".
+fn finding_line(finding: &Finding) -> String {
+    match finding.line {
+        Some(line) => format!("{}:{line}: {}", finding.file, finding.description),
+        None => format!("{}: {}", finding.file, finding.description),
+    }
+}
+
+/// The findings on one line, up to [`MAX_FINDINGS_SHOWN`], "; "-separated.
+fn finding_summary(findings: &[Finding]) -> String {
+    let mut shown: Vec<String> = findings
+        .iter()
+        .take(MAX_FINDINGS_SHOWN)
+        .map(finding_line)
+        .collect();
+    if findings.len() > MAX_FINDINGS_SHOWN {
+        shown.push(format!("and {} more", findings.len() - MAX_FINDINGS_SHOWN));
+    }
+    shown.join("; ")
 }
 
 fn count(n: usize, what: &str) -> String {

@@ -416,3 +416,75 @@ fn an_edited_block_cap_is_held_back_until_approved() {
         edit.approved
     );
 }
+
+/// `python-passing` with `@unittest.skip("flaky")` added to `test_add`.
+fn skipped_test() -> tempfile::TempDir {
+    let repo = repo("python-passing");
+    let test = repo.path().join("test_calc.py");
+    let text = std::fs::read_to_string(&test).unwrap();
+    let skipped = text.replace(
+        "    def test_add",
+        "    @unittest.skip(\"flaky\")\n    def test_add",
+    );
+    std::fs::write(&test, skipped).unwrap();
+    repo
+}
+
+#[test]
+fn a_skipped_test_blocks_and_names_the_file() {
+    let repo = skipped_test();
+    let run = CLAUDE.fire(repo.path(), "Stop");
+    let answer: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(answer["decision"], "block", "{run:?}");
+    assert_snapshot!(answer["reason"].as_str().unwrap(), @r"
+    Checkpoint — The tests were weakened:
+      test_calc.py:7: new skip/focus marker `@unittest.skip`
+    Fix the code, not the tests: restore what was weakened. If a test itself was wrong, say so to the user in your final answer.
+    ");
+}
+
+#[test]
+fn a_new_or_renamed_test_is_no_integrity_block() {
+    for (from, to, passed) in [
+        (
+            "\n\nif __name__",
+            "\n    def test_add_zero(self):\n        self.assertEqual(add(0, 0), 0)\n\n\nif __name__",
+            "3 passed",
+        ),
+        ("def test_add(", "def test_addition(", "2 passed"),
+    ] {
+        let repo = repo("python-passing");
+        let test = repo.path().join("test_calc.py");
+        let text = std::fs::read_to_string(&test).unwrap();
+        std::fs::write(&test, text.replace(from, to)).unwrap();
+        let run = CLAUDE.fire(repo.path(), "Stop");
+        let answer: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        let reason = answer["reason"].as_str().unwrap();
+        assert!(!reason.contains("weakened"), "{reason}");
+        let headline = format!("Checkpoint — Tests: {passed}");
+        assert!(reason.starts_with(&headline), "{reason}");
+    }
+}
+
+#[test]
+fn integrity_warn_tells_the_user_and_allows() {
+    let repo = skipped_test();
+    let env = [
+        ("CHECKPOINT_INTEGRITY_MODE", "warn"),
+        ("CHECKPOINT_STOP_COMMIT_GATE", "false"),
+    ];
+    let run = CLAUDE.fire_with(repo.path(), "Stop", &[], &env);
+    let answer: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let notice = answer["systemMessage"].as_str().unwrap();
+    assert!(
+        notice.starts_with("Checkpoint — Tests: 1 passed"),
+        "{notice}"
+    );
+    assert!(
+        notice.ends_with(
+            "\nNote: the tests were weakened (test_calc.py:7: new skip/focus marker \
+             `@unittest.skip`)."
+        ),
+        "{notice}"
+    );
+}

@@ -194,6 +194,28 @@ fn json_prints_the_typed_decision() {
 }
 
 #[test]
+fn json_carries_integrity_findings() {
+    let repo = repo("python-passing");
+    fs::remove_file(repo.path().join("test_calc.py")).unwrap();
+    let out = checkpoint(repo.path(), &["check", "--json"], "");
+    assert_eq!(code(&out), 1);
+    let value: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(value["verdict"], "block");
+    assert_eq!(
+        value["reason"],
+        serde_json::json!({
+            "kind": "integrity",
+            "findings": [{
+                "kind": "test_file_deleted",
+                "file": "test_calc.py",
+                "line": null,
+                "description": "test file deleted",
+            }],
+        })
+    );
+}
+
+#[test]
 fn bad_input_exits_2_with_one_line_and_a_hint() {
     let repo = repo("python-passing");
     let cases: Vec<(&str, String)> = vec![

@@ -134,6 +134,7 @@ fn config_lists_every_key_with_its_value_and_origin() {
     resume.auto = true                               # default
     resume.max_restarts = 3                          # default
     clear.auto_checkpoint = true                     # default
+    integrity.mode = "block"                         # default
     rule.docs = { gate = false, include = ["docs/**"], tests = false }  # checkpoint.toml:6
     "#);
 }

@@ -420,6 +420,60 @@ fn read_blobs(
     Ok(blobs)
 }
 
+/// The type and size of the object a `git cat-file --batch(-check)` header line describes;
+/// `None` for a missing one. A found object is "<oid> <type> <size>"; anything else names the
+/// object (which may hold spaces) and says what is wrong with it, e.g. "<name> missing".
+fn object_header(header: &str) -> Result<Option<(&str, usize)>, String> {
+    let fields: Vec<&str> = header.split(' ').collect();
+    if let [oid, kind, size] = fields.as_slice()
+        && oid.bytes().all(|b| b.is_ascii_hexdigit())
+        && let Ok(size) = size.parse::<usize>()
+    {
+        return Ok(Some((kind, size)));
+    }
+    if header.ends_with(" missing") || header.ends_with(" ambiguous") {
+        return Ok(None);
+    }
+    Err(format!("unexpected header `{header}`"))
+}
+
+/// The content of each of `paths` in `commit` that is a blob of at most `max` bytes: one
+/// `git cat-file --batch-check` for the sizes, then [`read_blobs`] for the small ones, so a
+/// big blob is never read. A path holding a newline is left out.
+pub(crate) fn small_blobs(
+    repo: &Repo,
+    commit: &str,
+    paths: &BTreeSet<String>,
+    max: usize,
+) -> Result<BTreeMap<String, Vec<u8>>, DiffError> {
+    let batched: Vec<&String> = paths.iter().filter(|path| !path.contains('\n')).collect();
+    if batched.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let input: String = batched
+        .iter()
+        .map(|path| format!("{commit}:{path}\n"))
+        .collect();
+    let expression = git(
+        repo,
+        &["cat-file", "--batch-check"],
+        Some(input.into_bytes()),
+    );
+    let out = succeeded(run(expression, "cat-file", GIT_TIMEOUT)?, "cat-file")?;
+    let headers = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut small = BTreeSet::new();
+    for (path, header) in batched.into_iter().zip(headers.lines()) {
+        let found = object_header(header).map_err(|reason| DiffError::Output {
+            what: "cat-file",
+            reason,
+        })?;
+        if matches!(found, Some(("blob", size)) if size <= max) {
+            small.insert(path.clone());
+        }
+    }
+    read_blobs(repo, commit, &small)
+}
+
 /// Splits `git cat-file --batch` output into `count` answers: the content of each blob, `None`
 /// for a missing object or one that is not a blob.
 fn parse_batch(mut out: &[u8], count: usize) -> Result<Vec<Option<Vec<u8>>>, DiffError> {
@@ -435,21 +489,10 @@ fn parse_batch(mut out: &[u8], count: usize) -> Result<Vec<Option<Vec<u8>>>, Dif
             .ok_or_else(|| malformed("the output ends early"))?;
         let header = String::from_utf8_lossy(&out[..end]).into_owned();
         out = &out[end + 1..];
-        // A found object is "<oid> <type> <size>"; anything else names the object (which may
-        // hold spaces) and says what is wrong with it, e.g. "<name> missing".
-        let fields: Vec<&str> = header.split(' ').collect();
-        let found = match fields.as_slice() {
-            [oid, kind, size] if oid.bytes().all(|b| b.is_ascii_hexdigit()) => {
-                size.parse::<usize>().ok().map(|size| (*kind, size))
-            }
-            _ => None,
-        };
-        let Some((kind, size)) = found else {
-            if header.ends_with(" missing") || header.ends_with(" ambiguous") {
-                answers.push(None);
-                continue;
-            }
-            return Err(malformed(&format!("unexpected header `{header}`")));
+        let Some((kind, size)) = object_header(&header).map_err(|reason| malformed(&reason))?
+        else {
+            answers.push(None);
+            continue;
         };
         if out.len() <= size || out[size] != b'\n' {
             return Err(malformed("an object's content ends early"));

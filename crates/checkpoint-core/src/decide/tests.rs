@@ -7,6 +7,7 @@ use proptest::prelude::*;
 use super::*;
 use crate::changes::{ChangeKind, Head};
 use crate::event::{Agent, EventKind};
+use crate::integrity::FindingKind;
 use crate::outcome::TestOutcome;
 use crate::policy::{Rule, RuleSet, RuleTests};
 
@@ -74,6 +75,7 @@ fn facts(changes: ChangeSet, statuses: &[TestStatus], session: SessionFacts) -> 
             })
             .collect(),
         session,
+        integrity: Vec::new(),
         now: Timestamp::from_second(NOW).unwrap(),
     }
 }
@@ -375,4 +377,66 @@ fn planned_tests_are_deduplicated_per_command() {
         ]
     );
     let _ = Agent::Claude;
+}
+
+fn skipped_test() -> Finding {
+    Finding {
+        kind: FindingKind::MarkerAdded,
+        file: "tests/test_calc.py".into(),
+        line: Some(7),
+        description: "new skip/focus marker `@unittest.skip`".into(),
+    }
+}
+
+#[test]
+fn integrity_findings_block_before_failing_tests_and_count_toward_the_cap() {
+    let changes = changeset(&[("tests/test_calc.py", ChangeKind::Modified)]);
+    let mut f = facts(changes, &[TestStatus::Failed], SessionFacts::default());
+    f.integrity = vec![skipped_test()];
+    let policy = policy(false, 2, false);
+    let first = decide(stop(false), &f, &policy);
+    assert_eq!(
+        first.decision,
+        Decision::Block {
+            reason: BlockReason::Integrity {
+                findings: vec![skipped_test()]
+            },
+            notes: Vec::new(),
+            block: 1,
+            max_blocks: 2,
+        }
+    );
+    f.session = first.session;
+    let second = decide(stop(true), &f, &policy);
+    assert!(second.decision.is_block());
+    f.session = second.session;
+    let third = decided(stop(true), &f, &policy);
+    assert!(matches!(
+        third,
+        Decision::Allow {
+            reason: AllowReason::CapReached { blocks: 2, pending },
+            ..
+        } if matches!(*pending, BlockReason::Integrity { .. })
+    ));
+}
+
+#[test]
+fn integrity_warn_allows_with_a_note_and_off_ignores() {
+    let changes = changeset(&[("tests/test_calc.py", ChangeKind::Modified)]);
+    let mut f = facts(changes, &[TestStatus::Passed], SessionFacts::default());
+    f.integrity = vec![skipped_test()];
+    let mut policy = policy(false, 3, false);
+    policy.integrity.mode = IntegrityMode::Warn;
+    let warned = decided(stop(false), &f, &policy);
+    assert!(!warned.is_block());
+    assert_eq!(
+        warned.notes(),
+        [Note::IntegrityWarning {
+            findings: vec![skipped_test()]
+        }]
+    );
+    policy.integrity.mode = IntegrityMode::Off;
+    let off = decided(stop(false), &f, &policy);
+    assert!(!off.is_block());
+    assert_eq!(off.notes(), []);
 }

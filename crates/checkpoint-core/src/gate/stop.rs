@@ -2,23 +2,32 @@
 //! reuses) the planned tests, asks [`decide`] and stores the session memory it returns; a new
 //! prompt starts a new turn.
 
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::io::Read as _;
+use std::path::Path;
+
 use jiff::Timestamp;
 
 use crate::answer::StopAnswer;
 use crate::cache::{self, TestCache};
-use crate::changes::RepoFacts;
+use crate::changes::{ChangeKind, ChangeSet, RepoFacts};
 use crate::decide::{self, Facts, PlannedTest, SessionFacts, Stop, decide};
 use crate::digest;
-use crate::git;
+use crate::git::{self, Repo};
+use crate::integrity::{self, Finding, Sides};
 use crate::journal::Journal;
 use crate::outcome::{TestOutcome, TestRun, TestStatus};
-use crate::policy::Policy;
+use crate::policy::{IntegrityMode, Policy};
 use crate::project::ProjectError;
 use crate::render;
 use crate::runner;
 
 use super::call::Call;
 use super::continuity;
+
+/// Test files bigger than this (on either side) get only the file-level integrity check.
+const MAX_INTEGRITY_BYTES: usize = 1024 * 1024;
 
 /// Judges an end of turn. Outside git, or when git cannot be read, the stop is allowed as it is.
 pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer, ProjectError> {
@@ -67,11 +76,18 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
         }
         _ => (None, Vec::new()),
     };
+    let integrity = match &repo_facts {
+        RepoFacts::Changes(changes) if policy.integrity.mode != IntegrityMode::Off => {
+            integrity_findings(repo, changes, warnings)
+        }
+        _ => Vec::new(),
+    };
     let facts = Facts {
         repo: repo_facts,
         fingerprint,
         tests,
         session: record.facts,
+        integrity,
         now,
     };
     let verdict = decide(stop, &facts, policy);
@@ -111,6 +127,55 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
     Ok(answer)
 }
 
+/// The integrity findings of `changes`: each modified test file's text at `HEAD` (sized, then
+/// read, by `git cat-file`) and in the worktree, analysed. A side bigger than
+/// [`MAX_INTEGRITY_BYTES`], or not UTF-8, is left out; failing to read `HEAD` is a warning and
+/// leaves only the file-level checks.
+fn integrity_findings(
+    repo: &Repo,
+    changes: &ChangeSet,
+    warnings: &mut Vec<String>,
+) -> Vec<Finding> {
+    let modified: BTreeSet<String> = integrity::test_files(changes)
+        .filter(|c| c.kind == ChangeKind::Modified)
+        .map(|c| c.path.clone())
+        .collect();
+    let mut old = match changes.head.commit() {
+        Some(commit) if !modified.is_empty() => {
+            crate::continuity::diff::small_blobs(repo, commit, &modified, MAX_INTEGRITY_BYTES)
+                .unwrap_or_else(|e| {
+                    warnings.push(format!("integrity: {e}"));
+                    BTreeMap::new()
+                })
+        }
+        _ => BTreeMap::new(),
+    };
+    let texts = modified
+        .into_iter()
+        .map(|path| {
+            let sides = Sides {
+                old: old
+                    .remove(&path)
+                    .and_then(|blob| String::from_utf8(blob).ok()),
+                new: read_bounded(&repo.workdir.join(&path)),
+            };
+            (path, sides)
+        })
+        .collect();
+    integrity::analyze(changes, &texts)
+}
+
+/// The UTF-8 text of the file at `path` when it is at most [`MAX_INTEGRITY_BYTES`] long.
+fn read_bounded(path: &Path) -> Option<String> {
+    let mut text = String::new();
+    let read = File::open(path)
+        .ok()?
+        .take(MAX_INTEGRITY_BYTES as u64 + 1)
+        .read_to_string(&mut text)
+        .ok()?;
+    (read <= MAX_INTEGRITY_BYTES).then_some(text)
+}
+
 /// `notice` unless the session was already shown it (`shown` holds the digest of the last one
 /// shown, and is updated); no notice forgets it, so that the same one later is shown again.
 fn once_per_session(shown: &mut Option<String>, notice: Option<String>) -> Option<String> {
@@ -127,6 +192,7 @@ fn without_repo(call: &Call, repo: RepoFacts) -> StopAnswer {
         fingerprint: None,
         tests: Vec::new(),
         session: SessionFacts::default(),
+        integrity: Vec::new(),
         now: call.host.now,
     };
     let stop = Stop {

@@ -64,6 +64,7 @@
 //! test command in the project.
 
 pub use super::error::ConfigError;
+#[cfg(feature = "io")]
 pub(crate) use super::explain::set_slot;
 pub use super::explain::{Effective, LowerValue, Origin, ProjectCommand, Setting, check_text};
 pub use super::layer::ConfigFile;

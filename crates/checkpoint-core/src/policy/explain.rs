@@ -7,7 +7,6 @@ use std::mem;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use toml::de::DeValue;
 
 use super::Policy;
 use super::env::env_layer;
@@ -116,12 +115,13 @@ fn slot_text(key: &Key, value: Option<toml::Value>) -> Option<String> {
 /// Sets `key` in `policy` to `text`, written as a [`ProjectCommand`]'s text (see
 /// [`slot_text`]); `None` unsets the test command. Errors when the text is not a value of the
 /// key (e.g. an approval written by another version).
+#[cfg(feature = "io")]
 pub(crate) fn set_slot(policy: &mut Policy, key: &Key, text: Option<&str>) -> Result<(), String> {
     let write = match text {
         _ if key.name == TESTS_COMMAND => key.slot.parse_text(text.unwrap_or_default())?,
         None => return Err(format!("{} cannot be unset", key.name)),
         Some(text) => {
-            let value = DeValue::parse(text).map_err(|e| e.message().to_owned())?;
+            let value = toml::de::DeValue::parse(text).map_err(|e| e.message().to_owned())?;
             key.slot
                 .parse_toml(value)
                 .map_err(|e| e.message().to_owned())?

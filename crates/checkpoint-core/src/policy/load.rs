@@ -483,6 +483,7 @@ mod tests {
         resume.auto = "prompt"  # /repo/checkpoint.toml:10
         resume.max_restarts = 3  # default
         clear.auto_checkpoint = false  # env CHECKPOINT_CLEAR_AUTO_CHECKPOINT
+        integrity.mode = "block"  # default
         rule.notes = { gate = false, include = ["notes/**"], tests = false }  # /repo/user.toml:8
         rule.daemon = { action = "Run `make restart`", exclude = ["src/gen/**"], gate = true, include = ["src/**"], tests = true }  # /repo/checkpoint.toml:13
         "#);
@@ -588,6 +589,7 @@ mod tests {
             "prompt",
             "7",
             "prompt",
+            "warn",
         ];
         assert_eq!(values.len(), KEYS.len());
         let env: Vec<(&str, &str)> = KEYS.iter().map(|k| k.env).zip(values).collect();
@@ -862,7 +864,7 @@ mod tests {
         let f = Fixture::project("[stop]\ncapture = true\nmax_block = 3\n");
         insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:3: stop.max_block: unknown field `max_block`, expected one of `commit_gate`, `max_blocks`, `capture`, `capture_interval`");
         let f = Fixture::project("[tests]\ncommand = 'x'\n\n[contexts]\nwarn = 80\n");
-        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:4: contexts: unknown field `contexts`, expected one of `tests`, `stop`, `git`, `journal`, `context`, `resume`, `clear`, `rule`");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:4: contexts: unknown field `contexts`, expected one of `tests`, `stop`, `git`, `journal`, `context`, `resume`, `clear`, `integrity`, `rule`");
         let f = Fixture::project("[context]\nenabled = true\n");
         insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: context.enabled: unknown field `enabled`, expected one of `warn`, `critical`, `window`");
         let f = Fixture::project("[resume]\nauto_resume = true\n");

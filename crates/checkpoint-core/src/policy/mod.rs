@@ -4,7 +4,7 @@
 //! |---|---|
 //! | `settings` | the table of settings: every key, its variable, value type and doc, declared once |
 //! | `derivation` | [`KeyDerivation`], the template of a task key's derivation path |
-//! | `value` | the value types: durations, bounded counts, [`Switch`], [`GitBackend`] |
+//! | `value` | the value types: durations, bounded counts, [`Switch`], [`GitBackend`], [`IntegrityMode`] |
 //! | `layer` | one configuration text parsed into a layer, with `file:line` errors |
 //! | `env` | the `CHECKPOINT_*` variables parsed into a layer |
 //! | `explain` | the merge with per-key provenance, and what `explain` lists |
@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 
 pub use derivation::{HARDENED, KeyDerivation};
 pub use rules::{Rule, RuleSet, RuleTests};
-pub use value::{GitBackend, Switch};
+pub use value::{GitBackend, IntegrityMode, Switch};
 
 /// Everything `decide` needs to know about the user's wishes.
 #[derive(Debug, Clone)]
@@ -52,6 +52,8 @@ pub struct Policy {
     pub resume: ResumeSettings,
     /// `[clear]`: saving before context is cleared.
     pub clear: ClearSettings,
+    /// `[integrity]`: what a change that weakens the tests does.
+    pub integrity: IntegritySettings,
     /// `[[rule]]`s, compiled, followed by the built-in fallbacks.
     pub rules: RuleSet,
 }
@@ -199,6 +201,13 @@ pub struct ClearSettings {
     pub auto_checkpoint: Switch,
 }
 
+/// `[integrity]`: whether a change set may weaken the tests.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IntegritySettings {
+    /// What findings do: block the stop, warn the user, or nothing (no analysis).
+    pub mode: IntegrityMode,
+}
+
 impl Policy {
     /// The built-in policy: no test command, default settings, built-in rules only.
     pub fn builtin() -> Policy {
@@ -210,6 +219,7 @@ impl Policy {
             context: ContextSettings::default(),
             resume: ResumeSettings::default(),
             clear: ClearSettings::default(),
+            integrity: IntegritySettings::default(),
             rules: RuleSet::builtin(),
         }
     }

@@ -17,7 +17,7 @@ use toml::de::{DeValue, ValueDeserializer};
 
 use super::Policy;
 use super::value::{Command, Count, Interval, Kind};
-use super::{GitBackend, KeyDerivation, Switch};
+use super::{GitBackend, IntegrityMode, KeyDerivation, Switch};
 
 /// A row of [`KEYS`]: `section.field: Kind, "CHECKPOINT_SECTION_FIELD", "doc"`. The key's name
 /// and the [`Policy`] field it reads and writes are both `section.field`.
@@ -93,6 +93,9 @@ pub const KEYS: &[Key] = &[
         "How often in a row a task is resumed before it is left to the user."),
     key!(clear.auto_checkpoint: Switch, "CHECKPOINT_CLEAR_AUTO_CHECKPOINT",
         "Whether a checkpoint is saved before the agent's context is cleared."),
+    key!(integrity.mode: IntegrityMode, "CHECKPOINT_INTEGRITY_MODE",
+        "What a change that weakens the tests (deleted test file, new skip marker, removed test or assertions) does to the stop.")
+    .guarded(),
 ];
 
 /// One setting: a row of [`KEYS`].

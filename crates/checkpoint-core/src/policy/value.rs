@@ -410,6 +410,40 @@ impl Kind for GitBackend {
     }
 }
 
+/// What the gate does with test-integrity findings (see [`crate::integrity`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntegrityMode {
+    /// Findings block the stop.
+    #[default]
+    Block,
+    /// Findings are shown to the user; the stop is allowed.
+    Warn,
+    /// No analysis.
+    Off,
+}
+
+impl Kind for IntegrityMode {
+    type Field = IntegrityMode;
+
+    fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<IntegrityMode, D::Error> {
+        <IntegrityMode as Deserialize>::deserialize(d)
+    }
+
+    fn parse(text: &str) -> Result<IntegrityMode, String> {
+        <IntegrityMode as Deserialize>::deserialize(text.trim().into_deserializer())
+            .map_err(|e: de::value::Error| e.to_string())
+    }
+
+    fn to_toml(field: &IntegrityMode) -> Option<toml::Value> {
+        toml::Value::try_from(field).ok()
+    }
+
+    fn values() -> String {
+        "`block`, `warn` (allowed, the user is told) or `off`".to_owned()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

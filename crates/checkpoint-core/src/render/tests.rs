@@ -3,6 +3,7 @@
 use insta::assert_snapshot;
 
 use super::*;
+use crate::integrity::{Finding, FindingKind};
 use crate::outcome::TestOutcome;
 
 fn change(path: &str, kind: ChangeKind) -> Change {
@@ -321,4 +322,63 @@ fn terminal_safe_keeps_newlines_only() {
         terminal_safe("a\tb\x1b[31mred\x1b[0m\r\nnext\x07\x03"),
         "a b[31mred[0m\nnext"
     );
+}
+
+fn findings(n: u32) -> Vec<Finding> {
+    let deleted = Finding {
+        kind: FindingKind::TestFileDeleted,
+        file: "tests/test_parse.py".into(),
+        line: None,
+        description: "test file deleted".into(),
+    };
+    let removed = (1..n).map(|i| Finding {
+        kind: FindingKind::TestRemoved,
+        file: "tests/test_calc.py".into(),
+        line: Some(i * 3),
+        description: format!("test `test_{i}` removed"),
+    });
+    std::iter::once(deleted).chain(removed).collect()
+}
+
+#[test]
+fn integrity_block() {
+    let d = block(BlockReason::Integrity {
+        findings: findings(2),
+    });
+    assert_snapshot!(message(&d), @r"
+    Checkpoint — The tests were weakened:
+      tests/test_parse.py: test file deleted
+      tests/test_calc.py:3: test `test_1` removed
+    Fix the code, not the tests: restore what was weakened. If a test itself was wrong, say so to the user in your final answer.
+    ");
+}
+
+#[test]
+fn integrity_findings_are_cut_after_ten() {
+    let d = block(BlockReason::Integrity {
+        findings: findings(13),
+    });
+    assert_snapshot!(message(&d));
+}
+
+#[test]
+fn integrity_warning_and_cap() {
+    let cap = allow(AllowReason::CapReached {
+        blocks: 3,
+        pending: Box::new(BlockReason::Integrity {
+            findings: findings(1),
+        }),
+    });
+    let warned = Decision::Allow {
+        reason: AllowReason::NoChanges,
+        notes: vec![Note::IntegrityWarning {
+            findings: findings(2),
+        }],
+    };
+    assert_snapshot!(format!("{}\n---\n{}", message(&cap), message(&warned)), @r"
+    Checkpoint — Stop allowed after 3 blocks in a row (the max_blocks cap). Still unresolved: the tests were weakened (tests/test_parse.py: test file deleted).
+    ---
+    Checkpoint — No changes since the last commit.
+    Note: the tests were weakened (tests/test_parse.py: test file deleted; tests/test_calc.py:3: test `test_1` removed).
+    ");
 }
