@@ -72,6 +72,19 @@ pub fn payload(agent: &str, name: &str, cwd: &Path) -> String {
     value.to_string()
 }
 
+/// Runs `git ARGS` in `dir` with the fixtures' deterministic environment and asserts that it
+/// succeeded; returns its output.
+pub fn git(dir: &Path, args: &[&str]) -> std::process::Output {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .envs(git_env())
+        .output()
+        .expect("run git");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    out
+}
+
 /// A transcript excerpt captured from a real agent CLI
 /// (`tests/payloads/<agent>/transcript-excerpt.jsonl`).
 pub fn transcript_excerpt(agent: &str) -> String {

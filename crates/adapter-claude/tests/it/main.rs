@@ -200,23 +200,12 @@ fn a_fresh_status_line_is_preferred_to_the_transcript() {
     );
 }
 
-/// `git ARGS` in `dir` with the test kit's identity.
-fn git(dir: &std::path::Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .envs(checkpoint_testkit::git_env())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
-
 /// Commits `checkpoint.toml` with `[tests] command = "<command>"` in `dir`.
 fn commit_test_command(dir: &std::path::Path, command: &str) {
     let text = format!("[tests]\ncommand = {command:?}\n");
     std::fs::write(dir.join("checkpoint.toml"), text).unwrap();
-    git(dir, &["add", "checkpoint.toml"]);
-    git(dir, &["commit", "-qm", "test command"]);
+    checkpoint_testkit::git(dir, &["add", "checkpoint.toml"]);
+    checkpoint_testkit::git(dir, &["commit", "-qm", "test command"]);
 }
 
 /// The stop answer of `run`: the block reason and the message for the user.
@@ -313,7 +302,7 @@ fn git_config_runs_no_program() {
         std::fs::write(&hook, format!("#!/bin/sh\ntouch '{}'\n", marker.display())).unwrap();
         std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
-        git(dir, &["config", "core.fsmonitor", hook.to_str().unwrap()]);
+        checkpoint_testkit::git(dir, &["config", "core.fsmonitor", hook.to_str().unwrap()]);
         std::fs::write(dir.join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
         let env = [("CHECKPOINT_GIT_BACKEND", backend)];
         let stdin = checkpoint_testkit::payload("claude", "Stop", dir);

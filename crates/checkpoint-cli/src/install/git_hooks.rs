@@ -259,16 +259,7 @@ pub(crate) fn uninstall_command(user: bool, dry_run: bool) -> Result<ExitCode, C
 mod tests {
     use super::*;
 
-    fn git(dir: &Path, args: &[&str]) -> std::process::Output {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .envs(checkpoint_testkit::git_env())
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-        out
-    }
+    use checkpoint_testkit::git;
 
     /// A repository with a foreign executable pre-push hook and a fake `checkpoint` that logs its
     /// arguments.

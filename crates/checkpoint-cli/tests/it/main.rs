@@ -71,13 +71,4 @@ pub fn code(out: &Output) -> i32 {
     out.status.code().expect("exited normally")
 }
 
-/// Runs git in `dir` with the fixtures' deterministic environment.
-pub fn git(dir: &Path, args: &[&str]) {
-    let status = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .envs(checkpoint_testkit::git_env())
-        .status()
-        .expect("run git");
-    assert!(status.success(), "git {args:?}");
-}
+pub use checkpoint_testkit::git;
