@@ -59,6 +59,7 @@ pub(crate) fn save(
         detail: message.filter(|m| !m.trim().is_empty()).map(str::to_owned),
         summary: None,
         context: None,
+        unresolved: None,
     })?;
     let files = checkpoint.files.len() + checkpoint.more_files;
     let task = checkpoint

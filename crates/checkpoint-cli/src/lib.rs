@@ -35,8 +35,8 @@ use clap::{Parser, Subcommand};
 pub use error::{CliError, ErrorKind};
 
 use commands::{
-    check, cleanup, config, diff, git_hook, keys, log, mcp, progress, receipts, recover, resume,
-    save, status, statusline, step, task, trust, validate,
+    check, cleanup, config, diff, git_hook, integrity, keys, log, mcp, progress, receipts, recover,
+    resume, save, status, statusline, step, task, trust, validate,
 };
 
 /// Makes AI coding agents stop only when their work is validated.
@@ -113,6 +113,9 @@ enum Command {
     Trust(trust::Args),
     /// Withdraw the approval of this project's commands: the gate runs none of them.
     Untrust(trust::UntrustArgs),
+    /// Accept the changes the stop gate reports as weakening the tests (`integrity accept`),
+    /// after showing them: an intended test change, approved by a person.
+    Integrity(integrity::Args),
     /// Record a commit or push checkpoint (run by the installed git hooks).
     #[command(hide = true)]
     GitHook(git_hook::Args),
@@ -146,6 +149,7 @@ pub fn main() -> ExitCode {
         Command::Config(args) => config::run(&args),
         Command::Trust(args) => trust::run(&args),
         Command::Untrust(args) => trust::untrust(&args),
+        Command::Integrity(args) => integrity::run(&args),
         Command::GitHook(args) => git_hook::run(&args),
         Command::Statusline(args) => statusline::run(&args),
     };

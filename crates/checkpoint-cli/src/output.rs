@@ -1,7 +1,7 @@
 //! The printer: the one place that writes to stdout and stderr, in the shapes every command
 //! shares (a line, pretty JSON, a warning, an error with its hint).
 
-use std::io::Write;
+use std::io::{BufRead, IsTerminal, Write};
 
 use serde::Serialize;
 
@@ -40,4 +40,26 @@ pub(crate) fn one_line(text: &str) -> String {
         .filter(|line| !line.is_empty())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Asks `<question> [y/N]` on a terminal (the question on stderr) and says whether the answer
+/// was yes. Elsewhere it refuses to guess: a usage error with `refusal` as the hint (which says
+/// how to answer without a terminal).
+pub(crate) fn confirm(question: &str, refusal: &str) -> Result<bool, CliError> {
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Err(CliError::usage(
+            format!("not a terminal: cannot ask \"{question}\""),
+            refusal,
+        ));
+    }
+    let mut stderr = std::io::stderr().lock();
+    let _ = write!(stderr, "{question} [y/N] ");
+    let _ = stderr.flush();
+    let mut answer = String::new();
+    stdin
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| CliError::new(format!("reading the answer: {e}"), "answer y or n"))?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"))
 }

@@ -14,6 +14,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::changes::{Change, ChangeKind, ChangeSet};
 
+mod accept;
+mod counts;
+
+pub use accept::{ABSENT, Acceptance};
+pub use counts::GreenCounts;
+
 /// What kind of weakening a [`Finding`] reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -27,6 +33,9 @@ pub enum FindingKind {
     TestRemoved,
     /// The file has fewer assertion lines than at `HEAD`.
     AssertionRemoved,
+    /// A passing test command ran fewer tests than in the last green stop (see
+    /// [`GreenCounts`]); the finding's `file` is the command.
+    TestCountDropped,
 }
 
 /// One way a change weakens the tests.
@@ -35,7 +44,8 @@ pub enum FindingKind {
 pub struct Finding {
     /// What was weakened.
     pub kind: FindingKind,
-    /// The test file, repository-relative.
+    /// The test file, repository-relative; for [`FindingKind::TestCountDropped`], the test
+    /// command.
     pub file: String,
     /// The 1-based line it concerns: in the new text for an added marker, in the `HEAD` text for
     /// something removed; `None` for a deleted file.

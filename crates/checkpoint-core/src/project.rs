@@ -5,6 +5,7 @@
 //! [`saving`] holds what a project does with its session continuity (save a checkpoint, log
 //! progress, build the restart context): the gate, the CLI and the MCP server all call it.
 
+pub mod integrity;
 pub mod saving;
 
 use std::path::{Path, PathBuf};
@@ -50,6 +51,9 @@ pub enum ProjectError {
     /// There is no user config directory to keep approvals in.
     #[error("no user config directory to keep the approval in")]
     NoConfigDir,
+    /// Git could not read the repository's changes.
+    #[error("the repository could not be read: {0}")]
+    RepoUnreadable(String),
     /// The worktree could not be compared with the last checkpoint.
     #[error("comparing with the last checkpoint: {0}")]
     Diff(String),

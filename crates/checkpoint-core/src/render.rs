@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use crate::changes::{Change, ChangeKind};
 use crate::decide::{AllowReason, BlockReason, Decision, Note};
-use crate::integrity::Finding;
+use crate::integrity::{Finding, FindingKind};
 use crate::outcome::{TestRun, TestStatus};
 
 /// Longest file list shown before "… and N more files".
@@ -36,6 +36,12 @@ pub fn message(decision: &Decision) -> String {
     }
     for note in decision.notes() {
         let _ = writeln!(out, "Note: {}", note_text(note));
+    }
+    // An allowed stop's text is the user's: weakened tests it let pass come with the way to
+    // accept them.
+    let warned = (decision.notes().iter()).any(|n| matches!(n, Note::IntegrityWarning { .. }));
+    if warned && !decision.is_block() {
+        out.push_str(ACCEPT_HINT);
     }
     while out.ends_with('\n') {
         out.pop();
@@ -184,9 +190,43 @@ fn allow_text(out: &mut String, reason: &AllowReason) {
                 count(*blocks as usize, "block"),
                 unresolved(pending)
             );
+            if matches!(**pending, BlockReason::Integrity { .. }) {
+                out.push_str(ACCEPT_HINT);
+            }
         }
     }
 }
+
+/// What a stop the gate let through left unresolved, on one line, for the record a person reads
+/// later (`checkpoint log`, the next session's context): "allowed after 3 blocks in a row: the
+/// tests fail (test_add)", "allowed with `[integrity] mode = \"warn\"`: the tests were weakened
+/// (…)". `None` for a stop that was allowed clean, and for a block.
+pub fn let_through(decision: &Decision) -> Option<String> {
+    let Decision::Allow { reason, notes } = decision else {
+        return None;
+    };
+    let mut parts = Vec::new();
+    if let AllowReason::CapReached { blocks, pending } = reason {
+        parts.push(format!(
+            "allowed after {} in a row: {}",
+            count(*blocks as usize, "block"),
+            unresolved(pending)
+        ));
+    }
+    for note in notes {
+        if let Note::IntegrityWarning { findings } = note {
+            parts.push(format!(
+                "allowed with `[integrity] mode = \"warn\"`: the tests were weakened ({})",
+                finding_summary(findings)
+            ));
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// What the user (never the agent) is told along with weakened tests the gate let through.
+const ACCEPT_HINT: &str = "If the test change is intended, accept it with `checkpoint integrity \
+                           accept`.\n";
 
 fn unresolved(reason: &BlockReason) -> String {
     match reason {
@@ -291,8 +331,9 @@ fn file_list(out: &mut String, files: &[Change]) {
     }
 }
 
-/// One line per finding, "  file:line: description", up to [`MAX_FINDINGS_SHOWN`].
-fn finding_list(out: &mut String, findings: &[Finding]) {
+/// One indented line per finding, "  file:line: description", up to [`MAX_FINDINGS_SHOWN`], then
+/// "  … and N more".
+pub fn finding_list(out: &mut String, findings: &[Finding]) {
     for finding in findings.iter().take(MAX_FINDINGS_SHOWN) {
         let _ = writeln!(out, "  {}", finding_line(finding));
     }
@@ -301,8 +342,11 @@ fn finding_list(out: &mut String, findings: &[Finding]) {
     }
 }
 
-/// "file:line: description".
+/// "file:line: description"; a count drop names its command.
 fn finding_line(finding: &Finding) -> String {
+    if finding.kind == FindingKind::TestCountDropped {
+        return format!("`{}`: {}", finding.file, finding.description);
+    }
     match finding.line {
         Some(line) => format!("{}:{line}: {}", finding.file, finding.description),
         None => format!("{}: {}", finding.file, finding.description),

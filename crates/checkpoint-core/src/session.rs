@@ -35,7 +35,8 @@ pub struct SessionRecord {
     #[serde(default)]
     pub status_line: Option<StatusLineUsage>,
     /// Digest of the last trust notice the user was shown in this session (see
-    /// [`crate::trust`]): the same notice is shown once per session, a new one again.
+    /// [`crate::trust`]), together with the notice of accepted test-integrity findings: the same
+    /// notice is shown once per session, a new one again.
     #[serde(default)]
     pub trust_notice: Option<String>,
 }

@@ -33,6 +33,7 @@ use std::path::{Path, PathBuf};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
+use crate::integrity::Acceptance;
 use crate::policy::config::{Key, LowerValue, ProjectCommand, set_slot};
 use crate::policy::{Policy, RuleTests};
 use crate::store::{self, StoreError};
@@ -51,6 +52,10 @@ pub struct TrustStore {
 struct TrustFile {
     /// Approvals by canonical project root.
     projects: BTreeMap<PathBuf, Approval>,
+    /// Test-integrity findings the user accepted, by canonical project root (see
+    /// [`crate::integrity::Acceptance`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    accepted: BTreeMap<PathBuf, Acceptance>,
 }
 
 /// What the user approved for one project.
@@ -101,6 +106,19 @@ impl TrustStore {
     pub fn revoke(&self, root: &Path) -> Result<bool, StoreError> {
         store::update_json(&self.path, |file: &mut TrustFile| {
             file.projects.remove(&canonical(root)).is_some()
+        })
+    }
+
+    /// The test-integrity findings the user accepted for the project at `root`, if any.
+    pub fn acceptance(&self, root: &Path) -> Result<Option<Acceptance>, StoreError> {
+        let file: Option<TrustFile> = store::read_json(&self.path)?;
+        Ok(file.and_then(|mut file| file.accepted.remove(&canonical(root))))
+    }
+
+    /// Records `acceptance` for the project at `root`, replacing an earlier one.
+    pub fn accept(&self, root: &Path, acceptance: Acceptance) -> Result<(), StoreError> {
+        store::update_json(&self.path, |file: &mut TrustFile| {
+            file.accepted.insert(canonical(root), acceptance);
         })
     }
 

@@ -10,6 +10,7 @@ pub(crate) mod cleanup;
 pub(crate) mod config;
 pub(crate) mod diff;
 pub(crate) mod git_hook;
+pub(crate) mod integrity;
 pub(crate) mod keys;
 pub(crate) mod log;
 pub(crate) mod mcp;

@@ -4,7 +4,6 @@
 //! settings. The stop gate runs a project's commands only once they are approved (see
 //! `checkpoint_core::trust`).
 
-use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
 use checkpoint_core::policy::config::ProjectCommand;
@@ -55,7 +54,8 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
         "At the end of an agent's turn, checkpoint would run or apply in {root}:\n{}",
         lines(&project.commands)
     ));
-    if !args.yes && !confirm()? {
+    let refusal = "read them above, then run `checkpoint trust --yes` to approve them";
+    if !args.yes && !output::confirm("Trust them?", refusal)? {
         output::out("Nothing approved.");
         return Ok(ExitCode::from(1));
     }
@@ -117,26 +117,6 @@ fn lines(commands: &[ProjectCommand]) -> String {
         .map(|c| format!("  {}: {}", c.slot, c.text))
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// Asks `Trust them? [y/N]` on a terminal; refuses to guess elsewhere.
-fn confirm() -> Result<bool, CliError> {
-    let stdin = std::io::stdin();
-    if !stdin.is_terminal() {
-        return Err(CliError::usage(
-            "not a terminal: cannot ask whether to trust these commands",
-            "read them above, then run `checkpoint trust --yes` to approve them",
-        ));
-    }
-    let mut stderr = std::io::stderr().lock();
-    let _ = write!(stderr, "Trust them? [y/N] ");
-    let _ = stderr.flush();
-    let mut answer = String::new();
-    stdin
-        .lock()
-        .read_line(&mut answer)
-        .map_err(|e| CliError::new(format!("reading the answer: {e}"), "answer y or n"))?;
-    Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"))
 }
 
 /// The trust store of `project`.

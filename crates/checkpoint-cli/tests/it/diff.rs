@@ -43,6 +43,7 @@ fn save_checkpoint(dir: &Path) -> SessionCheckpoint {
         more_files,
         task: None,
         progress: Vec::new(),
+        unresolved: None,
     };
     continuity.save(draft).unwrap()
 }

@@ -36,6 +36,7 @@ fn draft(session_id: &str, trigger: Trigger, when: Timestamp) -> SessionCheckpoi
         more_files: 0,
         task: None,
         progress: Vec::new(),
+        unresolved: None,
     }
 }
 

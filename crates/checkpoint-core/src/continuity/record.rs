@@ -130,6 +130,11 @@ pub struct SessionCheckpoint {
     pub task: Option<TaskMark>,
     /// The progress entries of the thread of work at the time (the key points).
     pub progress: Vec<ProgressEntry>,
+    /// What the session's last stop left unresolved when the gate let it through (the block
+    /// cap, `[integrity] mode = "warn"`; see [`crate::render::let_through`]). Later checkpoints
+    /// of the session carry it until a stop is allowed clean.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unresolved: Option<String>,
 }
 
 impl SessionCheckpoint {

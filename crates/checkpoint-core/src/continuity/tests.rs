@@ -133,6 +133,7 @@ mod diff_tests {
                 more_files,
                 task: None,
                 progress: Vec::new(),
+                unresolved: None,
             };
             continuity.save(draft).unwrap()
         }

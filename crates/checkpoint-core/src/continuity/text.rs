@@ -91,6 +91,13 @@ pub fn resume_context(r: &Resume<'_>) -> String {
             .map(|m| format!(", context {} %", m.percent))
             .unwrap_or_default()
     );
+    if let Some(unresolved) = &c.unresolved {
+        let _ = writeln!(
+            out,
+            "⚠️ The last stop was {}. Resolve that first, or tell the user why not.",
+            trimmed(&one_line(unresolved), SUMMARY_CHARS)
+        );
+    }
     if let Some(task) = &c.task {
         let _ = write!(out, "Task: {} ({})", task.name, task.id);
         if let Some(step) = &task.step {
@@ -186,6 +193,9 @@ pub fn checkpoint_line(c: &SessionCheckpoint, now: Timestamp) -> String {
     );
     if let Some(mark) = c.context {
         let _ = write!(line, ", context {} %", mark.percent);
+    }
+    if let Some(unresolved) = &c.unresolved {
+        let _ = write!(line, " ⚠ {}", trimmed(&one_line(unresolved), 160));
     }
     if let Some(summary) = c.summary.as_deref().filter(|s| !s.trim().is_empty()) {
         let _ = write!(line, " — {}", trimmed(&one_line(summary), 80));

@@ -97,6 +97,7 @@ pub(super) fn context_watch(call: &Call) -> Result<Option<String>, ProjectError>
         detail: None,
         summary: call.reply(),
         context: Some(mark),
+        unresolved: None,
     })?;
     let notice = text::context_notice(&mark, level);
     if !call.can().context_before_tool {
@@ -233,6 +234,7 @@ pub(super) fn pre_compact(call: &Call) -> Result<(), ProjectError> {
         detail: event.detail.clone(),
         summary: call.reply(),
         context: mark,
+        unresolved: None,
     })?;
     Ok(())
 }
@@ -257,6 +259,7 @@ pub(super) fn session_end(call: &Call) -> Result<Option<String>, ProjectError> {
                 detail: call.event.detail.clone(),
                 summary: call.reply(),
                 context: None,
+                unresolved: None,
             })?;
             Ok(None)
         }
@@ -271,9 +274,15 @@ pub(super) fn stop_checkpoint(
     call: &Call,
     project: &Project,
     changes: Option<&ChangeSet>,
+    unresolved: Option<String>,
 ) -> Result<Option<String>, ProjectError> {
     let now = call.host.now;
-    match project.policy.clear.auto_checkpoint {
+    // A stop let through with something unresolved is always recorded, for a person to see.
+    let mode = match unresolved {
+        Some(_) => Switch::On,
+        None => project.policy.clear.auto_checkpoint,
+    };
+    match mode {
         Switch::Off => {
             project
                 .journal()
@@ -294,6 +303,7 @@ pub(super) fn stop_checkpoint(
                     detail: None,
                     summary: call.event.last_assistant_message.clone(),
                     context: None,
+                    unresolved,
                 },
                 changes,
             )?;

@@ -2,32 +2,24 @@
 //! reuses) the planned tests, asks [`decide`] and stores the session memory it returns; a new
 //! prompt starts a new turn.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::fs::File;
-use std::io::Read as _;
-use std::path::Path;
-
 use jiff::Timestamp;
 
 use crate::answer::StopAnswer;
 use crate::cache::{self, TestCache};
-use crate::changes::{ChangeKind, ChangeSet, RepoFacts};
+use crate::changes::RepoFacts;
 use crate::decide::{self, Facts, PlannedTest, SessionFacts, Stop, decide};
 use crate::digest;
-use crate::git::{self, Repo};
-use crate::integrity::{self, Finding, Sides};
+use crate::git;
 use crate::journal::Journal;
 use crate::outcome::{TestOutcome, TestRun, TestStatus};
 use crate::policy::{IntegrityMode, Policy};
 use crate::project::ProjectError;
+use crate::project::integrity::Integrity;
 use crate::render;
 use crate::runner;
 
 use super::call::Call;
 use super::continuity;
-
-/// Test files bigger than this (on either side) get only the file-level integrity check.
-const MAX_INTEGRITY_BYTES: usize = 1024 * 1024;
 
 /// Judges an end of turn. Outside git, or when git cannot be read, the stop is allowed as it is.
 pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer, ProjectError> {
@@ -78,19 +70,26 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
     };
     let integrity = match &repo_facts {
         RepoFacts::Changes(changes) if policy.integrity.mode != IntegrityMode::Off => {
-            integrity_findings(repo, changes, warnings)
+            project.integrity(repo, changes, &tests, warnings)
         }
-        _ => Vec::new(),
+        _ => Integrity::default(),
     };
     let facts = Facts {
         repo: repo_facts,
         fingerprint,
         tests,
         session: record.facts,
-        integrity,
+        integrity: integrity.findings,
         now,
     };
     let verdict = decide(stop, &facts, policy);
+    // A stop with nothing to say about integrity sets the test counts later green runs are held
+    // to (with the analysis off, no baseline is kept).
+    if facts.integrity.is_empty() && policy.integrity.mode != IntegrityMode::Off {
+        if let Err(e) = project.advance_green_counts(&facts.tests) {
+            warnings.push(format!("integrity: {e}"));
+        }
+    }
     let mut answer = StopAnswer {
         message: render::message(&verdict.decision),
         decision: verdict.decision,
@@ -102,7 +101,12 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
             .decision
             .is_block()
             .then(|| retry_digest(&answer.message));
-        once_per_session(&mut record.trust_notice, trust_notice)
+        let notices = [trust_notice, integrity.notice];
+        let notice = notices.into_iter().flatten().collect::<Vec<_>>();
+        once_per_session(
+            &mut record.trust_notice,
+            (!notice.is_empty()).then(|| notice.join("\n")),
+        )
     })?;
     // Every allowed stop leaves a session checkpoint (and one in the active task); a blocked one
     // still gets the interval checkpoint of a long step.
@@ -116,7 +120,8 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
             RepoFacts::Changes(changes) => Some(changes),
             _ => None,
         };
-        continuity::stop_checkpoint(call, &project, changes)
+        let unresolved = render::let_through(&answer.decision);
+        continuity::stop_checkpoint(call, &project, changes, unresolved)
     };
     let saved_notice = recorded.unwrap_or_else(|e| {
         warnings.push(format!("saving the checkpoint: {e}"));
@@ -125,55 +130,6 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
     let notices: Vec<String> = trust_notice.into_iter().chain(saved_notice).collect();
     answer.notice = (!notices.is_empty()).then(|| notices.join("\n"));
     Ok(answer)
-}
-
-/// The integrity findings of `changes`: each modified test file's text at `HEAD` (sized, then
-/// read, by `git cat-file`) and in the worktree, analysed. A side bigger than
-/// [`MAX_INTEGRITY_BYTES`], or not UTF-8, is left out; failing to read `HEAD` is a warning and
-/// leaves only the file-level checks.
-fn integrity_findings(
-    repo: &Repo,
-    changes: &ChangeSet,
-    warnings: &mut Vec<String>,
-) -> Vec<Finding> {
-    let modified: BTreeSet<String> = integrity::test_files(changes)
-        .filter(|c| c.kind == ChangeKind::Modified)
-        .map(|c| c.path.clone())
-        .collect();
-    let mut old = match changes.head.commit() {
-        Some(commit) if !modified.is_empty() => {
-            crate::continuity::diff::small_blobs(repo, commit, &modified, MAX_INTEGRITY_BYTES)
-                .unwrap_or_else(|e| {
-                    warnings.push(format!("integrity: {e}"));
-                    BTreeMap::new()
-                })
-        }
-        _ => BTreeMap::new(),
-    };
-    let texts = modified
-        .into_iter()
-        .map(|path| {
-            let sides = Sides {
-                old: old
-                    .remove(&path)
-                    .and_then(|blob| String::from_utf8(blob).ok()),
-                new: read_bounded(&repo.workdir.join(&path)),
-            };
-            (path, sides)
-        })
-        .collect();
-    integrity::analyze(changes, &texts)
-}
-
-/// The UTF-8 text of the file at `path` when it is at most [`MAX_INTEGRITY_BYTES`] long.
-fn read_bounded(path: &Path) -> Option<String> {
-    let mut text = String::new();
-    let read = File::open(path)
-        .ok()?
-        .take(MAX_INTEGRITY_BYTES as u64 + 1)
-        .read_to_string(&mut text)
-        .ok()?;
-    (read <= MAX_INTEGRITY_BYTES).then_some(text)
 }
 
 /// `notice` unless the session was already shown it (`shown` holds the digest of the last one

@@ -40,10 +40,14 @@ pub fn render(task: &Task, trusted: &TrustedKeys) -> String {
     if let Some(c) = task.checkpoints.last() {
         let _ = writeln!(
             md,
-            "- **Last checkpoint:** #{} ({}) at {}",
+            "- **Last checkpoint:** #{} ({}) at {}{}",
             c.id,
             c.trigger.name(),
-            c.at
+            c.at,
+            c.message
+                .as_deref()
+                .map(|m| format!(" — {}", m.split_whitespace().collect::<Vec<_>>().join(" ")))
+                .unwrap_or_default()
         );
     }
 

@@ -25,6 +25,10 @@ pub struct SaveRequest {
     pub summary: Option<String>,
     /// Context usage, when measured.
     pub context: Option<ContextMark>,
+    /// For a stop the gate let through, what it left unresolved (see
+    /// [`SessionCheckpoint::unresolved`]); ignored for other triggers, which carry the session's
+    /// last value.
+    pub unresolved: Option<String>,
 }
 
 impl Project {
@@ -46,7 +50,12 @@ impl Project {
         let now = self.host.now;
         let continuity = self.continuity();
         let journal = self.journal();
-        let task = journal.checkpoint_active(request.trigger, request.detail.clone(), now)?;
+        // The task's checkpoint of a stop let through says what was left unresolved.
+        let detail = match request.trigger {
+            Trigger::Stop => request.detail.clone().or(request.unresolved.clone()),
+            _ => request.detail.clone(),
+        };
+        let task = journal.checkpoint_active(request.trigger, detail, now)?;
         let task = task.and_then(|_| journal.active().ok().flatten());
         let read;
         let changes = match changes {
@@ -66,12 +75,25 @@ impl Project {
             Trigger::Manual => request.summary.or_else(|| request.detail.clone()),
             _ => request.summary,
         };
-        let summary = match given.filter(|s| !s.trim().is_empty()) {
-            Some(summary) => Some(summary),
-            None => continuity
+        let given = given.filter(|s| !s.trim().is_empty());
+        let stop = request.trigger == Trigger::Stop;
+        // The session's previous checkpoint, read only for what this one carries over.
+        let previous = match (&given, stop) {
+            (Some(_), true) => None,
+            _ => continuity
                 .latest(Some(&request.session))?
-                .filter(|c| c.session == request.session)
-                .and_then(|c| c.summary),
+                .filter(|c| c.session == request.session),
+        };
+        let (summary, unresolved) = match previous {
+            Some(previous) => (
+                given.or(previous.summary),
+                if stop {
+                    request.unresolved
+                } else {
+                    previous.unresolved
+                },
+            ),
+            None => (given, request.unresolved.filter(|_| stop)),
         };
         let task = task.map(|task| TaskMark {
             step: task
@@ -97,6 +119,7 @@ impl Project {
             more_files,
             task,
             progress: Vec::new(),
+            unresolved,
         })?)
     }
 

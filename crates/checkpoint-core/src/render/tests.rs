@@ -377,8 +377,37 @@ fn integrity_warning_and_cap() {
     };
     assert_snapshot!(format!("{}\n---\n{}", message(&cap), message(&warned)), @r"
     Checkpoint — Stop allowed after 3 blocks in a row (the max_blocks cap). Still unresolved: the tests were weakened (tests/test_parse.py: test file deleted).
+    If the test change is intended, accept it with `checkpoint integrity accept`.
     ---
     Checkpoint — No changes since the last commit.
     Note: the tests were weakened (tests/test_parse.py: test file deleted; tests/test_calc.py:3: test `test_1` removed).
+    If the test change is intended, accept it with `checkpoint integrity accept`.
     ");
+    assert_snapshot!(
+        format!("{:?}\n{:?}", let_through(&cap), let_through(&warned)),
+        @r#"
+    Some("allowed after 3 blocks in a row: the tests were weakened (tests/test_parse.py: test file deleted)")
+    Some("allowed with `[integrity] mode = \"warn\"`: the tests were weakened (tests/test_parse.py: test file deleted; tests/test_calc.py:3: test `test_1` removed)")
+    "#
+    );
+}
+
+#[test]
+fn a_count_drop_names_its_command_and_a_clean_stop_leaves_no_record() {
+    let drop = Finding {
+        kind: FindingKind::TestCountDropped,
+        file: "python3 -m unittest".to_owned(),
+        line: None,
+        description: "1 test passed; 2 in the last green run".to_owned(),
+    };
+    let d = block(BlockReason::Integrity {
+        findings: vec![drop],
+    });
+    assert_snapshot!(message(&d), @r"
+    Checkpoint — The tests were weakened:
+      `python3 -m unittest`: 1 test passed; 2 in the last green run
+    Fix the code, not the tests: restore what was weakened. If a test itself was wrong, say so to the user in your final answer.
+    ");
+    assert_eq!(let_through(&d), None);
+    assert_eq!(let_through(&allow(AllowReason::NoChanges)), None);
 }

@@ -1,0 +1,213 @@
+//! A project's test-integrity check (see [`crate::integrity`]): reading the two sides of each
+//! changed test file, comparing test counts with the last green stop, and setting aside what the
+//! user accepted. The stop gate and `checkpoint integrity` both come here.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+use crate::cache;
+use crate::changes::{ChangeKind, ChangeSet, RepoFacts};
+use crate::decide::{self, SessionFacts, Stop};
+use crate::digest;
+use crate::git::{self, Repo};
+use crate::integrity::{self, ABSENT, Acceptance, Finding, FindingKind, GreenCounts, Sides};
+use crate::outcome::TestRun;
+use crate::store;
+
+use super::{Project, ProjectError};
+
+/// Test files bigger than this (on either side) get only the file-level integrity check.
+const MAX_INTEGRITY_BYTES: usize = 1024 * 1024;
+
+/// The baseline of [`GreenCounts`], in the state directory.
+const GREEN_COUNTS_FILE: &str = "green-counts.json";
+
+/// The integrity of one change set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Integrity {
+    /// What weakens the tests and was not accepted.
+    pub findings: Vec<Finding>,
+    /// What weakens the tests and the user accepted.
+    pub accepted: Vec<Finding>,
+    /// What the user is told about `accepted` (`None` when it is empty).
+    pub notice: Option<String>,
+}
+
+impl Project {
+    /// The integrity of `changes`, whose planned test commands gave `tests`: the findings of
+    /// the text analysis and of the count check, less those the user accepted. A failure to read
+    /// a side, the baseline or the acceptance is a warning and leaves that part out.
+    pub fn integrity(
+        &self,
+        repo: &Repo,
+        changes: &ChangeSet,
+        tests: &[TestRun],
+        warnings: &mut Vec<String>,
+    ) -> Integrity {
+        let mut findings = text_findings(repo, changes, warnings);
+        let green = self.green_counts().unwrap_or_else(|e| {
+            warnings.push(format!("integrity: {e}"));
+            GreenCounts::default()
+        });
+        findings.extend(green.drops(tests));
+        if findings.is_empty() {
+            return Integrity::default();
+        }
+        let acceptance = self.acceptance().unwrap_or_else(|e| {
+            warnings.push(format!("integrity: {e}"));
+            None
+        });
+        let Some(acceptance) = acceptance else {
+            return Integrity {
+                findings,
+                ..Integrity::default()
+            };
+        };
+        let (accepted, findings): (Vec<Finding>, Vec<Finding>) = findings
+            .into_iter()
+            .partition(|f| acceptance.covers(f, digest_of(&repo.workdir, f).as_deref()));
+        Integrity {
+            notice: (!accepted.is_empty()).then(|| acceptance.notice(&accepted)),
+            findings,
+            accepted,
+        }
+    }
+
+    /// The integrity of the worktree's change set as the last stop saw it, running nothing:
+    /// the planned commands' counts are their cached outcomes for these changes, if any.
+    pub fn current_integrity(&self, warnings: &mut Vec<String>) -> Result<Integrity, ProjectError> {
+        let repo = self.git()?;
+        let changes = match git::facts(repo, self.policy.git.backend) {
+            RepoFacts::Changes(changes) => changes,
+            RepoFacts::Unreadable { reason } => return Err(ProjectError::RepoUnreadable(reason)),
+            RepoFacts::NoRepository => return Ok(Integrity::default()),
+        };
+        let fingerprint = cache::change_fingerprint(&repo.workdir, &changes);
+        let plan = decide::plan(
+            Stop { repeated: false },
+            &changes,
+            &SessionFacts::default(),
+            &self.policy,
+        );
+        let cache = self.test_cache();
+        let timeout = self.policy.tests.timeout;
+        let tests: Vec<TestRun> = (plan.tests.into_iter())
+            .filter_map(|p| {
+                let key = cache::test_fingerprint(&fingerprint, &p.command, timeout);
+                let outcome = cache.lookup(&p.command, &key)?;
+                Some(TestRun {
+                    command: p.command,
+                    rules: p.rules,
+                    outcome,
+                })
+            })
+            .collect();
+        Ok(self.integrity(repo, &changes, &tests, warnings))
+    }
+
+    /// Accepts `findings` (the user's `checkpoint integrity accept`): each stands while its file
+    /// keeps its current content, or its count stays the same. Replaces an earlier acceptance.
+    pub fn accept_integrity(&self, findings: &[Finding]) -> Result<Acceptance, ProjectError> {
+        let store = self.trust_store().ok_or(ProjectError::NoConfigDir)?;
+        let files = (findings.iter())
+            .filter(|f| f.kind != FindingKind::TestCountDropped)
+            .filter_map(|f| Some((f.file.clone(), digest_of(&self.workdir, f)?)))
+            .collect();
+        let acceptance = Acceptance {
+            accepted_at: self.host.now,
+            findings: findings.to_vec(),
+            files,
+        };
+        store.accept(&self.workdir, acceptance.clone())?;
+        Ok(acceptance)
+    }
+
+    /// Makes the counts of `tests`' passing runs the baseline later green runs are held to;
+    /// called after a stop with no integrity finding.
+    pub fn advance_green_counts(&self, tests: &[TestRun]) -> Result<(), ProjectError> {
+        if tests.is_empty() {
+            return Ok(());
+        }
+        store::update_json(&self.green_counts_path(), |green: &mut GreenCounts| {
+            green.advance(tests)
+        })?;
+        Ok(())
+    }
+
+    fn green_counts(&self) -> Result<GreenCounts, ProjectError> {
+        Ok(store::read_json(&self.green_counts_path())?.unwrap_or_default())
+    }
+
+    fn green_counts_path(&self) -> PathBuf {
+        self.state_dir.join(GREEN_COUNTS_FILE)
+    }
+
+    fn acceptance(&self) -> Result<Option<Acceptance>, ProjectError> {
+        match self.trust_store() {
+            Some(store) => Ok(store.acceptance(&self.workdir)?),
+            None => Ok(None),
+        }
+    }
+}
+
+/// The content digest of the file `finding` concerns ([`ABSENT`] when it does not exist);
+/// `None` for a count drop, or a file that cannot be read.
+fn digest_of(workdir: &Path, finding: &Finding) -> Option<String> {
+    if finding.kind == FindingKind::TestCountDropped {
+        return None;
+    }
+    let path = workdir.join(&finding.file);
+    match digest::hash_file(&path) {
+        Ok(digest) => Some(digest),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(ABSENT.to_owned()),
+        Err(_) => None,
+    }
+}
+
+/// The text findings of `changes`: each modified test file's text at `HEAD` (sized, then read,
+/// by `git cat-file`) and in the worktree, analysed. A side bigger than [`MAX_INTEGRITY_BYTES`],
+/// or not UTF-8, is left out; failing to read `HEAD` is a warning and leaves only the file-level
+/// checks.
+fn text_findings(repo: &Repo, changes: &ChangeSet, warnings: &mut Vec<String>) -> Vec<Finding> {
+    let modified: BTreeSet<String> = integrity::test_files(changes)
+        .filter(|c| c.kind == ChangeKind::Modified)
+        .map(|c| c.path.clone())
+        .collect();
+    let mut old = match changes.head.commit() {
+        Some(commit) if !modified.is_empty() => {
+            crate::continuity::diff::small_blobs(repo, commit, &modified, MAX_INTEGRITY_BYTES)
+                .unwrap_or_else(|e| {
+                    warnings.push(format!("integrity: {e}"));
+                    BTreeMap::new()
+                })
+        }
+        _ => BTreeMap::new(),
+    };
+    let texts = modified
+        .into_iter()
+        .map(|path| {
+            let sides = Sides {
+                old: old
+                    .remove(&path)
+                    .and_then(|blob| String::from_utf8(blob).ok()),
+                new: read_bounded(&repo.workdir.join(&path)),
+            };
+            (path, sides)
+        })
+        .collect();
+    integrity::analyze(changes, &texts)
+}
+
+/// The UTF-8 text of the file at `path` when it is at most [`MAX_INTEGRITY_BYTES`] long.
+fn read_bounded(path: &Path) -> Option<String> {
+    let mut text = String::new();
+    let read = File::open(path)
+        .ok()?
+        .take(MAX_INTEGRITY_BYTES as u64 + 1)
+        .read_to_string(&mut text)
+        .ok()?;
+    (read <= MAX_INTEGRITY_BYTES).then_some(text)
+}
