@@ -43,13 +43,13 @@ pub(crate) fn one_line(text: &str) -> String {
 }
 
 /// Asks `<question> [y/N]` on a terminal (the question on stderr) and says whether the answer
-/// was yes. Elsewhere it refuses to guess: a usage error with `refusal` as the hint (which says
-/// how to answer without a terminal).
-pub(crate) fn confirm(question: &str, refusal: &str) -> Result<bool, CliError> {
+/// was yes. Elsewhere it refuses to guess: "not a terminal: cannot ask whether to `<whether>`", a
+/// usage error with `refusal` as the hint (which says how to answer without a terminal).
+pub(crate) fn confirm(question: &str, whether: &str, refusal: &str) -> Result<bool, CliError> {
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
         return Err(CliError::usage(
-            format!("not a terminal: cannot ask \"{question}\""),
+            format!("not a terminal: cannot ask whether to {whether}"),
             refusal,
         ));
     }

@@ -1,4 +1,4 @@
-//! The stop gate through the real agent CLIs: four stories, each played by Claude Code, Gemini
+//! The stop gate through the real agent CLIs: five stories, each played by Claude Code, Gemini
 //! CLI and Codex CLI against the scripted model, with our hooks installed by
 //! `checkpoint install <agent>` and our adapters built from this workspace.
 //!
@@ -61,6 +61,46 @@ def mul(a, b):
     return a * b
 "#;
 
+/// `test_calc.py` with `test_add`'s expected value changed to what the broken `add` returns: the
+/// suite passes, and the test no longer tests anything.
+const TEST_WEAKENED: &str = r#"import unittest
+
+from calc import add, sub
+
+
+class CalcTest(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 3), "<a & b>")
+
+    def test_sub(self):
+        self.assertEqual(sub(5, 3), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
+"#;
+
+/// `test_calc.py` as the fixture commits it.
+const TEST_ORIGINAL: &str = r#"import unittest
+
+from calc import add, sub
+
+
+class CalcTest(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 3), 5)
+
+    def test_sub(self):
+        self.assertEqual(sub(5, 3), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
+"#;
+
+/// The first line of a block for weakened tests.
+const TESTS_WEAKENED: &str = "Checkpoint — The tests were weakened:";
+
 /// A README edit: docs are neither tested nor gated.
 const README_EDITED: &str = "# calc\n\nTiny arithmetic helpers: `add` and `sub`.\n\n\
                              Run the tests with `python3 -m unittest`.\n";
@@ -88,6 +128,10 @@ enum Story {
     NeverFixes,
     /// Only README.md changes: the stop is allowed at once.
     DocsOnly,
+    /// `add` is broken; blocked for the failing test, the model changes the test's expected
+    /// value to what the broken code returns: blocked again, for the weakened test; it restores
+    /// the test, fixes the code and commits: allowed.
+    WeakenedAssertion,
 }
 
 impl Story {
@@ -109,6 +153,15 @@ impl Story {
             Story::DocsOnly => {
                 vec![Step::reply("I updated the README.").write("README.md", README_EDITED)]
             }
+            Story::WeakenedAssertion => vec![
+                Step::reply("I changed add.").write("calc.py", CALC_BROKEN),
+                Step::reply("The test expected the wrong value; I updated it.")
+                    .write("test_calc.py", TEST_WEAKENED),
+                Step::reply("Restored the test, fixed add and committed.")
+                    .write("test_calc.py", TEST_ORIGINAL)
+                    .write("calc.py", CALC_FIXED)
+                    .run("git commit -qam fix"),
+            ],
         }
     }
 
@@ -120,6 +173,10 @@ impl Story {
             Story::UncommittedCode => vec![&[TESTS_PASSED, COMMIT_GATE, "M calc.py"]],
             Story::NeverFixes => vec![&[TESTS_FAILED, "test_add", BROKEN_ASSERTION]; MAX_BLOCKS],
             Story::DocsOnly => Vec::new(),
+            Story::WeakenedAssertion => vec![
+                &[TESTS_FAILED, "test_add", BROKEN_ASSERTION],
+                &[TESTS_WEAKENED, "test_calc.py:8", "Fix the code, not the tests"],
+            ],
         }
     }
 
@@ -130,6 +187,7 @@ impl Story {
             Story::UncommittedCode => ("", "calc: mul"),
             Story::NeverFixes => (" M calc.py\n", HOOKS_COMMIT),
             Story::DocsOnly => (" M README.md\n", HOOKS_COMMIT),
+            Story::WeakenedAssertion => ("", "fix"),
         }
     }
 }
@@ -267,4 +325,5 @@ stories! {
     uncommitted_code => UncommittedCode,
     never_fixes => NeverFixes,
     docs_only => DocsOnly,
+    weakened_assertion => WeakenedAssertion,
 }

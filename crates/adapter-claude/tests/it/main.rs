@@ -472,7 +472,8 @@ fn integrity_warn_tells_the_user_and_allows() {
     assert!(
         notice.ends_with(
             "\nNote: the tests were weakened (test_calc.py:7: new skip/focus marker \
-             `@unittest.skip`)."
+             `@unittest.skip`).\nIf the test change is intended, accept it with `checkpoint \
+             integrity accept`."
         ),
         "{notice}"
     );

@@ -57,7 +57,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
         list
     ));
     let refusal = "read them above, then run `checkpoint integrity accept --yes` to accept them";
-    if !yes && !output::confirm("Accept them?", refusal)? {
+    if !yes && !output::confirm("Accept them?", "accept these findings", refusal)? {
         output::out("Nothing accepted.");
         return Ok(ExitCode::from(1));
     }

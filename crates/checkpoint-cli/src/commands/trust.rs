@@ -55,7 +55,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
         lines(&project.commands)
     ));
     let refusal = "read them above, then run `checkpoint trust --yes` to approve them";
-    if !args.yes && !output::confirm("Trust them?", refusal)? {
+    if !args.yes && !output::confirm("Trust them?", "trust these commands", refusal)? {
         output::out("Nothing approved.");
         return Ok(ExitCode::from(1));
     }

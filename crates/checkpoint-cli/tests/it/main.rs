@@ -6,6 +6,7 @@ mod config;
 mod diff;
 mod install;
 mod install_mcp;
+mod integrity_accept;
 mod journal;
 mod mcp;
 mod statusline;
@@ -21,10 +22,16 @@ use assert_cmd::cargo::cargo_bin_cmd;
 pub fn checkpoint(dir: &Path, args: &[&str], stdin: &str) -> Output {
     let config_home = tempfile::tempdir().expect("temp config home");
     checkpoint_testkit::trust(config_home.path(), dir, &[]);
+    checkpoint_as(config_home.path(), dir, args, stdin)
+}
+
+/// `checkpoint ARGS` in `dir` as [`checkpoint`] runs it, for the user whose config directory (an
+/// `XDG_CONFIG_HOME`, with its trust store) is `config_home`.
+pub fn checkpoint_as(config_home: &Path, dir: &Path, args: &[&str], stdin: &str) -> Output {
     let mut cmd = cargo_bin_cmd!("checkpoint");
     cmd.current_dir(dir)
         .args(args)
-        .env("XDG_CONFIG_HOME", config_home.path())
+        .env("XDG_CONFIG_HOME", config_home)
         .envs(checkpoint_testkit::git_env())
         .write_stdin(stdin);
     for (key, _) in std::env::vars() {

@@ -1,0 +1,166 @@
+//! What the gate holds a green run to beyond the diff (the test count of the last green stop),
+//! how a person accepts an intended weakening, and what a stop let through leaves on record.
+
+use std::fs;
+use std::path::Path;
+
+use checkpoint_testkit::repo;
+use insta::assert_snapshot;
+
+use crate::{checkpoint_as, code, git, stable};
+
+/// Appends a comment to `calc.py`: a code change that makes the next stop run the tests.
+fn touch_code(dir: &Path) {
+    let path = dir.join("calc.py");
+    let text = fs::read_to_string(&path).unwrap();
+    fs::write(&path, text + "# touched\n").unwrap();
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_committed_test_removal_is_caught_by_the_count_until_a_person_accepts_it() {
+    let repo = repo("python-passing");
+    let dir = repo.path();
+    let user = tempfile::tempdir().unwrap();
+    checkpoint_testkit::trust(user.path(), dir, &[]);
+    let check = || checkpoint_as(user.path(), dir, &["check"], "");
+
+    // A green stop sets the baseline: 2 tests.
+    touch_code(dir);
+    assert_eq!(code(&check()), 1, "the commit gate asks for a commit");
+    git(dir, &["commit", "-qam", "touch"]);
+
+    // The agent deletes a test and commits it: the diff shows nothing, the count does.
+    let tests = fs::read_to_string(dir.join("test_calc.py")).unwrap();
+    let start = tests.find("    def test_sub").unwrap();
+    let end = tests.find("\n\nif __name__").unwrap();
+    fs::write(
+        dir.join("test_calc.py"),
+        format!("{}{}", &tests[..start].trim_end(), &tests[end..]),
+    )
+    .unwrap();
+    git(dir, &["commit", "-qam", "drop a test"]);
+    touch_code(dir);
+    let blocked = check();
+    assert_eq!(code(&blocked), 1);
+    assert_snapshot!(stable(&blocked.stdout, dir), @r"
+    Checkpoint — The tests were weakened:
+      `python3 -m unittest -q`: 1 test passed; 2 in the last green run
+    Fix the code, not the tests: restore what was weakened. If a test itself was wrong, say so to the user in your final answer.
+    ");
+
+    // Accepting is a person's step: without a terminal it asks for --yes.
+    let refused = checkpoint_as(user.path(), dir, &["integrity", "accept"], "y\n");
+    assert_eq!(code(&refused), 2);
+    assert!(
+        stderr(&refused).contains("checkpoint integrity accept --yes"),
+        "{}",
+        stderr(&refused)
+    );
+    let accepted = checkpoint_as(user.path(), dir, &["integrity", "accept", "--yes"], "");
+    assert_eq!(code(&accepted), 0, "{}", stderr(&accepted));
+    assert_snapshot!(stable(&accepted.stdout, dir), @r"
+    These changes weaken the tests:
+      `python3 -m unittest -q`: 1 test passed; 2 in the last green run
+    Accepted, the gate lets them pass until one of these files changes again, and shows them to you at every stop.
+    Accepted 1 finding(s) in [repo].
+    ");
+
+    // The accepted drop passes, and the user is told it stands; that green stop makes 1 the
+    // new baseline, after which nothing is left to say.
+    let after = check();
+    assert_eq!(code(&after), 1, "only the commit gate is left");
+    assert!(!String::from_utf8_lossy(&after.stdout).contains("weakened"));
+    assert!(
+        stderr(&after).contains("test changes you accepted on"),
+        "{}",
+        stderr(&after)
+    );
+    git(dir, &["commit", "-qam", "touch again"]);
+    touch_code(dir);
+    let later = check();
+    assert_eq!(code(&later), 1);
+    assert!(!stderr(&later).contains("accepted"), "{}", stderr(&later));
+    let nothing = checkpoint_as(user.path(), dir, &["integrity", "accept"], "");
+    assert_eq!(code(&nothing), 0);
+    assert_snapshot!(stable(&nothing.stdout, dir), @"Nothing to accept: the changes weaken no test.");
+}
+
+#[test]
+fn an_accepted_file_finding_ends_when_the_file_changes_again() {
+    let repo = repo("python-passing");
+    let dir = repo.path();
+    let user = tempfile::tempdir().unwrap();
+    checkpoint_testkit::trust(user.path(), dir, &[]);
+    let tests = fs::read_to_string(dir.join("test_calc.py")).unwrap();
+    let skipped = tests.replace(
+        "    def test_sub",
+        "    @unittest.skip(\"flaky\")\n    def test_sub",
+    );
+    fs::write(dir.join("test_calc.py"), &skipped).unwrap();
+    let check = || checkpoint_as(user.path(), dir, &["check"], "");
+    assert!(String::from_utf8_lossy(&check().stdout).contains("new skip/focus marker"));
+    let accepted = checkpoint_as(user.path(), dir, &["integrity", "accept", "--yes"], "");
+    assert_eq!(code(&accepted), 0, "{}", stderr(&accepted));
+    let passing = check();
+    assert!(!String::from_utf8_lossy(&passing.stdout).contains("weakened"));
+    assert!(
+        stderr(&passing).contains("test_calc.py"),
+        "{}",
+        stderr(&passing)
+    );
+
+    // Another edit of the accepted file is judged afresh.
+    fs::write(dir.join("test_calc.py"), skipped + "\n").unwrap();
+    let judged = check();
+    assert_eq!(code(&judged), 1);
+    assert!(String::from_utf8_lossy(&judged.stdout).contains("new skip/focus marker"));
+}
+
+/// A Claude Code `Stop` payload for `dir`.
+fn stop(dir: &Path, active: bool) -> String {
+    serde_json::json!({
+        "session_id": "6f1c2a4e-0000-4000-8000-000000000001",
+        "transcript_path": "/dev/null",
+        "cwd": dir,
+        "hook_event_name": "Stop",
+        "stop_hook_active": active,
+        "last_assistant_message": "I could not make the test pass.",
+    })
+    .to_string()
+}
+
+#[test]
+fn a_stop_let_through_by_the_cap_is_on_record_for_log_and_the_next_session() {
+    let repo = repo("failing-test");
+    let dir = repo.path();
+    let user = tempfile::tempdir().unwrap();
+    checkpoint_testkit::trust(user.path(), dir, &[]);
+    for active in [false, true, true] {
+        let out = checkpoint_as(user.path(), dir, &["check"], &stop(dir, active));
+        assert_eq!(code(&out), 1, "{}", String::from_utf8_lossy(&out.stdout));
+    }
+    let through = checkpoint_as(user.path(), dir, &["check"], &stop(dir, true));
+    assert_eq!(code(&through), 0);
+
+    let log = checkpoint_as(user.path(), dir, &["log"], "");
+    let log = stable(&log.stdout, dir);
+    assert!(
+        log.contains(
+            "⚠ allowed after 3 blocks in a row: the tests fail (test_calc.CalcTest.test_add)"
+        ),
+        "{log}"
+    );
+    let resume = checkpoint_as(user.path(), dir, &["resume"], "");
+    let resume = String::from_utf8_lossy(&resume.stdout);
+    assert!(
+        resume.contains(
+            "⚠️ The last stop was allowed after 3 blocks in a row: the tests fail \
+             (test_calc.CalcTest.test_add). Resolve that first, or tell the user why not."
+        ),
+        "{resume}"
+    );
+}
