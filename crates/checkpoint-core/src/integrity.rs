@@ -36,6 +36,9 @@ pub enum FindingKind {
     /// A passing test command ran fewer tests than in the last green stop (see
     /// [`GreenCounts`]); the finding's `file` is the command.
     TestCountDropped,
+    /// With `[integrity] prove_failing`: a test command passes on `HEAD`'s code with the changed
+    /// tests, so they do not show the change; the finding's `file` is the command.
+    PassesWithoutTheChange,
 }
 
 /// One way a change weakens the tests.

@@ -6,6 +6,7 @@
 //! progress, build the restart context): the gate, the CLI and the MCP server all call it.
 
 pub mod integrity;
+mod proof;
 pub mod saving;
 
 use std::path::{Path, PathBuf};

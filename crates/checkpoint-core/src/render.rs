@@ -52,12 +52,24 @@ pub fn message(decision: &Decision) -> String {
 fn block_text(out: &mut String, reason: &BlockReason) {
     match reason {
         BlockReason::Integrity { findings } => {
-            out.push_str("Checkpoint — The tests were weakened:\n");
-            finding_list(out, findings);
-            out.push_str(
-                "Fix the code, not the tests: restore what was weakened. If a test itself was \
-                 wrong, say so to the user in your final answer.\n",
-            );
+            let (unproven, weakened): (Vec<Finding>, Vec<Finding>) = (findings.iter().cloned())
+                .partition(|f| f.kind == FindingKind::PassesWithoutTheChange);
+            if !weakened.is_empty() {
+                out.push_str("Checkpoint — The tests were weakened:\n");
+                finding_list(out, &weakened);
+                out.push_str(
+                    "Fix the code, not the tests: restore what was weakened. If a test itself \
+                     was wrong, say so to the user in your final answer.\n",
+                );
+            }
+            if !unproven.is_empty() {
+                out.push_str("Checkpoint — The changed tests do not show the change:\n");
+                finding_list(out, &unproven);
+                out.push_str(
+                    "Make a changed test fail on the old code: test what the change fixes or \
+                     adds. If no test can, say why in your final answer.\n",
+                );
+            }
         }
         BlockReason::TestsFailed { failed } => tests_failed(out, failed),
         BlockReason::Required {
@@ -342,9 +354,12 @@ pub fn finding_list(out: &mut String, findings: &[Finding]) {
     }
 }
 
-/// "file:line: description"; a count drop names its command.
+/// "file:line: description"; a finding about a command names it.
 fn finding_line(finding: &Finding) -> String {
-    if finding.kind == FindingKind::TestCountDropped {
+    if matches!(
+        finding.kind,
+        FindingKind::TestCountDropped | FindingKind::PassesWithoutTheChange
+    ) {
         return format!("`{}`: {}", finding.file, finding.description);
     }
     match finding.line {

@@ -175,7 +175,11 @@ impl Story {
             Story::DocsOnly => Vec::new(),
             Story::WeakenedAssertion => vec![
                 &[TESTS_FAILED, "test_add", BROKEN_ASSERTION],
-                &[TESTS_WEAKENED, "test_calc.py:8", "Fix the code, not the tests"],
+                &[
+                    TESTS_WEAKENED,
+                    "test_calc.py:8",
+                    "Fix the code, not the tests",
+                ],
             ],
         }
     }

@@ -6,7 +6,7 @@ mod config;
 mod diff;
 mod install;
 mod install_mcp;
-mod integrity_accept;
+mod integrity_gate;
 mod journal;
 mod mcp;
 mod statusline;

@@ -506,7 +506,7 @@ fn parse_batch(mut out: &[u8], count: usize) -> Result<Vec<Option<Vec<u8>>>, Dif
 /// `git ARGS` for `repo`, reading nothing else: `GIT_DIR` and `GIT_WORK_TREE` name the
 /// repository explicitly, its config runs no program ([`SAFE_CONFIG`](crate::git::SAFE_CONFIG)),
 /// no optional locks are taken, and stdin is `input` or empty.
-fn git(repo: &Repo, args: &[&str], input: Option<Vec<u8>>) -> duct::Expression {
+pub(crate) fn git(repo: &Repo, args: &[&str], input: Option<Vec<u8>>) -> duct::Expression {
     let mut argv: Vec<&OsStr> = crate::git::SAFE_CONFIG.iter().map(OsStr::new).collect();
     argv.push(OsStr::new("--no-optional-locks"));
     argv.extend(args.iter().map(OsStr::new));
@@ -524,7 +524,7 @@ fn git(repo: &Repo, args: &[&str], input: Option<Vec<u8>>) -> duct::Expression {
 
 /// Runs `expression` with its output captured, killing it when it takes longer than `timeout`.
 /// Any exit status is returned; see [`succeeded`].
-fn run(
+pub(crate) fn run(
     expression: duct::Expression,
     what: &'static str,
     timeout: Duration,
@@ -552,7 +552,7 @@ fn run(
 }
 
 /// `out` when the process exited successfully, else [`DiffError::Failed`] with its stderr.
-fn succeeded(out: Output, what: &'static str) -> Result<Output, DiffError> {
+pub(crate) fn succeeded(out: Output, what: &'static str) -> Result<Output, DiffError> {
     if out.status.success() {
         return Ok(out);
     }

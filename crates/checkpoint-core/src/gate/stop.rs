@@ -14,7 +14,7 @@ use crate::journal::Journal;
 use crate::outcome::{TestOutcome, TestRun, TestStatus};
 use crate::policy::{IntegrityMode, Policy};
 use crate::project::ProjectError;
-use crate::project::integrity::Integrity;
+use crate::project::integrity::{Integrity, Stopped};
 use crate::render;
 use crate::runner;
 
@@ -51,7 +51,7 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
     };
 
     let repo_facts = git::facts(repo, policy.git.backend);
-    let (fingerprint, tests) = match &repo_facts {
+    let (fingerprint, tests, integrity) = match &repo_facts {
         RepoFacts::Changes(changes) => {
             let fingerprint = cache::change_fingerprint(&repo.workdir, changes);
             let plan = decide::plan(stop, changes, &record.facts, policy);
@@ -64,15 +64,21 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
                 may_run: plan.may_run,
             };
             let tests = runs.run(plan.tests, warnings);
-            (Some(fingerprint), tests)
+            let integrity = match policy.integrity.mode {
+                IntegrityMode::Off => Integrity::default(),
+                _ => {
+                    let stopped = Stopped {
+                        changes,
+                        fingerprint: &fingerprint,
+                        tests: &tests,
+                        may_run: plan.may_run,
+                    };
+                    project.integrity(repo, &stopped, warnings)
+                }
+            };
+            (Some(fingerprint), tests, integrity)
         }
-        _ => (None, Vec::new()),
-    };
-    let integrity = match &repo_facts {
-        RepoFacts::Changes(changes) if policy.integrity.mode != IntegrityMode::Off => {
-            project.integrity(repo, changes, &tests, warnings)
-        }
-        _ => Integrity::default(),
+        _ => (None, Vec::new(), Integrity::default()),
     };
     let facts = Facts {
         repo: repo_facts,

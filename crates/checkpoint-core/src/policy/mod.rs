@@ -206,6 +206,9 @@ pub struct ClearSettings {
 pub struct IntegritySettings {
     /// What findings do: block the stop, warn the user, or nothing (no analysis).
     pub mode: IntegrityMode,
+    /// Whether the changed tests are also run against `HEAD`'s code when code changed with them:
+    /// a pass there is a finding.
+    pub prove_failing: bool,
 }
 
 impl Policy {

@@ -96,6 +96,9 @@ pub const KEYS: &[Key] = &[
     key!(integrity.mode: IntegrityMode, "CHECKPOINT_INTEGRITY_MODE",
         "What a change that weakens the tests (deleted test file, new skip marker, removed test or assertions) does to the stop.")
     .guarded(),
+    key!(integrity.prove_failing: bool, "CHECKPOINT_INTEGRITY_PROVE_FAILING",
+        "When tests and code changed together, also run the tests on HEAD's code with the changed tests (in a temporary worktree): a pass there is a finding.")
+    .guarded(),
 ];
 
 /// One setting: a row of [`KEYS`].

@@ -36,23 +36,37 @@ pub struct Integrity {
     pub notice: Option<String>,
 }
 
+/// What a stop gathered, as its integrity check needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct Stopped<'a> {
+    /// The change set.
+    pub changes: &'a ChangeSet,
+    /// Its fingerprint (see [`cache::change_fingerprint`]).
+    pub fingerprint: &'a str,
+    /// The planned test commands' runs.
+    pub tests: &'a [TestRun],
+    /// Whether the stop may still run anything (else only cached outcomes count).
+    pub may_run: bool,
+}
+
 impl Project {
-    /// The integrity of `changes`, whose planned test commands gave `tests`: the findings of
-    /// the text analysis and of the count check, less those the user accepted. A failure to read
-    /// a side, the baseline or the acceptance is a warning and leaves that part out.
+    /// The integrity of a stop: the findings of the text analysis, of the count check and (with
+    /// `[integrity] prove_failing`) of the changed tests on `HEAD`'s code, less those the user
+    /// accepted. A failure to read a side, the baseline or the acceptance is a warning and
+    /// leaves that part out.
     pub fn integrity(
         &self,
         repo: &Repo,
-        changes: &ChangeSet,
-        tests: &[TestRun],
+        stopped: &Stopped<'_>,
         warnings: &mut Vec<String>,
     ) -> Integrity {
-        let mut findings = text_findings(repo, changes, warnings);
+        let mut findings = text_findings(repo, stopped.changes, warnings);
         let green = self.green_counts().unwrap_or_else(|e| {
             warnings.push(format!("integrity: {e}"));
             GreenCounts::default()
         });
-        findings.extend(green.drops(tests));
+        findings.extend(green.drops(stopped.tests));
+        findings.extend(self.unproven(repo, stopped, warnings));
         if findings.is_empty() {
             return Integrity::default();
         }
@@ -105,7 +119,13 @@ impl Project {
                 })
             })
             .collect();
-        Ok(self.integrity(repo, &changes, &tests, warnings))
+        let stopped = Stopped {
+            changes: &changes,
+            fingerprint: &fingerprint,
+            tests: &tests,
+            may_run: false,
+        };
+        Ok(self.integrity(repo, &stopped, warnings))
     }
 
     /// Accepts `findings` (the user's `checkpoint integrity accept`): each stands while its file

@@ -1,5 +1,6 @@
-//! What the gate holds a green run to beyond the diff (the test count of the last green stop),
-//! how a person accepts an intended weakening, and what a stop let through leaves on record.
+//! What the gate holds a green run to beyond the diff (the test count of the last green stop, the
+//! changed tests on `HEAD`'s code), how a person accepts an intended weakening, and what a stop
+//! let through leaves on record.
 
 use std::fs;
 use std::path::Path;
@@ -162,5 +163,56 @@ fn a_stop_let_through_by_the_cap_is_on_record_for_log_and_the_next_session() {
              (test_calc.CalcTest.test_add). Resolve that first, or tell the user why not."
         ),
         "{resume}"
+    );
+}
+
+#[test]
+fn prove_failing_blocks_changed_tests_that_pass_on_the_old_code_too() {
+    let repo = repo("python-passing");
+    let dir = repo.path();
+    let config = dir.join("checkpoint.toml");
+    let text = fs::read_to_string(&config).unwrap();
+    fs::write(
+        &config,
+        text + "\n[integrity]\nprove_failing = true\n\n[stop]\ncommit_gate = false\n",
+    )
+    .unwrap();
+    git(dir, &["commit", "-qam", "prove failing"]);
+    let user = tempfile::tempdir().unwrap();
+    checkpoint_testkit::trust(user.path(), dir, &[]);
+    let check = || checkpoint_as(user.path(), dir, &["check"], "");
+    let tests = fs::read_to_string(dir.join("test_calc.py")).unwrap();
+    let with = |test: &str| tests.replace("    def test_sub", &format!("{test}\n    def test_sub"));
+
+    // `mul` is new, and the new test does not touch it: it passes on the old code too.
+    let calc = fs::read_to_string(dir.join("calc.py")).unwrap();
+    fs::write(
+        dir.join("calc.py"),
+        calc + "\n\ndef mul(a, b):\n    return a * b\n",
+    )
+    .unwrap();
+    let unrelated = "    def test_add_again(self):\n        self.assertEqual(add(1, 1), 2)\n";
+    fs::write(dir.join("test_calc.py"), with(unrelated)).unwrap();
+    let blocked = check();
+    assert_eq!(code(&blocked), 1, "{}", stderr(&blocked));
+    assert_snapshot!(stable(&blocked.stdout, dir), @r"
+    Checkpoint — The changed tests do not show the change:
+      `python3 -m unittest -q`: passes on HEAD's code too, with the changed tests (test_calc.py): they do not show the change
+    Make a changed test fail on the old code: test what the change fixes or adds. If no test can, say why in your final answer.
+    ");
+    // The temporary worktree is gone, from the disk and from git's list.
+    let worktrees = git(dir, &["worktree", "list", "--porcelain"]);
+    let listed = String::from_utf8_lossy(&worktrees.stdout);
+    assert_eq!(listed.matches("worktree ").count(), 1, "{listed}");
+
+    // A test of `mul` fails on the old code (there is no `mul`): the change is shown.
+    let proving = "    def test_mul(self):\n        from calc import mul\n\n        self.assertEqual(mul(2, 3), 6)\n";
+    fs::write(dir.join("test_calc.py"), with(proving)).unwrap();
+    let allowed = check();
+    assert_eq!(
+        code(&allowed),
+        0,
+        "{}",
+        String::from_utf8_lossy(&allowed.stdout)
     );
 }
