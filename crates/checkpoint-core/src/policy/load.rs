@@ -484,6 +484,7 @@ mod tests {
         resume.max_restarts = 3  # default
         clear.auto_checkpoint = false  # env CHECKPOINT_CLEAR_AUTO_CHECKPOINT
         integrity.mode = "block"  # default
+        integrity.prove_failing = false  # default
         rule.notes = { gate = false, include = ["notes/**"], tests = false }  # /repo/user.toml:8
         rule.daemon = { action = "Run `make restart`", exclude = ["src/gen/**"], gate = true, include = ["src/**"], tests = true }  # /repo/checkpoint.toml:13
         "#);
@@ -590,6 +591,7 @@ mod tests {
             "7",
             "prompt",
             "warn",
+            "true",
         ];
         assert_eq!(values.len(), KEYS.len());
         let env: Vec<(&str, &str)> = KEYS.iter().map(|k| k.env).zip(values).collect();
