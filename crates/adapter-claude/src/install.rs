@@ -11,6 +11,9 @@ use checkpoint_core::agent::{
 pub const EVENTS: &[InstalledEvent] = &[
     InstalledEvent::end_of_turn("Stop"),
     InstalledEvent::end_of_turn("SubagentStop"),
+    // What the change set holds when a subagent starts: its stop answers only for what it
+    // changed.
+    InstalledEvent::quick("SubagentStart"),
     InstalledEvent::quick("UserPromptSubmit"),
     InstalledEvent::quick("PreToolUse"),
     InstalledEvent::quick("PostToolUse"),

@@ -120,6 +120,17 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             ]
           }
         ],
+        "SubagentStart": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-claude",
+                "timeout": 30
+              }
+            ]
+          }
+        ],
         "UserPromptSubmit": [
           {
             "hooks": [
@@ -304,6 +315,17 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             ]
           }
         ],
+        "SubagentStart": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-codex",
+                "timeout": 30
+              }
+            ]
+          }
+        ],
         "UserPromptSubmit": [
           {
             "hooks": [
@@ -379,7 +401,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
 fn install_says_what_it_wrote_and_what_is_left_to_do() {
     let fx = Fixture::new();
     assert_snapshot!(fx.stable(ok(&fx.install("codex", &[]))), @r#"
-    Installed checkpoint hooks for Codex CLI in [project]/.codex/hooks.json: Stop, SubagentStop, UserPromptSubmit, PreToolUse, PostToolUse, SessionStart, PreCompact, SessionEnd.
+    Installed checkpoint hooks for Codex CLI in [project]/.codex/hooks.json: Stop, SubagentStop, SubagentStart, UserPromptSubmit, PreToolUse, PostToolUse, SessionStart, PreCompact, SessionEnd.
     Next: review and trust the hooks with `/hooks` in the Codex TUI (or run `codex exec --dangerously-bypass-hook-trust`).
     Project hooks load only in a trusted project: `[projects."[project]"] trust_level = "trusted"` in ~/.codex/config.toml.
     "#);
@@ -508,6 +530,17 @@ fn foreign_hooks_and_other_keys_survive_in_order() {
             ]
           }
         ],
+        "SubagentStart": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-claude",
+                "timeout": 30
+              }
+            ]
+          }
+        ],
         "UserPromptSubmit": [
           {
             "hooks": [
@@ -570,8 +603,8 @@ fn foreign_hooks_and_other_keys_survive_in_order() {
 
     let installed = fx.read(".claude/settings.json");
     let out = ok(&fx.uninstall("claude", &[]));
-    assert_snapshot!(fx.stable(out), @"
-    Removed checkpoint hooks for Claude Code from [project]/.claude/settings.json: PreToolUse, Stop, SubagentStop, UserPromptSubmit, PostToolUse, SessionStart, PreCompact, SessionEnd.
+    assert_snapshot!(fx.stable(out), @r"
+    Removed checkpoint hooks for Claude Code from [project]/.claude/settings.json: PreToolUse, Stop, SubagentStop, SubagentStart, UserPromptSubmit, PostToolUse, SessionStart, PreCompact, SessionEnd.
     Previous content saved as [project]/.claude/settings.json.checkpoint.bak.
     Removed the checkpoint-progress skill from [project]/.claude/skills/checkpoint-progress/SKILL.md.
     ");
