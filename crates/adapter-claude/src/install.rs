@@ -3,7 +3,8 @@
 //! skill beside them, and the MCP server in `.mcp.json` (the user's `.claude.json`).
 
 use checkpoint_core::agent::{
-    InstallScope, InstallSpec, InstalledEvent, McpFile, McpFormat, McpSpec, TimeUnit, UserDir,
+    InstallScope, InstallSpec, InstalledEvent, McpFile, McpFormat, McpSpec, ProjectHooks, TimeUnit,
+    UserDir,
 };
 
 /// The events the adapter handles, in the order they are written. Codex adopted Claude's hook
@@ -32,6 +33,7 @@ pub static INSTALL: InstallSpec = InstallSpec {
     unit: TimeUnit::Seconds,
     handler_name: None,
     events: EVENTS,
+    project_hooks: ProjectHooks::StartDirOnly,
     skills: true,
     mcp: McpSpec {
         project: McpFile::AtProjectRoot(".mcp.json"),

@@ -402,11 +402,13 @@ fn install_says_what_it_wrote_and_what_is_left_to_do() {
     let fx = Fixture::new();
     assert_snapshot!(fx.stable(ok(&fx.install("codex", &[]))), @r#"
     Installed checkpoint hooks for Codex CLI in [project]/.codex/hooks.json: Stop, SubagentStop, SubagentStart, UserPromptSubmit, PreToolUse, PostToolUse, SessionStart, PreCompact, SessionEnd.
+    Where: the hooks fire when Codex CLI starts anywhere inside [project]; in another worktree only once .codex/hooks.json is committed there. To gate every worktree: `checkpoint install codex --user`.
     Next: review and trust the hooks with `/hooks` in the Codex TUI (or run `codex exec --dangerously-bypass-hook-trust`).
     Project hooks load only in a trusted project: `[projects."[project]"] trust_level = "trusted"` in ~/.codex/config.toml.
     "#);
-    assert_snapshot!(fx.stable(ok(&fx.install("gemini", &[]))), @"
+    assert_snapshot!(fx.stable(ok(&fx.install("gemini", &[]))), @r"
     Installed checkpoint hooks for Gemini CLI in [project]/.gemini/settings.json: AfterAgent, BeforeAgent, BeforeTool, AfterTool, SessionStart, PreCompress, SessionEnd.
+    Where: the hooks fire only when Gemini CLI starts in [project] itself — not in its subdirectories, nor in another worktree (Gemini CLI reads a project's hooks only from the directory it starts in). To gate those too: `checkpoint install gemini --user`.
     Next: trust the folder when Gemini CLI asks (headless: GEMINI_CLI_TRUST_WORKSPACE=true); hooks do not run in an untrusted folder.
     ");
 }
@@ -758,6 +760,12 @@ fn user_scope_writes_under_each_agents_home() {
         let out = checkpoint_with_env(fx.project.path(), &args, &env);
         let stdout = ok(&out);
         assert!(stdout.contains(&expected.display().to_string()), "{stdout}");
+        let reach = stdout.lines().find(|l| l.starts_with("Where:"));
+        if (agent, var) == ("claude", None) {
+            assert_snapshot!(reach.unwrap_or_default(), @r"
+            Where: the hooks fire wherever Claude Code starts, in every repository and worktree; in a project you have not trusted (`checkpoint trust`) the gate runs none of its commands, but its commit gate applies.
+            ");
+        }
         // Claude also gets the checkpoint-progress skill beside its settings.
         let mut written = vec![expected.clone()];
         if agent == "claude" {
