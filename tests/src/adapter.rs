@@ -157,6 +157,190 @@ impl Adapter {
     }
 }
 
+/// How a subagent's stop is judged (for agents with subagent hooks: `SubagentStart.json` and
+/// `SubagentStop.json` fixtures):
+///
+/// 1. a read-only subagent is allowed, however often it stops, even though the parent's
+///    uncommitted edit fails the tests — it is never told to commit nor shown the parent's work;
+/// 2. an internal fork (empty `agent_type`) is not judged;
+/// 3. a subagent that breaks a test is blocked with the failing test and no commit request; one
+///    that only adds a file is allowed;
+/// 4. its blocks are counted apart from the parent's and from another subagent's.
+///
+/// Returns the block of step 3, for the adapter's wire-format snapshot.
+pub fn assert_subagent_rules(adapter: &Adapter) -> Value {
+    let parent_broke = repo("failing-test");
+    let dir = parent_broke.path();
+    let config_home = tempfile::tempdir().expect("temp config home");
+    crate::trust(config_home.path(), dir, &[]);
+    let fire = |fixture: &str, fields: &[(&str, Value)]| {
+        let mut value: Value =
+            serde_json::from_str(&payload(adapter.agent, fixture, dir)).expect("fixture is JSON");
+        for (key, field) in fields {
+            value[*key] = field.clone();
+        }
+        run_hook_in(
+            config_home.path(),
+            Path::new(adapter.bin),
+            dir,
+            value.to_string().as_bytes(),
+            &[],
+        )
+    };
+    adapter.assert_no_op(&fire("SubagentStart", &[]), 0, "SubagentStart");
+    for again in [false, true, true, true] {
+        let run = fire("SubagentStop", &[("stop_hook_active", Value::Bool(again))]);
+        adapter.assert_no_op(&run, 0, "a read-only subagent's stop");
+    }
+    let fork = [("agent_type", Value::String(String::new()))];
+    adapter.assert_no_op(&fire("SubagentStart", &fork), 0, "a fork's start");
+    std::fs::write(
+        dir.join("notes.md"),
+        "forked
+",
+    )
+    .expect("write notes.md");
+    adapter.assert_no_op(&fire("SubagentStop", &fork), 0, "an internal fork's stop");
+
+    // The subagent starts on a clean tree and breaks `sub`.
+    let clean = repo("python-passing");
+    let dir = clean.path();
+    let fire = |fixture: &str, fields: &[(&str, Value)]| {
+        let mut value: Value =
+            serde_json::from_str(&payload(adapter.agent, fixture, dir)).expect("fixture is JSON");
+        for (key, field) in fields {
+            value[*key] = field.clone();
+        }
+        run_hook(
+            Path::new(adapter.bin),
+            dir,
+            value.to_string().as_bytes(),
+            &[],
+        )
+    };
+    let second = [("agent_id", Value::String("second-subagent".into()))];
+    adapter.assert_no_op(&fire("SubagentStart", &[]), 0, "SubagentStart");
+    let calc = std::fs::read_to_string(dir.join("calc.py")).expect("read calc.py");
+    std::fs::write(dir.join("calc.py"), calc.replace("a - b", "a * b")).expect("break sub");
+    // Another subagent starts after the breakage: it is not its own.
+    adapter.assert_no_op(&fire("SubagentStart", &second), 0, "another SubagentStart");
+    let blocked = fire("SubagentStop", &[]);
+    let answer: Value =
+        serde_json::from_str(&blocked.stdout).unwrap_or_else(|e| panic!("{e}: {blocked:?}"));
+    let reason = answer["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains(
+            "- test_calc.CalcTest.test_sub
+"
+        ),
+        "{reason}"
+    );
+    assert!(!reason.contains("Commit"), "{reason}");
+    for _ in 0..2 {
+        let again = fire("SubagentStop", &[("stop_hook_active", Value::Bool(true))]);
+        assert!(again.stdout.contains("\"decision\""), "{again:?}");
+    }
+    // The parent's first block of the turn, after the subagent's three: counted apart.
+    let parent = fire(adapter.stop_again, &[]);
+    assert!(parent.stdout.contains("\"decision\""), "{parent:?}");
+    assert_eq!(stored_blocks(dir, adapter, ""), 1);
+    assert_eq!(stored_blocks(dir, adapter, "+second-subagent"), 0);
+    let capped = fire("SubagentStop", &[("stop_hook_active", Value::Bool(true))]);
+    assert!(capped.stdout.contains("after 3 blocks"), "{capped:?}");
+    let other = fire("SubagentStop", &second);
+    adapter.assert_no_op(&other, 0, "another subagent's stop");
+
+    let added = repo("python-passing");
+    let dir = added.path();
+    let start = payload(adapter.agent, "SubagentStart", dir);
+    let bin = Path::new(adapter.bin);
+    adapter.assert_no_op(&run_hook(bin, dir, start.as_bytes(), &[]), 0, "start");
+    std::fs::write(dir.join("deploy.yml"), "replicas: 2\n").expect("write deploy.yml");
+    let stop = payload(adapter.agent, "SubagentStop", dir);
+    let run = run_hook(bin, dir, stop.as_bytes(), &[]);
+    adapter.assert_no_op(&run, 0, "a subagent that added an untested file");
+    let _ = answer["decision"].as_str().expect("a block");
+    answer
+}
+
+/// `n` blocked stops of one session at once (repeated stops, with a cap above `n`): every block
+/// is counted, none lost to a concurrent update.
+pub fn assert_concurrent_blocks_are_counted(adapter: &Adapter, n: u32) {
+    let repo = uncommitted();
+    let dir = repo.path();
+    let config_home = tempfile::tempdir().expect("temp config home");
+    crate::trust(config_home.path(), dir, &[]);
+    let stdin = payload(adapter.agent, adapter.stop_again, dir);
+    let env = [("CHECKPOINT_STOP_MAX_BLOCKS", "100")];
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..n)
+            .map(|_| {
+                scope.spawn(|| {
+                    run_hook_in(
+                        config_home.path(),
+                        Path::new(adapter.bin),
+                        dir,
+                        stdin.as_bytes(),
+                        &env,
+                    )
+                })
+            })
+            .collect();
+        for run in runs {
+            let run = run.join().expect("hook thread");
+            assert!(run.stdout.contains("\"decision\""), "{run:?}");
+        }
+    });
+    assert_eq!(stored_blocks(dir, adapter, ""), n);
+}
+
+/// A turn is told by the agent's turn id (`field`) when it sends one: a stop of the same turn
+/// counts on even without `stop_hook_active`, and a stop of a new turn starts over even with it.
+pub fn assert_turns_are_told_by(adapter: &Adapter, field: &str) {
+    let repo = uncommitted();
+    let dir = repo.path();
+    let config_home = tempfile::tempdir().expect("temp config home");
+    crate::trust(config_home.path(), dir, &[]);
+    let fire = |active: bool, turn: &str| {
+        let mut value: Value = serde_json::from_str(&payload(adapter.agent, adapter.stop, dir))
+            .expect("fixture is JSON");
+        value["stop_hook_active"] = Value::Bool(active);
+        value[field] = Value::String(turn.to_owned());
+        let stdin = value.to_string();
+        let run = run_hook_in(
+            config_home.path(),
+            Path::new(adapter.bin),
+            dir,
+            stdin.as_bytes(),
+            &[],
+        );
+        assert!(run.stdout.contains("\"decision\""), "{run:?}");
+        stored_blocks(dir, adapter, "")
+    };
+    assert_eq!(fire(false, "turn-1"), 1);
+    assert_eq!(fire(false, "turn-1"), 2, "same turn, no stop_hook_active");
+    assert_eq!(fire(true, "turn-2"), 1, "a new turn");
+}
+
+/// The block count stored in `dir` for the session of the adapter's stop fixture, or with
+/// `suffix` (`+<agent id>`) for one of its subagents; 0 when nothing is stored.
+pub fn stored_blocks(dir: &Path, adapter: &Adapter, suffix: &str) -> u32 {
+    let stop: Value =
+        serde_json::from_str(&payload(adapter.agent, adapter.stop, dir)).expect("fixture is JSON");
+    let id = stop["session_id"].as_str().expect("a session id");
+    let file = dir
+        .join(".git/checkpoint/sessions")
+        .join(format!("{}-{id}{suffix}.json", adapter.agent));
+    let Ok(text) = std::fs::read_to_string(&file) else {
+        return 0;
+    };
+    let record: Value = serde_json::from_str(&text).expect("a session record");
+    record["consecutive_blocks"]
+        .as_u64()
+        .and_then(|n| u32::try_from(n).ok())
+        .expect("consecutive_blocks")
+}
+
 /// The JSON answer of `run`, checked to be context for `event` and nothing else.
 fn context_of(run: &HookRun, event: &str) -> Value {
     assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""), "{run:?}");

@@ -3,7 +3,8 @@
 //! skill beside them, and the MCP server in `.mcp.json` (the user's `.claude.json`).
 
 use checkpoint_core::agent::{
-    InstallScope, InstallSpec, InstalledEvent, McpFile, McpFormat, McpSpec, TimeUnit, UserDir,
+    InstallScope, InstallSpec, InstalledEvent, McpFile, McpFormat, McpSpec, ProjectHooks, TimeUnit,
+    UserDir,
 };
 
 /// The events the adapter handles, in the order they are written. Codex adopted Claude's hook
@@ -11,6 +12,9 @@ use checkpoint_core::agent::{
 pub const EVENTS: &[InstalledEvent] = &[
     InstalledEvent::end_of_turn("Stop"),
     InstalledEvent::end_of_turn("SubagentStop"),
+    // What the change set holds when a subagent starts: its stop answers only for what it
+    // changed.
+    InstalledEvent::quick("SubagentStart"),
     InstalledEvent::quick("UserPromptSubmit"),
     InstalledEvent::quick("PreToolUse"),
     InstalledEvent::quick("PostToolUse"),
@@ -29,6 +33,7 @@ pub static INSTALL: InstallSpec = InstallSpec {
     unit: TimeUnit::Seconds,
     handler_name: None,
     events: EVENTS,
+    project_hooks: ProjectHooks::StartDirOnly,
     skills: true,
     mcp: McpSpec {
         project: McpFile::AtProjectRoot(".mcp.json"),

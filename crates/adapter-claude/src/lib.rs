@@ -73,6 +73,7 @@ pub fn event_kind(wire_name: &str) -> EventKind {
     match wire_name {
         "Stop" => EventKind::Stop,
         "SubagentStop" => EventKind::SubagentStop,
+        "SubagentStart" => EventKind::SubagentStart,
         "UserPromptSubmit" => EventKind::UserPrompt,
         "PreToolUse" => EventKind::PreTool,
         "PostToolUse" => EventKind::PostTool,

@@ -3,7 +3,7 @@
 //! server in `config.toml` beside it.
 
 use checkpoint_core::agent::{
-    InstallScope, InstallSpec, McpFile, McpFormat, McpSpec, TimeUnit, UserDir,
+    InstallScope, InstallSpec, McpFile, McpFormat, McpSpec, ProjectHooks, TimeUnit, UserDir,
 };
 
 /// Codex CLI's install table.
@@ -16,6 +16,7 @@ pub static INSTALL: InstallSpec = InstallSpec {
     handler_name: None,
     // Codex clamps a SessionEnd hook's timeout to 3 s.
     events: adapter_claude::install::EVENTS,
+    project_hooks: ProjectHooks::ProjectRoot,
     skills: false,
     mcp: McpSpec {
         project: McpFile::InConfigDir("config.toml"),

@@ -3,7 +3,8 @@
 //! milliseconds, and the MCP server in the same file.
 
 use checkpoint_core::agent::{
-    InstallScope, InstallSpec, InstalledEvent, McpFile, McpFormat, McpSpec, TimeUnit, UserDir,
+    InstallScope, InstallSpec, InstalledEvent, McpFile, McpFormat, McpSpec, ProjectHooks, TimeUnit,
+    UserDir,
 };
 
 /// Gemini CLI's install table.
@@ -23,6 +24,7 @@ pub static INSTALL: InstallSpec = InstallSpec {
         InstalledEvent::quick("PreCompress"),
         InstalledEvent::session_end("SessionEnd"),
     ],
+    project_hooks: ProjectHooks::StartDirOnly,
     skills: false,
     mcp: McpSpec {
         project: McpFile::HooksFile,

@@ -179,6 +179,18 @@ pub enum InstallScope {
     User,
 }
 
+/// Where an agent looks for a project's hooks, and so where hooks installed for a project fire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProjectHooks {
+    /// Only in the directory the agent starts in: a project's hooks fire when the agent starts at
+    /// its root, not in a subdirectory or in another worktree.
+    StartDirOnly,
+    /// In the project root around the directory the agent starts in (the git toplevel): a
+    /// project's hooks fire anywhere inside it.
+    ProjectRoot,
+}
+
 /// One hook event the adapter is installed for, and how long the agent waits for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InstalledEvent {
@@ -272,6 +284,8 @@ pub struct InstallSpec {
     pub handler_name: Option<&'static str>,
     /// The events the adapter handles, in the order they are written.
     pub events: &'static [InstalledEvent],
+    /// Where the agent reads a project's hooks.
+    pub project_hooks: ProjectHooks,
     /// Whether the agent loads skills from `<config dir>/skills/`.
     pub skills: bool,
     /// Where the agent reads MCP servers.

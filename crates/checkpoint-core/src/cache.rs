@@ -10,6 +10,7 @@
 //! the outcome, replaced atomically. A lookup hits only when that last run had the same
 //! fingerprint.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
@@ -38,6 +39,21 @@ pub fn change_fingerprint(workdir: &Path, changes: &ChangeSet) -> String {
         fields.add(content_digest(&workdir.join(&change.path)));
     }
     fields.finish()
+}
+
+/// What each changed path holds now under `workdir`: its kind and content, as
+/// [`change_fingerprint`] hashes them, by path. Two snapshots differ at a path exactly when that
+/// path's part of the fingerprint changed.
+pub fn change_digests(workdir: &Path, changes: &ChangeSet) -> BTreeMap<String, String> {
+    (changes.changes.iter())
+        .map(|change| {
+            let digest = content_digest(&workdir.join(&change.path));
+            (
+                change.path.clone(),
+                format!("{} {digest}", kind_name(change.kind)),
+            )
+        })
+        .collect()
 }
 
 /// The fingerprint of running `command` with `timeout` on the change set with

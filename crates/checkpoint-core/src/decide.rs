@@ -14,7 +14,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::changes::{Change, ChangeSet, RepoFacts};
-use crate::event::HookEvent;
+use crate::event::{EventKind, HookEvent};
 use crate::integrity::Finding;
 use crate::outcome::{TestRun, TestStatus};
 use crate::policy::{IntegrityMode, Policy};
@@ -24,6 +24,9 @@ use crate::policy::{IntegrityMode, Policy};
 pub struct Stop {
     /// The stop follows a blocked one in the same turn (the agent's `stop_hook_active`).
     pub repeated: bool,
+    /// A subagent's stop: judged only on failing tests of what it changed, never on the commit
+    /// gate, actions, capture or integrity (those are the parent's to settle).
+    pub subagent: bool,
 }
 
 impl Stop {
@@ -31,6 +34,7 @@ impl Stop {
     pub fn of(event: &HookEvent) -> Option<Stop> {
         event.kind.is_stop().then_some(Stop {
             repeated: event.stop_hook_active,
+            subagent: event.kind == EventKind::SubagentStop,
         })
     }
 }
@@ -44,6 +48,9 @@ pub struct SessionFacts {
     pub actions_shown_for: Option<String>,
     /// When the agent was last asked to capture notes.
     pub last_capture: Option<Timestamp>,
+    /// The turn (the agent's turn id) the blocks were counted in, when the agent names turns.
+    #[serde(default)]
+    pub turn: Option<String>,
 }
 
 /// Everything gathered for one stop.
@@ -93,6 +100,19 @@ pub struct Verdict {
     pub decision: Decision,
     /// The session memory to store for the next stop.
     pub session: SessionFacts,
+}
+
+impl Verdict {
+    /// The session memory to store, over the session as it is stored now (`current`, read inside
+    /// the locked update): other stops of the session may have counted blocks since the facts
+    /// were gathered, so a block counts on from the stored count, never from a stale copy.
+    pub fn session_over(&self, stop: Stop, current: &SessionFacts) -> SessionFacts {
+        let mut next = self.session.clone();
+        if self.decision.is_block() {
+            next.consecutive_blocks = blocks_so_far(stop, current).saturating_add(1);
+        }
+        next
+    }
 }
 
 /// The gate's verdict on a stop.
@@ -309,8 +329,12 @@ fn decision(stop: Stop, facts: &Facts, policy: &Policy) -> Decision {
         RepoFacts::Changes(changes) => changes,
     };
     let mut notes = repo_notes(changes);
-    let (verdict, tests, files) = requirements(changes, facts, policy, &mut notes);
-    let findings = facts.integrity.clone();
+    let (verdict, tests, files) = requirements(stop, changes, facts, policy, &mut notes);
+    let findings = if stop.subagent {
+        Vec::new()
+    } else {
+        facts.integrity.clone()
+    };
     let verdict = match policy.integrity.mode {
         _ if findings.is_empty() => verdict,
         IntegrityMode::Block => Some(BlockReason::Integrity { findings }),
@@ -401,6 +425,7 @@ fn repo_notes(changes: &ChangeSet) -> Vec<Note> {
 
 /// Works out what blocks, if anything, plus the passing runs and the files that matter.
 fn requirements(
+    stop: Stop,
     changes: &ChangeSet,
     facts: &Facts,
     policy: &Policy,
@@ -453,6 +478,9 @@ fn requirements(
 
     if !failed.is_empty() {
         return (Some(BlockReason::TestsFailed { failed }), passed, gated);
+    }
+    if stop.subagent {
+        return (None, passed, changes.changes.clone());
     }
     if facts.fingerprint.is_some() && facts.session.actions_shown_for == facts.fingerprint {
         actions.clear();

@@ -29,6 +29,8 @@ pub enum EventKind {
     Stop,
     /// A subagent wants to end its turn.
     SubagentStop,
+    /// A subagent started.
+    SubagentStart,
     /// The user sent a prompt.
     UserPrompt,
     /// A tool is about to run.
@@ -86,6 +88,21 @@ pub struct HookEvent {
     /// The model, when the agent says.
     #[serde(default)]
     pub model: Option<String>,
+    /// The subagent that sent the event (`agent_id`), on a subagent's events.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// The subagent's type (`agent_type`): its name, e.g. `Explore`; empty for an agent's
+    /// internal forks.
+    #[serde(default)]
+    pub agent_type: Option<String>,
+    /// The turn the event belongs to, when the agent names it (Claude Code's `prompt_id`,
+    /// Codex's `turn_id`): every stop of one turn carries the same id.
+    #[serde(default)]
+    pub turn_id: Option<String>,
+    /// How many background tasks the agent reports still running at a stop
+    /// (`background_tasks`).
+    #[serde(default)]
+    pub background_tasks: usize,
 }
 
 /// Why a payload could not be turned into a [`HookEvent`].
@@ -140,6 +157,18 @@ struct WirePayload {
     /// Some agents name the model, on some events or on all.
     #[serde(default)]
     model: Option<serde_json::Value>,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    agent_type: Option<String>,
+    /// The turn, under the names agents give it.
+    #[serde(default)]
+    turn_id: Option<String>,
+    #[serde(default)]
+    prompt_id: Option<String>,
+    /// Tasks still running; only their number matters.
+    #[serde(default)]
+    background_tasks: Option<Vec<serde_json::Value>>,
 }
 
 /// Reads a payload from `reader`, refusing more than [`MAX_PAYLOAD_BYTES`].
@@ -185,6 +214,10 @@ impl HookEvent {
                 // or `{"id": …, "display_name": …}`.
                 other => other["id"].as_str().map(str::to_owned),
             }),
+            agent_id: wire.agent_id,
+            agent_type: wire.agent_type,
+            turn_id: wire.turn_id.or(wire.prompt_id),
+            background_tasks: wire.background_tasks.map_or(0, |tasks| tasks.len()),
         })
     }
 
@@ -216,7 +249,30 @@ impl HookEvent {
             tool_input: None,
             detail: None,
             model: None,
+            agent_id: None,
+            agent_type: None,
+            turn_id: None,
+            background_tasks: 0,
         }
+    }
+
+    /// Whether the stop gate judges this event: an end of turn, but not one that only pauses
+    /// (background tasks still running: the final stop judges) and not the end of an agent's
+    /// internal fork (a subagent with an empty or missing `agent_type`).
+    pub fn is_judged_stop(&self) -> bool {
+        match self.kind {
+            EventKind::Stop => self.background_tasks == 0,
+            EventKind::SubagentStop => self.is_real_subagent() && self.background_tasks == 0,
+            _ => false,
+        }
+    }
+
+    /// Whether a subagent event comes from a subagent the user or model asked for, rather than
+    /// from an agent's internal fork (which sends an empty `agent_type`).
+    pub fn is_real_subagent(&self) -> bool {
+        self.agent_type
+            .as_deref()
+            .is_some_and(|t| !t.trim().is_empty())
     }
 }
 
@@ -244,6 +300,38 @@ mod tests {
             HookEvent::parse(&Manual, b"[]"),
             Err(EventError::Malformed(_))
         ));
+    }
+
+    fn parsed(json: serde_json::Value) -> HookEvent {
+        let kind = |name: &str| match name {
+            "Stop" => EventKind::Stop,
+            "SubagentStop" => EventKind::SubagentStop,
+            other => EventKind::Other(other.to_owned()),
+        };
+        HookEvent::parse_shared(Agent::Claude, kind, json.to_string().as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn turns_subagents_and_background_tasks_are_read() {
+        let claude = parsed(serde_json::json!({"hook_event_name": "Stop", "cwd": "/p",
+            "prompt_id": "p1", "background_tasks": [{"id": "b1"}, {"id": "b2"}]}));
+        assert_eq!(claude.turn_id.as_deref(), Some("p1"));
+        assert_eq!(claude.background_tasks, 2);
+        assert!(!claude.is_judged_stop(), "background tasks still run");
+        let codex = parsed(serde_json::json!({"hook_event_name": "Stop", "cwd": "/p",
+            "turn_id": "t1", "background_tasks": []}));
+        assert_eq!(codex.turn_id.as_deref(), Some("t1"));
+        assert!(codex.is_judged_stop());
+        let subagent = |agent_type: &str| {
+            parsed(
+                serde_json::json!({"hook_event_name": "SubagentStop", "cwd": "/p",
+                "agent_id": "a1", "agent_type": agent_type}),
+            )
+        };
+        assert!(subagent("Explore").is_judged_stop());
+        assert!(!subagent("").is_judged_stop(), "an internal fork");
+        let other = parsed(serde_json::json!({"hook_event_name": "PreToolUse", "cwd": "/p"}));
+        assert!(!other.is_judged_stop());
     }
 
     #[test]

@@ -138,10 +138,19 @@ impl Project {
     }
 
     /// What the user approved for this project (see [`crate::trust`]): one read of one small
-    /// file. `None` when nothing was, or without a config directory.
+    /// file. A linked worktree with no approval of its own has its main worktree's: the same
+    /// repository, whose commands the approval names exactly (a worktree that changed them
+    /// runs the approved ones). `None` when nothing was, or without a config directory.
     pub fn approval(&self) -> Result<Option<Approval>, ProjectError> {
-        match self.trust_store() {
-            Some(store) => Ok(store.approval(&self.workdir)?),
+        let Some(store) = self.trust_store() else {
+            return Ok(None);
+        };
+        if let Some(approval) = store.approval(&self.workdir)? {
+            return Ok(Some(approval));
+        }
+        let main = self.repo.as_ref().and_then(Repo::main_workdir);
+        match main {
+            Some(main) => Ok(store.approval(&main)?),
             None => Ok(None),
         }
     }

@@ -3,6 +3,7 @@
 //! One small JSON file per agent session under `<state dir>/sessions/`, updated in one
 //! transaction under its sidecar lock (see [`crate::store`]).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -39,6 +40,11 @@ pub struct SessionRecord {
     /// notice is shown once per session, a new one again.
     #[serde(default)]
     pub trust_notice: Option<String>,
+    /// In a subagent's record: what each changed path held when the subagent started (see
+    /// [`crate::cache::change_digests`]). What differs from it at the subagent's stop is what the
+    /// subagent changed; `None` when its start was not seen.
+    #[serde(default)]
+    pub subagent_baseline: Option<BTreeMap<String, String>>,
 }
 
 /// How long a status line's usage stays fresh: the context watch before a tool call uses a

@@ -43,7 +43,8 @@ pub use hooks::write_hooks;
 pub use session::{RunResult, Session, run_agent};
 pub use wire::{ConversationText, Place, conversation_texts, last_user_texts, stop_feedback};
 pub use workspace::{
-    Binaries, HOOKS_COMMIT, checkpoint_project, install_checkpoint, shell_quote, workspace_binaries,
+    Binaries, HOOKS_COMMIT, checkpoint_project, install_checkpoint, install_checkpoint_for_user,
+    shell_quote, workspace_binaries,
 };
 
 /// One of the agent CLIs the harness drives.

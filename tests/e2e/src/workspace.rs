@@ -124,23 +124,7 @@ fn parse_executables(messages: &str) -> Result<Binaries, String> {
 /// subject is [`HOOKS_COMMIT`]. Panics, with the output, when either step fails. `repo` should be
 /// clean before: everything in its worktree goes into that commit.
 pub fn install_checkpoint(session: &Session, repo: &Path) {
-    let agent = session.agent();
-    let binaries = workspace_binaries();
-    let out = Command::new(&binaries.checkpoint)
-        .args(["install", agent.name(), "--adapter"])
-        .arg(binaries.adapter(agent))
-        .current_dir(repo)
-        .env_clear()
-        .envs(session.env())
-        .output()
-        .unwrap_or_else(|e| panic!("run {}: {e}", binaries.checkpoint.display()));
-    assert!(
-        out.status.success(),
-        "checkpoint install {agent} exited with {}\n--- stdout\n{}--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_install(session, repo, &[]);
     for args in [&["add", "-A"][..], &["commit", "-qm", HOOKS_COMMIT]] {
         let git = Command::new("git")
             .args(args)
@@ -155,6 +139,37 @@ pub fn install_checkpoint(session: &Session, repo: &Path) {
             String::from_utf8_lossy(&git.stderr)
         );
     }
+}
+
+/// Installs our hooks for the user, as `checkpoint install <agent> --user` run in `repo` does:
+/// into the session's isolated home, where the agent reads them wherever it starts; the
+/// install also trusts `repo`'s commands. Nothing is written into `repo`.
+pub fn install_checkpoint_for_user(session: &Session, repo: &Path) {
+    run_install(session, repo, &["--user"]);
+}
+
+/// Runs `checkpoint install <agent> <extra> --adapter <ours>` in `repo` with the session's
+/// environment; panics, with the output, when it fails.
+fn run_install(session: &Session, repo: &Path, extra: &[&str]) {
+    let agent = session.agent();
+    let binaries = workspace_binaries();
+    let out = Command::new(&binaries.checkpoint)
+        .args(["install", agent.name()])
+        .args(extra)
+        .arg("--adapter")
+        .arg(binaries.adapter(agent))
+        .current_dir(repo)
+        .env_clear()
+        .envs(session.env())
+        .output()
+        .unwrap_or_else(|e| panic!("run {}: {e}", binaries.checkpoint.display()));
+    assert!(
+        out.status.success(),
+        "checkpoint install {agent} {extra:?} exited with {}\n--- stdout\n{}--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// A fixture repository set up the way a project that adopts checkpoint is: the test kit's

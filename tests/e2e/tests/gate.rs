@@ -11,8 +11,11 @@ use std::path::Path;
 use std::process::Command;
 
 use checkpoint_e2e::scenario::{Scenario, Step};
+use std::path::PathBuf;
+
 use checkpoint_e2e::{
-    Agent, HOOKS_COMMIT, RunResult, Session, install_checkpoint, last_user_texts, stop_feedback,
+    Agent, HOOKS_COMMIT, RunResult, Session, install_checkpoint, install_checkpoint_for_user,
+    last_user_texts, stop_feedback,
 };
 
 /// The prompt every story starts with.
@@ -196,13 +199,95 @@ impl Story {
     }
 }
 
-/// Plays `story` with `agent` and checks every model turn, the exit status and the repository.
+/// Where the agent is started.
+#[derive(Debug, Clone, Copy)]
+enum Start {
+    /// At the repository's root, with the hooks installed for the project (and committed).
+    Root,
+    /// In `docs/`, a subdirectory, with the hooks installed for the user in the repository.
+    Subdirectory,
+    /// At the root of a linked worktree (`git worktree add`) of the repository, with the hooks
+    /// installed for the user in the repository (its main worktree).
+    Worktree,
+}
+
+/// Where one run happens: the worktree the agent edits and the directory it starts in.
+struct Place {
+    /// The worktree's root: the scenario's edits and the final checks happen here.
+    root: PathBuf,
+    /// The agent's working directory.
+    cwd: PathBuf,
+    /// Keeps a linked worktree's parent directory alive for the run.
+    _worktrees: Option<tempfile::TempDir>,
+}
+
+impl Start {
+    /// Installs the hooks in `repo` as this start needs, and says where the agent runs.
+    fn prepare(self, session: &Session, repo: &Path) -> Place {
+        let git = |dir: &Path, args: &[&str]| {
+            checkpoint_testkit::git(dir, args);
+        };
+        match self {
+            Start::Root => {
+                install_checkpoint(session, repo);
+                Place {
+                    root: repo.to_owned(),
+                    cwd: repo.to_owned(),
+                    _worktrees: None,
+                }
+            }
+            Start::Subdirectory => {
+                std::fs::create_dir(repo.join("docs")).unwrap();
+                std::fs::write(repo.join("docs/guide.md"), "# Guide\n").unwrap();
+                git(repo, &["add", "-A"]);
+                git(repo, &["commit", "-qm", "docs: guide"]);
+                install_checkpoint_for_user(session, repo);
+                Place {
+                    root: repo.to_owned(),
+                    cwd: repo.join("docs"),
+                    _worktrees: None,
+                }
+            }
+            Start::Worktree => {
+                install_checkpoint_for_user(session, repo);
+                let worktrees = tempfile::tempdir().unwrap();
+                let side = worktrees.path().join("side");
+                git(
+                    repo,
+                    &[
+                        "worktree",
+                        "add",
+                        "-q",
+                        "-b",
+                        "side",
+                        side.to_str().unwrap(),
+                    ],
+                );
+                Place {
+                    root: side.clone(),
+                    cwd: side,
+                    _worktrees: Some(worktrees),
+                }
+            }
+        }
+    }
+}
+
+/// Plays `story` with `agent` started at the repository's root, and checks every model turn, the
+/// exit status and the repository.
 fn play(agent: Agent, story: Story) {
+    play_from(agent, story, Start::Root);
+}
+
+/// Plays `story` with `agent` started at `start`, and checks it as [`play`] does.
+fn play_from(agent: Agent, story: Story, start: Start) {
     let repo = checkpoint_testkit::repo("python-passing");
     let mut session = Session::new(agent);
-    install_checkpoint(&session, repo.path());
-    let result = session.run(repo.path(), PROMPT, Scenario::new(story.steps()));
-    result.report_timing(&format!("{story:?}"));
+    let place = start.prepare(&session, repo.path());
+    let mut scenario = Scenario::new(story.steps());
+    scenario.root = Some(place.root.clone());
+    let result = session.run(&place.cwd, PROMPT, scenario);
+    result.report_timing(&format!("{story:?} from {start:?}"));
 
     let summary = result.summary();
     assert!(result.status.success(), "{summary}");
@@ -238,7 +323,7 @@ fn play(agent: Agent, story: Story) {
         }
         assert_wrapped(agent, &last_user_texts(agent, turn), message, &summary);
     }
-    assert_repo(repo.path(), story.final_repo(), &result);
+    assert_repo(&place.root, story.final_repo(), &result);
 }
 
 /// The block message reached the model in `agent`'s wrapper: Claude `Stop hook feedback:\n` + M,
@@ -330,4 +415,34 @@ stories! {
     never_fixes => NeverFixes,
     docs_only => DocsOnly,
     weakened_assertion => WeakenedAssertion,
+}
+
+/// The broken-test story with the agent started somewhere other than the repository's root:
+/// `<start>::<agent>`. The block is exactly the one at the root.
+macro_rules! starts {
+    ($($module:ident => $start:ident),* $(,)?) => {$(
+        mod $module {
+            use super::{Agent, Start, Story, play_from};
+
+            #[test]
+            fn claude() {
+                play_from(Agent::Claude, Story::BrokenTest, Start::$start);
+            }
+
+            #[test]
+            fn gemini() {
+                play_from(Agent::Gemini, Story::BrokenTest, Start::$start);
+            }
+
+            #[test]
+            fn codex() {
+                play_from(Agent::Codex, Story::BrokenTest, Start::$start);
+            }
+        }
+    )*};
+}
+
+starts! {
+    broken_test_from_a_subdirectory => Subdirectory,
+    broken_test_from_a_worktree => Worktree,
 }

@@ -1,7 +1,7 @@
 //! `checkpoint-claude` against real repositories, with payloads captured from Claude Code 2.1.330.
 
 use adapter_claude::HOME;
-use checkpoint_testkit::adapter::{Adapter, uncommitted};
+use checkpoint_testkit::adapter::{self, Adapter, uncommitted};
 use checkpoint_testkit::repo;
 use insta::assert_snapshot;
 use proptest::prelude::*;
@@ -47,12 +47,31 @@ fn allow_is_empty_stdout() {
 }
 
 #[test]
-fn subagent_stop_is_gated_too() {
-    let repo = uncommitted();
-    let stdin = checkpoint_testkit::payload("claude", "Stop", repo.path())
-        .replace("\"Stop\"", "\"SubagentStop\"");
-    let run = checkpoint_testkit::run_hook(CLAUDE.bin.as_ref(), repo.path(), stdin.as_bytes(), &[]);
-    assert!(run.stdout.starts_with("{\"decision\":\"block\""), "{run:?}");
+fn subagents_answer_only_for_their_own_failing_tests() {
+    adapter::assert_subagent_rules(&CLAUDE);
+}
+
+#[test]
+fn concurrent_blocked_stops_count_every_block() {
+    adapter::assert_concurrent_blocks_are_counted(&CLAUDE, 64);
+}
+
+#[test]
+fn the_turn_is_told_by_prompt_id() {
+    adapter::assert_turns_are_told_by(&CLAUDE, "prompt_id");
+}
+
+#[test]
+fn a_stop_with_background_tasks_is_not_judged_yet() {
+    let repo = repo("failing-test");
+    let running = [(
+        "background_tasks",
+        serde_json::json!([{"id": "b1", "type": "bash", "status": "running"}]),
+    )];
+    let run = CLAUDE.fire_with(repo.path(), "Stop", &running, &[]);
+    CLAUDE.assert_no_op(&run, 0, "background tasks still running");
+    let run = CLAUDE.fire(repo.path(), "Stop");
+    assert!(run.stdout.contains("\"decision\":\"block\""), "{run:?}");
 }
 
 #[test]
@@ -233,7 +252,12 @@ fn project_commands_run_only_once_trusted() {
             .replace(&config.path().display().to_string(), "[config]")
     };
 
-    let untrusted = CLAUDE.fire_in(config.path(), dir, "Stop");
+    // Each stop ends a turn of its own: Claude names the turn in every payload (`prompt_id`).
+    let stop = || {
+        CLAUDE.fire_in(config.path(), dir, "UserPromptSubmit");
+        CLAUDE.fire_in(config.path(), dir, "Stop")
+    };
+    let untrusted = stop();
     assert!(!marker("first").exists(), "an untrusted command ran");
     let (reason, notice) = reason_and_notice(&untrusted);
     // The checks that run nothing still apply.
@@ -253,11 +277,11 @@ fn project_commands_run_only_once_trusted() {
     - tests.command: touch [config]/first && python3 -m unittest -q
     To approve, run `checkpoint trust` in [repo] (it shows what would run).
     ");
-    let again = CLAUDE.fire_in(config.path(), dir, "Stop");
+    let again = stop();
     assert_eq!(reason_and_notice(&again).1, None, "told once per session");
 
     checkpoint_testkit::trust(config.path(), dir, &[]);
-    let trusted = CLAUDE.fire_in(config.path(), dir, "Stop");
+    let trusted = stop();
     assert!(marker("first").exists());
     let (reason, notice) = reason_and_notice(&trusted);
     assert!(
@@ -270,7 +294,7 @@ fn project_commands_run_only_once_trusted() {
     commit_test_command(dir, &command("second"));
     std::fs::remove_file(marker("first")).unwrap();
     std::fs::write(dir.join("extra.py"), "X = 1\n").unwrap();
-    let changed = CLAUDE.fire_in(config.path(), dir, "Stop");
+    let changed = stop();
     assert!(marker("first").exists(), "the approved command runs");
     assert!(!marker("second").exists(), "the edited command ran");
     let (reason, notice) = reason_and_notice(&changed);
@@ -284,7 +308,7 @@ fn project_commands_run_only_once_trusted() {
     - no longer: tests.command: touch [config]/first && python3 -m unittest -q
     To approve, run `checkpoint trust` in [repo] (it shows what would run).
     ");
-    let again = CLAUDE.fire_in(config.path(), dir, "Stop");
+    let again = stop();
     assert_eq!(reason_and_notice(&again).1, None, "told once per change");
 }
 

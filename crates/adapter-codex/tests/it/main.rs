@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Command;
 
 use adapter_codex::HOME;
-use checkpoint_testkit::adapter::{Adapter, uncommitted};
+use checkpoint_testkit::adapter::{self, Adapter, uncommitted};
 use checkpoint_testkit::repo;
 use insta::assert_snapshot;
 use proptest::prelude::*;
@@ -56,6 +56,16 @@ fn the_cap_is_told_to_the_user() {
 #[test]
 fn bad_input_fails_open() {
     CODEX.assert_bad_input_fails_open();
+}
+
+#[test]
+fn subagents_answer_only_for_their_own_failing_tests() {
+    adapter::assert_subagent_rules(&CODEX);
+}
+
+#[test]
+fn the_turn_is_told_by_turn_id() {
+    adapter::assert_turns_are_told_by(&CODEX, "turn_id");
 }
 
 /// An isolated tmux server with one pane running `cat`, which echoes each submitted line.

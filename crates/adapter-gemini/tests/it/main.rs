@@ -1,7 +1,7 @@
 //! `checkpoint-gemini` against real repositories, with payloads captured from Gemini CLI 0.61.0.
 
 use adapter_gemini::HOME;
-use checkpoint_testkit::adapter::{Adapter, uncommitted};
+use checkpoint_testkit::adapter::{self, Adapter, uncommitted};
 use checkpoint_testkit::{payload, repo, run_hook};
 use insta::assert_snapshot;
 use proptest::prelude::*;
@@ -20,6 +20,11 @@ fn block_is_a_top_level_deny() {
     let run = GEMINI.fire(repo.path(), "AfterAgent");
     assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""));
     assert_snapshot!(run.stdout, @r#"{"decision":"deny","reason":"Checkpoint — No tests to run\nYou have uncommitted code changes. Commit your work before stopping.\n  ? deploy.yml"}"#);
+}
+
+#[test]
+fn concurrent_blocked_stops_count_every_block() {
+    adapter::assert_concurrent_blocks_are_counted(&GEMINI, 64);
 }
 
 #[test]

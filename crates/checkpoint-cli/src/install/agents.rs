@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use checkpoint_core::agent::{InstallSpec, InstalledEvent};
+use checkpoint_core::agent::{InstallSpec, InstalledEvent, ProjectHooks};
 use checkpoint_core::home::AgentHome;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use serde_json::{Map, Value};
@@ -154,6 +154,33 @@ impl AgentSpec {
     /// What the user still has to do before the hooks run.
     pub(crate) fn next_steps(&self, scope: &Scope) -> String {
         (self.table.next_steps)(scope)
+    }
+
+    /// Where hooks installed into `scope` fire, and where they do not.
+    pub(crate) fn reach(&self, scope: &Scope) -> String {
+        let (title, name) = (self.table.title, self.name());
+        match (scope, self.table.project_hooks) {
+            (Scope::User, _) => format!(
+                "Where: the hooks fire wherever {title} starts, in every repository and worktree; \
+                 in a project you have not trusted (`checkpoint trust`) the gate runs none of its \
+                 commands, but its commit gate applies."
+            ),
+            (Scope::Project(root), ProjectHooks::StartDirOnly) => format!(
+                "Where: the hooks fire only when {title} starts in {} itself — not in its \
+                 subdirectories, nor in another worktree ({title} reads a project's hooks only \
+                 from the directory it starts in). To gate those too: `checkpoint install \
+                 {name} --user`.",
+                root.display()
+            ),
+            (Scope::Project(root), _) => format!(
+                "Where: the hooks fire when {title} starts anywhere inside {}; in another worktree \
+                 only once {}/{} is committed there. To gate every worktree: `checkpoint install \
+                 {name} --user`.",
+                root.display(),
+                self.table.dir,
+                self.table.file
+            ),
+        }
     }
 }
 

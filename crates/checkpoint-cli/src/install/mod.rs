@@ -113,6 +113,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<ExitCode, CliError> {
             path.display()
         ));
     }
+    output::out(&spec.reach(&edit.scope));
     output::out(&spec.next_steps(&edit.scope));
     mcp::install(&args.target, &spec, &edit)?;
     statusline::install(args.statusline, &args.target, &spec, &edit)?;

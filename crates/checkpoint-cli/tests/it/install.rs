@@ -120,6 +120,17 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             ]
           }
         ],
+        "SubagentStart": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-claude",
+                "timeout": 30
+              }
+            ]
+          }
+        ],
         "UserPromptSubmit": [
           {
             "hooks": [
@@ -304,6 +315,17 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             ]
           }
         ],
+        "SubagentStart": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-codex",
+                "timeout": 30
+              }
+            ]
+          }
+        ],
         "UserPromptSubmit": [
           {
             "hooks": [
@@ -379,12 +401,14 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
 fn install_says_what_it_wrote_and_what_is_left_to_do() {
     let fx = Fixture::new();
     assert_snapshot!(fx.stable(ok(&fx.install("codex", &[]))), @r#"
-    Installed checkpoint hooks for Codex CLI in [project]/.codex/hooks.json: Stop, SubagentStop, UserPromptSubmit, PreToolUse, PostToolUse, SessionStart, PreCompact, SessionEnd.
+    Installed checkpoint hooks for Codex CLI in [project]/.codex/hooks.json: Stop, SubagentStop, SubagentStart, UserPromptSubmit, PreToolUse, PostToolUse, SessionStart, PreCompact, SessionEnd.
+    Where: the hooks fire when Codex CLI starts anywhere inside [project]; in another worktree only once .codex/hooks.json is committed there. To gate every worktree: `checkpoint install codex --user`.
     Next: review and trust the hooks with `/hooks` in the Codex TUI (or run `codex exec --dangerously-bypass-hook-trust`).
     Project hooks load only in a trusted project: `[projects."[project]"] trust_level = "trusted"` in ~/.codex/config.toml.
     "#);
-    assert_snapshot!(fx.stable(ok(&fx.install("gemini", &[]))), @"
+    assert_snapshot!(fx.stable(ok(&fx.install("gemini", &[]))), @r"
     Installed checkpoint hooks for Gemini CLI in [project]/.gemini/settings.json: AfterAgent, BeforeAgent, BeforeTool, AfterTool, SessionStart, PreCompress, SessionEnd.
+    Where: the hooks fire only when Gemini CLI starts in [project] itself — not in its subdirectories, nor in another worktree (Gemini CLI reads a project's hooks only from the directory it starts in). To gate those too: `checkpoint install gemini --user`.
     Next: trust the folder when Gemini CLI asks (headless: GEMINI_CLI_TRUST_WORKSPACE=true); hooks do not run in an untrusted folder.
     ");
 }
@@ -508,6 +532,17 @@ fn foreign_hooks_and_other_keys_survive_in_order() {
             ]
           }
         ],
+        "SubagentStart": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[bin]/checkpoint-claude",
+                "timeout": 30
+              }
+            ]
+          }
+        ],
         "UserPromptSubmit": [
           {
             "hooks": [
@@ -570,8 +605,8 @@ fn foreign_hooks_and_other_keys_survive_in_order() {
 
     let installed = fx.read(".claude/settings.json");
     let out = ok(&fx.uninstall("claude", &[]));
-    assert_snapshot!(fx.stable(out), @"
-    Removed checkpoint hooks for Claude Code from [project]/.claude/settings.json: PreToolUse, Stop, SubagentStop, UserPromptSubmit, PostToolUse, SessionStart, PreCompact, SessionEnd.
+    assert_snapshot!(fx.stable(out), @r"
+    Removed checkpoint hooks for Claude Code from [project]/.claude/settings.json: PreToolUse, Stop, SubagentStop, SubagentStart, UserPromptSubmit, PostToolUse, SessionStart, PreCompact, SessionEnd.
     Previous content saved as [project]/.claude/settings.json.checkpoint.bak.
     Removed the checkpoint-progress skill from [project]/.claude/skills/checkpoint-progress/SKILL.md.
     ");
@@ -725,6 +760,12 @@ fn user_scope_writes_under_each_agents_home() {
         let out = checkpoint_with_env(fx.project.path(), &args, &env);
         let stdout = ok(&out);
         assert!(stdout.contains(&expected.display().to_string()), "{stdout}");
+        let reach = stdout.lines().find(|l| l.starts_with("Where:"));
+        if (agent, var) == ("claude", None) {
+            assert_snapshot!(reach.unwrap_or_default(), @r"
+            Where: the hooks fire wherever Claude Code starts, in every repository and worktree; in a project you have not trusted (`checkpoint trust`) the gate runs none of its commands, but its commit gate applies.
+            ");
+        }
         // Claude also gets the checkpoint-progress skill beside its settings.
         let mut written = vec![expected.clone()];
         if agent == "claude" {

@@ -260,6 +260,17 @@ fn install_sets_the_status_line_and_uninstall_removes_it() {
             ]
           }
         ],
+        "SubagentStart": [
+          {
+            "hooks": [
+              {
+                "type": "command",
+                "command": "[adapter]",
+                "timeout": 30
+              }
+            ]
+          }
+        ],
         "UserPromptSubmit": [
           {
             "hooks": [

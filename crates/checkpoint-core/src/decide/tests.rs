@@ -14,7 +14,10 @@ use crate::policy::{Rule, RuleSet, RuleTests};
 const NOW: i64 = 1_800_000_000;
 
 fn stop(active: bool) -> Stop {
-    Stop { repeated: active }
+    Stop {
+        repeated: active,
+        subagent: false,
+    }
 }
 
 /// The decision alone.
@@ -123,6 +126,7 @@ fn arb_session() -> impl Strategy<Value = SessionFacts> {
             consecutive_blocks: blocks,
             actions_shown_for: shown.then(|| "fp".to_owned()),
             last_capture: capture_ago.map(|s| Timestamp::from_second(NOW - s).unwrap()),
+            turn: None,
         },
     )
 }
@@ -195,6 +199,46 @@ proptest! {
             }
             session = next_session(&session, &decision, &f);
         }
+    }
+
+    #[test]
+    fn a_subagent_is_blocked_only_by_failing_tests(
+        changes in arb_changes(),
+        statuses in proptest::collection::vec(arb_status(), 0..3),
+        session in arb_session(),
+        commit_gate in any::<bool>(),
+        capture in any::<bool>(),
+        active in any::<bool>(),
+    ) {
+        let policy = policy(commit_gate, 3, capture);
+        let mut facts = facts(changes, &statuses, session);
+        facts.integrity = vec![skipped_test()];
+        let subagent = Stop { repeated: active, subagent: true };
+        let decision = decided(subagent, &facts, &policy);
+        if let Decision::Block { reason, .. } = &decision {
+            prop_assert!(matches!(reason, BlockReason::TestsFailed { .. }), "{decision:?}");
+        }
+    }
+
+    #[test]
+    fn blocks_count_on_from_the_stored_session(
+        changes in arb_changes(),
+        statuses in proptest::collection::vec(arb_status(), 0..3),
+        gathered in arb_session(),
+        stored in arb_session(),
+        active in any::<bool>(),
+    ) {
+        // Facts gathered from a copy that other stops have since moved past.
+        let policy = policy(true, 100, true);
+        let f = facts(changes, &statuses, gathered);
+        let verdict = decide(stop(active), &f, &policy);
+        let next = verdict.session_over(stop(active), &stored);
+        let expected = match (&verdict.decision, active) {
+            (Decision::Allow { .. }, _) => 0,
+            (Decision::Block { .. }, true) => stored.consecutive_blocks + 1,
+            (Decision::Block { .. }, false) => 1,
+        };
+        prop_assert_eq!(next.consecutive_blocks, expected);
     }
 
     #[test]

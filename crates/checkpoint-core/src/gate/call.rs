@@ -2,6 +2,8 @@
 //! every handler asks of them (the project around the event's cwd, the session it belongs to, the
 //! agent's last reply, what the agent can do).
 
+use std::borrow::Cow;
+
 use crate::agent::Capabilities;
 use crate::context;
 use crate::continuity::SessionRef;
@@ -46,6 +48,18 @@ impl<'a> Call<'a> {
             "unknown"
         } else {
             &self.event.session_id
+        }
+    }
+
+    /// The id the stop gate keeps its session memory under: the session's, or for a subagent's
+    /// events `<session>+<agent id>`, so that a subagent's blocks are counted apart from its
+    /// parent's (and from other subagents').
+    pub(super) fn gate_session(&self) -> Cow<'_, str> {
+        match &self.event.agent_id {
+            Some(agent) if !agent.is_empty() => {
+                Cow::Owned(format!("{}+{agent}", self.session_id()))
+            }
+            _ => Cow::Borrowed(self.session_id()),
         }
     }
 

@@ -10,7 +10,7 @@
 //! | file | holds |
 //! |---|---|
 //! | [`call`](self) `call.rs` | one event being answered: its agent's home, host, cwd check, session |
-//! | `stop.rs` | ends of turn and new prompts: test runs, the verdict, the block count |
+//! | `stop.rs` | ends of turn, subagent starts and new prompts: test runs, the verdict, the block count |
 //! | `continuity.rs` | the context watch, tool results, session start and end, compaction |
 
 mod call;
@@ -43,7 +43,8 @@ pub fn handles(kind: &EventKind) -> bool {
     kind.is_stop()
         || matches!(
             kind,
-            EventKind::UserPrompt
+            EventKind::SubagentStart
+                | EventKind::UserPrompt
                 | EventKind::PreTool
                 | EventKind::PostTool
                 | EventKind::SessionStart
@@ -61,13 +62,16 @@ pub fn run(
     let call = Call::new(home, host, event)?;
     let mut warnings = Vec::new();
     let context = match &event.kind {
-        kind if kind.is_stop() => {
+        _ if event.is_judged_stop() => {
             let answer = stop::stop(&call, &mut warnings)?;
             return Ok(GateOutcome {
                 answer: HookAnswer::Stop(answer),
                 warnings,
             });
         }
+        // Background tasks still running, or an internal fork: allowed without judging.
+        kind if kind.is_stop() => None,
+        EventKind::SubagentStart => stop::subagent_start(&call).map(|()| None)?,
         EventKind::UserPrompt => stop::user_prompt(&call)?,
         EventKind::PreTool => continuity::context_watch(&call)?,
         EventKind::PostTool => continuity::post_tool(&call)?,

@@ -2,13 +2,17 @@
 //! reuses) the planned tests, asks [`decide`] and stores the session memory it returns; a new
 //! prompt starts a new turn.
 
+use std::collections::BTreeMap;
+use std::path::Path;
+
 use jiff::Timestamp;
 
 use crate::answer::StopAnswer;
 use crate::cache::{self, TestCache};
-use crate::changes::RepoFacts;
+use crate::changes::{ChangeSet, RepoFacts};
 use crate::decide::{self, Facts, PlannedTest, SessionFacts, Stop, decide};
 use crate::digest;
+use crate::event::{EventKind, HookEvent};
 use crate::git;
 use crate::journal::Journal;
 use crate::outcome::{TestOutcome, TestRun, TestStatus};
@@ -17,6 +21,7 @@ use crate::project::ProjectError;
 use crate::project::integrity::{Integrity, Stopped};
 use crate::render;
 use crate::runner;
+use crate::session::SessionRecord;
 
 use super::call::Call;
 use super::continuity;
@@ -43,42 +48,57 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
     let repo = project.git()?;
     let journal = project.journal();
     let sessions = project.sessions();
-    let record = sessions.load(event.agent, call.session_id())?;
-    // The turn answers our last block (Codex `notify` carries no stop_hook_active).
+    let record = sessions.load(event.agent, &call.gate_session())?;
+    let subagent = event.kind == EventKind::SubagentStop;
     let stop = Stop {
-        repeated: event.stop_hook_active
-            || is_retry(event.prompt.as_deref(), &record.last_block_digest),
+        repeated: repeated(event, &record),
+        subagent,
     };
 
     let repo_facts = git::facts(repo, policy.git.backend);
-    let (fingerprint, tests, integrity) = match &repo_facts {
-        RepoFacts::Changes(changes) => {
-            let fingerprint = cache::change_fingerprint(&repo.workdir, changes);
+    // The cache key covers the whole worktree the tests run on.
+    let fingerprint = match &repo_facts {
+        RepoFacts::Changes(changes) => Some(cache::change_fingerprint(&repo.workdir, changes)),
+        _ => None,
+    };
+    // A subagent answers only for what it changed since it started.
+    let repo_facts = match repo_facts {
+        RepoFacts::Changes(changes) if subagent => RepoFacts::Changes(changed_since(
+            &repo.workdir,
+            changes,
+            record.subagent_baseline.as_ref(),
+        )),
+        other => other,
+    };
+    let (tests, integrity) = match (&repo_facts, &fingerprint) {
+        (RepoFacts::Changes(changes), Some(fingerprint)) => {
             let plan = decide::plan(stop, changes, &record.facts, policy);
             // A stop that may no longer be blocked still reports cached outcomes, but pays for
             // no fresh run.
             let runs = TestRuns {
                 journal: &journal,
                 cache: project.test_cache(),
-                fingerprint: &fingerprint,
+                fingerprint,
                 may_run: plan.may_run,
             };
             let tests = runs.run(plan.tests, warnings);
+            // A subagent is judged on its failing tests only (see `decide`).
             let integrity = match policy.integrity.mode {
                 IntegrityMode::Off => Integrity::default(),
+                _ if subagent => Integrity::default(),
                 _ => {
                     let stopped = Stopped {
                         changes,
-                        fingerprint: &fingerprint,
+                        fingerprint,
                         tests: &tests,
                         may_run: plan.may_run,
                     };
                     project.integrity(repo, &stopped, warnings)
                 }
             };
-            (Some(fingerprint), tests, integrity)
+            (tests, integrity)
         }
-        _ => (None, Vec::new(), Integrity::default()),
+        _ => (Vec::new(), Integrity::default()),
     };
     let facts = Facts {
         repo: repo_facts,
@@ -90,19 +110,25 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
     };
     let verdict = decide(stop, &facts, policy);
     // A stop with nothing to say about integrity sets the test counts later green runs are held
-    // to (with the analysis off, no baseline is kept).
-    if facts.integrity.is_empty() && policy.integrity.mode != IntegrityMode::Off {
+    // to (with the analysis off, no baseline is kept; a subagent's stop is not checked).
+    if facts.integrity.is_empty() && policy.integrity.mode != IntegrityMode::Off && !subagent {
         if let Err(e) = project.advance_green_counts(&facts.tests) {
             warnings.push(format!("integrity: {e}"));
         }
     }
     let mut answer = StopAnswer {
         message: render::message(&verdict.decision),
-        decision: verdict.decision,
+        decision: verdict.decision.clone(),
         notice: None,
     };
-    let trust_notice = sessions.update(event.agent, call.session_id(), |record| {
-        record.facts = verdict.session;
+    let trust_notice = sessions.update(event.agent, &call.gate_session(), |record| {
+        // Counted on the stored record, inside the lock: concurrent stops lose no block.
+        let counted = Stop {
+            repeated: repeated(event, record),
+            ..stop
+        };
+        record.facts = verdict.session_over(counted, &record.facts);
+        record.facts.turn.clone_from(&event.turn_id);
         record.last_block_digest = answer
             .decision
             .is_block()
@@ -157,15 +183,67 @@ fn without_repo(call: &Call, repo: RepoFacts) -> StopAnswer {
         integrity: Vec::new(),
         now: call.host.now,
     };
-    let stop = Stop {
+    let stop = Stop::of(call.event).unwrap_or(Stop {
         repeated: call.event.stop_hook_active,
-    };
+        subagent: false,
+    });
     let decision = decide(stop, &facts, &Policy::builtin()).decision;
     StopAnswer {
         message: render::message(&decision),
         decision,
         notice: None,
     }
+}
+
+/// Whether `stop` answers a block of the same turn: with a turn id on both sides, whether the
+/// turn is the one the stored blocks were counted in; else the agent's `stop_hook_active`, or
+/// our last block message sent back as the prompt (Codex `notify` carries no
+/// `stop_hook_active`).
+fn repeated(stop: &HookEvent, record: &SessionRecord) -> bool {
+    match (&stop.turn_id, &record.facts.turn) {
+        (Some(turn), Some(counted)) => turn == counted,
+        _ => stop.stop_hook_active || is_retry(stop.prompt.as_deref(), &record.last_block_digest),
+    }
+}
+
+/// The changes in `changes` that differ from `baseline` (what each path held when a subagent
+/// started): what the subagent changed. Without a baseline nothing is known to be its own.
+fn changed_since(
+    workdir: &Path,
+    mut changes: ChangeSet,
+    baseline: Option<&BTreeMap<String, String>>,
+) -> ChangeSet {
+    let now = cache::change_digests(workdir, &changes);
+    changes.changes.retain(|change| {
+        baseline.is_some_and(|before| before.get(&change.path) != now.get(&change.path))
+    });
+    changes
+}
+
+/// A subagent starts: what the change set holds now is remembered in its own record, so that its
+/// stop answers only for what it changed. An internal fork (no `agent_type`) is not judged, so
+/// nothing is kept for it.
+pub(super) fn subagent_start(call: &Call) -> Result<(), ProjectError> {
+    if !call.event.is_real_subagent() {
+        return Ok(());
+    }
+    let Some(project) = call.project()? else {
+        return Ok(());
+    };
+    let repo = project.git()?;
+    let RepoFacts::Changes(changes) = git::facts(repo, project.policy.git.backend) else {
+        return Ok(());
+    };
+    let baseline = cache::change_digests(&repo.workdir, &changes);
+    project
+        .sessions()
+        .update(call.event.agent, &call.gate_session(), |record| {
+            *record = SessionRecord {
+                subagent_baseline: Some(baseline),
+                ..SessionRecord::default()
+            };
+        })?;
+    Ok(())
 }
 
 /// A new user prompt starts a new turn: the block count starts over. Gemini re-sends a block
@@ -177,7 +255,7 @@ pub(super) fn user_prompt(call: &Call) -> Result<Option<String>, ProjectError> {
     };
     let prompt = call.event.prompt.as_deref();
     let sessions = crate::session::SessionStore::new(&call.host.state_dir(&repo));
-    let pending = sessions.update(call.event.agent, call.session_id(), |record| {
+    let pending = sessions.update(call.event.agent, &call.gate_session(), |record| {
         if prompt.is_none() || !is_retry(prompt, &record.last_block_digest) {
             record.facts = decide::session_after_prompt(&record.facts);
         }

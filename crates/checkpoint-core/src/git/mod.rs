@@ -41,6 +41,20 @@ pub struct Repo {
     pub git_dir: PathBuf,
 }
 
+impl Repo {
+    /// The root of the repository's main worktree when this is a linked one (`git worktree
+    /// add`): its git directory is `<main>/.git/worktrees/<name>`. `None` for a main worktree
+    /// and for a bare repository's worktrees.
+    pub fn main_workdir(&self) -> Option<PathBuf> {
+        let worktrees = self.git_dir.parent()?;
+        if worktrees.file_name()? != "worktrees" {
+            return None;
+        }
+        let common = worktrees.parent()?;
+        (common.file_name()? == ".git").then(|| common.parent().map(Path::to_path_buf))?
+    }
+}
+
 /// Why the repository could not be found or read. Every message is one line.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

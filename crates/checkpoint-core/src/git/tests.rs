@@ -350,3 +350,28 @@ fn git_is_found_only_as_an_executable_file() {
     assert!(!git_on_path(&path(&[&empty, &plain])));
     assert!(git_on_path(&path(&[&empty, &plain, &exec])));
 }
+
+#[test]
+fn a_linked_worktree_knows_its_main_worktree() {
+    let repo = repo("python-passing");
+    let worktrees = tempfile::tempdir().unwrap();
+    let side = worktrees.path().join("side");
+    checkpoint_testkit::git(
+        repo.path(),
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "side",
+            side.to_str().unwrap(),
+        ],
+    );
+    let main = discover(repo.path()).unwrap().unwrap();
+    assert_eq!(main.main_workdir(), None);
+    let linked = discover(&side).unwrap().unwrap();
+    assert_eq!(
+        linked.main_workdir().map(|p| p.canonicalize().unwrap()),
+        Some(repo.path().canonicalize().unwrap())
+    );
+}

@@ -101,7 +101,10 @@ impl Project {
         };
         let fingerprint = cache::change_fingerprint(&repo.workdir, &changes);
         let plan = decide::plan(
-            Stop { repeated: false },
+            Stop {
+                repeated: false,
+                subagent: false,
+            },
             &changes,
             &SessionFacts::default(),
             &self.policy,
