@@ -85,6 +85,16 @@ pub fn git(dir: &Path, args: &[&str]) -> std::process::Output {
     out
 }
 
+/// A linked worktree of the repository at `repo` on a new branch `branch`, in a new temporary
+/// directory (the worktree lives as long as the directory); returns both.
+pub fn linked_worktree(repo: &Path, branch: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let worktree = dir.path().join(branch);
+    let path = worktree.to_str().expect("a UTF-8 temp path");
+    git(repo, &["worktree", "add", "-q", "-b", branch, path]);
+    (dir, worktree)
+}
+
 /// A transcript excerpt captured from a real agent CLI
 /// (`tests/payloads/<agent>/transcript-excerpt.jsonl`).
 pub fn transcript_excerpt(agent: &str) -> String {

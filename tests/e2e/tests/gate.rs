@@ -83,24 +83,6 @@ if __name__ == "__main__":
     unittest.main()
 "#;
 
-/// `test_calc.py` as the fixture commits it.
-const TEST_ORIGINAL: &str = r#"import unittest
-
-from calc import add, sub
-
-
-class CalcTest(unittest.TestCase):
-    def test_add(self):
-        self.assertEqual(add(2, 3), 5)
-
-    def test_sub(self):
-        self.assertEqual(sub(5, 3), 2)
-
-
-if __name__ == "__main__":
-    unittest.main()
-"#;
-
 /// The first line of a block for weakened tests.
 const TESTS_WEAKENED: &str = "Checkpoint — The tests were weakened:";
 
@@ -161,8 +143,8 @@ impl Story {
                 Step::reply("The test expected the wrong value; I updated it.")
                     .write("test_calc.py", TEST_WEAKENED),
                 Step::reply("Restored the test, fixed add and committed.")
-                    .write("test_calc.py", TEST_ORIGINAL)
                     .write("calc.py", CALC_FIXED)
+                    .run("git checkout -- test_calc.py")
                     .run("git commit -qam fix"),
             ],
         }
@@ -250,19 +232,7 @@ impl Start {
             }
             Start::Worktree => {
                 install_checkpoint_for_user(session, repo);
-                let worktrees = tempfile::tempdir().unwrap();
-                let side = worktrees.path().join("side");
-                git(
-                    repo,
-                    &[
-                        "worktree",
-                        "add",
-                        "-q",
-                        "-b",
-                        "side",
-                        side.to_str().unwrap(),
-                    ],
-                );
+                let (worktrees, side) = checkpoint_testkit::linked_worktree(repo, "side");
                 Place {
                     root: side.clone(),
                     cwd: side,

@@ -354,19 +354,7 @@ fn git_is_found_only_as_an_executable_file() {
 #[test]
 fn a_linked_worktree_knows_its_main_worktree() {
     let repo = repo("python-passing");
-    let worktrees = tempfile::tempdir().unwrap();
-    let side = worktrees.path().join("side");
-    checkpoint_testkit::git(
-        repo.path(),
-        &[
-            "worktree",
-            "add",
-            "-q",
-            "-b",
-            "side",
-            side.to_str().unwrap(),
-        ],
-    );
+    let (_worktrees, side) = checkpoint_testkit::linked_worktree(repo.path(), "side");
     let main = discover(repo.path()).unwrap().unwrap();
     assert_eq!(main.main_workdir(), None);
     let linked = discover(&side).unwrap().unwrap();
