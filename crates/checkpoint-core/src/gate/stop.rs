@@ -11,14 +11,14 @@ use jiff::Timestamp;
 
 use crate::answer::StopAnswer;
 use crate::cache::{self, TestCache};
-use crate::changes::{ChangeKind, ChangeSet, RepoFacts};
+use crate::changes::{ChangeSet, RepoFacts};
 use crate::decide::{self, Facts, PlannedTest, SessionFacts, Stop, decide};
 use crate::digest;
 use crate::git::{self, Repo};
-use crate::integrity::{self, Finding, Sides};
+use crate::integrity::{self, Finding, Sides, TestFiles};
 use crate::journal::Journal;
 use crate::outcome::{TestOutcome, TestRun, TestStatus};
-use crate::policy::{IntegrityMode, Policy};
+use crate::policy::{IntegrityMode, IntegritySettings, Policy};
 use crate::project::ProjectError;
 use crate::render;
 use crate::runner;
@@ -26,7 +26,7 @@ use crate::runner;
 use super::call::Call;
 use super::continuity;
 
-/// Test files bigger than this (on either side) get only the file-level integrity check.
+/// Files bigger than this (on either side) get only the integrity checks that need no text.
 const MAX_INTEGRITY_BYTES: usize = 1024 * 1024;
 
 /// Judges an end of turn. Outside git, or when git cannot be read, the stop is allowed as it is.
@@ -78,7 +78,7 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
     };
     let integrity = match &repo_facts {
         RepoFacts::Changes(changes) if policy.integrity.mode != IntegrityMode::Off => {
-            integrity_findings(repo, changes, warnings)
+            integrity_findings(repo, changes, &policy.integrity, warnings)
         }
         _ => Vec::new(),
     };
@@ -127,22 +127,29 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
     Ok(answer)
 }
 
-/// The integrity findings of `changes`: each modified test file's text at `HEAD` (sized, then
-/// read, by `git cat-file`) and in the worktree, analysed. A side bigger than
-/// [`MAX_INTEGRITY_BYTES`], or not UTF-8, is left out; failing to read `HEAD` is a warning and
-/// leaves only the file-level checks.
+/// The integrity findings of `changes`: the sides of the files [`integrity::wanted`] names, read
+/// at `HEAD` (sized, then read, by `git cat-file`) and in the worktree, analysed. A side bigger
+/// than [`MAX_INTEGRITY_BYTES`], or not UTF-8, is left out; failing to read `HEAD` (or a bad
+/// glob in the settings) is a warning and leaves the checks that need no text (or the default
+/// test files).
 fn integrity_findings(
     repo: &Repo,
     changes: &ChangeSet,
+    settings: &IntegritySettings,
     warnings: &mut Vec<String>,
 ) -> Vec<Finding> {
-    let modified: BTreeSet<String> = integrity::test_files(changes)
-        .filter(|c| c.kind == ChangeKind::Modified)
-        .map(|c| c.path.clone())
+    let files = TestFiles::new(settings).unwrap_or_else(|e| {
+        warnings.push(format!("integrity: {e}"));
+        TestFiles::default()
+    });
+    let wanted = integrity::wanted(changes, &files);
+    let at_head: BTreeSet<String> = (wanted.iter())
+        .filter(|(_, sides)| sides.old)
+        .map(|(path, _)| (*path).to_owned())
         .collect();
     let mut old = match changes.head.commit() {
-        Some(commit) if !modified.is_empty() => {
-            crate::continuity::diff::small_blobs(repo, commit, &modified, MAX_INTEGRITY_BYTES)
+        Some(commit) if !at_head.is_empty() => {
+            crate::continuity::diff::small_blobs(repo, commit, &at_head, MAX_INTEGRITY_BYTES)
                 .unwrap_or_else(|e| {
                     warnings.push(format!("integrity: {e}"));
                     BTreeMap::new()
@@ -150,19 +157,22 @@ fn integrity_findings(
         }
         _ => BTreeMap::new(),
     };
-    let texts = modified
+    let texts = wanted
         .into_iter()
-        .map(|path| {
-            let sides = Sides {
+        .map(|(path, sides)| {
+            let read = Sides {
                 old: old
-                    .remove(&path)
+                    .remove(path)
                     .and_then(|blob| String::from_utf8(blob).ok()),
-                new: read_bounded(&repo.workdir.join(&path)),
+                new: sides
+                    .new
+                    .then(|| read_bounded(&repo.workdir.join(path)))
+                    .flatten(),
             };
-            (path, sides)
+            (path.to_owned(), read)
         })
         .collect();
-    integrity::analyze(changes, &texts)
+    integrity::analyze(changes, &texts, &files)
 }
 
 /// The UTF-8 text of the file at `path` when it is at most [`MAX_INTEGRITY_BYTES`] long.

@@ -34,6 +34,7 @@ fn modified(path: &str, old: &str, new: &str) -> Vec<Finding> {
     analyze(
         &change_set(vec![change(path, ChangeKind::Modified)]),
         &texts,
+        &TestFiles::default(),
     )
 }
 
@@ -108,7 +109,7 @@ fn which_files_are_tests() {
         "src/calc.test.ts",
         "web/app.spec.js",
     ] {
-        assert!(is_test_file(path), "{path}");
+        assert!(TestFiles::default().is_test(path), "{path}");
     }
     for path in [
         "src/calc.py",
@@ -119,7 +120,7 @@ fn which_files_are_tests() {
         "spec.js",
         "contest_x.py",
     ] {
-        assert!(!is_test_file(path), "{path}");
+        assert!(!TestFiles::default().is_test(path), "{path}");
     }
 }
 
@@ -129,7 +130,7 @@ fn a_deleted_test_file() {
         change("calc.py", ChangeKind::Modified),
         change("tests/test_calc.py", ChangeKind::Deleted),
     ]);
-    insta::assert_debug_snapshot!(analyze(&changes, &BTreeMap::new()), @r#"
+    insta::assert_debug_snapshot!(analyze(&changes, &BTreeMap::new(), &TestFiles::default()), @r#"
     [
         Finding {
             kind: TestFileDeleted,
@@ -220,7 +221,7 @@ fn unknown_languages_and_new_files_get_no_text_checks() {
         change("tests/data.txt", ChangeKind::Modified),
         change("tests/test_new.py", ChangeKind::Untracked),
     ]);
-    assert_eq!(analyze(&changes, &texts), []);
+    assert_eq!(analyze(&changes, &texts, &TestFiles::default()), []);
 }
 
 /// A Python test file with `names`, one assertion each.
