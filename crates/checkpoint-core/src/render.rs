@@ -301,11 +301,12 @@ fn finding_list(out: &mut String, findings: &[Finding]) {
     }
 }
 
-/// "file:line: description".
+/// "file:line: description", on one line whatever the file is called.
 fn finding_line(finding: &Finding) -> String {
+    let file = terminal_safe(&finding.file).replace('\n', " ");
     match finding.line {
-        Some(line) => format!("{}:{line}: {}", finding.file, finding.description),
-        None => format!("{}: {}", finding.file, finding.description),
+        Some(line) => format!("{file}:{line}: {}", finding.description),
+        None => format!("{file}: {}", finding.description),
     }
 }
 

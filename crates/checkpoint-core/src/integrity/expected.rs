@@ -73,6 +73,10 @@ fn common_suffix(a: &str, b: &str) -> usize {
 struct Depths {
     depth: Vec<i32>,
     separator: Vec<u8>,
+    /// Whether the byte is whitespace.
+    space: Vec<bool>,
+    /// Whether the byte opens a bracket.
+    opener: Vec<bool>,
 }
 
 impl Depths {
@@ -80,6 +84,8 @@ impl Depths {
         let mut depths = Depths {
             depth: vec![0; line.len()],
             separator: vec![0; line.len()],
+            space: line.bytes().map(|b| b.is_ascii_whitespace()).collect(),
+            opener: vec![false; line.len()],
         };
         let bytes = line.as_bytes();
         let (mut depth, mut quote, mut escaped) = (0i32, None, false);
@@ -97,6 +103,7 @@ impl Depths {
             match b {
                 b'(' | b'[' | b'{' => {
                     depths.depth[i] = depth;
+                    depths.opener[i] = true;
                     depth += 1;
                     continue;
                 }
@@ -133,7 +140,7 @@ impl Depths {
     }
 
     fn is_opener(&self, i: usize) -> bool {
-        self.depth.get(i + 1).is_some_and(|d| *d > self.depth[i])
+        self.opener[i]
     }
 
     /// The operand at `depth` around `range`: from after the separator or bracket before it to
@@ -154,8 +161,15 @@ impl Depths {
                 }
             })
             .unwrap_or(0);
+        // A block opened after the operand (Go's `if got != 5 {`) ends it too.
+        let block =
+            |i: usize| self.is_opener(i) && self.depth[i] == depth && i > 0 && self.space[i - 1];
         let right = (end..self.depth.len())
-            .find(|&i| self.depth[i] < depth || (self.separator[i] > 0 && self.depth[i] == depth))
+            .find(|&i| {
+                self.depth[i] < depth
+                    || (self.separator[i] > 0 && self.depth[i] == depth)
+                    || block(i)
+            })
             .unwrap_or(self.depth.len());
         Some((left, right))
     }
