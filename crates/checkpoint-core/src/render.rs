@@ -354,17 +354,19 @@ pub fn finding_list(out: &mut String, findings: &[Finding]) {
     }
 }
 
-/// "file:line: description"; a finding about a command names it.
+/// "file:line: description", on one line whatever the file is called; a finding about a command
+/// names it.
 fn finding_line(finding: &Finding) -> String {
+    let file = terminal_safe(&finding.file).replace('\n', " ");
     if matches!(
         finding.kind,
         FindingKind::TestCountDropped | FindingKind::PassesWithoutTheChange
     ) {
-        return format!("`{}`: {}", finding.file, finding.description);
+        return format!("`{file}`: {}", finding.description);
     }
     match finding.line {
-        Some(line) => format!("{}:{line}: {}", finding.file, finding.description),
-        None => format!("{}: {}", finding.file, finding.description),
+        Some(line) => format!("{file}:{line}: {}", finding.description),
+        None => format!("{file}: {}", finding.description),
     }
 }
 

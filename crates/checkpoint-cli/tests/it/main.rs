@@ -6,6 +6,7 @@ mod config;
 mod diff;
 mod install;
 mod install_mcp;
+mod integrity;
 mod integrity_gate;
 mod journal;
 mod mcp;

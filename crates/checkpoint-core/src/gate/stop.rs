@@ -111,10 +111,12 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
     let verdict = decide(stop, &facts, policy);
     // A stop with nothing to say about integrity sets the test counts later green runs are held
     // to (with the analysis off, no baseline is kept; a subagent's stop is not checked).
-    if facts.integrity.is_empty() && policy.integrity.mode != IntegrityMode::Off && !subagent {
-        if let Err(e) = project.advance_green_counts(&facts.tests) {
-            warnings.push(format!("integrity: {e}"));
-        }
+    let checked = policy.integrity.mode != IntegrityMode::Off && !subagent;
+    if checked
+        && facts.integrity.is_empty()
+        && let Err(e) = project.advance_green_counts(&facts.tests)
+    {
+        warnings.push(format!("integrity: {e}"));
     }
     let mut answer = StopAnswer {
         message: render::message(&verdict.decision),

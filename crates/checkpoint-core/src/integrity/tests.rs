@@ -34,6 +34,7 @@ fn modified(path: &str, old: &str, new: &str) -> Vec<Finding> {
     analyze(
         &change_set(vec![change(path, ChangeKind::Modified)]),
         &texts,
+        &TestFiles::default(),
     )
 }
 
@@ -107,8 +108,13 @@ fn which_files_are_tests() {
         "calc_test.go",
         "src/calc.test.ts",
         "web/app.spec.js",
+        "web/__tests__/app.js",
+        "core/src/test/java/calc/Helper.java",
+        "CalcTest.java",
+        "CalcTests.java",
+        "CalcIT.java",
     ] {
-        assert!(is_test_file(path), "{path}");
+        assert!(TestFiles::default().is_test(path), "{path}");
     }
     for path in [
         "src/calc.py",
@@ -118,8 +124,11 @@ fn which_files_are_tests() {
         "calc.go",
         "spec.js",
         "contest_x.py",
+        "src/main/java/calc/Calc.java",
+        "Testing.java",
+        "src/testing/x.java",
     ] {
-        assert!(!is_test_file(path), "{path}");
+        assert!(!TestFiles::default().is_test(path), "{path}");
     }
 }
 
@@ -129,7 +138,7 @@ fn a_deleted_test_file() {
         change("calc.py", ChangeKind::Modified),
         change("tests/test_calc.py", ChangeKind::Deleted),
     ]);
-    insta::assert_debug_snapshot!(analyze(&changes, &BTreeMap::new()), @r#"
+    insta::assert_debug_snapshot!(analyze(&changes, &BTreeMap::new(), &TestFiles::default()), @r#"
     [
         Finding {
             kind: TestFileDeleted,
@@ -220,7 +229,7 @@ fn unknown_languages_and_new_files_get_no_text_checks() {
         change("tests/data.txt", ChangeKind::Modified),
         change("tests/test_new.py", ChangeKind::Untracked),
     ]);
-    assert_eq!(analyze(&changes, &texts), []);
+    assert_eq!(analyze(&changes, &texts, &TestFiles::default()), []);
 }
 
 /// A Python test file with `names`, one assertion each.
@@ -277,5 +286,460 @@ proptest! {
         let old = RUST;
         let new = RUST.replace("fn zero", &format!("fn renamed_{to}"));
         prop_assert_eq!(modified("tests/calc.rs", old, &new), []);
+    }
+}
+
+/// One changed file: its path, how it changed, its `HEAD` and worktree texts.
+type File<'a> = (&'a str, ChangeKind, Option<&'a str>, Option<&'a str>);
+
+/// The findings of a change set of `files`, with `matcher`.
+fn analyzed_with(files: &[File<'_>], matcher: &TestFiles) -> Vec<Finding> {
+    let changes = change_set(
+        files
+            .iter()
+            .map(|(path, kind, _, _)| change(path, *kind))
+            .collect(),
+    );
+    let texts = files
+        .iter()
+        .map(|(path, _, old, new)| {
+            let sides = Sides {
+                old: old.map(str::to_owned),
+                new: new.map(str::to_owned),
+            };
+            ((*path).to_owned(), sides)
+        })
+        .collect();
+    analyze(&changes, &texts, matcher)
+}
+
+fn analyzed(files: &[File<'_>]) -> Vec<Finding> {
+    analyzed_with(files, &TestFiles::default())
+}
+
+/// A modified file.
+fn m<'a>(path: &'a str, old: &'a str, new: &'a str) -> File<'a> {
+    (path, ChangeKind::Modified, Some(old), Some(new))
+}
+
+/// A deleted file.
+fn d<'a>(path: &'a str, old: &'a str) -> File<'a> {
+    (path, ChangeKind::Deleted, Some(old), None)
+}
+
+/// An untracked (new) file.
+fn u<'a>(path: &'a str, new: &'a str) -> File<'a> {
+    (path, ChangeKind::Untracked, None, Some(new))
+}
+
+/// A changed source file whose text the analysis does not need.
+fn src(path: &str) -> File<'_> {
+    (path, ChangeKind::Modified, None, None)
+}
+
+const JAVA: &str = "\
+package calc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
+
+class CalcTest {
+    @Test
+    void adds() {
+        assertEquals(5, Calc.add(2, 3));
+    }
+
+    @Test void zero() {
+        assertEquals(0, Calc.add(0, 0));
+    }
+}
+";
+
+#[test]
+fn expected_values_changed_in_each_language() {
+    let python = PYTHON
+        .replace("add(2, 3), 5)", "add(2, 3), -1)")
+        .replace("== 0", "== 7");
+    let rust = RUST.replace("add(2, 3), 5)", "add(2, 3), -1)");
+    let js = JS.replace("toBe(5)", "toBe(-1)");
+    let go = GO.replace("!= 5 {", "!= -1 {");
+    let java = JAVA.replace("assertEquals(5,", "assertEquals(-1,");
+    let findings = [
+        analyzed(&[src("calc.py"), m("tests/test_calc.py", PYTHON, &python)]),
+        analyzed(&[src("src/lib.rs"), m("tests/calc.rs", RUST, &rust)]),
+        analyzed(&[src("calc.js"), m("calc.test.js", JS, &js)]),
+        analyzed(&[src("calc.go"), m("calc_test.go", GO, &go)]),
+        analyzed(&[
+            src("src/main/java/calc/Calc.java"),
+            m("src/test/java/calc/CalcTest.java", JAVA, &java),
+        ]),
+    ];
+    insta::assert_debug_snapshot!(findings);
+}
+
+#[test]
+fn expected_values_may_change_when_no_exercised_code_did() {
+    let python = PYTHON.replace("add(2, 3), 5)", "add(2, 3), -1)");
+    // Only the test changed; then a source the test does not name.
+    assert_eq!(analyzed(&[m("tests/test_calc.py", PYTHON, &python)]), []);
+    assert_eq!(
+        analyzed(&[src("other.py"), m("tests/test_calc.py", PYTHON, &python)]),
+        []
+    );
+    // A Go test exercises its own package only.
+    let go = GO.replace("!= 5 {", "!= -1 {");
+    assert_eq!(
+        analyzed(&[src("other/calc.go"), m("calc_test.go", GO, &go)]),
+        []
+    );
+}
+
+#[test]
+fn honest_assertion_changes_are_no_findings() {
+    // New assertions next to the old ones, an assertion on a renamed variable, a changed input
+    // (not a literal expected value), a longer message: all with the code changed.
+    let old = "from calc import add\n\n\ndef test_add():\n    result = add(2, 3)\n    assert result == 5\n";
+    for new in [
+        "from calc import add\n\n\ndef test_add():\n    result = add(2, 3)\n    assert result == 5\n    assert add(3, 3) == 6\n",
+        "from calc import add\n\n\ndef test_add():\n    total = add(2, 3)\n    assert total == 5\n",
+        "from calc import add\n\n\ndef test_add():\n    result = add(2, 3)\n    assert result == 5, \"adds\"\n",
+    ] {
+        assert_eq!(
+            analyzed(&[src("calc.py"), m("test_calc.py", old, new)]),
+            [],
+            "{new}"
+        );
+    }
+    // A refactor that keeps every assertion.
+    let refactored = PYTHON.replace("class TestAdd", "class TestAddition");
+    assert_eq!(
+        analyzed(&[src("calc.py"), m("tests/test_calc.py", PYTHON, &refactored)]),
+        []
+    );
+}
+
+#[test]
+fn changed_operands() {
+    for (old, new, expected) in [
+        (
+            "self.assertEqual(add(2, 3), 5)",
+            "self.assertEqual(add(2, 3), -1)",
+            Some(("5", "-1")),
+        ),
+        (
+            "assert add(2, 3) == 5",
+            "assert add(2, 3) == 50",
+            Some(("5", "50")),
+        ),
+        (
+            "expect(f(\"a,b\")).toEqual([1, 2])",
+            "expect(f(\"a,b\")).toEqual([1, 3])",
+            Some(("2", "3")),
+        ),
+        (
+            "assert_eq!(f(), Some(5));",
+            "assert_eq!(f(), Some(6));",
+            Some(("5", "6")),
+        ),
+        ("assert x == 5", "assert x !== 5", None),
+        ("assertEqual(f(1), 2)", "assertEqual(f(3), 4)", None),
+        ("assert_eq!(a, b)", "assert_eq!(a, b)", None),
+    ] {
+        assert_eq!(
+            expected::changed_operand(old, new),
+            expected,
+            "{old} → {new}"
+        );
+    }
+    for (operand, literal) in [
+        ("-1", true),
+        ("\"five\"", true),
+        ("[1, 2.5, None]", true),
+        ("Some(Point(1, 2))", true),
+        ("vec![1]", true),
+        ("result", false),
+        ("add(2, 3)", false),
+        ("x.len()", false),
+        ("5.into()", false),
+    ] {
+        assert_eq!(expected::is_literal(operand), literal, "{operand}");
+    }
+}
+
+const PY_TESTS: &str = "\
+import unittest
+
+from calc import add
+
+
+class CalcTest(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 3), 5)
+";
+
+#[test]
+fn renamed_test_files() {
+    let skipped = PY_TESTS.replace(
+        "    def test_add",
+        "    @unittest.skip(\"later\")\n    def test_add",
+    );
+    let moved_and_renamed = PY_TESTS.replace("test_add", "test_addition");
+    let js = "const { add } = require('./foo');\n\ntest('adds', () => {\n  expect(add(2, 3)).toBe(5);\n});\n";
+    let findings = [
+        // Renamed within discovery, also with its test renamed: nothing.
+        analyzed(&[
+            d("tests/test_a.py", PY_TESTS),
+            u("tests/test_b.py", PY_TESTS),
+        ]),
+        analyzed(&[
+            d("tests/test_a.py", PY_TESTS),
+            u("tests/test_b.py", &moved_and_renamed),
+        ]),
+        // Renamed out of discovery.
+        analyzed(&[d("test_calc.py", PY_TESTS), u("calc_disabled.py", PY_TESTS)]),
+        analyzed(&[d("foo.test.js", js), u("foo.js.bak", js)]),
+        // Renamed, and a skip marker added on the way.
+        analyzed(&[
+            d("tests/test_a.py", PY_TESTS),
+            u("tests/test_b.py", &skipped),
+        ]),
+        // Deleted, its tests nowhere.
+        analyzed(&[
+            d("tests/test_a.py", PY_TESTS),
+            u("tests/test_b.py", "import os\n"),
+        ]),
+    ];
+    insta::assert_debug_snapshot!(findings);
+}
+
+#[test]
+fn tests_moved_to_another_test_file_are_not_removed() {
+    let rest = PYTHON.replace(
+        "    def test_zero(self):\n        assert add(0, 0) == 0\n",
+        "",
+    );
+    let elsewhere = "from calc import add\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n";
+    let findings = analyzed(&[
+        m("tests/test_calc.py", PYTHON, &rest),
+        u("tests/test_zero.py", elsewhere),
+    ]);
+    // The test moved; the old file has one assertion fewer, which is still said.
+    assert_eq!(
+        findings.iter().map(|f| f.kind).collect::<Vec<_>>(),
+        [FindingKind::AssertionRemoved]
+    );
+}
+
+#[test]
+fn java_markers_tests_and_assertions() {
+    let disabled = JAVA.replace(
+        "    @Test\n    void adds",
+        "    @Disabled(\"flaky\")\n    @Test\n    void adds",
+    );
+    let removed = JAVA.replace("    @Test void zero", "    void zero");
+    let weaker = JAVA.replace("        assertEquals(0, Calc.add(0, 0));\n", "");
+    let path = "src/test/java/calc/CalcTest.java";
+    insta::assert_debug_snapshot!([
+        analyzed(&[m(path, JAVA, &disabled)]),
+        analyzed(&[m(path, JAVA, &removed)]),
+        analyzed(&[m(path, JAVA, &weaker)]),
+    ]);
+}
+
+const LIB_RS: &str = "\
+pub fn add(a: i32, b: i32) -> i32 {
+    assert!(a < 1000);
+    a + b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adds() {
+        assert_eq!(add(2, 3), 5);
+    }
+
+    #[test]
+    fn zero() {
+        assert_eq!(add(0, 0), 0);
+    }
+}
+";
+
+#[test]
+fn rust_test_modules_in_source_files() {
+    let no_guard = LIB_RS.replace("    assert!(a < 1000);\n", "");
+    let should_panic = LIB_RS.replace(
+        "    #[test]\n    fn zero",
+        "    #[test]\n    #[should_panic]\n    fn zero",
+    );
+    // Production assertions are not test assertions; `#[should_panic]` is no weakening.
+    assert_eq!(analyzed(&[m("src/lib.rs", LIB_RS, &no_guard)]), []);
+    assert_eq!(analyzed(&[m("src/lib.rs", LIB_RS, &should_panic)]), []);
+    let ignored = LIB_RS.replace(
+        "    #[test]\n    fn zero",
+        "    #[test]\n    #[ignore]\n    fn zero",
+    );
+    let unmarked = LIB_RS.replace("    #[test]\n    fn zero", "    fn zero");
+    let broken = LIB_RS
+        .replace("a + b\n", "a - b\n")
+        .replace("add(2, 3), 5)", "add(2, 3), -1)");
+    let gone = LIB_RS
+        .split("#[cfg(test)]")
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    insta::assert_debug_snapshot!([
+        analyzed(&[m("src/lib.rs", LIB_RS, &ignored)]),
+        analyzed(&[m("src/lib.rs", LIB_RS, &unmarked)]),
+        analyzed(&[m("src/lib.rs", LIB_RS, &broken)]),
+        analyzed(&[m("src/lib.rs", LIB_RS, &gone)]),
+    ]);
+}
+
+#[test]
+fn runner_configuration_that_runs_fewer_tests() {
+    let pytest_ini = "[pytest]\naddopts = -q\n";
+    let pytest_k = "[pytest]\naddopts = -q\n    -k \"not add\"\n";
+    let pyproject = "[project]\nname = \"calc\"\n\n[tool.pytest.ini_options]\naddopts = \"-q\"\n";
+    let pyproject_array = "[project]\nname = \"calc\"\n\n[tool.pytest.ini_options]\naddopts = [\n  \"-q\",\n  \"--deselect\", \"tests/test_calc.py::test_add\",\n]\n";
+    let setup_cfg = "[tool:pytest]\naddopts = --ignore=tests/test_calc.py\n";
+    let other_section = "[flake8]\naddopts = -k add\n";
+    let package = "{\n  \"name\": \"calc\",\n  \"jest\": {\n    \"testPathIgnorePatterns\": [\"/node_modules/\"]\n  }\n}\n";
+    let package_ignored = package.replace("[\"/node_modules/\"]", "[\"/node_modules/\", \"calc\"]");
+    let jest = "module.exports = {\n  testPathIgnorePatterns: ['/node_modules/'],\n};\n";
+    let jest_ignored = "module.exports = {\n  testPathIgnorePatterns: [\n    '/node_modules/',\n    // flaky\n    '<rootDir>/src/calc',\n  ],\n};\n";
+    let vitest =
+        "export default defineConfig({\n  test: {\n    coverage: { exclude: ['a'] },\n  },\n});\n";
+    let vitest_coverage = vitest.replace("['a']", "['a', 'b']");
+    let vitest_excluded = vitest.replace(
+        "    coverage",
+        "    exclude: ['**/calc.test.ts'],\n    coverage",
+    );
+    let cargo =
+        "[package]\nname = \"calc\"\n\n[lib]\npath = \"src/lib.rs\"\n\n[[test]]\nname = \"it\"\n";
+    let cargo_off = cargo.replace(
+        "path = \"src/lib.rs\"",
+        "path = \"src/lib.rs\"\ntest = false",
+    );
+    let cargo_gone = cargo
+        .replace("[[test]]\nname = \"it\"\n", "")
+        .replace("[package]", "[package]\nautotests = false # later");
+    let go_tagged = format!("//go:build integration\n\n{GO}");
+    let honest = [
+        analyzed(&[m("pytest.ini", pytest_ini, "[pytest]\naddopts = -q -x\n")]),
+        analyzed(&[("tox.ini", ChangeKind::Untracked, None, Some(other_section))]),
+        analyzed(&[m("vitest.config.ts", vitest, &vitest_coverage)]),
+        analyzed(&[m("Cargo.toml", cargo, &cargo.replace("calc", "calc2"))]),
+    ];
+    for findings in honest {
+        assert_eq!(findings, []);
+    }
+    insta::assert_debug_snapshot!([
+        analyzed(&[m("pytest.ini", pytest_ini, pytest_k)]),
+        analyzed(&[m("pyproject.toml", pyproject, pyproject_array)]),
+        analyzed(&[u("setup.cfg", setup_cfg)]),
+        analyzed(&[m("package.json", package, &package_ignored)]),
+        analyzed(&[m("jest.config.js", jest, jest_ignored)]),
+        analyzed(&[m("vitest.config.ts", vitest, &vitest_excluded)]),
+        analyzed(&[m("Cargo.toml", cargo, &cargo_off)]),
+        analyzed(&[m("crates/x/Cargo.toml", cargo, &cargo_gone)]),
+        analyzed(&[m("calc_test.go", GO, &go_tagged)]),
+    ]);
+}
+
+#[test]
+fn configured_test_globs_and_protected_files() {
+    let settings = crate::policy::IntegritySettings {
+        tests: vec!["spec/**/*.py".to_owned()],
+        protected: vec!["golden/**".to_owned(), "checkpoint.toml".to_owned()],
+        ..Default::default()
+    };
+    let matcher = TestFiles::new(&settings).unwrap();
+    assert!(matcher.is_test("spec/unit/calc.py"));
+    assert!(!matcher.is_test("spec.py"));
+    let findings = analyzed_with(
+        &[
+            ("golden/out.txt", ChangeKind::Modified, None, None),
+            ("golden/new.txt", ChangeKind::Untracked, None, None),
+            d("spec/unit/calc.py", "x = 1\n"),
+            src("calc.py"),
+        ],
+        &matcher,
+    );
+    insta::assert_debug_snapshot!(findings);
+    let bad = crate::policy::IntegritySettings {
+        tests: vec!["a[".to_owned()],
+        ..Default::default()
+    };
+    assert!(TestFiles::new(&bad).is_err());
+}
+
+/// Text of every shape the parsers meet: test files, configuration, binary-ish noise.
+fn hostile() -> impl Strategy<Value = String> {
+    prop_oneof![
+        any::<String>(),
+        "[ \t\n(){}\\[\\],:=!\"'`#@/*a-z0-9_.-]{0,200}",
+        Just(PYTHON.to_owned()),
+        Just(LIB_RS.to_owned()),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn renaming_a_test_file_within_discovery_yields_nothing(
+        names in names(),
+        to in "[a-z]{1,8}",
+        dir in prop_oneof![Just(""), Just("tests/"), Just("pkg/tests/")],
+    ) {
+        let text = python_file(&names);
+        let from = format!("{dir}test_x.py");
+        let to = format!("tests/test_{to}_renamed.py");
+        prop_assert_eq!(analyzed(&[d(&from, &text), u(&to, &text)]), []);
+        // Its tests renamed on the way, bodies unchanged.
+        let renamed: Vec<String> = names.iter().map(|n| format!("{n}_renamed")).collect();
+        let moved = python_file(&renamed);
+        prop_assert_eq!(analyzed(&[d(&from, &text), u(&to, &moved)]), []);
+    }
+
+    #[test]
+    fn adding_assertions_with_changed_code_yields_nothing(
+        names in names(),
+        asserts in 1usize..4,
+    ) {
+        let old = python_file(&names);
+        let mut new = old.clone();
+        for i in 0..asserts {
+            new = new.replacen(
+                "        self.assertEqual",
+                &format!("        self.assertEqual(f({i}), {})\n        self.assertEqual", i + 100),
+                1,
+            );
+        }
+        prop_assert_eq!(analyzed(&[src("f.py"), m("tests/test_x.py", &old, &new)]), []);
+    }
+
+    #[test]
+    fn no_text_panics_the_analysis(old in hostile(), new in hostile()) {
+        for path in [
+            "tests/test_x.py",
+            "src/lib.rs",
+            "x.test.ts",
+            "x_test.go",
+            "src/test/java/XTest.java",
+            "pytest.ini",
+            "pyproject.toml",
+            "package.json",
+            "vitest.config.ts",
+            "Cargo.toml",
+        ] {
+            let _ = analyzed(&[src("x.py"), m(path, &old, &new)]);
+            let _ = analyzed(&[d(path, &old), u("tests/other.py", &new), u("x.bak", &new)]);
+        }
+        let _ = expected::changed_operand(&old, &new);
+        let _ = expected::is_literal(&new);
     }
 }

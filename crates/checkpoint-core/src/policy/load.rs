@@ -484,6 +484,8 @@ mod tests {
         resume.max_restarts = 3  # default
         clear.auto_checkpoint = false  # env CHECKPOINT_CLEAR_AUTO_CHECKPOINT
         integrity.mode = "block"  # default
+        integrity.tests = []  # default
+        integrity.protected = []  # default
         integrity.prove_failing = false  # default
         rule.notes = { gate = false, include = ["notes/**"], tests = false }  # /repo/user.toml:8
         rule.daemon = { action = "Run `make restart`", exclude = ["src/gen/**"], gate = true, include = ["src/**"], tests = true }  # /repo/checkpoint.toml:13
@@ -591,6 +593,8 @@ mod tests {
             "7",
             "prompt",
             "warn",
+            "spec/**",
+            r#"["golden/**", "a/*.txt"]"#,
             "true",
         ];
         assert_eq!(values.len(), KEYS.len());
@@ -940,6 +944,8 @@ include = [
         insta::assert_snapshot!(Fixture::project(project).error(), @r#"/repo/checkpoint.toml:9: rule[1].include: bad glob "src/[a": unclosed character class; missing ']'"#);
         let project = "[[rule]]\nname = \"x\"\ninclude = [\"src/**\"]\nexclude = [\"a{b\"]\n";
         insta::assert_snapshot!(Fixture::project(project).error(), @r#"/repo/checkpoint.toml:4: rule[0].exclude: bad glob "a{b": unclosed alternate group; missing '}' (maybe escape '{' with '[{]'?)"#);
+        let project = "[integrity]\nprotected = [\"golden/**\", \"a[\"]\n";
+        insta::assert_snapshot!(Fixture::project(project).error(), @r#"/repo/checkpoint.toml:2: integrity.protected: bad glob "a[": unclosed character class; missing ']'"#);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! |---|---|
 //! | `settings` | the table of settings: every key, its variable, value type and doc, declared once |
 //! | `derivation` | [`KeyDerivation`], the template of a task key's derivation path |
-//! | `value` | the value types: durations, bounded counts, [`Switch`], [`GitBackend`], [`IntegrityMode`] |
+//! | `value` | the value types: durations, bounded counts, glob lists, [`Switch`], [`GitBackend`], [`IntegrityMode`] |
 //! | `layer` | one configuration text parsed into a layer, with `file:line` errors |
 //! | `env` | the `CHECKPOINT_*` variables parsed into a layer |
 //! | `explain` | the merge with per-key provenance, and what `explain` lists |
@@ -206,6 +206,10 @@ pub struct ClearSettings {
 pub struct IntegritySettings {
     /// What findings do: block the stop, warn the user, or nothing (no analysis).
     pub mode: IntegrityMode,
+    /// Globs of test files, added to the per-ecosystem defaults.
+    pub tests: Vec<String>,
+    /// Globs of files any change to which is a finding (golden files, acceptance suites).
+    pub protected: Vec<String>,
     /// Whether the changed tests are also run against `HEAD`'s code when code changed with them:
     /// a pass there is a finding.
     pub prove_failing: bool,

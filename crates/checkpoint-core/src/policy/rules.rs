@@ -239,16 +239,21 @@ impl Compiled {
     }
 }
 
-fn glob(rule: &Rule, pattern: &str) -> Result<Glob, GlobError> {
+/// A repository-relative path glob as every setting writes them: `*` does not cross `/`, `**`
+/// does, and `\` escapes.
+pub(crate) fn path_glob(pattern: &str) -> Result<Glob, globset::Error> {
     GlobBuilder::new(pattern)
         .literal_separator(true)
         .backslash_escape(true)
         .build()
-        .map_err(|e| GlobError {
-            rule: rule.name.clone(),
-            glob: pattern.to_owned(),
-            reason: e.kind().to_string(),
-        })
+}
+
+fn glob(rule: &Rule, pattern: &str) -> Result<Glob, GlobError> {
+    path_glob(pattern).map_err(|e| GlobError {
+        rule: rule.name.clone(),
+        glob: pattern.to_owned(),
+        reason: e.kind().to_string(),
+    })
 }
 
 fn set_error(rule: &Rule, e: globset::Error) -> GlobError {

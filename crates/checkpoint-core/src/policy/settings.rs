@@ -16,7 +16,7 @@ use toml::Spanned;
 use toml::de::{DeValue, ValueDeserializer};
 
 use super::Policy;
-use super::value::{Command, Count, Interval, Kind};
+use super::value::{Command, Count, Globs, Interval, Kind};
 use super::{GitBackend, IntegrityMode, KeyDerivation, Switch};
 
 /// A row of [`KEYS`]: `section.field: Kind, "CHECKPOINT_SECTION_FIELD", "doc"`. The key's name
@@ -94,7 +94,13 @@ pub const KEYS: &[Key] = &[
     key!(clear.auto_checkpoint: Switch, "CHECKPOINT_CLEAR_AUTO_CHECKPOINT",
         "Whether a checkpoint is saved before the agent's context is cleared."),
     key!(integrity.mode: IntegrityMode, "CHECKPOINT_INTEGRITY_MODE",
-        "What a change that weakens the tests (deleted test file, new skip marker, removed test or assertions) does to the stop.")
+        "What a change that weakens the tests (deleted test file, new skip marker, removed test or assertions, changed expected value, narrower runner configuration) does to the stop.")
+    .guarded(),
+    key!(integrity.tests: Globs, "CHECKPOINT_INTEGRITY_TESTS",
+        "Globs of test files, added to the defaults (`tests/**`, `test_*.py`, `*_test.go`, `*.test.*`, `*Test.java`…).")
+    .guarded(),
+    key!(integrity.protected: Globs, "CHECKPOINT_INTEGRITY_PROTECTED",
+        "Globs of files (golden files, acceptance suites) any change to which blocks like a weakened test.")
     .guarded(),
     key!(integrity.prove_failing: bool, "CHECKPOINT_INTEGRITY_PROVE_FAILING",
         "When tests and code changed together, also run the tests on HEAD's code with the changed tests (in a temporary worktree): a pass there is a finding.")

@@ -376,6 +376,53 @@ impl Kind for Switch {
     }
 }
 
+/// A list of repository-relative path globs (`*` does not cross `/`, `**` does), each checked
+/// when read. A variable holds a TOML array (`["spec/**", "e2e/**"]`) or one glob.
+pub(crate) struct Globs;
+
+impl Globs {
+    fn check(globs: Vec<String>) -> Result<Vec<String>, String> {
+        for glob in &globs {
+            super::rules::path_glob(glob)
+                .map_err(|e| format!("bad glob {glob:?}: {}", e.kind()))?;
+        }
+        Ok(globs)
+    }
+}
+
+impl Kind for Globs {
+    type Field = Vec<String>;
+
+    fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+        Vec::<String>::deserialize(d)
+            .and_then(|globs| Globs::check(globs).map_err(de::Error::custom))
+    }
+
+    fn parse(text: &str) -> Result<Vec<String>, String> {
+        let text = text.trim();
+        let globs = if text.starts_with('[') {
+            let value = toml::de::DeValue::parse(text).map_err(|e| e.message().to_owned())?;
+            Vec::<String>::deserialize(toml::de::ValueDeserializer::from(value))
+                .map_err(|e| e.message().to_owned())?
+        } else if text.is_empty() {
+            Vec::new()
+        } else {
+            vec![text.to_owned()]
+        };
+        Globs::check(globs)
+    }
+
+    fn to_toml(field: &Vec<String>) -> Option<toml::Value> {
+        Some(toml::Value::Array(
+            field.iter().cloned().map(toml::Value::String).collect(),
+        ))
+    }
+
+    fn values() -> String {
+        "a list of globs (a variable: a TOML array or one glob)".to_owned()
+    }
+}
+
 /// How the change set is read from git.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

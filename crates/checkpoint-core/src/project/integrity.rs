@@ -8,17 +8,19 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use crate::cache;
-use crate::changes::{ChangeKind, ChangeSet, RepoFacts};
+use crate::changes::{ChangeSet, RepoFacts};
 use crate::decide::{self, SessionFacts, Stop};
 use crate::digest;
 use crate::git::{self, Repo};
-use crate::integrity::{self, ABSENT, Acceptance, Finding, FindingKind, GreenCounts, Sides};
+use crate::integrity::{
+    self, ABSENT, Acceptance, Finding, FindingKind, GreenCounts, Sides, TestFiles,
+};
 use crate::outcome::TestRun;
 use crate::store;
 
 use super::{Project, ProjectError};
 
-/// Test files bigger than this (on either side) get only the file-level integrity check.
+/// Files bigger than this (on either side) get only the integrity checks that need no text.
 const MAX_INTEGRITY_BYTES: usize = 1024 * 1024;
 
 /// The baseline of [`GreenCounts`], in the state directory.
@@ -60,13 +62,17 @@ impl Project {
         stopped: &Stopped<'_>,
         warnings: &mut Vec<String>,
     ) -> Integrity {
-        let mut findings = text_findings(repo, stopped.changes, warnings);
+        let files = TestFiles::new(&self.policy.integrity).unwrap_or_else(|e| {
+            warnings.push(format!("integrity: {e}"));
+            TestFiles::default()
+        });
+        let mut findings = text_findings(repo, stopped.changes, &files, warnings);
         let green = self.green_counts().unwrap_or_else(|e| {
             warnings.push(format!("integrity: {e}"));
             GreenCounts::default()
         });
         findings.extend(green.drops(stopped.tests));
-        findings.extend(self.unproven(repo, stopped, warnings));
+        findings.extend(self.unproven(repo, stopped, &files, warnings));
         if findings.is_empty() {
             return Integrity::default();
         }
@@ -190,18 +196,25 @@ fn digest_of(workdir: &Path, finding: &Finding) -> Option<String> {
     }
 }
 
-/// The text findings of `changes`: each modified test file's text at `HEAD` (sized, then read,
-/// by `git cat-file`) and in the worktree, analysed. A side bigger than [`MAX_INTEGRITY_BYTES`],
-/// or not UTF-8, is left out; failing to read `HEAD` is a warning and leaves only the file-level
-/// checks.
-fn text_findings(repo: &Repo, changes: &ChangeSet, warnings: &mut Vec<String>) -> Vec<Finding> {
-    let modified: BTreeSet<String> = integrity::test_files(changes)
-        .filter(|c| c.kind == ChangeKind::Modified)
-        .map(|c| c.path.clone())
+/// The text findings of `changes`: the sides of the files [`integrity::wanted`] names, read at
+/// `HEAD` (sized, then read, by `git cat-file`) and in the worktree, analysed. A side bigger
+/// than [`MAX_INTEGRITY_BYTES`], or not UTF-8, is left out; failing to read `HEAD` (or a bad
+/// glob in the settings) is a warning and leaves the checks that need no text (or the default
+/// test files).
+fn text_findings(
+    repo: &Repo,
+    changes: &ChangeSet,
+    files: &TestFiles,
+    warnings: &mut Vec<String>,
+) -> Vec<Finding> {
+    let wanted = integrity::wanted(changes, files);
+    let at_head: BTreeSet<String> = (wanted.iter())
+        .filter(|(_, sides)| sides.old)
+        .map(|(path, _)| (*path).to_owned())
         .collect();
     let mut old = match changes.head.commit() {
-        Some(commit) if !modified.is_empty() => {
-            crate::continuity::diff::small_blobs(repo, commit, &modified, MAX_INTEGRITY_BYTES)
+        Some(commit) if !at_head.is_empty() => {
+            crate::continuity::diff::small_blobs(repo, commit, &at_head, MAX_INTEGRITY_BYTES)
                 .unwrap_or_else(|e| {
                     warnings.push(format!("integrity: {e}"));
                     BTreeMap::new()
@@ -209,19 +222,22 @@ fn text_findings(repo: &Repo, changes: &ChangeSet, warnings: &mut Vec<String>) -
         }
         _ => BTreeMap::new(),
     };
-    let texts = modified
+    let texts = wanted
         .into_iter()
-        .map(|path| {
-            let sides = Sides {
+        .map(|(path, sides)| {
+            let read = Sides {
                 old: old
-                    .remove(&path)
+                    .remove(path)
                     .and_then(|blob| String::from_utf8(blob).ok()),
-                new: read_bounded(&repo.workdir.join(&path)),
+                new: sides
+                    .new
+                    .then(|| read_bounded(&repo.workdir.join(path)))
+                    .flatten(),
             };
-            (path, sides)
+            (path.to_owned(), read)
         })
         .collect();
-    integrity::analyze(changes, &texts)
+    integrity::analyze(changes, &texts, files)
 }
 
 /// The UTF-8 text of the file at `path` when it is at most [`MAX_INTEGRITY_BYTES`] long.

@@ -13,7 +13,7 @@ use crate::cache;
 use crate::changes::{Change, ChangeKind};
 use crate::continuity::diff;
 use crate::git::Repo;
-use crate::integrity::{self, Finding, FindingKind};
+use crate::integrity::{Finding, FindingKind, TestFiles};
 use crate::outcome::TestStatus;
 use crate::runner;
 
@@ -39,6 +39,7 @@ impl Project {
         &self,
         repo: &Repo,
         stopped: &Stopped<'_>,
+        files: &TestFiles,
         warnings: &mut Vec<String>,
     ) -> Vec<Finding> {
         let Stopped {
@@ -48,9 +49,11 @@ impl Project {
             may_run,
         } = *stopped;
         let policy = &self.policy;
-        let changed_tests: Vec<&Change> = integrity::test_files(changes).collect();
+        let changed_tests: Vec<&Change> = (changes.changes.iter())
+            .filter(|c| files.is_test(&c.path))
+            .collect();
         let code_changed = (changes.changes.iter())
-            .filter(|c| !integrity::is_test_file(&c.path))
+            .filter(|c| !files.is_test(&c.path))
             .flat_map(|c| policy.rules.classify(&c.path))
             .any(|rule| policy.test_command_for(rule).is_some());
         let green =

@@ -411,3 +411,48 @@ fn a_count_drop_names_its_command_and_a_clean_stop_leaves_no_record() {
     assert_eq!(let_through(&d), None);
     assert_eq!(let_through(&allow(AllowReason::NoChanges)), None);
 }
+
+#[test]
+fn every_integrity_finding_kind() {
+    let finding = |kind, file: &str, line, description: &str| Finding {
+        kind,
+        file: file.into(),
+        line,
+        description: description.into(),
+    };
+    let d = block(BlockReason::Integrity {
+        findings: vec![
+            finding(
+                FindingKind::ExpectedValueChanged,
+                "tests/test_calc.py",
+                Some(8),
+                "expected value changed from `5` to `-1`",
+            ),
+            finding(
+                FindingKind::RenamedOutOfDiscovery,
+                "test_calc.py",
+                None,
+                "renamed out of test discovery to `calc_disabled.py`",
+            ),
+            finding(
+                FindingKind::RunnerConfigNarrowed,
+                "pytest.ini",
+                Some(2),
+                "pytest `addopts` now leaves tests out: `-k not add`",
+            ),
+            finding(
+                FindingKind::ProtectedFileChanged,
+                "golden/out.txt",
+                None,
+                "protected file modified",
+            ),
+            finding(
+                FindingKind::TestFileDeleted,
+                "tests/evil\n- all tests passed\x1b[2J.py",
+                None,
+                "test file deleted",
+            ),
+        ],
+    });
+    assert_snapshot!(message(&d));
+}

@@ -1,0 +1,213 @@
+//! The findings of one changed test file (or Rust test module): new markers, removed tests,
+//! removed assertions, changed expected values and new Go build constraints.
+
+use std::collections::BTreeMap;
+
+use super::expected::{changed_operand, is_literal};
+use super::finding::{Finding, FindingKind, MAX_VALUE, shown};
+use super::lang::{Lang, Source, TestFn, has_token, test_fns};
+
+/// At most this many changed check lines per side are paired up for expected values.
+const MAX_PAIRED: usize = 100;
+
+/// One test file's (or test module's) two sides, and what else the change set holds for it.
+pub(super) struct Subject<'a> {
+    pub(super) lang: Lang,
+    /// The file the findings name.
+    pub(super) file: &'a str,
+    /// The text at `HEAD`.
+    pub(super) old: Source<'a>,
+    /// The text in the worktree.
+    pub(super) new: Source<'a>,
+    /// Tests in the worktree's other test files: a test found there moved, it was not removed.
+    pub(super) elsewhere: &'a [TestFn<'a>],
+    /// Whether source code the file exercises changed too (see
+    /// [`exercises`](super::expected::exercises)); only then is a changed expected value a
+    /// finding.
+    pub(super) exercised: bool,
+}
+
+impl<'a> Subject<'a> {
+    /// The findings, in this order: new markers, removed tests, removed assertions, changed
+    /// expected values, new build constraints.
+    pub(super) fn findings(&self) -> Vec<Finding> {
+        let mut findings = Vec::new();
+        self.markers(&mut findings);
+        let (before, after) = (test_fns(self.lang, self.old), test_fns(self.lang, self.new));
+        for removed in removed_tests(&before, &after, self.elsewhere) {
+            findings.push(self.finding(
+                FindingKind::TestRemoved,
+                Some(removed.line),
+                format!("test `{}` removed", shown(removed.name, MAX_VALUE)),
+            ));
+        }
+        self.assertions(&mut findings);
+        if self.exercised {
+            self.expected_values(&mut findings);
+        }
+        if self.lang == Lang::Go {
+            self.build_constraints(&mut findings);
+        }
+        findings
+    }
+
+    fn finding(&self, kind: FindingKind, line: Option<u32>, description: String) -> Finding {
+        Finding::new(kind, self.file, line, description)
+    }
+
+    /// The code lines of both sides that `keep` selects.
+    fn both(&self, keep: impl Fn(&str) -> bool) -> (Vec<(u32, &'a str)>, Vec<(u32, &'a str)>) {
+        let select = |source: Source<'a>| {
+            source
+                .code_lines(self.lang)
+                .filter(|(_, line)| keep(line))
+                .collect::<Vec<_>>()
+        };
+        (select(self.old), select(self.new))
+    }
+
+    fn markers(&self, findings: &mut Vec<Finding>) {
+        for marker in self.lang.markers() {
+            let (before, after) = self.both(|line| has_token(line, marker));
+            if after.len() > before.len() {
+                let line = first_unmatched(&after, &before);
+                let marker = match *marker {
+                    "#[ignore" => "#[ignore]",
+                    marker => marker.trim_end_matches('('),
+                };
+                findings.push(self.finding(
+                    FindingKind::MarkerAdded,
+                    line,
+                    format!("new skip/focus marker `{marker}`"),
+                ));
+            }
+        }
+    }
+
+    fn assertions(&self, findings: &mut Vec<Finding>) {
+        let (before, after) = self.both(|line| self.lang.is_assertion(line));
+        if after.len() < before.len() {
+            findings.push(self.finding(
+                FindingKind::AssertionRemoved,
+                first_unmatched(&before, &after),
+                format!(
+                    "assertions dropped from {} to {}",
+                    before.len(),
+                    after.len()
+                ),
+            ));
+        }
+    }
+
+    /// Check lines that went away paired with new ones of the same shape whose one changed
+    /// operand is a literal.
+    fn expected_values(&self, findings: &mut Vec<Finding>) {
+        let (before, after) = self.both(|line| self.lang.is_check(line));
+        let removed = unmatched(&before, &after);
+        let mut added = unmatched(&after, &before);
+        added.truncate(MAX_PAIRED);
+        for (_, old) in removed.into_iter().take(MAX_PAIRED) {
+            let paired = added.iter().enumerate().find_map(|(at, (line, new))| {
+                let (from, to) = changed_operand(old, new)?;
+                (is_literal(from) || is_literal(to)).then_some((at, *line, from, to))
+            });
+            if let Some((at, line, from, to)) = paired {
+                added.remove(at);
+                findings.push(self.finding(
+                    FindingKind::ExpectedValueChanged,
+                    Some(line),
+                    format!(
+                        "expected value changed from `{}` to `{}`",
+                        shown(from, MAX_VALUE),
+                        shown(to, MAX_VALUE)
+                    ),
+                ));
+            }
+        }
+    }
+
+    /// A Go build constraint (`//go:build`, `// +build`) the test file did not have: plain
+    /// `go test` no longer compiles it.
+    fn build_constraints(&self, findings: &mut Vec<Finding>) {
+        let constraints = |source: Source<'a>| {
+            source
+                .lines()
+                .map(|(n, line)| (n, line.trim()))
+                .filter(|(_, line)| line.starts_with("//go:build") || line.starts_with("// +build"))
+                .collect::<Vec<_>>()
+        };
+        let (before, after) = (constraints(self.old), constraints(self.new));
+        if let Some((line, constraint)) = unmatched(&after, &before).first() {
+            findings.push(self.finding(
+                FindingKind::RunnerConfigNarrowed,
+                Some(*line),
+                format!(
+                    "build constraint `{}` added: plain `go test` skips the file",
+                    shown(constraint, MAX_VALUE)
+                ),
+            ));
+        }
+    }
+}
+
+/// The lines of `lines` whose text is not matched (as a multiset) in `others`, in order.
+fn unmatched<'a>(lines: &[(u32, &'a str)], others: &[(u32, &str)]) -> Vec<(u32, &'a str)> {
+    let mut left: BTreeMap<&str, usize> = BTreeMap::new();
+    for (_, text) in others {
+        *left.entry(text).or_default() += 1;
+    }
+    lines
+        .iter()
+        .filter(|(_, text)| match left.get_mut(text) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => true,
+        })
+        .copied()
+        .collect()
+}
+
+/// The number of the first line of `lines` not matched in `others`; the last line when every
+/// one is.
+fn first_unmatched(lines: &[(u32, &str)], others: &[(u32, &str)]) -> Option<u32> {
+    unmatched(lines, others)
+        .first()
+        .or(lines.last())
+        .map(|(line, _)| *line)
+}
+
+/// The tests of `before` found neither in `after` (by name, or among its new names by body) nor
+/// `elsewhere` (by name or body).
+pub(super) fn removed_tests<'a>(
+    before: &'a [TestFn<'a>],
+    after: &[TestFn<'_>],
+    elsewhere: &[TestFn<'_>],
+) -> Vec<&'a TestFn<'a>> {
+    let mut unmatched: Vec<&TestFn<'_>> = after.iter().collect();
+    let mut missing = Vec::new();
+    for old in before {
+        match unmatched.iter().position(|new| new.name == old.name) {
+            Some(at) => {
+                unmatched.remove(at);
+            }
+            None => missing.push(old),
+        }
+    }
+    missing.retain(
+        |old| match unmatched.iter().position(|new| new.body == old.body) {
+            Some(at) => {
+                unmatched.remove(at);
+                false
+            }
+            None => true,
+        },
+    );
+    missing.retain(|old| {
+        !elsewhere
+            .iter()
+            .any(|moved| moved.name == old.name || moved.body == old.body)
+    });
+    missing
+}

@@ -1,0 +1,262 @@
+//! Expected values: which operand of an assertion changed, whether it is a literal value, and
+//! whether a test exercises a changed source file.
+//!
+//! Heuristics, cheap and documented:
+//! - Two check lines have the *same shape* when they differ in exactly one operand: an argument
+//!   of a call, an element of a list, or a side of `==`/`!=`, found by bracket depth outside
+//!   string literals. The changed operand must be a literal on at least one side (numbers,
+//!   strings, `true`/`None`/`nil`…, constructors written with a capital like `Some(5)`, and
+//!   lists of these), so that renaming a variable in an assertion is not an expected value
+//!   changing.
+//! - A test *exercises* a changed source file when its text names the file's module stem as a
+//!   whole word (`calc` for `calc.py`, `src/calc/index.ts`, `Calc.java`), when both are Go files
+//!   of one directory (one package), or when the source is under the `src/` of the Rust crate
+//!   whose `tests/` or `src/` holds the test.
+
+use super::files::dir_of;
+use super::lang::{Lang, has_word, is_ident};
+
+/// Check lines longer than this are not compared for expected values (minified code).
+pub(super) const MAX_CHECK_LINE: usize = 400;
+
+/// Literal words that are no identifiers.
+const LITERAL_WORDS: &[&str] = &["true", "false", "null", "nil", "undefined", "none"];
+
+/// The operand that differs between two lines of the same shape, as (old, new), trimmed;
+/// `None` when the lines differ in more than one operand or not at all.
+pub(super) fn changed_operand<'a>(old: &'a str, new: &'a str) -> Option<(&'a str, &'a str)> {
+    if old == new || old.len() > MAX_CHECK_LINE || new.len() > MAX_CHECK_LINE {
+        return None;
+    }
+    let prefix = common_prefix(old, new);
+    let suffix = common_suffix(&old[prefix..], &new[prefix..]);
+    let (old_depths, new_depths) = (Depths::of(old), Depths::of(new));
+    let old_range = (prefix, old.len() - suffix);
+    let new_range = (prefix, new.len() - suffix);
+    let depth = old_depths
+        .min_in(old_range)
+        .into_iter()
+        .chain(new_depths.min_in(new_range))
+        .min()?;
+    let (left, old_right) = old_depths.operand(old_range, depth)?;
+    let (new_left, new_right) = new_depths.operand(new_range, depth)?;
+    if left != new_left || old.len() - old_right != new.len() - new_right {
+        return None;
+    }
+    let (before, after) = (old[left..old_right].trim(), new[left..new_right].trim());
+    (!before.is_empty() && !after.is_empty() && before != after).then_some((before, after))
+}
+
+fn common_prefix(a: &str, b: &str) -> usize {
+    let mut n = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    while !a.is_char_boundary(n) {
+        n -= 1;
+    }
+    n
+}
+
+fn common_suffix(a: &str, b: &str) -> usize {
+    let mut n = a
+        .bytes()
+        .rev()
+        .zip(b.bytes().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    while !a.is_char_boundary(a.len() - n) || !b.is_char_boundary(b.len() - n) {
+        n -= 1;
+    }
+    n
+}
+
+/// Per byte of a line: its bracket depth (an opening or closing bracket has the depth outside
+/// it) and whether an operand separator (`,`, `==`, `!=`) starts there; strings hold none.
+struct Depths {
+    depth: Vec<i32>,
+    separator: Vec<u8>,
+    /// Whether the byte is whitespace.
+    space: Vec<bool>,
+    /// Whether the byte opens a bracket.
+    opener: Vec<bool>,
+}
+
+impl Depths {
+    fn of(line: &str) -> Depths {
+        let mut depths = Depths {
+            depth: vec![0; line.len()],
+            separator: vec![0; line.len()],
+            space: line.bytes().map(|b| b.is_ascii_whitespace()).collect(),
+            opener: vec![false; line.len()],
+        };
+        let bytes = line.as_bytes();
+        let (mut depth, mut quote, mut escaped) = (0i32, None, false);
+        for (i, &b) in bytes.iter().enumerate() {
+            if let Some(q) = quote {
+                depths.depth[i] = depth;
+                match b {
+                    _ if escaped => escaped = false,
+                    b'\\' => escaped = true,
+                    _ if b == q => quote = None,
+                    _ => {}
+                }
+                continue;
+            }
+            match b {
+                b'(' | b'[' | b'{' => {
+                    depths.depth[i] = depth;
+                    depths.opener[i] = true;
+                    depth += 1;
+                    continue;
+                }
+                b')' | b']' | b'}' => depth -= 1,
+                b'"' | b'\'' | b'`' => quote = Some(b),
+                b',' => depths.separator[i] = 1,
+                b'=' | b'!' if bytes.get(i + 1) == Some(&b'=') => {
+                    // `===` and `!==` are one separator.
+                    let len = if bytes.get(i + 2) == Some(&b'=') {
+                        3
+                    } else {
+                        2
+                    };
+                    if i == 0 || !matches!(bytes[i - 1], b'=' | b'!' | b'<' | b'>') {
+                        depths.separator[i] = len;
+                    }
+                }
+                _ => {}
+            }
+            depths.depth[i] = depth;
+        }
+        depths
+    }
+
+    /// The least depth in `range`, or at its position when it is empty.
+    fn min_in(&self, (start, end): (usize, usize)) -> Option<i32> {
+        if start < end {
+            self.depth[start..end].iter().copied().min()
+        } else {
+            // An insertion point: the depth inside whatever encloses it.
+            let before = start.checked_sub(1);
+            Some(before.map_or(0, |i| self.depth[i] + i32::from(self.is_opener(i))))
+        }
+    }
+
+    fn is_opener(&self, i: usize) -> bool {
+        self.opener[i]
+    }
+
+    /// The operand at `depth` around `range`: from after the separator or bracket before it to
+    /// the separator or bracket after it; `None` when a separator at `depth` lies inside.
+    fn operand(&self, (start, end): (usize, usize), depth: i32) -> Option<(usize, usize)> {
+        if (start..end).any(|i| self.separator[i] > 0 && self.depth[i] == depth) {
+            return None;
+        }
+        let left = (0..start)
+            .rev()
+            .find_map(|i| {
+                if self.depth[i] < depth {
+                    Some(i + 1)
+                } else if self.separator[i] > 0 && self.depth[i] == depth {
+                    Some(i + usize::from(self.separator[i]))
+                } else {
+                    None
+                }
+            })
+            .unwrap_or(0);
+        // A block opened after the operand (Go's `if got != 5 {`) ends it too.
+        let block =
+            |i: usize| self.is_opener(i) && self.depth[i] == depth && i > 0 && self.space[i - 1];
+        let right = (end..self.depth.len())
+            .find(|&i| {
+                self.depth[i] < depth
+                    || (self.separator[i] > 0 && self.depth[i] == depth)
+                    || block(i)
+            })
+            .unwrap_or(self.depth.len());
+        Some((left, right))
+    }
+}
+
+/// Whether `operand` is a literal value: every word in it (outside strings) is a number, a
+/// literal word (`true`, `None`, `nil`…), capitalised (a constructor or constant) or a macro
+/// (`vec!`), and it holds at least one such word or string.
+pub(super) fn is_literal(operand: &str) -> bool {
+    let chars: Vec<char> = operand.chars().collect();
+    let (mut i, mut atoms) = (0, 0);
+    while i < chars.len() {
+        let c = chars[i];
+        if matches!(c, '"' | '\'' | '`') {
+            i += 1;
+            while i < chars.len() && chars[i] != c {
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+            atoms += 1;
+        } else if is_ident(c) {
+            let start = i;
+            while i < chars.len() && is_ident(chars[i]) {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().collect();
+            let literal = c.is_ascii_digit()
+                || c.is_uppercase()
+                || LITERAL_WORDS.contains(&word.to_ascii_lowercase().as_str())
+                || chars.get(i) == Some(&'!');
+            if !literal {
+                return false;
+            }
+            atoms += 1;
+        } else if c == '.' && chars.get(i + 1).is_some_and(|n| n.is_alphabetic()) {
+            // A method call or field (`x.len()`, `5.0.into()`): not a plain value.
+            return false;
+        } else {
+            i += 1;
+        }
+    }
+    atoms > 0
+}
+
+/// Whether the test file `test` (whose text is `text`) exercises the changed source file
+/// `source` (see the module's heuristics).
+pub(super) fn exercises(test: &str, text: &str, source: &str) -> bool {
+    if test == source {
+        return false;
+    }
+    let (test_lang, source_lang) = (Lang::of(test), Lang::of(source));
+    if source_lang.is_none() {
+        return false;
+    }
+    if test_lang == Some(Lang::Go) && source_lang == Some(Lang::Go) {
+        return dir_of(test) == dir_of(source);
+    }
+    if test_lang == Some(Lang::Rust) && source_lang == Some(Lang::Rust) {
+        let crate_root = |path: &'_ str, dirs: &[&str]| -> Option<String> {
+            let path = format!("/{path}");
+            let at = dirs
+                .iter()
+                .filter_map(|dir| path.find(&format!("/{dir}/")))
+                .min()?;
+            Some(path[..at].to_owned())
+        };
+        let roots = (
+            crate_root(test, &["tests", "src"]),
+            crate_root(source, &["src"]),
+        );
+        if let (Some(test_root), Some(source_root)) = roots
+            && test_root == source_root
+        {
+            return true;
+        }
+    }
+    has_word(text, module_stem(source))
+}
+
+/// The name code uses for the module of `path`: its file name up to the first `.`, or its
+/// directory's name for `index`, `__init__`, `mod`, `lib` and `main`.
+fn module_stem(path: &str) -> &str {
+    let mut parts = path.rsplit('/');
+    let name = parts.next().unwrap_or(path);
+    let stem = name.split('.').next().unwrap_or(name);
+    match stem {
+        "index" | "__init__" | "mod" | "lib" | "main" => parts.next().unwrap_or(stem),
+        _ => stem,
+    }
+}
