@@ -135,6 +135,8 @@ fn config_lists_every_key_with_its_value_and_origin() {
     resume.max_restarts = 3                          # default
     clear.auto_checkpoint = true                     # default
     integrity.mode = "block"                         # default
+    integrity.tests = []                             # default
+    integrity.protected = []                         # default
     rule.docs = { gate = false, include = ["docs/**"], tests = false }  # checkpoint.toml:6
     "#);
 }
