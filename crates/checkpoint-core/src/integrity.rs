@@ -52,10 +52,11 @@ pub use counts::GreenCounts;
 pub use files::{Sides, TestFiles};
 pub use finding::{Finding, FindingKind};
 
-use compare::Subject;
+use compare::{Subject, TestsNow};
 use config::Runner;
+use expected::Sources;
 use files::{dir_of, subject_stem};
-use lang::{Lang, Source, TestFn, rust_test_region, test_fns};
+use lang::{Lang, Source, rust_test_region, test_fns};
 use renames::Added;
 
 /// At most this many added files are read as places a deleted test file may have gone.
@@ -73,8 +74,7 @@ pub struct Wanted {
 /// The changed files whose texts [`analyze`] reads, and which sides: modified test files, Rust
 /// sources (for their test modules) and runner configuration both; deleted test files the old;
 /// added files the new, when they may hold a deleted or moved test (test files and Rust
-/// sources, and other files next to or named like a deleted test file; at most
-/// [`MAX_ADDED`]).
+/// sources, and other files next to or named like a deleted test file; at most 200).
 pub fn wanted<'a>(changes: &'a ChangeSet, files: &TestFiles) -> Vec<(&'a str, Wanted)> {
     let deleted: Vec<&str> = (changes.changes.iter())
         .filter(|c| c.kind == ChangeKind::Deleted && files.is_test(&c.path))
@@ -137,16 +137,13 @@ pub fn analyze(
 ) -> Vec<Finding> {
     let old_text = |path: &str| texts.get(path).and_then(|s| s.old.as_deref());
     let new_text = |path: &str| texts.get(path).and_then(|s| s.new.as_deref());
-    let sources: Vec<&str> = (changes.changes.iter())
-        .filter(|c| !files.is_test(&c.path) && Lang::of(&c.path).is_some())
-        .map(|c| c.path.as_str())
-        .collect();
-    let exercised = |test: &str, text: &str| {
-        (sources.iter()).any(|source| expected::exercises(test, text, source))
-    };
-    // The tests of the worktree's test files (and Rust test modules), by language: a test
-    // found there was moved, not removed.
-    let mut tests_now: BTreeMap<Lang, Vec<TestFn<'_>>> = BTreeMap::new();
+    let sources = Sources::new(
+        (changes.changes.iter())
+            .filter(|c| !files.is_test(&c.path) && Lang::of(&c.path).is_some())
+            .map(|c| c.path.as_str())
+            .collect(),
+    );
+    let mut tests_now = TestsNow::default();
     let mut added = Vec::new();
     for change in &changes.changes {
         let path = change.path.as_str();
@@ -167,10 +164,7 @@ pub fn analyze(
             _ => None,
         };
         if let Some((lang, source)) = source {
-            tests_now
-                .entry(lang)
-                .or_default()
-                .extend(test_fns(lang, source));
+            tests_now.insert(path, lang, test_fns(lang, source));
         }
     }
     let mut findings = Vec::new();
@@ -180,15 +174,14 @@ pub fn analyze(
             findings.push(protected(change));
         }
         let lang = Lang::of(path);
-        let elsewhere = (lang.and_then(|lang| tests_now.get(&lang))).map_or(&[][..], Vec::as_slice);
         let sides = (lang, old_text(path), new_text(path));
         match (change.kind, files.is_test(path), sides) {
             (ChangeKind::Deleted, true, _) => findings.extend(renames::deleted(
                 path,
                 old_text(path),
                 &added,
-                elsewhere,
-                &exercised,
+                &tests_now,
+                &sources,
             )),
             (ChangeKind::Modified, true, (Some(lang), Some(old), Some(new))) => {
                 let subject = Subject {
@@ -196,13 +189,14 @@ pub fn analyze(
                     file: path,
                     old: Source::whole(old),
                     new: Source::whole(new),
-                    elsewhere,
-                    exercised: exercised(path, new),
+                    tests_now: &tests_now,
+                    sources: &sources,
+                    code_changed: false,
                 };
                 findings.extend(subject.findings());
             }
             (ChangeKind::Modified, false, (Some(Lang::Rust), Some(old), Some(new))) => {
-                findings.extend(rust_test_module(path, old, new, elsewhere, &exercised));
+                findings.extend(rust_test_module(path, old, new, &tests_now, &sources));
             }
             _ => {}
         }
@@ -225,8 +219,8 @@ fn rust_test_module(
     file: &str,
     old: &str,
     new: &str,
-    elsewhere: &[TestFn<'_>],
-    exercised: &dyn Fn(&str, &str) -> bool,
+    tests_now: &TestsNow<'_>,
+    sources: &Sources<'_>,
 ) -> Vec<Finding> {
     let (old_module, old_code) = rust_test_region(old).unwrap_or((Source::empty(), old));
     let (new_module, new_code) = rust_test_region(new).unwrap_or((Source::empty(), new));
@@ -238,8 +232,9 @@ fn rust_test_module(
         file,
         old: old_module,
         new: new_module,
-        elsewhere,
-        exercised: old_code != new_code || exercised(file, new_module.text),
+        tests_now,
+        sources,
+        code_changed: old_code != new_code,
     }
     .findings()
 }

@@ -3,12 +3,15 @@
 
 use std::collections::BTreeMap;
 
-use super::expected::{changed_operand, is_literal};
+use super::expected::{Sources, changed_operand, is_literal};
 use super::finding::{Finding, FindingKind, MAX_VALUE, shown};
 use super::lang::{Lang, Source, TestFn, has_token, test_fns};
 
 /// At most this many changed check lines per side are paired up for expected values.
 const MAX_PAIRED: usize = 100;
+
+/// Numbered lines of a text.
+type Lines<'a> = Vec<(u32, &'a str)>;
 
 /// One test file's (or test module's) two sides, and what else the change set holds for it.
 pub(super) struct Subject<'a> {
@@ -19,12 +22,13 @@ pub(super) struct Subject<'a> {
     pub(super) old: Source<'a>,
     /// The text in the worktree.
     pub(super) new: Source<'a>,
-    /// Tests in the worktree's other test files: a test found there moved, it was not removed.
-    pub(super) elsewhere: &'a [TestFn<'a>],
-    /// Whether source code the file exercises changed too (see
-    /// [`exercises`](super::expected::exercises)); only then is a changed expected value a
-    /// finding.
-    pub(super) exercised: bool,
+    /// The tests in the worktree's test files (this one's too, when its new side is recorded).
+    pub(super) tests_now: &'a TestsNow<'a>,
+    /// The change set's changed sources: only when one the file exercises changed (or
+    /// `code_changed`) is a changed expected value a finding.
+    pub(super) sources: &'a Sources<'a>,
+    /// Whether the code the file tests changed in the file itself (a Rust test module's).
+    pub(super) code_changed: bool,
 }
 
 impl<'a> Subject<'a> {
@@ -32,19 +36,31 @@ impl<'a> Subject<'a> {
     /// expected values, new build constraints.
     pub(super) fn findings(&self) -> Vec<Finding> {
         let mut findings = Vec::new();
-        self.markers(&mut findings);
-        let (before, after) = (test_fns(self.lang, self.old), test_fns(self.lang, self.new));
-        for removed in removed_tests(&before, &after, self.elsewhere) {
+        // Each side's code lines, once: every check below filters them.
+        let code = (
+            self.old.code_lines(self.lang).collect::<Vec<_>>(),
+            self.new.code_lines(self.lang).collect::<Vec<_>>(),
+        );
+        self.markers(&code, &mut findings);
+        let before = test_fns(self.lang, self.old);
+        let computed;
+        let after = match self.tests_now.of(self.file, self.lang) {
+            Some(after) => after,
+            None => {
+                computed = test_fns(self.lang, self.new);
+                &computed
+            }
+        };
+        let removed = removed_tests(&before, after).into_iter();
+        for removed in removed.filter(|test| !self.tests_now.holds(self.lang, test)) {
             findings.push(self.finding(
                 FindingKind::TestRemoved,
                 Some(removed.line),
                 format!("test `{}` removed", shown(removed.name, MAX_VALUE)),
             ));
         }
-        self.assertions(&mut findings);
-        if self.exercised {
-            self.expected_values(&mut findings);
-        }
+        self.assertions(&code, &mut findings);
+        self.expected_values(&code, &mut findings);
         if self.lang == Lang::Go {
             self.build_constraints(&mut findings);
         }
@@ -56,19 +72,24 @@ impl<'a> Subject<'a> {
     }
 
     /// The code lines of both sides that `keep` selects.
-    fn both(&self, keep: impl Fn(&str) -> bool) -> (Vec<(u32, &'a str)>, Vec<(u32, &'a str)>) {
-        let select = |source: Source<'a>| {
-            source
-                .code_lines(self.lang)
+    fn both(code: &(Lines<'a>, Lines<'a>), keep: impl Fn(&str) -> bool) -> (Lines<'a>, Lines<'a>) {
+        let select = |lines: &Lines<'a>| {
+            lines
+                .iter()
                 .filter(|(_, line)| keep(line))
+                .copied()
                 .collect::<Vec<_>>()
         };
-        (select(self.old), select(self.new))
+        (select(&code.0), select(&code.1))
     }
 
-    fn markers(&self, findings: &mut Vec<Finding>) {
+    fn markers(&self, code: &(Lines<'a>, Lines<'a>), findings: &mut Vec<Finding>) {
         for marker in self.lang.markers() {
-            let (before, after) = self.both(|line| has_token(line, marker));
+            // Most files have no marker at all: one search of the whole text says so.
+            if !self.new.text.contains(marker) {
+                continue;
+            }
+            let (before, after) = Self::both(code, |line| has_token(line, marker));
             if after.len() > before.len() {
                 let line = first_unmatched(&after, &before);
                 let marker = match *marker {
@@ -84,8 +105,8 @@ impl<'a> Subject<'a> {
         }
     }
 
-    fn assertions(&self, findings: &mut Vec<Finding>) {
-        let (before, after) = self.both(|line| self.lang.is_assertion(line));
+    fn assertions(&self, code: &(Lines<'a>, Lines<'a>), findings: &mut Vec<Finding>) {
+        let (before, after) = Self::both(code, |line| self.lang.is_assertion(line));
         if after.len() < before.len() {
             findings.push(self.finding(
                 FindingKind::AssertionRemoved,
@@ -101,10 +122,16 @@ impl<'a> Subject<'a> {
 
     /// Check lines that went away paired with new ones of the same shape whose one changed
     /// operand is a literal.
-    fn expected_values(&self, findings: &mut Vec<Finding>) {
-        let (before, after) = self.both(|line| self.lang.is_check(line));
+    fn expected_values(&self, code: &(Lines<'a>, Lines<'a>), findings: &mut Vec<Finding>) {
+        let (before, after) = Self::both(code, |line| self.lang.is_check(line));
         let removed = unmatched(&before, &after);
         let mut added = unmatched(&after, &before);
+        if removed.is_empty()
+            || added.is_empty()
+            || !(self.code_changed || self.sources.exercised_by(self.file, self.new.text))
+        {
+            return;
+        }
         added.truncate(MAX_PAIRED);
         for (_, old) in removed.into_iter().take(MAX_PAIRED) {
             let paired = added.iter().enumerate().find_map(|(at, (line, new))| {
@@ -178,12 +205,10 @@ fn first_unmatched(lines: &[(u32, &str)], others: &[(u32, &str)]) -> Option<u32>
         .map(|(line, _)| *line)
 }
 
-/// The tests of `before` found neither in `after` (by name, or among its new names by body) nor
-/// `elsewhere` (by name or body).
+/// The tests of `before` found in `after` neither by name nor, among its new names, by body.
 pub(super) fn removed_tests<'a>(
     before: &'a [TestFn<'a>],
     after: &[TestFn<'_>],
-    elsewhere: &[TestFn<'_>],
 ) -> Vec<&'a TestFn<'a>> {
     let mut unmatched: Vec<&TestFn<'_>> = after.iter().collect();
     let mut missing = Vec::new();
@@ -204,10 +229,32 @@ pub(super) fn removed_tests<'a>(
             None => true,
         },
     );
-    missing.retain(|old| {
-        !elsewhere
-            .iter()
-            .any(|moved| moved.name == old.name || moved.body == old.body)
-    });
     missing
+}
+
+/// The tests of the worktree's test files and Rust test modules, by file: a test found in
+/// another file was moved, not removed.
+#[derive(Default)]
+pub(super) struct TestsNow<'a>(BTreeMap<&'a str, (Lang, Vec<TestFn<'a>>)>);
+
+impl<'a> TestsNow<'a> {
+    /// Records the tests of `file`, in `lang`.
+    pub(super) fn insert(&mut self, file: &'a str, lang: Lang, tests: Vec<TestFn<'a>>) {
+        self.0.insert(file, (lang, tests));
+    }
+
+    /// The tests of `file` if they are recorded (in `lang`).
+    fn of(&self, file: &str, lang: Lang) -> Option<&[TestFn<'a>]> {
+        let (recorded, tests) = self.0.get(file)?;
+        (*recorded == lang).then_some(tests.as_slice())
+    }
+
+    /// Whether a file in `lang` holds a test of `test`'s name or body.
+    pub(super) fn holds(&self, lang: Lang, test: &TestFn<'_>) -> bool {
+        self.0
+            .values()
+            .filter(|(recorded, _)| *recorded == lang)
+            .flat_map(|(_, tests)| tests)
+            .any(|now| now.name == test.name || now.body == test.body)
+    }
 }

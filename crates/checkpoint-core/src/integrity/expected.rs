@@ -13,8 +13,10 @@
 //!   of one directory (one package), or when the source is under the `src/` of the Rust crate
 //!   whose `tests/` or `src/` holds the test.
 
+use std::collections::BTreeMap;
+
 use super::files::dir_of;
-use super::lang::{Lang, has_word, is_ident};
+use super::lang::{Lang, is_ident};
 
 /// Check lines longer than this are not compared for expected values (minified code).
 pub(super) const MAX_CHECK_LINE: usize = 400;
@@ -214,39 +216,60 @@ pub(super) fn is_literal(operand: &str) -> bool {
     atoms > 0
 }
 
-/// Whether the test file `test` (whose text is `text`) exercises the changed source file
-/// `source` (see the module's heuristics).
-pub(super) fn exercises(test: &str, text: &str, source: &str) -> bool {
-    if test == source {
-        return false;
-    }
-    let (test_lang, source_lang) = (Lang::of(test), Lang::of(source));
-    if source_lang.is_none() {
-        return false;
-    }
-    if test_lang == Some(Lang::Go) && source_lang == Some(Lang::Go) {
-        return dir_of(test) == dir_of(source);
-    }
-    if test_lang == Some(Lang::Rust) && source_lang == Some(Lang::Rust) {
-        let crate_root = |path: &'_ str, dirs: &[&str]| -> Option<String> {
-            let path = format!("/{path}");
-            let at = dirs
-                .iter()
-                .filter_map(|dir| path.find(&format!("/{dir}/")))
-                .min()?;
-            Some(path[..at].to_owned())
-        };
-        let roots = (
-            crate_root(test, &["tests", "src"]),
-            crate_root(source, &["src"]),
-        );
-        if let (Some(test_root), Some(source_root)) = roots
-            && test_root == source_root
-        {
-            return true;
+/// The changed source files of a change set (code in a known language, not tests), for
+/// telling which tests exercise them.
+pub(super) struct Sources<'a> {
+    paths: Vec<&'a str>,
+    /// The paths by module stem.
+    stems: BTreeMap<&'a str, Vec<&'a str>>,
+}
+
+impl<'a> Sources<'a> {
+    pub(super) fn new(paths: Vec<&'a str>) -> Sources<'a> {
+        let mut stems: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for path in &paths {
+            stems.entry(module_stem(path)).or_default().push(path);
         }
+        Sources { paths, stems }
     }
-    has_word(text, module_stem(source))
+
+    /// Whether the test file `test`, whose text is `text`, exercises one of them (see the
+    /// module's heuristics): by path first, then by one pass over the text's words.
+    pub(super) fn exercised_by(&self, test: &str, text: &str) -> bool {
+        let other = |source: &str| source != test;
+        // Go names packages, not files: a Go test exercises its own package only.
+        let go = Lang::of(test) == Some(Lang::Go);
+        let by_name = |source: &str| other(source) && !(go && Lang::of(source) == Some(Lang::Go));
+        self.paths
+            .iter()
+            .any(|source| other(source) && same_package(test, source))
+            || text.split(|c: char| !is_ident(c)).any(|word| {
+                self.stems
+                    .get(word)
+                    .is_some_and(|paths| paths.iter().any(|source| by_name(source)))
+            })
+    }
+}
+
+/// Whether `test` and `source` are Go files of one directory, or `source` is under the `src/`
+/// of the Rust crate whose `tests/` or `src/` holds `test`.
+fn same_package(test: &str, source: &str) -> bool {
+    match (Lang::of(test), Lang::of(source)) {
+        (Some(Lang::Go), Some(Lang::Go)) => dir_of(test) == dir_of(source),
+        (Some(Lang::Rust), Some(Lang::Rust)) => {
+            let crate_root = |path: &str, dirs: &[&str]| {
+                let path = format!("/{path}");
+                let at = dirs
+                    .iter()
+                    .filter_map(|dir| path.find(&format!("/{dir}/")))
+                    .min()?;
+                Some(path[..at].to_owned())
+            };
+            let test_root = crate_root(test, &["tests", "src"]);
+            test_root.is_some() && test_root == crate_root(source, &["src"])
+        }
+        _ => false,
+    }
 }
 
 /// The name code uses for the module of `path`: its file name up to the first `.`, or its

@@ -41,8 +41,9 @@ impl TestFiles {
         })
     }
 
-    /// Whether `path` is a test file: by the defaults (see [`is_default_test`]) or a configured
-    /// glob.
+    /// Whether `path` is a test file: by the per-ecosystem defaults (anything under a `tests`
+    /// or `__tests__` directory or under `src/test/`, `test_*.py`, `*_test.py`, `*_test.go`,
+    /// `*.test.*`, `*.spec.*`, `*Test.java`, `*Tests.java`, `*IT.java`) or a configured glob.
     pub fn is_test(&self, path: &str) -> bool {
         is_default_test(path) || self.tests.is_match(path)
     }
@@ -53,9 +54,7 @@ impl TestFiles {
     }
 }
 
-/// Whether `path` is a test file by the per-ecosystem defaults: anything under a `tests` or
-/// `__tests__` directory or under `src/test/`, `test_*.py`, `*_test.py`, `*_test.go`,
-/// `*.test.*`, `*.spec.*`, `*Test.java`, `*Tests.java` and `*IT.java`.
+/// Whether `path` is a test file by the per-ecosystem defaults (see [`TestFiles::is_test`]).
 fn is_default_test(path: &str) -> bool {
     let mut segments: Vec<&str> = path.split('/').collect();
     let name = segments.pop().unwrap_or_default();

@@ -114,12 +114,16 @@ impl Lang {
                 }
                 name
             }
-            Lang::JavaScript => JS_CASES
-                .iter()
-                .find_map(|call| {
-                    token_positions(line, call)
-                        .next()
-                        .map(|at| &line[at + call.len()..])
+            // Every case call ends at a `(`: look there rather than scan for each call.
+            Lang::JavaScript => line
+                .match_indices('(')
+                .find_map(|(at, _)| {
+                    let callee = &line[..=at];
+                    JS_CASES.iter().find_map(|call| {
+                        let start = callee.strip_suffix(call).map(str::len)?;
+                        let bounded = !line[..start].chars().next_back().is_some_and(is_ident);
+                        bounded.then(|| &line[at + 1..])
+                    })
                 })
                 .and_then(quoted),
             Lang::Go => line
@@ -203,26 +207,25 @@ pub(super) fn is_ident(c: char) -> bool {
 }
 
 /// Where `token` starts in `line`; a token that starts with an identifier character must not
-/// follow one (`xit(` is not found in `exit(`).
+/// follow one (`xit(` is not found in `exit(`). Tokens are ASCII; lines are short, so a scan for
+/// the first byte beats setting up a substring searcher per line.
 pub(super) fn token_positions<'a>(
     line: &'a str,
     token: &'a str,
 ) -> impl Iterator<Item = usize> + 'a {
     let bounded = token.starts_with(is_ident);
-    line.match_indices(token)
+    let (bytes, wanted) = (line.as_bytes(), token.as_bytes());
+    let first = wanted.first().copied().filter(u8::is_ascii);
+    bytes
+        .iter()
+        .enumerate()
+        .filter(move |&(at, b)| Some(*b) == first && bytes[at..].starts_with(wanted))
         .map(|(at, _)| at)
         .filter(move |&at| !bounded || !line[..at].chars().next_back().is_some_and(is_ident))
 }
 
 pub(super) fn has_token(line: &str, token: &str) -> bool {
     token_positions(line, token).next().is_some()
-}
-
-/// Whether `word` occurs in `text` as a whole identifier.
-pub(super) fn has_word(text: &str, word: &str) -> bool {
-    !word.is_empty()
-        && token_positions(text, word)
-            .any(|at| !text[at + word.len()..].chars().next().is_some_and(is_ident))
 }
 
 /// A text to analyse, or the part of one (a Rust `#[cfg(test)]` module and what follows it).
@@ -302,26 +305,51 @@ pub(super) struct TestFn<'a> {
     pub(super) name: &'a str,
     /// Number of its header line in the file.
     pub(super) line: u32,
-    /// Its body without the header, trimmed lines joined: equal bodies mean a rename.
-    pub(super) body: String,
+    /// Its body without the header: equal bodies mean a rename.
+    pub(super) body: Body<'a>,
 }
+
+/// The lines of a test's body, as they stand in the text; two bodies are equal when their
+/// non-blank lines are, trimmed (indentation aside).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Body<'a>(&'a str);
+
+impl PartialEq for Body<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        let lines = |body: &Self| {
+            (body.0.lines())
+                .map(str::trim)
+                .filter(|line| !line.is_empty())
+        };
+        lines(self).eq(lines(other))
+    }
+}
+
+impl Eq for Body<'_> {}
 
 /// The tests of `source`, in order.
 pub(super) fn test_fns<'a>(lang: Lang, source: Source<'a>) -> Vec<TestFn<'a>> {
     let lines: Vec<&str> = source.text.lines().collect();
+    // Where a line starts and ends in the text (`lines` are slices of it).
+    let start = |line: &str| line.as_ptr() as usize - source.text.as_ptr() as usize;
     let mut found = Vec::new();
     let mut attribute = false;
     for (i, raw) in lines.iter().enumerate() {
         let name = lang.test_name(raw.trim(), &mut attribute);
         if let Some(name) = name.filter(|n| !n.is_empty()) {
-            let body = match lang {
+            let length = match lang {
                 Lang::Python => indented_body(&lines, i),
                 Lang::Rust | Lang::JavaScript | Lang::Go | Lang::Java => braced_body(&lines, i),
+            };
+            let body = match lines[i + 1..].get(..length) {
+                Some([first, .., last]) => &source.text[start(first)..start(last) + last.len()],
+                Some([only]) => only,
+                _ => "",
             };
             found.push(TestFn {
                 name,
                 line: source.number(i),
-                body,
+                body: Body(body),
             });
         }
     }
@@ -343,21 +371,20 @@ fn quoted(text: &str) -> Option<&str> {
     rest.find(quote).map(|end| &rest[..end])
 }
 
-/// The lines after `header` indented deeper than it, up to the first that is not.
-fn indented_body(lines: &[&str], header: usize) -> String {
+/// How many lines after `header` are indented deeper than it (blank ones too), up to the first
+/// that is not.
+fn indented_body(lines: &[&str], header: usize) -> usize {
     let indent = |line: &str| line.len() - line.trim_start().len();
     let depth = indent(lines[header]);
     lines[header + 1..]
         .iter()
         .take_while(|line| line.trim().is_empty() || indent(line) > depth)
-        .map(|line| line.trim())
-        .filter(|line| !line.is_empty())
-        .collect::<Vec<_>>()
-        .join("\n")
+        .count()
 }
 
-/// The lines after `header` up to the one that closes the braces opened from `header` on.
-fn braced_body(lines: &[&str], header: usize) -> String {
+/// How many lines after `header` there are up to the one that closes the braces opened from
+/// `header` on.
+fn braced_body(lines: &[&str], header: usize) -> usize {
     let balance = |line: &str| {
         line.chars().fold(0i64, |n, c| match c {
             '{' => n + 1,
@@ -366,13 +393,13 @@ fn braced_body(lines: &[&str], header: usize) -> String {
         })
     };
     let mut open = balance(lines[header]);
-    let mut body = Vec::new();
+    let mut length = 0;
     for line in &lines[header + 1..] {
         if open <= 0 {
             break;
         }
         open += balance(line);
-        body.push(line.trim());
+        length += 1;
     }
-    body.join("\n")
+    length
 }

@@ -7,9 +7,10 @@
 //! then compared like a modification (new markers, removed assertions… are still found); tests
 //! spread over several test files are accepted as moved.
 
-use super::compare::{Subject, removed_tests};
+use super::compare::{Subject, TestsNow, removed_tests};
+use super::expected::Sources;
 use super::finding::{Finding, FindingKind, MAX_PATH, shown};
-use super::lang::{Lang, Source, TestFn, test_fns};
+use super::lang::{Lang, Source, test_fns};
 
 /// A file the change set adds, with its worktree text.
 pub(super) struct Added<'a> {
@@ -20,15 +21,14 @@ pub(super) struct Added<'a> {
 }
 
 /// What became of the deleted test file `file`, whose `HEAD` text is `old` (`None` when it was
-/// not read): `added` are the files the change set adds, `elsewhere` the tests of the
-/// worktree's test files in the file's language, `exercised` says whether a test file at a path
-/// with a text exercises changed code.
+/// not read): `added` are the files the change set adds, `tests_now` the tests of the
+/// worktree's test files, `sources` the changed sources.
 pub(super) fn deleted(
     file: &str,
     old: Option<&str>,
     added: &[Added<'_>],
-    elsewhere: &[TestFn<'_>],
-    exercised: &dyn Fn(&str, &str) -> bool,
+    tests_now: &TestsNow<'_>,
+    sources: &Sources<'_>,
 ) -> Vec<Finding> {
     let deleted = || {
         vec![Finding::new(
@@ -63,21 +63,21 @@ pub(super) fn deleted(
     if tests.is_empty() {
         return deleted();
     }
-    let holds_all = |a: &&Added<'_>| {
-        removed_tests(&tests, &test_fns(lang, Source::whole(a.text)), &[]).is_empty()
-    };
+    let holds_all =
+        |a: &&Added<'_>| removed_tests(&tests, &test_fns(lang, Source::whole(a.text))).is_empty();
     if let Some(to) = added.iter().filter(|a| a.discovered).find(holds_all) {
         let renamed = Subject {
             lang,
             file: to.path,
             old: Source::whole(old),
             new: Source::whole(to.text),
-            elsewhere,
-            exercised: exercised(to.path, to.text),
+            tests_now,
+            sources,
+            code_changed: false,
         };
         return renamed.findings();
     }
-    if removed_tests(&tests, &[], elsewhere).is_empty() {
+    if tests.iter().all(|test| tests_now.holds(lang, test)) {
         return Vec::new();
     }
     match added.iter().filter(|a| !a.discovered).find(holds_all) {
