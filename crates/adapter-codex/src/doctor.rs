@@ -80,8 +80,14 @@ fn runs_here(here: &Here<'_>) -> Vec<Check> {
                     here.hooks_file.display()
                 ),
                 format!(
-                    "printf '\\n[projects.%s]\\ntrust_level = \"trusted\"\\n' {} >> {config_file}",
-                    shell_quote(&key.to_string())
+                    "mkdir -p {dir} && printf '\\n[projects.%s]\\ntrust_level = \"trusted\"\\n' {} \
+                     >> {config_file}",
+                    shell_quote(&key.to_string()),
+                    dir = here
+                        .trust_file
+                        .parent()
+                        .unwrap_or(here.trust_file)
+                        .display(),
                 ),
             )
         });
