@@ -11,6 +11,7 @@
 //! Codex adopted this protocol: `adapter-codex` reuses [`event_kind`], [`render`] and
 //! [`install::EVENTS`].
 
+pub mod doctor;
 pub mod install;
 pub mod transcript;
 

@@ -27,6 +27,7 @@ pub static INSTALL: InstallSpec = InstallSpec {
         ),
     },
     next_steps,
+    doctor: crate::doctor::DOCTOR,
 };
 
 /// Codex runs hooks only after their review, and a project's only in a trusted project.

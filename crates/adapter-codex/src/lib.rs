@@ -14,6 +14,7 @@
 //! legacy `notify` program gets the turn-complete payload as its last argument, and a block is
 //! typed into the Codex tmux pane (see [`notify`]).
 
+pub mod doctor;
 pub mod install;
 pub mod notify;
 mod tmux;

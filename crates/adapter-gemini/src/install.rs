@@ -35,6 +35,7 @@ pub static INSTALL: InstallSpec = InstallSpec {
         ),
     },
     next_steps,
+    doctor: crate::doctor::DOCTOR,
 };
 
 fn next_steps(_: &InstallScope) -> String {

@@ -12,6 +12,7 @@
 //! result or prompt), and `PreCompress` fires every turn although Gemini compresses only from
 //! half its window.
 
+pub mod doctor;
 pub mod install;
 pub mod transcript;
 

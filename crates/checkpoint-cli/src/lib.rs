@@ -35,8 +35,8 @@ use clap::{Parser, Subcommand};
 pub use error::{CliError, ErrorKind};
 
 use commands::{
-    check, cleanup, config, diff, git_hook, integrity, keys, log, mcp, progress, receipts, recover,
-    resume, save, status, statusline, step, task, trust, validate,
+    check, cleanup, config, diff, doctor, git_hook, integrity, keys, log, mcp, progress, receipts,
+    recover, resume, save, status, statusline, step, task, trust, validate,
 };
 
 /// Makes AI coding agents stop only when their work is validated.
@@ -62,6 +62,14 @@ enum Command {
     Install(install::InstallArgs),
     /// Remove checkpoint's hooks from an agent's configuration, and nothing else.
     Uninstall(install::UninstallArgs),
+    /// Check that the gate will really run here: per agent, where its hooks are installed, the
+    /// adapter they run, whether the agent runs them in this project, and a live check.
+    ///
+    /// Pipes a captured payload of each installed event through the configured command (state
+    /// in a temporary directory; no test command runs) and checks the answer against the agent's
+    /// protocol. One line per check, a fix under each problem. Exit status: 0 all is well, 1 a
+    /// problem.
+    Doctor(doctor::Args),
     /// Start, inspect and end tasks: named lists of steps an agent works through.
     #[command(subcommand)]
     Task(task::Command),
@@ -132,6 +140,7 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::run(&args),
         Command::Install(args) => install::install(&args),
         Command::Uninstall(args) => install::uninstall(&args),
+        Command::Doctor(args) => doctor::run(&args),
         Command::Task(command) => task::run(&command),
         Command::Step(command) => step::run(&command),
         Command::Validate(args) => validate::run(&args),

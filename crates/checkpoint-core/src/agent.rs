@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::doctor::DoctorSpec;
+
 /// Who sent an event: the identity state files and messages are keyed by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -292,6 +294,8 @@ pub struct InstallSpec {
     pub mcp: McpSpec,
     /// What the user still has to do before the hooks run, after an install into `scope`.
     pub next_steps: fn(scope: &InstallScope) -> String,
+    /// What `checkpoint doctor` checks.
+    pub doctor: DoctorSpec,
 }
 
 impl InstallSpec {

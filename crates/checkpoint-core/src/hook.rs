@@ -18,9 +18,24 @@ use crate::gate;
 use crate::home::AgentHome;
 use crate::host::Host;
 
-/// Runs one hook call for the agent whose home is `home` on the process's stdin/stdout/stderr.
-/// Always exits 0.
+/// The version an adapter reports for `--version` (`checkpoint doctor` compares it with its own).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The line an adapter of `home`'s agent prints for `--version`: `checkpoint-<agent> <version>`.
+pub fn version_line(home: &dyn AgentHome) -> String {
+    format!("checkpoint-{} {VERSION}", home.agent().name())
+}
+
+/// Runs one hook call for the agent whose home is `home` on the process's stdin/stdout/stderr;
+/// with the one argument `--version`, prints [`version_line`] instead. Always exits 0.
 pub fn main(home: &dyn AgentHome) -> std::process::ExitCode {
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|arg| arg == "--version")
+    {
+        let _ = writeln!(std::io::stdout(), "{}", version_line(home));
+        return std::process::ExitCode::SUCCESS;
+    }
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout();
     let mut stderr = std::io::stderr();

@@ -19,7 +19,7 @@
 //! store and the test cache are reached through the project; nothing else finds a repository or
 //! loads settings.
 //!
-//! The pure half — [`agent`], [`answer`], [`changes`], [`decide`](mod@decide), [`event`],
+//! The pure half — [`agent`], [`answer`], [`changes`], [`decide`](mod@decide), [`doctor`], [`event`],
 //! [`home`], [`outcome`], [`policy`] (parsing and merging settings from given texts),
 //! [`render`], [`tail`] — takes values and returns values. Only the `io` feature's modules touch
 //! the disk, the environment, git or processes: [`host`] and [`project`] (opening),
@@ -32,6 +32,7 @@ pub mod agent;
 pub mod answer;
 pub mod changes;
 pub mod decide;
+pub mod doctor;
 pub mod event;
 pub mod home;
 pub mod integrity;

@@ -134,6 +134,84 @@ enum Ending {
 
 /// Spawns, waits, cleans up the group and reads the output back. `Err` is a one-line reason.
 fn execute(command: &str, dir: &Path, timeout: Duration) -> Result<(Ending, Captured), String> {
+    let (ending, output, errors) = execute_with(command, dir, timeout, &Input::default())?;
+    let read_back = |e: io::Error| format!("cannot read the test output back: {e}");
+    let digests = (hash_whole(&output), hash_whole(&errors));
+    let digests = (digests.0.map_err(read_back)?, digests.1.map_err(read_back)?);
+    let mut bytes = read_end(output).map_err(read_back)?;
+    if !bytes.is_empty() && !bytes.ends_with(b"\n") {
+        bytes.push(b'\n');
+    }
+    bytes.extend(read_end(errors).map_err(read_back)?);
+    let captured = Captured {
+        output: bytes,
+        digests,
+    };
+    Ok((ending, captured))
+}
+
+/// What a command gets beside its directory: variables added to the inherited environment, and
+/// its stdin (else `/dev/null`).
+#[derive(Debug, Default)]
+struct Input<'a> {
+    env: &'a [(String, String)],
+    stdin: Option<&'a [u8]>,
+}
+
+/// How a hook command ran ([`run_hook`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookRun {
+    /// Its exit code; `None` when a signal ended it or the timeout ran out.
+    pub exit_code: Option<i32>,
+    /// Whether the timeout ran out (the whole group was killed).
+    pub timed_out: bool,
+    /// The end of its stdout (at most [`MAX_OUTPUT_READ`] bytes), lossily decoded.
+    pub stdout: String,
+    /// The end of its stderr (at most [`MAX_OUTPUT_READ`] bytes), lossily decoded.
+    pub stderr: String,
+}
+
+/// Runs a hook's `command` the way an agent does — `sh -c` in `dir`, with `env` added to the
+/// inherited environment and `stdin` written to it, then closed — as the leader of its own
+/// process group, killed with the whole group after `timeout` (and cleaned up as for a test
+/// command). `Err` is a one-line reason why it could not run at all.
+pub fn run_hook(
+    command: &str,
+    dir: &Path,
+    env: &[(String, String)],
+    stdin: &[u8],
+    timeout: Duration,
+) -> Result<HookRun, String> {
+    let input = Input {
+        env,
+        stdin: Some(stdin),
+    };
+    let (ending, stdout, stderr) = execute_with(command, dir, timeout, &input)?;
+    let read_back = |file: File| {
+        read_end(file)
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .map_err(|e| format!("cannot read the hook's output back: {e}"))
+    };
+    let (exit_code, timed_out) = match ending {
+        Ending::Exited(code) => (code, false),
+        Ending::TimedOut => (None, true),
+    };
+    Ok(HookRun {
+        exit_code,
+        timed_out,
+        stdout: read_back(stdout)?,
+        stderr: read_back(stderr)?,
+    })
+}
+
+/// Spawns `command` with `input`, waits up to `timeout`, cleans up the group and returns how it
+/// ended with its stdout and stderr files (read them from the start). `Err` is a one-line reason.
+fn execute_with(
+    command: &str,
+    dir: &Path,
+    timeout: Duration,
+    input: &Input<'_>,
+) -> Result<(Ending, File, File), String> {
     let new_file = || {
         tempfile::tempfile()
             .map_err(|e| format!("cannot create a temporary file for the test output: {e}"))
@@ -144,12 +222,19 @@ fn execute(command: &str, dir: &Path, timeout: Duration) -> Result<(Ending, Capt
     };
     let output = new_file()?;
     let errors = new_file()?;
-    let handle = duct::cmd!("/bin/sh", "-c", command)
+    let mut expression = duct::cmd!("/bin/sh", "-c", command)
         .stderr_file(share(&errors)?)
         .stdout_file(share(&output)?)
         .dir(dir)
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .stdin_null()
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    for (name, value) in input.env {
+        expression = expression.env(name, value);
+    }
+    let expression = match input.stdin {
+        Some(bytes) => expression.stdin_bytes(bytes.to_vec()),
+        None => expression.stdin_null(),
+    };
+    let handle = expression
         .unchecked()
         .before_spawn(|cmd| {
             cmd.process_group(0);
@@ -187,20 +272,8 @@ fn execute(command: &str, dir: &Path, timeout: Duration) -> Result<(Ending, Capt
         None => Ending::TimedOut,
     });
     terminate_group(group, &handle);
-    let ending = ending.map_err(|e| format!("waiting for the test command failed: {e}"))?;
-    let read_back = |e: io::Error| format!("cannot read the test output back: {e}");
-    let digests = (hash_whole(&output), hash_whole(&errors));
-    let digests = (digests.0.map_err(read_back)?, digests.1.map_err(read_back)?);
-    let mut bytes = read_end(output).map_err(read_back)?;
-    if !bytes.is_empty() && !bytes.ends_with(b"\n") {
-        bytes.push(b'\n');
-    }
-    bytes.extend(read_end(errors).map_err(read_back)?);
-    let captured = Captured {
-        output: bytes,
-        digests,
-    };
-    Ok((ending, captured))
+    let ending = ending.map_err(|e| format!("waiting for the command failed: {e}"))?;
+    Ok((ending, output, errors))
 }
 
 /// SHA-256 of the whole file, from its start.

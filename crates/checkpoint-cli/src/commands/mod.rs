@@ -9,6 +9,7 @@ pub(crate) mod check;
 pub(crate) mod cleanup;
 pub(crate) mod config;
 pub(crate) mod diff;
+pub(crate) mod doctor;
 pub(crate) mod git_hook;
 pub(crate) mod integrity;
 pub(crate) mod keys;

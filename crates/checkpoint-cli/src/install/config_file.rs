@@ -2,7 +2,7 @@
 //! a backup of what it held.
 
 use std::fs;
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use checkpoint_core::store;
@@ -32,16 +32,12 @@ impl ConfigFile {
         } else {
             path
         };
-        let text = match fs::read_to_string(&path) {
-            Ok(text) => Some(text),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            Err(e) => {
-                return Err(CliError::new(
-                    format!("{}: {e}", path.display()),
-                    "the file was left untouched; make it a readable UTF-8 text file",
-                ));
-            }
-        };
+        let text = read_bounded(&path).map_err(|e| {
+            CliError::new(
+                format!("{}: {e}", path.display()),
+                "the file was left untouched; make it a readable UTF-8 text file",
+            )
+        })?;
         Ok(ConfigFile { path, text })
     }
 
@@ -94,6 +90,46 @@ impl ConfigFile {
         write(&self.path, new)?;
         Ok(backup)
     }
+}
+
+/// The most an agent's config file may hold (Claude Code's `.claude.json` keeps every project's
+/// history, and grows).
+pub(crate) const MAX_CONFIG_BYTES: u64 = 32 * 1024 * 1024;
+
+/// The text of the file at `path` (through symlinks), `None` when it does not exist. Refuses what
+/// is not a regular file (a FIFO would block, a device never end), more than
+/// [`MAX_CONFIG_BYTES`], and text that is not UTF-8.
+pub(crate) fn read_bounded(path: &Path) -> io::Result<Option<String>> {
+    let meta = match fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let too_big = || {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("larger than {} MiB", MAX_CONFIG_BYTES >> 20),
+        )
+    };
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::new();
+    fs::File::open(path)?
+        .take(MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(too_big());
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
 }
 
 #[cfg(test)]

@@ -154,7 +154,7 @@ fn mcp_config(spec: &AgentSpec, scope: &Scope) -> Result<McpConfig, CliError> {
 /// The directory beside the user's config directory (Claude Code keeps user-scope MCP servers
 /// in `.claude.json` there): the one the agent's variable names when that is set, else the
 /// directory that holds the config directory (the home, beside `~/.claude/`, not in it).
-fn beside_user_dir(spec: &AgentSpec) -> Result<PathBuf, CliError> {
+pub(super) fn beside_user_dir(spec: &AgentSpec) -> Result<PathBuf, CliError> {
     let dir = spec.config_dir(&Scope::User)?;
     if spec.table.user_dir.names_config_dir() && spec.user_dir_variable()?.is_some() {
         return Ok(dir);

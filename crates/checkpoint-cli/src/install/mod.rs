@@ -8,6 +8,7 @@ mod adapter;
 mod agents;
 mod config_file;
 mod git_hooks;
+pub(crate) mod inspect;
 mod mcp;
 mod settings;
 mod skill;
@@ -20,7 +21,9 @@ use serde_json::Value;
 
 use crate::{CliError, output, project};
 
-use agents::{AgentSpec, InstallTarget, Scope};
+pub(crate) use agents::{AgentSpec, Scope};
+
+use agents::InstallTarget;
 use config_file::ConfigFile;
 
 /// Which hooks file to edit, and how.

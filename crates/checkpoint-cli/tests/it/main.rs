@@ -4,6 +4,7 @@
 mod check;
 mod config;
 mod diff;
+mod doctor;
 mod install;
 mod install_mcp;
 mod integrity;

@@ -1,0 +1,279 @@
+//! What `checkpoint doctor` checks for Codex: captured payloads of the installed events, project
+//! trust and hook trust in the user's `config.toml`, and the strict per-event answer shapes of
+//! its protocol (unknown keys make the whole answer invalid).
+
+use checkpoint_core::doctor::{AnswerShape, Check, DoctorSpec, Here, TrustFile, check_json_answer};
+
+/// Codex's doctor table.
+pub const DOCTOR: DoctorSpec = DoctorSpec {
+    payloads: &[
+        (
+            "Stop",
+            include_str!("../../../tests/payloads/codex/Stop.json"),
+        ),
+        (
+            "SubagentStop",
+            include_str!("../../../tests/payloads/codex/SubagentStop.json"),
+        ),
+        (
+            "SubagentStart",
+            include_str!("../../../tests/payloads/codex/SubagentStart.json"),
+        ),
+        (
+            "UserPromptSubmit",
+            include_str!("../../../tests/payloads/codex/UserPromptSubmit.json"),
+        ),
+        (
+            "PreToolUse",
+            include_str!("../../../tests/payloads/codex/PreToolUse.json"),
+        ),
+        (
+            "PostToolUse",
+            include_str!("../../../tests/payloads/codex/PostToolUse.json"),
+        ),
+        (
+            "SessionStart",
+            include_str!("../../../tests/payloads/codex/SessionStart.json"),
+        ),
+        (
+            "PreCompact",
+            include_str!("../../../tests/payloads/codex/PreCompact-auto.json"),
+        ),
+        (
+            "SessionEnd",
+            include_str!("../../../tests/payloads/codex/SessionEnd.json"),
+        ),
+    ],
+    // Codex sets no variables of its own for a hook.
+    start_dir_vars: &[],
+    trust_file: TrustFile::InUserDir("config.toml"),
+    runs_here,
+    check_answer,
+};
+
+/// A project's hooks load only in a trusted project (`[projects."<root>"] trust_level =
+/// "trusted"`), and every hook runs only once its review is recorded (`[hooks.state."<key>"]
+/// trusted_hash`, keys naming the hooks file and the event; `enabled = false` switches one off).
+/// The recorded hash is not recomputed here: after an edit of the hooks Codex asks again.
+fn runs_here(here: &Here<'_>) -> Vec<Check> {
+    let root = here.root();
+    let config: toml::Table = here
+        .trust_text
+        .and_then(|text| toml::from_str(text).ok())
+        .unwrap_or_default();
+    let config_file = here.trust_file.display();
+    let mut checks = Vec::new();
+    if here.project_scope.is_some() {
+        let trusted = config
+            .get("projects")
+            .and_then(|projects| projects.get(root.as_str()))
+            .and_then(|project| project.get("trust_level"))
+            .and_then(toml::Value::as_str)
+            == Some("trusted");
+        let key = toml::Value::String(root.clone());
+        checks.push(if trusted {
+            Check::ok(format!("Codex trusts the project {root}"))
+        } else {
+            Check::problem(
+                format!(
+                    "Codex ignores {}: the project {root} is not trusted in {config_file}",
+                    here.hooks_file.display()
+                ),
+                format!(
+                    "mkdir -p {dir} && printf '\\n[projects.%s]\\ntrust_level = \"trusted\"\\n' {} \
+                     >> {config_file}",
+                    shell_quote(&key.to_string()),
+                    dir = here
+                        .trust_file
+                        .parent()
+                        .unwrap_or(here.trust_file)
+                        .display(),
+                ),
+            )
+        });
+    }
+    let hooks_file = here.hooks_file.display().to_string();
+    let states = config
+        .get("hooks")
+        .and_then(|hooks| hooks.get("state"))
+        .and_then(toml::Value::as_table);
+    let with = |test: &dyn Fn(&toml::Value) -> bool| -> Vec<&str> {
+        (here.events.iter().copied())
+            .filter(|event| {
+                (states.into_iter().flatten()).any(|(key, state)| {
+                    key.contains(hooks_file.as_str())
+                        && key.split(':').any(|part| same_event(part, event))
+                        && test(state)
+                })
+            })
+            .collect()
+    };
+    let disabled = with(&|state| state.get("enabled") == Some(&toml::Value::Boolean(false)));
+    let reviewed = with(&|state| state.get("trusted_hash").is_some());
+    let unreviewed: Vec<&str> = (here.events.iter().copied())
+        .filter(|event| !reviewed.contains(event))
+        .collect();
+    if !disabled.is_empty() {
+        checks.push(Check::problem(
+            format!(
+                "Codex has our hooks switched off (`enabled = false` in {config_file}): {}",
+                disabled.join(", ")
+            ),
+            format!("cd {root} && codex  # enable them with /hooks"),
+        ));
+    }
+    checks.push(if unreviewed.is_empty() {
+        Check::ok("Codex has the hooks reviewed and trusted")
+    } else {
+        Check::problem(
+            format!(
+                "Codex skips hooks it has not trusted, without a word: {} not trusted in \
+                 {config_file}",
+                unreviewed.join(", ")
+            ),
+            format!(
+                "cd {root} && codex  # trust them with /hooks (automation: codex exec \
+                 --dangerously-bypass-hook-trust)"
+            ),
+        )
+    });
+    checks
+}
+
+/// Whether a part of a hook-state key names `event` (`Stop`, `stop`, `pre_tool_use`).
+fn same_event(part: &str, event: &str) -> bool {
+    let plain = |text: &str| -> String {
+        text.chars()
+            .filter(char::is_ascii_alphanumeric)
+            .map(|c| c.to_ascii_lowercase())
+            .collect()
+    };
+    plain(part) == plain(event)
+}
+
+/// `text` in single quotes for a POSIX shell.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// The fields every answer may carry.
+const UNIVERSAL: &[&str] = &["continue", "stopReason", "suppressOutput", "systemMessage"];
+
+/// The shape Codex 0.169.0 accepts for `event` (its output schemas deny unknown fields).
+fn shape(event: &str) -> AnswerShape {
+    const STOP: &[&str] = &[
+        "continue",
+        "stopReason",
+        "suppressOutput",
+        "systemMessage",
+        "decision",
+        "reason",
+    ];
+    const WITH_SPECIFIC: &[&str] = &[
+        "continue",
+        "stopReason",
+        "suppressOutput",
+        "systemMessage",
+        "decision",
+        "reason",
+        "hookSpecificOutput",
+    ];
+    const START: &[&str] = &[
+        "continue",
+        "stopReason",
+        "suppressOutput",
+        "systemMessage",
+        "hookSpecificOutput",
+    ];
+    let (keys, decisions): (&[&str], &[&str]) = match event {
+        "Stop" | "SubagentStop" => (STOP, &["block"]),
+        "UserPromptSubmit" | "PostToolUse" => (WITH_SPECIFIC, &["block"]),
+        "PreToolUse" => (WITH_SPECIFIC, &["approve", "block"]),
+        "SessionStart" | "SubagentStart" => (START, &[]),
+        _ => (UNIVERSAL, &[]),
+    };
+    AnswerShape {
+        keys,
+        decisions,
+        event_name_checked: true,
+    }
+}
+
+/// Exit 0 with empty stdout, or a JSON object of exactly the fields Codex allows for the event.
+fn check_answer(event: &str, exit_code: i32, stdout: &str) -> Result<(), String> {
+    if exit_code != 0 {
+        return Err(format!("exit {exit_code} (Codex marks the hook failed)"));
+    }
+    if stdout.trim().is_empty() {
+        return Ok(());
+    }
+    check_json_answer(event, stdout, &shape(event))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use serde_json::Map;
+
+    use super::*;
+
+    fn checks(config: &str, project: bool) -> Vec<Check> {
+        let settings = Map::new();
+        let here = Here {
+            project_scope: project.then_some(Path::new("/p")),
+            project_root: Path::new("/p"),
+            hooks_file: Path::new("/p/.codex/hooks.json"),
+            events: &["Stop", "PreToolUse"],
+            settings: &settings,
+            trust_file: Path::new("/h/config.toml"),
+            trust_text: Some(config),
+            var: &|_| None,
+        };
+        runs_here(&here)
+    }
+
+    #[test]
+    fn project_and_hook_trust_are_both_needed() {
+        let trusted = r#"
+[projects."/p"]
+trust_level = "trusted"
+[hooks.state."/p/.codex/hooks.json:stop:0:0"]
+trusted_hash = "sha256:x"
+[hooks.state."/p/.codex/hooks.json:pre_tool_use:0:0"]
+trusted_hash = "sha256:y"
+"#;
+        assert!(checks(trusted, true).iter().all(|c| c.ok));
+        let found = checks("", true);
+        assert_eq!(found.iter().filter(|c| !c.ok).count(), 2, "{found:?}");
+        assert!(found[1].message.contains("Stop, PreToolUse"), "{found:?}");
+        // A user install needs no project trust.
+        assert_eq!(checks("", false).len(), 1);
+    }
+
+    #[test]
+    fn the_project_trust_fix_writes_valid_toml() {
+        let found = checks("", true);
+        let fix = found[0].fix.as_deref().unwrap();
+        assert!(fix.contains(r#"'"/p"'"#), "{fix}");
+    }
+
+    #[test]
+    fn answers_follow_each_events_schema() {
+        assert_eq!(check_answer("Stop", 0, ""), Ok(()));
+        assert_eq!(
+            check_answer("Stop", 0, r#"{"decision":"block","reason":"r"}"#),
+            Ok(())
+        );
+        assert!(check_answer("Stop", 0, r#"{"hookSpecificOutput":{}}"#).is_err());
+        assert!(check_answer("PreCompact", 0, r#"{"decision":"block"}"#).is_err());
+        assert_eq!(
+            check_answer(
+                "SessionStart",
+                0,
+                r#"{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"c"}}"#
+            ),
+            Ok(())
+        );
+    }
+}

@@ -1,0 +1,193 @@
+//! What `checkpoint doctor` checks for Gemini CLI: captured payloads of the installed events, the
+//! variables it sets for a hook, `hooksConfig` in the hooks file, folder trust
+//! (`trustedFolders.json`, `security.folderTrust.enabled`, `GEMINI_CLI_TRUST_WORKSPACE`), and
+//! its answer shape (always a JSON object; `{}` is the no-op).
+
+use std::path::Path;
+
+use checkpoint_core::doctor::{AnswerShape, Check, DoctorSpec, Here, TrustFile, check_json_answer};
+use serde_json::Value;
+
+/// Gemini CLI's doctor table.
+pub const DOCTOR: DoctorSpec = DoctorSpec {
+    payloads: &[
+        (
+            "AfterAgent",
+            include_str!("../../../tests/payloads/gemini/AfterAgent.json"),
+        ),
+        (
+            "BeforeAgent",
+            include_str!("../../../tests/payloads/gemini/BeforeAgent.json"),
+        ),
+        (
+            "BeforeTool",
+            include_str!("../../../tests/payloads/gemini/BeforeTool.json"),
+        ),
+        (
+            "AfterTool",
+            include_str!("../../../tests/payloads/gemini/AfterTool.json"),
+        ),
+        (
+            "SessionStart",
+            include_str!("../../../tests/payloads/gemini/SessionStart.json"),
+        ),
+        (
+            "PreCompress",
+            include_str!("../../../tests/payloads/gemini/PreCompress.json"),
+        ),
+        (
+            "SessionEnd",
+            include_str!("../../../tests/payloads/gemini/SessionEnd.json"),
+        ),
+    ],
+    start_dir_vars: &["GEMINI_PROJECT_DIR", "GEMINI_CWD", "CLAUDE_PROJECT_DIR"],
+    trust_file: TrustFile::InUserDir("trustedFolders.json"),
+    runs_here,
+    check_answer,
+};
+
+/// The handler name `checkpoint install gemini` writes (`hooksConfig.disabled` may list it).
+const NAME: &str = "checkpoint";
+
+/// `hooksConfig.enabled: false` or our name in `hooksConfig.disabled` switch our hooks off; with
+/// folder trust on (the default), Gemini runs no hooks in a folder it does not trust.
+fn runs_here(here: &Here<'_>) -> Vec<Check> {
+    let file = here.hooks_file.display();
+    let mut checks = Vec::new();
+    let hooks_config = &here.settings.get("hooksConfig");
+    if hooks_config.is_some_and(|c| c["enabled"] == Value::Bool(false)) {
+        checks.push(Check::problem(
+            format!("Gemini CLI runs no hooks: `hooksConfig.enabled` is false in {file}"),
+            format!("set `hooksConfig.enabled` to true in {file}"),
+        ));
+    }
+    let disabled = hooks_config
+        .and_then(|c| c["disabled"].as_array())
+        .is_some_and(|names| names.iter().any(|name| name == NAME));
+    if disabled {
+        checks.push(Check::problem(
+            format!("Gemini CLI skips our hooks: `hooksConfig.disabled` lists {NAME:?} in {file}"),
+            format!("remove {NAME:?} from `hooksConfig.disabled` in {file}"),
+        ));
+    }
+    checks.push(folder_trust(here));
+    checks
+}
+
+fn folder_trust(here: &Here<'_>) -> Check {
+    let root = here.root();
+    let trust_off = here
+        .settings
+        .get("security")
+        .is_some_and(|security| security["folderTrust"]["enabled"] == Value::Bool(false));
+    if trust_off {
+        return Check::ok("Gemini CLI's folder trust is off: hooks run in every folder");
+    }
+    if (here.var)("GEMINI_CLI_TRUST_WORKSPACE").as_deref() == Some("true") {
+        return Check::ok(format!(
+            "Gemini CLI trusts {root} (GEMINI_CLI_TRUST_WORKSPACE=true)"
+        ));
+    }
+    let rules = here
+        .trust_text
+        .and_then(|text| serde_json::from_str::<Value>(text).ok());
+    if trusted(rules.as_ref(), here.project_root) {
+        return Check::ok(format!("Gemini CLI trusts the folder {root}"));
+    }
+    Check::problem(
+        format!(
+            "Gemini CLI runs no hooks in {root}: the folder is not trusted in {}",
+            here.trust_file.display()
+        ),
+        format!("cd {root} && gemini  # trust the folder when asked"),
+    )
+}
+
+/// Whether `dir` is trusted by `trustedFolders.json` rules (`{"<path>": "TRUST_FOLDER" |
+/// "TRUST_PARENT" | "DO_NOT_TRUST"}`): the most specific rule that covers it decides. A
+/// `TRUST_FOLDER` covers its path and everything below, `TRUST_PARENT` its path's parent and
+/// everything below, `DO_NOT_TRUST` its path.
+fn trusted(rules: Option<&Value>, dir: &Path) -> bool {
+    let Some(rules) = rules.and_then(Value::as_object) else {
+        return false;
+    };
+    let mut best: Option<(usize, bool)> = None;
+    for (path, level) in rules {
+        let path = Path::new(path);
+        let (covered, trusts) = match level.as_str() {
+            Some("TRUST_FOLDER") => (Some(path), true),
+            Some("TRUST_PARENT") => (path.parent(), true),
+            Some("DO_NOT_TRUST") => (Some(path).filter(|path| *path == dir), false),
+            _ => (None, false),
+        };
+        let Some(covered) = covered.filter(|covered| dir.starts_with(covered)) else {
+            continue;
+        };
+        let depth = covered.components().count();
+        if best.is_none_or(|(best, _)| depth >= best) {
+            best = Some((depth, trusts));
+        }
+    }
+    best.is_some_and(|(_, trusts)| trusts)
+}
+
+/// Exit 0 with a JSON object of Gemini's output fields (`{}` for nothing to say).
+fn check_answer(event: &str, exit_code: i32, stdout: &str) -> Result<(), String> {
+    if exit_code != 0 {
+        return Err(format!(
+            "exit {exit_code} (Gemini CLI reports a failure; exit 2 denies)"
+        ));
+    }
+    let shape = AnswerShape {
+        keys: &[
+            "continue",
+            "stopReason",
+            "suppressOutput",
+            "systemMessage",
+            "decision",
+            "reason",
+            "hookSpecificOutput",
+        ],
+        decisions: &["allow", "deny", "block", "ask"],
+        event_name_checked: false,
+    };
+    check_json_answer(event, stdout, &shape)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_most_specific_rule_decides() {
+        let dir = Path::new("/home/u/p");
+        let cases = [
+            (json!({}), false),
+            (json!({"/home/u/p": "TRUST_FOLDER"}), true),
+            (json!({"/home/u": "TRUST_FOLDER"}), true),
+            (json!({"/home/u/p/sub": "TRUST_FOLDER"}), false),
+            (json!({"/home/u/p/x": "TRUST_PARENT"}), true),
+            (
+                json!({"/home": "TRUST_FOLDER", "/home/u/p": "DO_NOT_TRUST"}),
+                false,
+            ),
+            (json!({"/home/u/pp": "TRUST_FOLDER"}), false),
+        ];
+        for (rules, expected) in cases {
+            assert_eq!(trusted(Some(&rules), dir), expected, "{rules}");
+        }
+    }
+
+    #[test]
+    fn answers_are_json_objects() {
+        assert_eq!(check_answer("AfterAgent", 0, "{}\n"), Ok(()));
+        assert_eq!(
+            check_answer("AfterAgent", 0, r#"{"decision":"deny","reason":"r"}"#),
+            Ok(())
+        );
+        assert!(check_answer("AfterAgent", 0, "").is_err());
+        assert!(check_answer("AfterAgent", 0, "hello").is_err());
+    }
+}

@@ -1,0 +1,87 @@
+//! What `checkpoint install` left behind, read back the way it writes: for `checkpoint doctor`.
+//! The same hooks files, the same strict parse, the same recognition of our handlers (by the
+//! adapter's file name), bounded reads.
+
+use std::path::{Path, PathBuf};
+
+use checkpoint_core::doctor::TrustFile;
+use serde_json::Value;
+
+use crate::CliError;
+
+use super::adapter;
+use super::agents::{AgentSpec, Scope};
+use super::config_file::{ConfigFile, read_bounded};
+use super::mcp::beside_user_dir;
+use super::settings::Settings;
+
+/// Our handlers found in one hooks file.
+#[derive(Debug)]
+pub(crate) struct Installed {
+    /// The scope the file belongs to.
+    pub(crate) scope: Scope,
+    /// The hooks file.
+    pub(crate) file: PathBuf,
+    /// Its content.
+    pub(crate) settings: Settings,
+    /// Each handler of ours: the event and the command it runs, in the file's order.
+    pub(crate) handlers: Vec<(String, String)>,
+}
+
+/// Every hooks file of `spec` (the project's at `root`, then the user's) that holds a handler of
+/// ours. A file that cannot be read or parsed is an error naming it.
+pub(crate) fn installed(spec: &AgentSpec, root: &Path) -> Result<Vec<Installed>, CliError> {
+    let mut found = Vec::new();
+    for scope in [Scope::Project(root.to_owned()), Scope::User] {
+        let file = ConfigFile::read(spec.config_path(&scope)?)?;
+        let settings = file.settings()?;
+        let handlers = ours(spec, &settings);
+        if !handlers.is_empty() {
+            found.push(Installed {
+                scope,
+                file: file.path,
+                settings,
+                handlers,
+            });
+        }
+    }
+    Ok(found)
+}
+
+/// The (event, command) of each handler of ours in `settings`.
+fn ours(spec: &AgentSpec, settings: &Settings) -> Vec<(String, String)> {
+    let adapter = spec.adapter();
+    let Some(hooks) = settings.get("hooks").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for (event, groups) in hooks {
+        let handlers = (groups.as_array().into_iter().flatten())
+            .filter_map(|group| group.get("hooks").and_then(Value::as_array))
+            .flatten();
+        for handler in handlers.filter(|handler| adapter::runs(handler, &adapter)) {
+            if let Some(command) = handler.get("command").and_then(Value::as_str) {
+                found.push((event.clone(), command.to_owned()));
+            }
+        }
+    }
+    found
+}
+
+/// The agent's trust file and its text (`None` when it does not exist), read bounded.
+pub(crate) fn trust_file(
+    spec: &AgentSpec,
+    file: TrustFile,
+) -> Result<(PathBuf, Result<Option<String>, String>), CliError> {
+    let path = match file {
+        TrustFile::InUserDir(name) => spec.config_dir(&Scope::User)?.join(name),
+        TrustFile::BesideUserDir(name) => beside_user_dir(spec)?.join(name),
+    };
+    let text = read_bounded(&path).map_err(|e| e.to_string());
+    Ok((path, text))
+}
+
+/// The program a handler's command runs: its first word.
+pub(crate) fn program(command: &str) -> Option<PathBuf> {
+    shlex::split(command)?.into_iter().next().map(PathBuf::from)
+}

@@ -1,0 +1,218 @@
+//! `checkpoint doctor`: real hooks files written by `checkpoint install` into a temporary home and
+//! a real git repository, the workspace's real adapters, and the agents' trust records.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use insta::assert_snapshot;
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+use crate::{code, git};
+
+/// A home, a committed git repository, and the workspace's adapters.
+struct Fixture {
+    home: TempDir,
+    repo: TempDir,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let repo = checkpoint_testkit::repo("fresh-repo");
+        git(repo.path(), &["add", "-A"]);
+        git(repo.path(), &["commit", "-qm", "init"]);
+        Fixture {
+            home: tempfile::tempdir().unwrap(),
+            repo,
+        }
+    }
+
+    fn root(&self) -> PathBuf {
+        self.repo.path().canonicalize().unwrap()
+    }
+
+    /// `checkpoint ARGS` in the repository, with HOME (and the config home beside it) in the
+    /// fixture and none of the agents' or checkpoint's variables of the developer.
+    fn checkpoint(&self, args: &[&str]) -> Output {
+        let mut cmd = cargo_bin_cmd!("checkpoint");
+        cmd.current_dir(self.repo.path())
+            .args(args)
+            .env("HOME", self.home.path())
+            .env("XDG_CONFIG_HOME", self.home.path().join(".config"))
+            .envs(checkpoint_testkit::git_env());
+        for (key, _) in std::env::vars() {
+            let agents = ["CLAUDE_", "GEMINI_", "CODEX_", "CHECKPOINT_"];
+            if agents.iter().any(|prefix| key.starts_with(prefix)) {
+                cmd.env_remove(key);
+            }
+        }
+        cmd.output().expect("run checkpoint")
+    }
+
+    /// `checkpoint install <agent> --adapter <the workspace's adapter>`.
+    fn install(&self, agent: &str) {
+        let adapter = adapter(agent);
+        let out = self.checkpoint(&["install", agent, "--adapter", &adapter]);
+        assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    fn write(&self, path: &Path, text: &str) {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+
+    /// Claude Code's record that the workspace trust dialog was accepted for the repository.
+    fn trust_claude(&self) {
+        let root = self.root().display().to_string();
+        let config = json!({"projects": {root: {"hasTrustDialogAccepted": true}}});
+        self.write(&self.home.path().join(".claude.json"), &config.to_string());
+    }
+
+    /// Stdout with the temporary paths and the version made stable.
+    fn stable(&self, out: &Output) -> String {
+        let text = String::from_utf8_lossy(&out.stdout);
+        let bin = PathBuf::from(adapter("claude"));
+        text.replace(&self.root().display().to_string(), "[repo]")
+            .replace(&self.home.path().display().to_string(), "[home]")
+            .replace(&bin.parent().unwrap().display().to_string(), "[bin]")
+            .replace(env!("CARGO_PKG_VERSION"), "[version]")
+    }
+}
+
+/// The workspace's adapter for `agent`, built by Cargo.
+fn adapter(agent: &str) -> String {
+    let binaries = checkpoint_e2e::workspace_binaries();
+    let path = match agent {
+        "claude" => &binaries.claude,
+        "gemini" => &binaries.gemini,
+        _ => &binaries.codex,
+    };
+    path.display().to_string()
+}
+
+#[test]
+fn a_healthy_install_is_all_well() {
+    let fx = Fixture::new();
+    fx.install("claude");
+    fx.trust_claude();
+    git(fx.repo.path(), &["add", "-A"]);
+    git(fx.repo.path(), &["commit", "-qm", "hooks"]);
+    let before = fs::read_to_string(fx.repo.path().join(".claude/settings.json")).unwrap();
+    let out = fx.checkpoint(&["doctor"]);
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stdout));
+    assert_snapshot!(fx.stable(&out));
+    // The live check left the repository's state alone.
+    let git_dir = fx.repo.path().join(".git");
+    assert!(!git_dir.join("checkpoint/continuity").exists());
+    let status = git(fx.repo.path(), &["status", "--porcelain"]);
+    assert_eq!(String::from_utf8_lossy(&status.stdout), "");
+    let after = fs::read_to_string(fx.repo.path().join(".claude/settings.json")).unwrap();
+    assert_eq!(before, after);
+}
+
+#[test]
+fn a_missing_adapter_is_a_problem_with_a_fix() {
+    let fx = Fixture::new();
+    fx.install("claude");
+    fx.trust_claude();
+    let settings = fx.repo.path().join(".claude/settings.json");
+    let text = fs::read_to_string(&settings).unwrap();
+    fs::write(
+        &settings,
+        text.replace(&adapter("claude"), "/nonexistent/checkpoint-claude"),
+    )
+    .unwrap();
+    let out = fx.checkpoint(&["doctor"]);
+    assert_eq!(code(&out), 1);
+    let text = fx.stable(&out);
+    assert!(
+        text.contains("problem the hooks run /nonexistent/checkpoint-claude: no such file"),
+        "{text}"
+    );
+    assert!(
+        text.contains("fix: cd [repo] && checkpoint install claude"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_command_answering_garbage_fails_the_live_check() {
+    let fx = Fixture::new();
+    let bin = tempfile::tempdir().unwrap();
+    let script = bin.path().join("checkpoint-claude");
+    let version = format!("checkpoint-claude {}", env!("CARGO_PKG_VERSION"));
+    fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '{version}'; exit 0; fi\n\
+             cat >/dev/null; echo 'all good!'\n"
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    let out = fx.checkpoint(&[
+        "install",
+        "claude",
+        "--adapter",
+        &script.display().to_string(),
+    ]);
+    assert_eq!(code(&out), 0);
+    fx.trust_claude();
+    let out = fx.checkpoint(&["doctor"]);
+    assert_eq!(code(&out), 1);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("problem live check: Stop: stdout is not JSON"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_untrusted_codex_project_is_a_problem_and_json_parses() {
+    let fx = Fixture::new();
+    fx.install("codex");
+    let out = fx.checkpoint(&["doctor", "--json"]);
+    assert_eq!(code(&out), 1);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["schema_version"], 1);
+    assert_eq!(report["ok"], false);
+    let codex = &report["agents"][2];
+    assert_eq!(
+        (&codex["agent"], &codex["installed"]),
+        (&json!("codex"), &json!(true))
+    );
+    let problems: Vec<&Value> = (codex["checks"].as_array().unwrap().iter())
+        .filter(|check| check["status"] == "problem")
+        .collect();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p["message"].as_str().unwrap().contains("is not trusted")),
+        "{problems:?}"
+    );
+    assert!(
+        problems.iter().all(|p| p["fix"].is_string()),
+        "{problems:?}"
+    );
+    // Claude Code is not installed: reported, not a problem.
+    assert_eq!(report["agents"][0]["installed"], false);
+    assert_eq!(report["agents"][0]["checks"][0]["status"], "info");
+
+    // Trusting the project as the fix says leaves only the hooks' review to do.
+    let fix = problems[0]["fix"].as_str().unwrap();
+    let ran = std::process::Command::new("sh")
+        .args(["-c", fix])
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{fix}");
+    let out = fx.checkpoint(&["doctor"]);
+    let text = fx.stable(&out);
+    assert!(
+        text.contains("ok      Codex trusts the project [repo]"),
+        "{text}"
+    );
+    assert!(text.contains("ok      live check: 9 events"), "{text}");
+}
