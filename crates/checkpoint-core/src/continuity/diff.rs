@@ -437,43 +437,6 @@ fn object_header(header: &str) -> Result<Option<(&str, usize)>, String> {
     Err(format!("unexpected header `{header}`"))
 }
 
-/// The content of each of `paths` in `commit` that is a blob of at most `max` bytes: one
-/// `git cat-file --batch-check` for the sizes, then [`read_blobs`] for the small ones, so a
-/// big blob is never read. A path holding a newline is left out.
-pub(crate) fn small_blobs(
-    repo: &Repo,
-    commit: &str,
-    paths: &BTreeSet<String>,
-    max: usize,
-) -> Result<BTreeMap<String, Vec<u8>>, DiffError> {
-    let batched: Vec<&String> = paths.iter().filter(|path| !path.contains('\n')).collect();
-    if batched.is_empty() {
-        return Ok(BTreeMap::new());
-    }
-    let input: String = batched
-        .iter()
-        .map(|path| format!("{commit}:{path}\n"))
-        .collect();
-    let expression = git(
-        repo,
-        &["cat-file", "--batch-check"],
-        Some(input.into_bytes()),
-    );
-    let out = succeeded(run(expression, "cat-file", GIT_TIMEOUT)?, "cat-file")?;
-    let headers = String::from_utf8_lossy(&out.stdout).into_owned();
-    let mut small = BTreeSet::new();
-    for (path, header) in batched.into_iter().zip(headers.lines()) {
-        let found = object_header(header).map_err(|reason| DiffError::Output {
-            what: "cat-file",
-            reason,
-        })?;
-        if matches!(found, Some(("blob", size)) if size <= max) {
-            small.insert(path.clone());
-        }
-    }
-    read_blobs(repo, commit, &small)
-}
-
 /// Splits `git cat-file --batch` output into `count` answers: the content of each blob, `None`
 /// for a missing object or one that is not a blob.
 fn parse_batch(mut out: &[u8], count: usize) -> Result<Vec<Option<Vec<u8>>>, DiffError> {

@@ -6,7 +6,7 @@ mod diff_tests {
 
     use jiff::Timestamp;
 
-    use crate::continuity::diff::{FileDelta, WorkDiff, diff, small_blobs};
+    use crate::continuity::diff::{FileDelta, WorkDiff, diff};
     use crate::continuity::text::{diff_line, file_delta_line};
     use crate::continuity::{Continuity, MAX_BLOB_BYTES, SessionCheckpoint, SessionRef};
     use crate::event::Agent;
@@ -141,19 +141,6 @@ mod diff_tests {
         fn diff(&self, from: &SessionCheckpoint) -> WorkDiff {
             diff(&self.continuity(), &self.repo, GitBackend::Auto, from).unwrap()
         }
-    }
-
-    #[test]
-    fn small_blobs_leaves_big_and_missing_ones_out() {
-        let f = Fixture::new();
-        f.write("big.txt", "x".repeat(2048));
-        f.git(&["add", "big.txt"]);
-        f.git(&["commit", "-q", "-m", "big"]);
-        let head = git::changes(&f.repo, GitBackend::Auto).unwrap().head;
-        let paths = ["big.txt", "calc.py", "gone.py"].map(String::from).into();
-        let blobs = small_blobs(&f.repo, head.commit().unwrap(), &paths, 1024).unwrap();
-        assert_eq!(blobs.keys().collect::<Vec<_>>(), ["calc.py"]);
-        assert!(blobs["calc.py"].starts_with(b"\"\"\"Tiny arithmetic helpers."));
     }
 
     #[test]

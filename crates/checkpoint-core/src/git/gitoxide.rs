@@ -1,6 +1,8 @@
 //! The gitoxide backend: `HEAD`, then gitoxide's status (`HEAD^{tree}` against the index, the
 //! index against the worktree, and a directory walk for untracked files), in-process.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use gix::bstr::BString;
 use gix::diff::index::Change as IndexChange;
 use gix::head::Kind;
@@ -99,4 +101,46 @@ fn head(git: &gix::Repository) -> Result<Head, GitError> {
         Some(name) => Head::Branch { name, commit },
         None => Head::Detached { commit },
     })
+}
+
+/// The content of each of `paths` in `commit` that is a blob of at most `max` bytes, read
+/// in-process: no git process to start (two of them cost more than a stop's whole integrity
+/// analysis), and a big blob is never read (its size comes from the object's header). A path
+/// that is missing, or not a blob, is left out.
+pub(crate) fn small_blobs(
+    repo: &Repo,
+    commit: &str,
+    paths: &BTreeSet<String>,
+    max: usize,
+) -> Result<BTreeMap<String, Vec<u8>>, GitError> {
+    let mut blobs = BTreeMap::new();
+    if paths.is_empty() {
+        return Ok(blobs);
+    }
+    // Objects need no configuration from outside the repository.
+    let git = gix::open_opts(&repo.git_dir, gix::open::Options::isolated())
+        .map_err(gix_error("open the repository"))?;
+    let id = gix::ObjectId::from_hex(commit.as_bytes()).map_err(|e| GitError::Gix {
+        action: "read the commit id",
+        reason: e.to_string(),
+    })?;
+    let tree = (git.find_commit(id).map_err(gix_error("find the commit"))?)
+        .tree()
+        .map_err(gix_error("read the commit's tree"))?;
+    for path in paths {
+        let Some(entry) = (tree.lookup_entry_by_path(path)).map_err(gix_error("look up a path"))?
+        else {
+            continue;
+        };
+        if !entry.mode().is_blob() {
+            continue;
+        }
+        let header = (git.find_header(entry.object_id())).map_err(gix_error("read a header"))?;
+        if usize::try_from(header.size()).map_or(true, |size| size > max) {
+            continue;
+        }
+        let blob = (git.find_blob(entry.object_id())).map_err(gix_error("read a blob"))?;
+        blobs.insert(path.clone(), blob.detach().data);
+    }
+    Ok(blobs)
 }

@@ -19,6 +19,8 @@
 
 mod cli;
 mod gitoxide;
+
+pub(crate) use gitoxide::small_blobs;
 #[cfg(test)]
 mod tests;
 

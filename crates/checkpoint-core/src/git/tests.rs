@@ -363,3 +363,21 @@ fn a_linked_worktree_knows_its_main_worktree() {
         Some(repo.path().canonicalize().unwrap())
     );
 }
+
+#[test]
+fn small_blobs_leaves_big_missing_and_non_blob_ones_out() {
+    let repo = repo("python-passing");
+    std::fs::write(repo.path().join("big.txt"), "x".repeat(2048)).unwrap();
+    std::fs::create_dir(repo.path().join("dir")).unwrap();
+    std::fs::write(repo.path().join("dir/a.txt"), "a").unwrap();
+    checkpoint_testkit::git(repo.path(), &["add", "big.txt", "dir"]);
+    checkpoint_testkit::git(repo.path(), &["commit", "-qm", "big"]);
+    let found = discover(repo.path()).unwrap().unwrap();
+    let head = changes(&found, GitBackend::Auto).unwrap().head;
+    let paths = ["big.txt", "calc.py", "gone.py", "dir", "dir/a.txt"]
+        .map(String::from)
+        .into();
+    let blobs = small_blobs(&found, head.commit().unwrap(), &paths, 1024).unwrap();
+    assert_eq!(blobs.keys().collect::<Vec<_>>(), ["calc.py", "dir/a.txt"]);
+    assert!(blobs["calc.py"].starts_with(b"\"\"\"Tiny arithmetic helpers."));
+}

@@ -197,7 +197,7 @@ fn digest_of(workdir: &Path, finding: &Finding) -> Option<String> {
 }
 
 /// The text findings of `changes`: the sides of the files [`integrity::wanted`] names, read at
-/// `HEAD` (sized, then read, by `git cat-file`) and in the worktree, analysed. A side bigger
+/// `HEAD` (sized, then read, in-process) and in the worktree, analysed. A side bigger
 /// than [`MAX_INTEGRITY_BYTES`], or not UTF-8, is left out; failing to read `HEAD` (or a bad
 /// glob in the settings) is a warning and leaves the checks that need no text (or the default
 /// test files).
@@ -214,11 +214,10 @@ fn text_findings(
         .collect();
     let mut old = match changes.head.commit() {
         Some(commit) if !at_head.is_empty() => {
-            crate::continuity::diff::small_blobs(repo, commit, &at_head, MAX_INTEGRITY_BYTES)
-                .unwrap_or_else(|e| {
-                    warnings.push(format!("integrity: {e}"));
-                    BTreeMap::new()
-                })
+            git::small_blobs(repo, commit, &at_head, MAX_INTEGRITY_BYTES).unwrap_or_else(|e| {
+                warnings.push(format!("integrity: {e}"));
+                BTreeMap::new()
+            })
         }
         _ => BTreeMap::new(),
     };
