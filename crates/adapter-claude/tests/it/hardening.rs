@@ -1,0 +1,79 @@
+//! Attacks on the hook process itself: killed mid-run, fed payloads that never end, pointed at
+//! files that never end.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use checkpoint_testkit::procs::survivors_after;
+use checkpoint_testkit::{payload, repo, start_hook_in, trust};
+
+use super::CLAUDE;
+
+/// Commits `checkpoint.toml` with `[tests] command = "<command>"` and leaves an uncommitted edit,
+/// so a stop runs the command.
+fn repo_with_test_command(command: &str) -> tempfile::TempDir {
+    let repo = repo("python-passing");
+    let dir = repo.path();
+    std::fs::write(
+        dir.join("checkpoint.toml"),
+        format!("[tests]\ncommand = {command:?}\n"),
+    )
+    .unwrap();
+    checkpoint_testkit::git(dir, &["add", "checkpoint.toml"]);
+    checkpoint_testkit::git(dir, &["commit", "-qm", "test command"]);
+    std::fs::write(dir.join("calc.py"), "def add(a, b):\n    return b + a\n").unwrap();
+    repo
+}
+
+/// Waits up to a minute for `path` to hold a number, and returns it.
+fn wait_for_number(path: &Path) -> i32 {
+    let end = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < end {
+        if let Some(n) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+        {
+            return n;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("{} never got a number", path.display());
+}
+
+/// A stop whose test run forks two long sleepers; the hook is killed with each signal while the
+/// run is going: nothing of the run survives it, SIGKILL included.
+#[test]
+fn a_killed_hook_leaves_no_test_process_behind() {
+    for signal in ["TERM", "HUP", "INT", "KILL"] {
+        let config = tempfile::tempdir().unwrap();
+        let pgid_file = config.path().join("pgid");
+        let repo = repo_with_test_command(&format!(
+            "echo $$ > {}.tmp; sleep 300 & sleep 300 & mv {0}.tmp {0}; wait",
+            pgid_file.display()
+        ));
+        let dir = repo.path();
+        trust(config.path(), dir, &[]);
+        let mut hook = start_hook_in(config.path(), Path::new(CLAUDE.bin), dir, &[]);
+        let mut stdin = hook.stdin.take().unwrap();
+        stdin
+            .write_all(payload("claude", "Stop", dir).as_bytes())
+            .unwrap();
+        drop(stdin);
+        let group = wait_for_number(&pgid_file);
+
+        let sent = Command::new("kill")
+            .args(["-s", signal, &hook.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let status = hook.wait().unwrap();
+        assert!(!status.success(), "SIG{signal}: the hook was not killed");
+        assert_eq!(
+            survivors_after(group, Duration::from_secs(5)),
+            Vec::<String>::new(),
+            "SIG{signal}: the test run outlived the hook"
+        );
+    }
+}
