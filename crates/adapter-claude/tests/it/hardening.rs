@@ -77,3 +77,26 @@ fn a_killed_hook_leaves_no_test_process_behind() {
         );
     }
 }
+
+/// An empty or relative `CHECKPOINT_STATE_DIR` is refused with one line and the no-op answer,
+/// on every event, and nothing is written into the worktree.
+#[test]
+fn a_relative_state_dir_fails_open_and_writes_nothing() {
+    let repo = checkpoint_testkit::adapter::uncommitted();
+    let dir = repo.path();
+    let status = || checkpoint_testkit::git(dir, &["status", "--porcelain", "--ignored"]).stdout;
+    let before = status();
+    for value in ["", "state", "./.checkpoint"] {
+        for event in ["Stop", "PreToolUse", "PostToolUse", "SessionStart", "SessionEnd"] {
+            let stdin = payload("claude", event, dir);
+            let env = [("CHECKPOINT_STATE_DIR", value)];
+            let run = checkpoint_testkit::run_hook(Path::new(CLAUDE.bin), dir, stdin.as_bytes(), &env);
+            CLAUDE.assert_no_op(&run, 1, &format!("{event} with {value:?}"));
+            assert!(
+                run.stderr.contains("CHECKPOINT_STATE_DIR must be an absolute path"),
+                "{event} with {value:?}: {run:?}"
+            );
+        }
+    }
+    assert_eq!(String::from_utf8_lossy(&status()), String::from_utf8_lossy(&before));
+}

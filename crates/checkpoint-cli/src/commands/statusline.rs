@@ -172,7 +172,13 @@ fn project_parts(
     window: &ContextWindow,
     problems: &mut Vec<String>,
 ) -> Vec<String> {
-    let state_dir = host.state_dir(repo);
+    let state_dir = match host.state_dir(repo) {
+        Ok(dir) => dir,
+        Err(problem) => {
+            problems.push(problem.to_string());
+            return Vec::new();
+        }
+    };
     if let Some(usage) = window.usage(host)
         && let Err(problem) = record(&state_dir, payload, usage)
     {
