@@ -87,16 +87,70 @@ fn a_relative_state_dir_fails_open_and_writes_nothing() {
     let status = || checkpoint_testkit::git(dir, &["status", "--porcelain", "--ignored"]).stdout;
     let before = status();
     for value in ["", "state", "./.checkpoint"] {
-        for event in ["Stop", "PreToolUse", "PostToolUse", "SessionStart", "SessionEnd"] {
+        for event in [
+            "Stop",
+            "PreToolUse",
+            "PostToolUse",
+            "SessionStart",
+            "SessionEnd",
+        ] {
             let stdin = payload("claude", event, dir);
             let env = [("CHECKPOINT_STATE_DIR", value)];
-            let run = checkpoint_testkit::run_hook(Path::new(CLAUDE.bin), dir, stdin.as_bytes(), &env);
+            let run =
+                checkpoint_testkit::run_hook(Path::new(CLAUDE.bin), dir, stdin.as_bytes(), &env);
             CLAUDE.assert_no_op(&run, 1, &format!("{event} with {value:?}"));
             assert!(
-                run.stderr.contains("CHECKPOINT_STATE_DIR must be an absolute path"),
+                run.stderr
+                    .contains("CHECKPOINT_STATE_DIR must be an absolute path"),
                 "{event} with {value:?}: {run:?}"
             );
         }
     }
-    assert_eq!(String::from_utf8_lossy(&status()), String::from_utf8_lossy(&before));
+    assert_eq!(
+        String::from_utf8_lossy(&status()),
+        String::from_utf8_lossy(&before)
+    );
+}
+
+/// A stop while another process holds the session's lock and never lets go: the hook gives up
+/// after the lock timeout with the no-op answer and a note, instead of hanging until the agent's
+/// hook timeout.
+#[test]
+fn a_held_lock_fails_open_instead_of_hanging() {
+    use std::os::unix::process::CommandExt;
+    let repo = checkpoint_testkit::adapter::uncommitted();
+    let dir = repo.path();
+    let stdin = payload("claude", "Stop", dir);
+    let session: serde_json::Value = serde_json::from_str(&stdin).unwrap();
+    let sessions = dir.join(".git/checkpoint/sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let lock = sessions.join(format!(
+        "claude-{}.json.lock",
+        session["session_id"].as_str().unwrap()
+    ));
+    let ready = dir.join(".git/ready");
+    let mut holder = Command::new("flock")
+        .arg(&lock)
+        .args(["sh", "-c", "touch \"$0\"; sleep 300"])
+        .arg(&ready)
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    while !ready.exists() {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let started = Instant::now();
+    let run = checkpoint_testkit::run_hook(Path::new(CLAUDE.bin), dir, stdin.as_bytes(), &[]);
+    let took = started.elapsed();
+    Command::new("kill")
+        .args(["-s", "KILL", "--", &format!("-{}", holder.id())])
+        .status()
+        .unwrap();
+    holder.wait().unwrap();
+    CLAUDE.assert_no_op(&run, 1, "a stop under a held lock");
+    assert!(
+        run.stderr.contains("still locked by another process"),
+        "{run:?}"
+    );
+    assert!(took < Duration::from_secs(30), "took {took:?}");
 }
