@@ -21,10 +21,10 @@ use crate::host::Host;
 /// Runs one hook call for the agent whose home is `home` on the process's stdin/stdout/stderr.
 /// Always exits 0.
 pub fn main(home: &dyn AgentHome) -> std::process::ExitCode {
-    let stdin = std::io::stdin();
+    let stdin = crate::event::stdin_within(crate::event::STDIN_LIMIT);
     let mut stdout = std::io::stdout();
     let mut stderr = std::io::stderr();
-    run(home, stdin.lock(), &mut stdout, &mut stderr);
+    run(home, stdin, &mut stdout, &mut stderr);
     std::process::ExitCode::SUCCESS
 }
 

@@ -154,3 +154,130 @@ fn a_held_lock_fails_open_instead_of_hanging() {
     );
     assert!(took < Duration::from_secs(30), "took {took:?}");
 }
+
+/// Runs `event` in `dir` with `edit` applied to the captured payload, and returns the run.
+fn fire_edited(
+    dir: &Path,
+    event: &str,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> checkpoint_testkit::HookRun {
+    let mut value: serde_json::Value =
+        serde_json::from_str(&payload("claude", event, dir)).unwrap();
+    edit(&mut value);
+    checkpoint_testkit::run_hook(
+        Path::new(CLAUDE.bin),
+        dir,
+        value.to_string().as_bytes(),
+        &[],
+    )
+}
+
+/// A committed `checkpoint.toml` or `package.json` that is a link to `/dev/zero` is refused at
+/// once, on every tool call and on stops: no endless read.
+#[test]
+fn config_and_manifest_links_to_dev_zero_are_not_read() {
+    for name in ["checkpoint.toml", "package.json"] {
+        let repo = checkpoint_testkit::adapter::uncommitted();
+        let dir = repo.path();
+        let _ = std::fs::remove_file(dir.join(name));
+        std::os::unix::fs::symlink("/dev/zero", dir.join(name)).unwrap();
+        checkpoint_testkit::git(dir, &["add", name]);
+        checkpoint_testkit::git(dir, &["commit", "-qm", "endless"]);
+        for event in ["PreToolUse", "Stop", "SessionEnd"] {
+            let run = fire_edited(dir, event, |_| {});
+            assert_eq!(run.code, Some(0), "{name} {event}: {run:?}");
+            if name == "checkpoint.toml" && event != "SessionEnd" {
+                assert!(
+                    run.stderr.contains("not a regular file"),
+                    "{name} {event}: {run:?}"
+                );
+            }
+        }
+    }
+}
+
+/// A payload whose writer never closes stdin is answered at once; a transcript that is a FIFO
+/// is skipped, not opened.
+#[test]
+fn an_open_stdin_and_a_fifo_transcript_do_not_hang() {
+    let repo = checkpoint_testkit::adapter::uncommitted();
+    let dir = repo.path();
+    let config = tempfile::tempdir().unwrap();
+    let fifo = config.path().join("transcript.jsonl");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let mut value: serde_json::Value =
+        serde_json::from_str(&payload("claude", "PreToolUse", dir)).unwrap();
+    value["transcript_path"] = fifo.display().to_string().into();
+    let started = Instant::now();
+    let mut hook = start_hook_in(config.path(), Path::new(CLAUDE.bin), dir, &[]);
+    let mut stdin = hook.stdin.take().unwrap();
+    stdin.write_all(value.to_string().as_bytes()).unwrap();
+    stdin.write_all(b"\n").unwrap();
+    // stdin stays open until the hook has answered.
+    let out = hook.wait_with_output().unwrap();
+    drop(stdin);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// An untracked symlink to a secret outside the repository: stops and session ends record the
+/// link, never the secret's content, in the state directory.
+#[test]
+fn an_untracked_link_to_a_secret_does_not_copy_the_secret() {
+    let repo = checkpoint_testkit::adapter::uncommitted();
+    let dir = repo.path();
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("id_secret");
+    std::fs::write(&secret, "SECRET-0d7c1e\n").unwrap();
+    std::os::unix::fs::symlink(&secret, dir.join("key")).unwrap();
+    for event in ["Stop", "SessionEnd"] {
+        let run = fire_edited(dir, event, |_| {});
+        assert_eq!(run.code, Some(0), "{event}: {run:?}");
+    }
+    let state = dir.join(".git/checkpoint");
+    assert!(state.is_dir());
+    let leaked = Command::new("grep")
+        .args(["-rl", "SECRET-0d7c1e"])
+        .arg(&state)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&leaked.stdout),
+        "",
+        "the secret was copied"
+    );
+}
+
+/// A 4 GiB untracked file: a stop and a session end neither read it nor keep it (its id comes
+/// from its stat data). Peak memory and time are measured outside the tests (see the README).
+#[test]
+fn a_huge_untracked_file_is_not_read() {
+    let repo = checkpoint_testkit::adapter::uncommitted();
+    let dir = repo.path();
+    let huge = std::fs::File::create(dir.join("huge.bin")).unwrap();
+    huge.set_len(4 << 30).unwrap();
+    for event in ["Stop", "SessionEnd"] {
+        let run = fire_edited(dir, event, |_| {});
+        assert_eq!(run.code, Some(0), "{event}: {run:?}");
+    }
+    let blobs = dir.join(".git/checkpoint/continuity/blobs");
+    let kept: u64 = std::fs::read_dir(&blobs)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok()?.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0);
+    assert!(kept < 1 << 20, "{kept} bytes kept");
+}

@@ -46,7 +46,7 @@ pub(crate) struct Args {}
 pub(crate) fn run(_: &Args) -> Result<ExitCode, CliError> {
     let host = project::host();
     let mut problems = Vec::new();
-    let line = match event::read_payload(std::io::stdin().lock()) {
+    let line = match event::read_payload(event::stdin_within(event::STDIN_LIMIT)) {
         Ok(bytes) => line(&host, &bytes, &mut problems),
         Err(e) => {
             problems.push(format!("reading stdin: {e}"));
