@@ -161,22 +161,7 @@ pub fn run_hook_in(
     env: &[(&str, &str)],
 ) -> HookRun {
     use std::io::Write;
-    let mut cmd = Command::new(bin);
-    cmd.current_dir(dir)
-        .env("XDG_CONFIG_HOME", config_home)
-        .envs(git_env())
-        .envs(env.iter().copied())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    for (key, _) in std::env::vars() {
-        if key.starts_with("CHECKPOINT_") && !env.iter().any(|(k, _)| *k == key) {
-            cmd.env_remove(key);
-        }
-    }
-    let mut child = cmd
-        .spawn()
-        .unwrap_or_else(|e| panic!("run {}: {e}", bin.display()));
+    let mut child = start_hook_in(config_home, bin, dir, env);
     let mut pipe = child.stdin.take().expect("stdin piped");
     let input = stdin.to_vec();
     // Write from a thread: a hook that exits before reading everything must not deadlock us.
@@ -193,3 +178,29 @@ pub fn run_hook_in(
 }
 
 pub mod adapter;
+pub mod procs;
+
+/// Starts the hook binary `bin` in `dir` isolated like [`run_hook_in`], with stdin, stdout and
+/// stderr piped, and returns it running: the caller writes (or withholds) the payload.
+pub fn start_hook_in(
+    config_home: &Path,
+    bin: &Path,
+    dir: &Path,
+    env: &[(&str, &str)],
+) -> std::process::Child {
+    let mut cmd = Command::new(bin);
+    cmd.current_dir(dir)
+        .env("XDG_CONFIG_HOME", config_home)
+        .envs(git_env())
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (key, _) in std::env::vars() {
+        if key.starts_with("CHECKPOINT_") && !env.iter().any(|(k, _)| *k == key) {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.spawn()
+        .unwrap_or_else(|e| panic!("run {}: {e}", bin.display()))
+}

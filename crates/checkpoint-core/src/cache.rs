@@ -11,10 +11,6 @@
 //! fingerprint.
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::io;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -22,7 +18,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::changes::{ChangeKind, ChangeSet};
-use crate::digest::{hash_file, hex, sha256_hex};
+use crate::digest::{hex, sha256_hex};
+use crate::file_content::FileContent;
 use crate::outcome::{TestOutcome, TestStatus};
 use crate::store::{self, StoreError};
 
@@ -161,28 +158,14 @@ fn kind_name(kind: ChangeKind) -> &'static str {
 
 /// What is at `path` now, as one short string.
 fn content_digest(path: &Path) -> String {
-    let meta = match fs::symlink_metadata(path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return "missing".to_owned(),
-        Err(_) => return "unreadable".to_owned(),
-    };
-    if meta.is_symlink() {
-        return match fs::read_link(path) {
-            Ok(target) => format!("symlink {}", sha256_hex(target.as_os_str().as_bytes())),
-            Err(_) => "unreadable".to_owned(),
-        };
-    }
-    if !meta.is_file() {
-        return "not a file".to_owned();
-    }
-    let mode = if meta.permissions().mode() & 0o111 != 0 {
-        "executable"
-    } else {
-        "file"
-    };
-    match hash_file(path) {
-        Ok(digest) => format!("{mode} {digest}"),
-        Err(_) => "unreadable".to_owned(),
+    match FileContent::read(path, 0) {
+        FileContent::Missing => "missing".to_owned(),
+        FileContent::Link(target) => format!("symlink {}", sha256_hex(&target)),
+        FileContent::File { executable, id, .. } => {
+            let mode = if executable { "executable" } else { "file" };
+            format!("{mode} {id}")
+        }
+        FileContent::Other => "not a file".to_owned(),
     }
 }
 
@@ -190,6 +173,9 @@ fn content_digest(path: &Path) -> String {
 mod tests {
     use super::*;
     use crate::changes::{Change, Head};
+    use crate::digest::hash_reader;
+    use std::fs;
+    use std::os::unix::fs::PermissionsExt;
 
     fn change(path: &str, kind: ChangeKind) -> Change {
         Change {
@@ -292,7 +278,7 @@ mod tests {
         fs::write(dir.path().join("big"), &content).unwrap();
         assert_ne!(change_fingerprint(dir.path(), &set), before);
         assert_eq!(
-            hash_file(&dir.path().join("big")).unwrap(),
+            hash_reader(fs::File::open(dir.path().join("big")).unwrap()).unwrap(),
             sha256_hex(&content)
         );
     }

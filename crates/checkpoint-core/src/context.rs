@@ -11,17 +11,19 @@
 //! record turns up), so the cost does not grow with the transcript. Transcripts compressed to
 //! `.jsonl.zst` are decompressed as a stream, keeping only what the last record needs.
 
-use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use crate::agent::{LineUsage, TranscriptFormat};
+use crate::bounded;
 
 /// The furthest back from the end of a transcript the reader looks.
 pub const MAX_TAIL_BYTES: u64 = 4 * 1024 * 1024;
 const FIRST_TAIL_BYTES: u64 = 64 * 1024;
+/// The most bytes a compressed transcript is decompressed to (a compression bomb stops here).
+const MAX_DECOMPRESSED_BYTES: u64 = 256 * 1024 * 1024;
 
 /// Context usage at the agent's last model call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -103,8 +105,9 @@ fn last_usage<'a>(
 /// usage record (a new session).
 pub fn read_usage(format: &dyn TranscriptFormat, path: &Path) -> io::Result<Option<ContextUsage>> {
     if path.extension().is_some_and(|e| e == "zst") {
-        let decoder = ruzstd::decoding::StreamingDecoder::new(File::open(path)?)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
+        let decoder = ruzstd::decoding::StreamingDecoder::new(bounded::open_regular(path)?)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?
+            .take(MAX_DECOMPRESSED_BYTES);
         return Ok(last_usage_streamed(format, decoder));
     }
     scan_tail(path, |lines| last_usage(format, lines.iter().copied()))
@@ -115,8 +118,9 @@ pub fn read_usage(format: &dyn TranscriptFormat, path: &Path) -> io::Result<Opti
 /// holds no reply with text.
 pub fn last_reply(format: &dyn TranscriptFormat, path: &Path) -> io::Result<Option<String>> {
     if path.extension().is_some_and(|e| e == "zst") {
-        let decoder = ruzstd::decoding::StreamingDecoder::new(File::open(path)?)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
+        let decoder = ruzstd::decoding::StreamingDecoder::new(bounded::open_regular(path)?)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?
+            .take(MAX_DECOMPRESSED_BYTES);
         let lines = BufReader::new(decoder).lines().map_while(Result::ok);
         return Ok(lines.filter_map(|line| format.reply_text(&line)).last());
     }
@@ -128,7 +132,7 @@ pub fn last_reply(format: &dyn TranscriptFormat, path: &Path) -> io::Result<Opti
 /// Runs `find` on the lines of the last 64 KiB of the file at `path` (the first, possibly cut,
 /// line left out), doubling the span up to [`MAX_TAIL_BYTES`] until it finds something.
 fn scan_tail<T>(path: &Path, find: impl Fn(&[&str]) -> Option<T>) -> io::Result<Option<T>> {
-    let mut file = File::open(path)?;
+    let mut file = bounded::open_regular(path)?;
     let len = file.metadata()?.len();
     let mut span = FIRST_TAIL_BYTES;
     loop {

@@ -19,7 +19,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 
 use crate::changes::{ChangeKind, ChangeSet};
-use crate::digest;
+use crate::file_content::FileContent;
 use crate::journal::Trigger;
 use crate::store::{self, StoreError};
 
@@ -202,22 +202,24 @@ impl Continuity {
         Ok((files, more))
     }
 
-    /// Hashes the file at `path` and keeps its content when small; `None` when it cannot be
-    /// read as a regular file.
+    /// Names what is at `path` by a digest and keeps its content when small (a symbolic link's
+    /// content is its target, never what it points to); `None` when it is neither a regular file
+    /// nor a link.
     fn keep(&self, path: &Path) -> Result<Option<String>, StoreError> {
-        let Ok(meta) = fs::metadata(path) else {
+        let content = FileContent::read(path, MAX_BLOB_BYTES);
+        let Some(sha) = content.id() else {
             return Ok(None);
         };
-        if !meta.is_file() {
-            return Ok(None);
-        }
-        let Ok(bytes) = fs::read(path) else {
-            return Ok(None);
+        let bytes = match &content {
+            FileContent::File { bytes, .. } => bytes.as_deref(),
+            FileContent::Link(target) => Some(target.as_slice()),
+            FileContent::Missing | FileContent::Other => None,
         };
-        let sha = digest::sha256_hex(&bytes);
         let blob = self.blob_dir().join(&sha);
-        if bytes.len() as u64 <= MAX_BLOB_BYTES && !blob.exists() {
-            store::write_atomic(&blob, &bytes)?;
+        if let Some(bytes) = bytes
+            && !blob.exists()
+        {
+            store::write_atomic(&blob, bytes)?;
         }
         Ok(Some(sha))
     }

@@ -1,9 +1,7 @@
 //! SHA-256 digests in lowercase hex: of bytes, of a file, of a stream. Fingerprints, the
 //! continuity blob store, receipts and snapshots all name content this way.
 
-use std::fs::File;
 use std::io::{self, Read};
-use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
@@ -38,11 +36,6 @@ pub(crate) fn unhex<const N: usize>(text: &str) -> Option<[u8; N]> {
 /// Lowercase hex SHA-256 of `bytes`.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
-}
-
-/// Streams the file through SHA-256 (lowercase hex).
-pub(crate) fn hash_file(path: &Path) -> io::Result<String> {
-    hash_reader(File::open(path)?)
 }
 
 /// Streams everything `reader` yields through SHA-256 in 64 KiB chunks (lowercase hex).

@@ -8,8 +8,11 @@
 //! check` asks the homes which one [`claims`](crate::home::AgentHome::claims) it), never guessed
 //! here.
 
-use std::io::Read;
+use std::io::{self, Read};
 use std::path::PathBuf;
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -171,14 +174,119 @@ struct WirePayload {
     background_tasks: Option<Vec<serde_json::Value>>,
 }
 
-/// Reads a payload from `reader`, refusing more than [`MAX_PAYLOAD_BYTES`].
+/// How long a hook waits for its payload on stdin before giving up (agents write it at once).
+pub const STDIN_LIMIT: Duration = Duration::from_secs(10);
+
+/// Reads a payload from `reader`: up to the end of the first complete JSON value (a writer that
+/// never closes its end does not keep the hook waiting), or to the end of the input when it does
+/// not hold one; refusing more than [`MAX_PAYLOAD_BYTES`].
 pub fn read_payload(reader: impl Read) -> Result<Vec<u8>, EventError> {
-    let mut bytes = Vec::new();
-    reader.take(MAX_PAYLOAD_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_PAYLOAD_BYTES {
+    let mut recorded = Recorder {
+        inner: io::BufReader::new(reader.take(MAX_PAYLOAD_BYTES + 1)),
+        bytes: Vec::new(),
+        error: None,
+    };
+    let first = serde_json::Deserializer::from_reader(&mut recorded)
+        .into_iter::<serde::de::IgnoredAny>()
+        .next();
+    if let Some(error) = recorded.error {
+        return Err(EventError::Read(error));
+    }
+    if first.is_some_and(|value| value.is_err()) {
+        // Not JSON (or cut short): the rest is read too, so the parse error names the input.
+        recorded.read_to_end(&mut Vec::new())?;
+    }
+    if recorded.bytes.len() as u64 > MAX_PAYLOAD_BYTES {
         return Err(EventError::TooLarge);
     }
-    Ok(bytes)
+    Ok(recorded.bytes)
+}
+
+/// A reader that keeps a copy of every byte read through it, and the first read error (serde
+/// reports it as a syntax error otherwise).
+struct Recorder<R> {
+    inner: R,
+    bytes: Vec<u8>,
+    error: Option<io::Error>,
+}
+
+impl<R: Read> Read for Recorder<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self.inner.read(buf) {
+            Ok(n) => {
+                self.bytes.extend_from_slice(&buf[..n]);
+                Ok(n)
+            }
+            Err(e) => {
+                let copy = io::Error::new(e.kind(), e.to_string());
+                self.error.get_or_insert(e);
+                Err(copy)
+            }
+        }
+    }
+}
+
+/// This process's stdin, read on a thread of its own: a read that gets nothing for `limit` in
+/// total fails with `TimedOut` instead of waiting for a writer that never writes or closes.
+pub fn stdin_within(limit: Duration) -> impl Read {
+    let (chunks, received) = mpsc::sync_channel::<io::Result<Vec<u8>>>(4);
+    let _ = thread::Builder::new()
+        .name("stdin".to_owned())
+        .spawn(move || {
+            let mut stdin = io::stdin();
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                let chunk = match stdin.read(&mut buf) {
+                    Ok(n) => Ok(buf[..n].to_vec()),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => Err(e),
+                };
+                let end = !matches!(&chunk, Ok(bytes) if !bytes.is_empty());
+                if chunks.send(chunk).is_err() || end {
+                    return;
+                }
+            }
+        });
+    Within {
+        received,
+        deadline: Instant::now() + limit,
+        pending: Vec::new(),
+        done: false,
+    }
+}
+
+/// The reading end of [`stdin_within`].
+struct Within {
+    received: mpsc::Receiver<io::Result<Vec<u8>>>,
+    deadline: Instant,
+    pending: Vec<u8>,
+    done: bool,
+}
+
+impl Read for Within {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.pending.is_empty() && !self.done {
+            let wait = self.deadline.saturating_duration_since(Instant::now());
+            match self.received.recv_timeout(wait) {
+                Ok(Ok(chunk)) => {
+                    self.done = chunk.is_empty();
+                    self.pending = chunk;
+                }
+                Ok(Err(e)) => return Err(e),
+                Err(mpsc::RecvTimeoutError::Disconnected) => self.done = true,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "no complete payload on stdin in time",
+                    ));
+                }
+            }
+        }
+        let n = buf.len().min(self.pending.len());
+        buf[..n].copy_from_slice(&self.pending[..n]);
+        self.pending.drain(..n);
+        Ok(n)
+    }
 }
 
 impl HookEvent {
@@ -332,6 +440,30 @@ mod tests {
         assert!(!subagent("").is_judged_stop(), "an internal fork");
         let other = parsed(serde_json::json!({"hook_event_name": "PreToolUse", "cwd": "/p"}));
         assert!(!other.is_judged_stop());
+    }
+
+    #[test]
+    fn reading_stops_after_the_first_json_value() {
+        // A writer that sent its payload but never closes: the read must not wait for the end.
+        struct NeverEnds(io::Cursor<Vec<u8>>);
+        impl Read for NeverEnds {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                match self.0.read(buf)? {
+                    0 => panic!("read past the payload"),
+                    n => Ok(n),
+                }
+            }
+        }
+        let payload = br#"{"hook_event_name": "Stop", "cwd": "/p"}"#;
+        let mut input = payload.to_vec();
+        input.extend(b"\n");
+        let got = read_payload(NeverEnds(io::Cursor::new(input))).unwrap();
+        assert_eq!(got, payload);
+        assert_eq!(read_payload(&b"  \n"[..]).unwrap(), b"  \n");
+        assert_eq!(
+            read_payload(&b"not json at all"[..]).unwrap(),
+            b"not json at all"
+        );
     }
 
     #[test]

@@ -36,10 +36,10 @@ pub fn main(home: &dyn AgentHome) -> std::process::ExitCode {
         let _ = writeln!(std::io::stdout(), "{}", version_line(home));
         return std::process::ExitCode::SUCCESS;
     }
-    let stdin = std::io::stdin();
+    let stdin = crate::event::stdin_within(crate::event::STDIN_LIMIT);
     let mut stdout = std::io::stdout();
     let mut stderr = std::io::stderr();
-    run(home, stdin.lock(), &mut stdout, &mut stderr);
+    run(home, stdin, &mut stdout, &mut stderr);
     std::process::ExitCode::SUCCESS
 }
 

@@ -14,6 +14,12 @@ use crate::policy::config::{self, ConfigSources};
 /// Environment variable that moves all state out of the repository's git directory.
 pub const STATE_DIR_VAR: &str = "CHECKPOINT_STATE_DIR";
 
+/// `CHECKPOINT_STATE_DIR` is set to something other than an absolute path (empty, relative): state
+/// would land in whatever directory the hook runs in, the worktree included.
+#[derive(Debug, thiserror::Error)]
+#[error("{STATE_DIR_VAR} must be an absolute path, not {0:?}")]
+pub struct StateDirError(pub String);
+
 /// The process's configuration sources and clock.
 #[derive(Debug, Clone)]
 pub struct Host {
@@ -53,9 +59,20 @@ impl Host {
 
     /// The directory holding `repo`'s checkpoint state: `CHECKPOINT_STATE_DIR`, else
     /// `<git dir>/checkpoint`. Cheap: hooks on the hot path read it before loading any settings.
-    pub fn state_dir(&self, repo: &Repo) -> PathBuf {
-        self.var(STATE_DIR_VAR)
-            .map_or_else(|| repo.git_dir.join("checkpoint"), PathBuf::from)
+    pub fn state_dir(&self, repo: &Repo) -> Result<PathBuf, StateDirError> {
+        self.state_dir_or(|| repo.git_dir.join("checkpoint"))
+    }
+
+    /// `CHECKPOINT_STATE_DIR` when it is set (it must be absolute), else `default()`.
+    pub(crate) fn state_dir_or(
+        &self,
+        default: impl FnOnce() -> PathBuf,
+    ) -> Result<PathBuf, StateDirError> {
+        match self.var(STATE_DIR_VAR) {
+            None => Ok(default()),
+            Some(dir) if Path::new(dir).is_absolute() => Ok(PathBuf::from(dir)),
+            Some(dir) => Err(StateDirError(dir.to_owned())),
+        }
     }
 
     /// Where configuration comes from for a project rooted at `root`.

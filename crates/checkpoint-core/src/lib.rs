@@ -30,6 +30,7 @@
 
 pub mod agent;
 pub mod answer;
+pub mod bounded;
 pub mod changes;
 pub mod decide;
 pub mod doctor;
@@ -49,6 +50,8 @@ pub mod context;
 pub mod continuity;
 #[cfg(feature = "io")]
 pub(crate) mod digest;
+#[cfg(feature = "io")]
+pub(crate) mod file_content;
 #[cfg(feature = "io")]
 pub mod gate;
 #[cfg(feature = "io")]

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use crate::cache::TestCache;
 use crate::continuity::Continuity;
 use crate::git::{GitError, Repo};
-use crate::host::{Host, STATE_DIR_VAR};
+use crate::host::{Host, StateDirError};
 use crate::journal::{FileKeyManager, Journal, JournalError, KeyManager};
 use crate::policy::Policy;
 use crate::policy::config::{
@@ -40,6 +40,9 @@ pub enum ProjectError {
     /// The task journal could not be read or updated.
     #[error("journal: {0}")]
     Journal(#[from] JournalError),
+    /// `CHECKPOINT_STATE_DIR` is not an absolute path.
+    #[error(transparent)]
+    StateDir(#[from] StateDirError),
     /// The session state could not be read or written.
     #[error("state: {0}")]
     State(#[from] StoreError),
@@ -182,7 +185,7 @@ impl Host {
     pub fn project(&self, repo: Repo) -> Result<Project, ProjectError> {
         let (policy, commands, lower) = self.settings(&repo.workdir)?;
         Ok(Project {
-            state_dir: self.state_dir(&repo),
+            state_dir: self.state_dir(&repo)?,
             workdir: repo.workdir.clone(),
             repo: Some(repo),
             policy,
@@ -227,9 +230,7 @@ impl Host {
         }
         let (policy, commands, lower) = self.settings(cwd)?;
         Ok(Project {
-            state_dir: self
-                .var(STATE_DIR_VAR)
-                .map_or_else(|| cwd.join(".checkpoint"), PathBuf::from),
+            state_dir: self.state_dir_or(|| cwd.join(".checkpoint"))?,
             workdir: cwd.to_owned(),
             repo: None,
             policy,

@@ -6,21 +6,25 @@
 //! - with the inherited environment plus `PYTHONDONTWRITEBYTECODE=1` (a same-size edit within the
 //!   same second can otherwise make Python reuse stale bytecode, so a real fix still looks broken);
 //!   nothing else is set or removed;
-//! - with stdout and stderr merged into one unlinked temporary file, not a pipe, so a chatty test
-//!   cannot block on a full pipe and a grandchild holding the output open cannot hang the wait;
-//! - as the leader of its own process group.
+//! - with stdout and stderr on two pipes, each drained by its own thread that hashes everything
+//!   but keeps only the first 16 KiB and the last 256 KiB (and says how many bytes it dropped in
+//!   between), so a chatty test neither blocks on a full pipe nor fills the disk or memory;
+//! - as the leader of its own process group, guarded by a watchdog process that kills the group
+//!   if this process dies first (the agent's hook timeout, Ctrl-C, SIGKILL).
 //!
 //! When the timeout runs out the whole group gets SIGTERM, then SIGKILL after [`KILL_GRACE`]. The
 //! group is also terminated the same way after the leader exits by itself, even on success, so a
 //! test that forks leaves nothing behind. Processes that leave the group (`setsid`, `setpgid`)
-//! are out of reach. Afterwards the last [`MAX_OUTPUT_READ`] bytes of the output are read back and
-//! summarized by [`crate::tail::summarize`].
+//! are out of reach; the output they may still hold open is waited for at most [`DRAIN_LIMIT`].
+//! The kept output is summarized by [`crate::tail::summarize`].
 //!
-//! [`run_recorded`] is the same run for a signed receipt: stdout and stderr go to two files and
-//! each is hashed whole, so the receipt can say exactly what the command printed.
+//! [`run_recorded`] is the run for a signed receipt: stdout and stderr are kept apart and each is
+//! hashed whole, so the receipt can say exactly what the command printed.
 
-use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+mod capture;
+mod watchdog;
+
+use std::io;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::thread;
@@ -29,14 +33,15 @@ use std::time::{Duration, Instant};
 use rustix::io::Errno;
 use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 
-use crate::digest;
 use crate::outcome::{TestOutcome, TestStatus};
 use crate::tail;
+use capture::Capture;
+use watchdog::Watchdog;
 
 /// How long the process group gets between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_millis(300);
-/// The most output read back, from the end of what the command wrote.
-pub const MAX_OUTPUT_READ: u64 = 256 * 1024;
+/// How long the output is still read after the group is gone (an escaped process may hold it).
+pub const DRAIN_LIMIT: Duration = Duration::from_secs(1);
 /// How often the group is checked during [`KILL_GRACE`].
 const POLL_INTERVAL: Duration = Duration::from_millis(10);
 /// How long to wait for the killed leader to be reaped (it could be stuck in the kernel).
@@ -55,14 +60,6 @@ pub struct Recorded {
     pub stderr_sha256: Option<String>,
 }
 
-/// What was read back from the output files.
-struct Captured {
-    /// The end of the output, for the summary.
-    output: Vec<u8>,
-    /// SHA-256 of the whole stdout and stderr.
-    digests: (String, String),
-}
-
 /// Runs `command` with `sh -c` in `dir` (stdout and stderr in separate files, each hashed whole
 /// for a validation receipt), kills it with its whole process group after `timeout`,
 /// and reports how it went. Never panics: problems become [`TestStatus::Error`] with a one-line
@@ -74,10 +71,10 @@ struct Captured {
 /// [`TestStatus::TimedOut`].
 pub fn run_recorded(command: &str, dir: &Path, timeout: Duration) -> Recorded {
     let started = Instant::now();
-    let result = execute(command, dir, timeout);
+    let result = execute(command, dir, timeout, &Input::default());
 
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let (ending, captured) = match result {
+    let (ending, out, err) = match result {
         Ok(ran) => ran,
         Err(error) => {
             let outcome = TestOutcome {
@@ -93,8 +90,12 @@ pub fn run_recorded(command: &str, dir: &Path, timeout: Duration) -> Recorded {
             };
         }
     };
-    let Captured { output, digests } = captured;
-    let (stdout_sha256, stderr_sha256) = (Some(digests.0), Some(digests.1));
+    let mut output = out.bytes;
+    if !output.is_empty() && !output.ends_with(b"\n") {
+        output.push(b'\n');
+    }
+    output.extend(err.bytes);
+    let (stdout_sha256, stderr_sha256) = (Some(out.sha256), Some(err.sha256));
     let summary = tail::summarize(&output);
     let (status, exit_code, error) = match ending {
         Ending::TimedOut => (TestStatus::TimedOut, None, None),
@@ -132,24 +133,6 @@ enum Ending {
     TimedOut,
 }
 
-/// Spawns, waits, cleans up the group and reads the output back. `Err` is a one-line reason.
-fn execute(command: &str, dir: &Path, timeout: Duration) -> Result<(Ending, Captured), String> {
-    let (ending, output, errors) = execute_with(command, dir, timeout, &Input::default())?;
-    let read_back = |e: io::Error| format!("cannot read the test output back: {e}");
-    let digests = (hash_whole(&output), hash_whole(&errors));
-    let digests = (digests.0.map_err(read_back)?, digests.1.map_err(read_back)?);
-    let mut bytes = read_end(output).map_err(read_back)?;
-    if !bytes.is_empty() && !bytes.ends_with(b"\n") {
-        bytes.push(b'\n');
-    }
-    bytes.extend(read_end(errors).map_err(read_back)?);
-    let captured = Captured {
-        output: bytes,
-        digests,
-    };
-    Ok((ending, captured))
-}
-
 /// What a command gets beside its directory: variables added to the inherited environment, and
 /// its stdin (else `/dev/null`).
 #[derive(Debug, Default)]
@@ -165,16 +148,16 @@ pub struct HookRun {
     pub exit_code: Option<i32>,
     /// Whether the timeout ran out (the whole group was killed).
     pub timed_out: bool,
-    /// The end of its stdout (at most [`MAX_OUTPUT_READ`] bytes), lossily decoded.
+    /// Its stdout (its head and tail when long, as for a test command), lossily decoded.
     pub stdout: String,
-    /// The end of its stderr (at most [`MAX_OUTPUT_READ`] bytes), lossily decoded.
+    /// Its stderr, likewise.
     pub stderr: String,
 }
 
 /// Runs a hook's `command` the way an agent does — `sh -c` in `dir`, with `env` added to the
 /// inherited environment and `stdin` written to it, then closed — as the leader of its own
-/// process group, killed with the whole group after `timeout` (and cleaned up as for a test
-/// command). `Err` is a one-line reason why it could not run at all.
+/// process group, killed with the whole group after `timeout` (and cleaned up, and watched, as a
+/// test command is). `Err` is a one-line reason why it could not run at all.
 pub fn run_hook(
     command: &str,
     dir: &Path,
@@ -186,12 +169,7 @@ pub fn run_hook(
         env,
         stdin: Some(stdin),
     };
-    let (ending, stdout, stderr) = execute_with(command, dir, timeout, &input)?;
-    let read_back = |file: File| {
-        read_end(file)
-            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-            .map_err(|e| format!("cannot read the hook's output back: {e}"))
-    };
+    let (ending, stdout, stderr) = execute(command, dir, timeout, &input)?;
     let (exit_code, timed_out) = match ending {
         Ending::Exited(code) => (code, false),
         Ending::TimedOut => (None, true),
@@ -199,58 +177,52 @@ pub fn run_hook(
     Ok(HookRun {
         exit_code,
         timed_out,
-        stdout: read_back(stdout)?,
-        stderr: read_back(stderr)?,
+        stdout: String::from_utf8_lossy(&stdout.bytes).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr.bytes).into_owned(),
     })
 }
 
-/// Spawns `command` with `input`, waits up to `timeout`, cleans up the group and returns how it
-/// ended with its stdout and stderr files (read them from the start). `Err` is a one-line reason.
-fn execute_with(
+/// Spawns `command` with `input`, waits, cleans up the group and collects stdout and stderr.
+/// `Err` is a one-line reason.
+fn execute(
     command: &str,
     dir: &Path,
     timeout: Duration,
     input: &Input<'_>,
-) -> Result<(Ending, File, File), String> {
-    let new_file = || {
-        tempfile::tempfile()
-            .map_err(|e| format!("cannot create a temporary file for the test output: {e}"))
-    };
-    let share = |file: &File| {
-        file.try_clone()
-            .map_err(|e| format!("cannot share the test output file: {e}"))
-    };
-    let output = new_file()?;
-    let errors = new_file()?;
+) -> Result<(Ending, capture::Captured, capture::Captured), String> {
+    let pipe = || io::pipe().map_err(|e| format!("cannot create a pipe for the test output: {e}"));
+    let (out_reader, out_writer) = pipe()?;
+    let (err_reader, err_writer) = pipe()?;
     let mut expression = duct::cmd!("/bin/sh", "-c", command)
-        .stderr_file(share(&errors)?)
-        .stdout_file(share(&output)?)
+        .stderr_file(err_writer)
+        .stdout_file(out_writer)
         .dir(dir)
         .env("PYTHONDONTWRITEBYTECODE", "1");
-    for (name, value) in input.env {
-        expression = expression.env(name, value);
+    for (key, value) in input.env {
+        expression = expression.env(key, value);
     }
     let expression = match input.stdin {
         Some(bytes) => expression.stdin_bytes(bytes.to_vec()),
         None => expression.stdin_null(),
-    };
-    let handle = expression
-        .unchecked()
-        .before_spawn(|cmd| {
-            cmd.process_group(0);
-            Ok(())
-        })
-        .start()
-        .map_err(|e| {
-            if dir.is_dir() {
-                format!("cannot start /bin/sh: {e}")
-            } else {
-                format!(
-                    "test directory {} is missing or not a directory",
-                    dir.display()
-                )
-            }
-        })?;
+    }
+    .unchecked()
+    .before_spawn(|cmd| {
+        cmd.process_group(0);
+        Ok(())
+    });
+    let started = expression.start();
+    // The expression holds the pipes' write ends: drop them, or the readers never see the end.
+    drop(expression);
+    let handle = started.map_err(|e| {
+        if dir.is_dir() {
+            format!("cannot start /bin/sh: {e}")
+        } else {
+            format!(
+                "test directory {} is missing or not a directory",
+                dir.display()
+            )
+        }
+    })?;
     // The group id is the leader's pid (process_group(0)); duct starts exactly one process here.
     let group = handle
         .pids()
@@ -262,7 +234,17 @@ fn execute_with(
         let _ = handle.wait();
         return Err("the test command started without a process id".to_owned());
     };
-
+    let guarded = Watchdog::start(group).and_then(|watchdog| {
+        let out = Capture::start(out_reader)?;
+        Ok((watchdog, out, Capture::start(err_reader)?))
+    });
+    let (watchdog, out, err) = match guarded {
+        Ok(guarded) => guarded,
+        Err(e) => {
+            terminate_group(group, &handle);
+            return Err(format!("cannot watch the test command: {e}"));
+        }
+    };
     let waited = match Instant::now().checked_add(timeout) {
         Some(deadline) => handle.wait_deadline(deadline),
         None => handle.wait().map(Some),
@@ -272,14 +254,10 @@ fn execute_with(
         None => Ending::TimedOut,
     });
     terminate_group(group, &handle);
+    watchdog.disarm();
     let ending = ending.map_err(|e| format!("waiting for the command failed: {e}"))?;
-    Ok((ending, output, errors))
-}
-
-/// SHA-256 of the whole file, from its start.
-fn hash_whole(mut file: &File) -> io::Result<String> {
-    file.seek(SeekFrom::Start(0))?;
-    digest::hash_reader(file)
+    let deadline = Instant::now() + DRAIN_LIMIT;
+    Ok((ending, out.finish(deadline), err.finish(deadline)))
 }
 
 /// SIGTERM to the whole group, up to [`KILL_GRACE`] for it to empty, then SIGKILL, then reaps the
@@ -301,22 +279,6 @@ fn terminate_group(group: Pid, handle: &duct::Handle) {
     // ESRCH (everyone left during the last poll) is fine.
     let _ = kill_process_group(group, Signal::KILL);
     let _ = handle.wait_deadline(Instant::now() + REAP_LIMIT);
-}
-
-/// The last [`MAX_OUTPUT_READ`] bytes of the output file, from a line start when it was cut.
-fn read_end(mut file: File) -> io::Result<Vec<u8>> {
-    let len = file.seek(SeekFrom::End(0))?;
-    let start = len.saturating_sub(MAX_OUTPUT_READ);
-    file.seek(SeekFrom::Start(start))?;
-    let mut bytes = Vec::new();
-    // Bounded: a process that escaped the group could still be writing.
-    file.take(MAX_OUTPUT_READ).read_to_end(&mut bytes)?;
-    if start > 0
-        && let Some(newline) = bytes.iter().position(|&b| b == b'\n')
-    {
-        bytes.drain(..=newline);
-    }
-    Ok(bytes)
 }
 
 /// The one-line error for the shell's 126/127, with the shell's own complaint when there is one
@@ -347,6 +309,8 @@ fn quote(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::digest;
+    use checkpoint_testkit::procs::live_members;
     use std::fs;
 
     const LONG: Duration = Duration::from_secs(60);
@@ -357,28 +321,6 @@ mod tests {
 
     fn run_in(dir: &tempfile::TempDir, command: &str, timeout: Duration) -> TestOutcome {
         run(command, dir.path(), timeout)
-    }
-
-    /// `/proc/<pid>/stat` fields after the command name: state, ppid, pgrp.
-    fn stat(pid: &str) -> Option<(char, i32)> {
-        let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        let (_, rest) = text.rsplit_once(')')?;
-        let mut fields = rest.split_whitespace();
-        let state = fields.next()?.chars().next()?;
-        let pgrp = fields.nth(1)?.parse().ok()?;
-        Some((state, pgrp))
-    }
-
-    /// Pids of live (not zombie, not dead) processes in process group `pgid`.
-    fn live_members(pgid: i32) -> Vec<String> {
-        fs::read_dir("/proc")
-            .unwrap()
-            .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
-            .filter(|name| name.bytes().all(|b| b.is_ascii_digit()))
-            .filter(|pid| {
-                stat(pid).is_some_and(|(state, pgrp)| pgrp == pgid && !matches!(state, 'Z' | 'X'))
-            })
-            .collect()
     }
 
     /// The shell writes its pid (= the group id) to `pgid`; returns it.
@@ -493,18 +435,6 @@ mod tests {
         assert!(out.tail.len() <= tail::MAX_TAIL_BYTES);
         assert!(out.tail.lines().count() <= tail::MAX_TAIL_LINES);
         assert!(out.tail.ends_with("stderr line of some length\ndone"));
-    }
-
-    #[test]
-    fn read_end_keeps_whole_lines_of_the_last_bytes() {
-        let mut file = tempfile::tempfile().unwrap();
-        let line = "x".repeat(99) + "\n";
-        let body = line.repeat(3000) + "last";
-        io::Write::write_all(&mut file, body.as_bytes()).unwrap();
-        let bytes = read_end(file).unwrap();
-        assert!(bytes.len() as u64 <= MAX_OUTPUT_READ);
-        assert!(bytes.starts_with(line.as_bytes()));
-        assert!(bytes.ends_with(b"\nlast"));
     }
 
     #[test]

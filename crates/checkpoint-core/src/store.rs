@@ -4,11 +4,14 @@
 //! Every write goes to a temporary file in the same directory, is fsynced, renamed over the target
 //! and the directory is fsynced, so a reader sees either the old or the new content, never a mix,
 //! even after a crash. Read-modify-write cycles hold an exclusive `flock` on `<file>.lock` (never
-//! on the file that gets renamed over).
+//! on the file that gets renamed over), waiting at most [`LOCK_TIMEOUT`] for it: a lock held by a
+//! stuck process is an error the hooks fail open on, never a hang.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -32,6 +35,14 @@ pub enum StoreError {
         path: PathBuf,
         /// What serde said.
         source: serde_json::Error,
+    },
+    /// Another process held the lock for longer than the wait allows.
+    #[error("{}: still locked by another process after {} ms; gave up", path.display(), waited.as_millis())]
+    LockTimeout {
+        /// The lock file.
+        path: PathBuf,
+        /// How long it was waited for.
+        waited: Duration,
     },
     /// An id that would reach a path is unsafe.
     #[error("invalid id {0:?}: ids may not be empty, contain `/`, `\\` or NUL, or be `.`/`..`")]
@@ -107,6 +118,14 @@ fn json_bytes<T: Serialize>(path: &Path, value: &T) -> Result<Vec<u8>, StoreErro
     Ok(bytes)
 }
 
+/// How long [`Lock::acquire`] waits for a lock another process holds. Every transaction under a
+/// lock takes milliseconds; this is far below the shortest hook budget an agent gives (Claude
+/// Code's `SessionEnd`, 1.5 s by default, is the exception: it is killed first, which also fails
+/// open).
+pub const LOCK_TIMEOUT: Duration = Duration::from_secs(3);
+/// How often a held lock is tried again.
+const LOCK_RETRY: Duration = Duration::from_millis(5);
+
 /// Holds the exclusive lock on `<path>.lock` until dropped.
 #[derive(Debug)]
 pub struct Lock {
@@ -114,8 +133,14 @@ pub struct Lock {
 }
 
 impl Lock {
-    /// Blocks until the sidecar lock of `path` is held.
+    /// Takes the sidecar lock of `path`, waiting at most [`LOCK_TIMEOUT`].
     pub fn acquire(path: &Path) -> Result<Lock, StoreError> {
+        Lock::acquire_within(path, LOCK_TIMEOUT)
+    }
+
+    /// Takes the sidecar lock of `path`, waiting at most `timeout`; then
+    /// [`StoreError::LockTimeout`].
+    pub fn acquire_within(path: &Path, timeout: Duration) -> Result<Lock, StoreError> {
         let lock_path = sidecar(path);
         if let Some(dir) = lock_path.parent() {
             fs::create_dir_all(dir).map_err(io_err(dir))?;
@@ -126,8 +151,22 @@ impl Lock {
             .write(true)
             .open(&lock_path)
             .map_err(io_err(&lock_path))?;
-        file.lock().map_err(io_err(&lock_path))?;
-        Ok(Lock { file })
+        let started = Instant::now();
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(Lock { file }),
+                Err(fs::TryLockError::WouldBlock) if started.elapsed() < timeout => {
+                    thread::sleep(LOCK_RETRY);
+                }
+                Err(fs::TryLockError::WouldBlock) => {
+                    return Err(StoreError::LockTimeout {
+                        path: lock_path,
+                        waited: started.elapsed(),
+                    });
+                }
+                Err(fs::TryLockError::Error(e)) => return Err(io_err(&lock_path)(e)),
+            }
+        }
     }
 }
 
@@ -189,6 +228,40 @@ mod tests {
         update_json(&path, |v: &mut Vec<u32>| v.push(2)).unwrap();
         assert_ne!(fs::metadata(&path).unwrap().ino(), inode, "replaced");
         assert_eq!(read_json::<Vec<u32>>(&path).unwrap(), Some(vec![1, 2]));
+    }
+
+    /// A lock another process holds (and never lets go of) is given up on after the timeout.
+    #[test]
+    fn a_lock_held_by_another_process_times_out() {
+        use std::os::unix::process::CommandExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        let lock_path = sidecar(&path);
+        let ready = dir.path().join("ready");
+        let mut holder = std::process::Command::new("flock")
+            .arg(&lock_path)
+            .process_group(0)
+            .args(["sh", "-c", "touch \"$0\"; sleep 300"])
+            .arg(&ready)
+            .spawn()
+            .unwrap();
+        while !ready.exists() {
+            thread::sleep(Duration::from_millis(5));
+        }
+        let started = Instant::now();
+        let err = Lock::acquire_within(&path, Duration::from_millis(200)).unwrap_err();
+        let waited = started.elapsed();
+        let group = format!("-{}", holder.id());
+        std::process::Command::new("kill")
+            .args(["-s", "KILL", "--", &group])
+            .status()
+            .unwrap();
+        holder.wait().unwrap();
+        assert!(matches!(err, StoreError::LockTimeout { .. }), "{err}");
+        assert!(err.to_string().contains("still locked by another process"));
+        assert!(waited >= Duration::from_millis(200) && waited < Duration::from_secs(5));
+        // Once the holder is gone, the lock is free again.
+        Lock::acquire_within(&path, Duration::from_secs(5)).unwrap();
     }
 
     #[test]

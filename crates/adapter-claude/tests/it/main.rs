@@ -6,6 +6,8 @@ use checkpoint_testkit::repo;
 use insta::assert_snapshot;
 use proptest::prelude::*;
 
+mod hardening;
+
 const CLAUDE: Adapter = Adapter {
     bin: env!("CARGO_BIN_EXE_checkpoint-claude"),
     agent: "claude",

@@ -46,7 +46,7 @@ pub(crate) struct Args {}
 pub(crate) fn run(_: &Args) -> Result<ExitCode, CliError> {
     let host = project::host();
     let mut problems = Vec::new();
-    let line = match event::read_payload(std::io::stdin().lock()) {
+    let line = match event::read_payload(event::stdin_within(event::STDIN_LIMIT)) {
         Ok(bytes) => line(&host, &bytes, &mut problems),
         Err(e) => {
             problems.push(format!("reading stdin: {e}"));
@@ -172,7 +172,13 @@ fn project_parts(
     window: &ContextWindow,
     problems: &mut Vec<String>,
 ) -> Vec<String> {
-    let state_dir = host.state_dir(repo);
+    let state_dir = match host.state_dir(repo) {
+        Ok(dir) => dir,
+        Err(problem) => {
+            problems.push(problem.to_string());
+            return Vec::new();
+        }
+    };
     if let Some(usage) = window.usage(host)
         && let Err(problem) = record(&state_dir, payload, usage)
     {

@@ -33,7 +33,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
-use std::fs;
 use std::io;
 use std::path::Path;
 use std::process::Output;
@@ -49,6 +48,7 @@ use super::record::FileState;
 use super::{Continuity, SessionCheckpoint};
 use crate::changes::ChangeSet;
 use crate::digest;
+use crate::file_content::FileContent;
 use crate::git::{self, GitError, Repo};
 use crate::policy::GitBackend;
 
@@ -222,20 +222,17 @@ fn recorded(continuity: &Continuity, file: &FileState) -> Side {
     }
 }
 
-/// The worktree side of `path`. Like the checkpoint's capture, a symbolic link is followed and
-/// anything that cannot be read as a regular file is absent.
+/// The worktree side of `path`. Like the checkpoint's capture, a symbolic link is its target
+/// (never followed) and anything else that is not a regular file is absent.
 fn worktree(workdir: &Path, path: &str) -> Side {
-    let full = workdir.join(path);
-    let Ok(meta) = fs::metadata(&full) else {
-        return Side::Absent;
-    };
-    if !meta.is_file() {
-        return Side::Absent;
+    match FileContent::read(&workdir.join(path), MAX_COUNTED_BYTES) {
+        FileContent::File {
+            bytes: Some(bytes), ..
+        } => Side::Content(bytes),
+        FileContent::File { id, .. } => Side::Hashed(id),
+        FileContent::Link(target) => Side::Content(target),
+        FileContent::Missing | FileContent::Other => Side::Absent,
     }
-    if meta.len() > MAX_COUNTED_BYTES {
-        return digest::hash_file(&full).map_or(Side::Absent, Side::Hashed);
-    }
-    fs::read(&full).map_or(Side::Absent, Side::Content)
 }
 
 /// `(added, removed, binary)` when the two sides differ; `None` when they are equal.

@@ -140,7 +140,7 @@ pub(super) fn post_tool(call: &Call) -> Result<Option<String>, ProjectError> {
     let Ok(Some(repo)) = call.host.locate(&event.cwd) else {
         return Ok(None);
     };
-    let state_dir = call.host.state_dir(&repo);
+    let state_dir = call.host.state_dir(&repo)?;
     let mut context = post_tool_continuity(call, &state_dir)?;
     // An agent may write the reply that asked for the tool only after the pre-tool hook ran: by
     // now it is in the transcript, so a threshold crossed by that reply is caught here.

@@ -256,7 +256,7 @@ pub(super) fn user_prompt(call: &Call) -> Result<Option<String>, ProjectError> {
         return Ok(None);
     };
     let prompt = call.event.prompt.as_deref();
-    let sessions = crate::session::SessionStore::new(&call.host.state_dir(&repo));
+    let sessions = crate::session::SessionStore::new(&call.host.state_dir(&repo)?);
     let pending = sessions.update(call.event.agent, &call.gate_session(), |record| {
         if prompt.is_none() || !is_retry(prompt, &record.last_block_digest) {
             record.facts = decide::session_after_prompt(&record.facts);

@@ -8,7 +8,7 @@ use jiff::Timestamp;
 
 use super::checkpoint::{FileSnapshot, VcsState};
 use crate::changes::Head;
-use crate::digest;
+use crate::file_content::FileContent;
 use crate::git::{self, Repo};
 use crate::policy::GitBackend;
 
@@ -79,7 +79,7 @@ pub(crate) fn snapshot(workdir: &Path, path: &str) -> FileSnapshot {
         path: path.to_owned(),
         size: meta.as_ref().map(fs::Metadata::len),
         mtime,
-        sha256: meta.and_then(|_| digest::hash_file(&full).ok()),
+        sha256: meta.and_then(|_| FileContent::read(&full, 0).id()),
     }
 }
 
@@ -93,6 +93,7 @@ pub(crate) fn changed_since(workdir: &Path, snapshot: &FileSnapshot) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::digest;
 
     #[test]
     fn snapshots_record_size_hash_and_absence() {

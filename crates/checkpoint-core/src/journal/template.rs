@@ -11,7 +11,6 @@
 //! validate = "cargo test"          # optional: must pass before the step is done
 //! ```
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -50,7 +49,8 @@ impl Template {
             line,
             message,
         };
-        let text = fs::read_to_string(path).map_err(|e| error(None, e.to_string()))?;
+        let text = crate::bounded::read_regular_text(path, crate::bounded::MAX_CONFIG_BYTES)
+            .map_err(|e| error(None, e.to_string()))?;
         toml::from_str(&text).map_err(|e| {
             let line = e
                 .span()
@@ -84,6 +84,7 @@ pub fn steps_from_cli(steps: &str, validations: &[String]) -> Result<Vec<StepSpe
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn template_files_parse_and_errors_name_the_line() {

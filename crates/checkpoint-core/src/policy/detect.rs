@@ -45,7 +45,8 @@ pub fn detect_test_command(root: &Path) -> Option<String> {
 
 /// Whether `package.json` has a non-empty `scripts.test` other than npm's placeholder.
 fn has_npm_test_script(manifest: &Path) -> bool {
-    let Ok(text) = fs::read_to_string(manifest) else {
+    let Ok(text) = crate::bounded::read_regular_text(manifest, crate::bounded::MAX_CONFIG_BYTES)
+    else {
         return false;
     };
     let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {

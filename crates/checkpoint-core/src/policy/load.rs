@@ -1,7 +1,6 @@
 //! The I/O half of the configuration: where the files are, reading them and this process's
 //! `CHECKPOINT_*` variables, and detecting the test command in the project.
 
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -79,7 +78,7 @@ pub fn explain(sources: &ConfigSources, project_root: &Path) -> Result<Vec<Setti
 
 /// Reads and parses the configuration file `path`; `None` when there is no such file.
 fn read(path: &Path) -> Result<Option<ConfigFile>, ConfigError> {
-    match fs::read_to_string(path) {
+    match crate::bounded::read_regular_text(path, crate::bounded::MAX_CONFIG_BYTES) {
         Ok(text) => ConfigFile::parse(path, text).map(Some),
         Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(error) => Err(ConfigError::Read {
@@ -92,6 +91,8 @@ fn read(path: &Path) -> Result<Option<ConfigFile>, ConfigError> {
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
+
+    use std::fs;
 
     use tempfile::TempDir;
 
@@ -961,7 +962,20 @@ include = [
     fn unreadable_file() {
         let f = Fixture::new(None, None);
         fs::create_dir(f.dir.path().join(PROJECT_FILE)).unwrap();
-        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml: Is a directory (os error 21)");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml: not a regular file");
+    }
+
+    /// A committed `checkpoint.toml` that is a link to `/dev/zero`, or far too big, is an error
+    /// at once, never a read that does not end.
+    #[test]
+    fn endless_or_huge_file() {
+        let f = Fixture::new(None, None);
+        std::os::unix::fs::symlink("/dev/zero", f.dir.path().join(PROJECT_FILE)).unwrap();
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml: not a regular file");
+        let f = Fixture::new(None, None);
+        let file = fs::File::create(f.dir.path().join(PROJECT_FILE)).unwrap();
+        file.set_len(crate::bounded::MAX_CONFIG_BYTES + 1).unwrap();
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml: larger than 1048576 bytes");
     }
 
     #[test]

@@ -3,8 +3,6 @@
 //! user accepted. The stop gate and `checkpoint integrity` both come here.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::File;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use crate::cache;
@@ -189,7 +187,7 @@ fn digest_of(workdir: &Path, finding: &Finding) -> Option<String> {
         return None;
     }
     let path = workdir.join(&finding.file);
-    match digest::hash_file(&path) {
+    match crate::bounded::open_regular(&path).and_then(digest::hash_reader) {
         Ok(digest) => Some(digest),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(ABSENT.to_owned()),
         Err(_) => None,
@@ -241,11 +239,5 @@ fn text_findings(
 
 /// The UTF-8 text of the file at `path` when it is at most [`MAX_INTEGRITY_BYTES`] long.
 fn read_bounded(path: &Path) -> Option<String> {
-    let mut text = String::new();
-    let read = File::open(path)
-        .ok()?
-        .take(MAX_INTEGRITY_BYTES as u64 + 1)
-        .read_to_string(&mut text)
-        .ok()?;
-    (read <= MAX_INTEGRITY_BYTES).then_some(text)
+    crate::bounded::read_regular_text(path, MAX_INTEGRITY_BYTES as u64).ok()
 }

@@ -1,0 +1,283 @@
+//! Attacks on the hook process itself: killed mid-run, fed payloads that never end, pointed at
+//! files that never end.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use checkpoint_testkit::procs::survivors_after;
+use checkpoint_testkit::{payload, repo, start_hook_in, trust};
+
+use super::CLAUDE;
+
+/// Commits `checkpoint.toml` with `[tests] command = "<command>"` and leaves an uncommitted edit,
+/// so a stop runs the command.
+fn repo_with_test_command(command: &str) -> tempfile::TempDir {
+    let repo = repo("python-passing");
+    let dir = repo.path();
+    std::fs::write(
+        dir.join("checkpoint.toml"),
+        format!("[tests]\ncommand = {command:?}\n"),
+    )
+    .unwrap();
+    checkpoint_testkit::git(dir, &["add", "checkpoint.toml"]);
+    checkpoint_testkit::git(dir, &["commit", "-qm", "test command"]);
+    std::fs::write(dir.join("calc.py"), "def add(a, b):\n    return b + a\n").unwrap();
+    repo
+}
+
+/// Waits up to a minute for `path` to hold a number, and returns it.
+fn wait_for_number(path: &Path) -> i32 {
+    let end = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < end {
+        if let Some(n) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+        {
+            return n;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("{} never got a number", path.display());
+}
+
+/// A stop whose test run forks two long sleepers; the hook is killed with each signal while the
+/// run is going: nothing of the run survives it, SIGKILL included.
+#[test]
+fn a_killed_hook_leaves_no_test_process_behind() {
+    for signal in ["TERM", "HUP", "INT", "KILL"] {
+        let config = tempfile::tempdir().unwrap();
+        let pgid_file = config.path().join("pgid");
+        let repo = repo_with_test_command(&format!(
+            "echo $$ > {}.tmp; sleep 300 & sleep 300 & mv {0}.tmp {0}; wait",
+            pgid_file.display()
+        ));
+        let dir = repo.path();
+        trust(config.path(), dir, &[]);
+        let mut hook = start_hook_in(config.path(), Path::new(CLAUDE.bin), dir, &[]);
+        let mut stdin = hook.stdin.take().unwrap();
+        stdin
+            .write_all(payload("claude", "Stop", dir).as_bytes())
+            .unwrap();
+        drop(stdin);
+        let group = wait_for_number(&pgid_file);
+
+        let sent = Command::new("kill")
+            .args(["-s", signal, &hook.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let status = hook.wait().unwrap();
+        assert!(!status.success(), "SIG{signal}: the hook was not killed");
+        assert_eq!(
+            survivors_after(group, Duration::from_secs(5)),
+            Vec::<String>::new(),
+            "SIG{signal}: the test run outlived the hook"
+        );
+    }
+}
+
+/// An empty or relative `CHECKPOINT_STATE_DIR` is refused with one line and the no-op answer,
+/// on every event, and nothing is written into the worktree.
+#[test]
+fn a_relative_state_dir_fails_open_and_writes_nothing() {
+    let repo = checkpoint_testkit::adapter::uncommitted();
+    let dir = repo.path();
+    let status = || checkpoint_testkit::git(dir, &["status", "--porcelain", "--ignored"]).stdout;
+    let before = status();
+    for value in ["", "state", "./.checkpoint"] {
+        for event in [
+            "Stop",
+            "PreToolUse",
+            "PostToolUse",
+            "SessionStart",
+            "SessionEnd",
+        ] {
+            let stdin = payload("claude", event, dir);
+            let env = [("CHECKPOINT_STATE_DIR", value)];
+            let run =
+                checkpoint_testkit::run_hook(Path::new(CLAUDE.bin), dir, stdin.as_bytes(), &env);
+            CLAUDE.assert_no_op(&run, 1, &format!("{event} with {value:?}"));
+            assert!(
+                run.stderr
+                    .contains("CHECKPOINT_STATE_DIR must be an absolute path"),
+                "{event} with {value:?}: {run:?}"
+            );
+        }
+    }
+    assert_eq!(
+        String::from_utf8_lossy(&status()),
+        String::from_utf8_lossy(&before)
+    );
+}
+
+/// A stop while another process holds the session's lock and never lets go: the hook gives up
+/// after the lock timeout with the no-op answer and a note, instead of hanging until the agent's
+/// hook timeout.
+#[test]
+fn a_held_lock_fails_open_instead_of_hanging() {
+    use std::os::unix::process::CommandExt;
+    let repo = checkpoint_testkit::adapter::uncommitted();
+    let dir = repo.path();
+    let stdin = payload("claude", "Stop", dir);
+    let session: serde_json::Value = serde_json::from_str(&stdin).unwrap();
+    let sessions = dir.join(".git/checkpoint/sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let lock = sessions.join(format!(
+        "claude-{}.json.lock",
+        session["session_id"].as_str().unwrap()
+    ));
+    let ready = dir.join(".git/ready");
+    let mut holder = Command::new("flock")
+        .arg(&lock)
+        .args(["sh", "-c", "touch \"$0\"; sleep 300"])
+        .arg(&ready)
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    while !ready.exists() {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let started = Instant::now();
+    let run = checkpoint_testkit::run_hook(Path::new(CLAUDE.bin), dir, stdin.as_bytes(), &[]);
+    let took = started.elapsed();
+    Command::new("kill")
+        .args(["-s", "KILL", "--", &format!("-{}", holder.id())])
+        .status()
+        .unwrap();
+    holder.wait().unwrap();
+    CLAUDE.assert_no_op(&run, 1, "a stop under a held lock");
+    assert!(
+        run.stderr.contains("still locked by another process"),
+        "{run:?}"
+    );
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+}
+
+/// Runs `event` in `dir` with `edit` applied to the captured payload, and returns the run.
+fn fire_edited(
+    dir: &Path,
+    event: &str,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> checkpoint_testkit::HookRun {
+    let mut value: serde_json::Value =
+        serde_json::from_str(&payload("claude", event, dir)).unwrap();
+    edit(&mut value);
+    checkpoint_testkit::run_hook(
+        Path::new(CLAUDE.bin),
+        dir,
+        value.to_string().as_bytes(),
+        &[],
+    )
+}
+
+/// A committed `checkpoint.toml` or `package.json` that is a link to `/dev/zero` is refused at
+/// once, on every tool call and on stops: no endless read.
+#[test]
+fn config_and_manifest_links_to_dev_zero_are_not_read() {
+    for name in ["checkpoint.toml", "package.json"] {
+        let repo = checkpoint_testkit::adapter::uncommitted();
+        let dir = repo.path();
+        let _ = std::fs::remove_file(dir.join(name));
+        std::os::unix::fs::symlink("/dev/zero", dir.join(name)).unwrap();
+        checkpoint_testkit::git(dir, &["add", name]);
+        checkpoint_testkit::git(dir, &["commit", "-qm", "endless"]);
+        for event in ["PreToolUse", "Stop", "SessionEnd"] {
+            let run = fire_edited(dir, event, |_| {});
+            assert_eq!(run.code, Some(0), "{name} {event}: {run:?}");
+            if name == "checkpoint.toml" && event != "SessionEnd" {
+                assert!(
+                    run.stderr.contains("not a regular file"),
+                    "{name} {event}: {run:?}"
+                );
+            }
+        }
+    }
+}
+
+/// A payload whose writer never closes stdin is answered at once; a transcript that is a FIFO
+/// is skipped, not opened.
+#[test]
+fn an_open_stdin_and_a_fifo_transcript_do_not_hang() {
+    let repo = checkpoint_testkit::adapter::uncommitted();
+    let dir = repo.path();
+    let config = tempfile::tempdir().unwrap();
+    let fifo = config.path().join("transcript.jsonl");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let mut value: serde_json::Value =
+        serde_json::from_str(&payload("claude", "PreToolUse", dir)).unwrap();
+    value["transcript_path"] = fifo.display().to_string().into();
+    let started = Instant::now();
+    let mut hook = start_hook_in(config.path(), Path::new(CLAUDE.bin), dir, &[]);
+    let mut stdin = hook.stdin.take().unwrap();
+    stdin.write_all(value.to_string().as_bytes()).unwrap();
+    stdin.write_all(b"\n").unwrap();
+    // stdin stays open until the hook has answered.
+    let out = hook.wait_with_output().unwrap();
+    drop(stdin);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// An untracked symlink to a secret outside the repository: stops and session ends record the
+/// link, never the secret's content, in the state directory.
+#[test]
+fn an_untracked_link_to_a_secret_does_not_copy_the_secret() {
+    let repo = checkpoint_testkit::adapter::uncommitted();
+    let dir = repo.path();
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("id_secret");
+    std::fs::write(&secret, "SECRET-0d7c1e\n").unwrap();
+    std::os::unix::fs::symlink(&secret, dir.join("key")).unwrap();
+    for event in ["Stop", "SessionEnd"] {
+        let run = fire_edited(dir, event, |_| {});
+        assert_eq!(run.code, Some(0), "{event}: {run:?}");
+    }
+    let state = dir.join(".git/checkpoint");
+    assert!(state.is_dir());
+    let leaked = Command::new("grep")
+        .args(["-rl", "SECRET-0d7c1e"])
+        .arg(&state)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&leaked.stdout),
+        "",
+        "the secret was copied"
+    );
+}
+
+/// A 4 GiB untracked file: a stop and a session end neither read it nor keep it (its id comes
+/// from its stat data). Peak memory and time are measured outside the tests (see the README).
+#[test]
+fn a_huge_untracked_file_is_not_read() {
+    let repo = checkpoint_testkit::adapter::uncommitted();
+    let dir = repo.path();
+    let huge = std::fs::File::create(dir.join("huge.bin")).unwrap();
+    huge.set_len(4 << 30).unwrap();
+    for event in ["Stop", "SessionEnd"] {
+        let run = fire_edited(dir, event, |_| {});
+        assert_eq!(run.code, Some(0), "{event}: {run:?}");
+    }
+    let blobs = dir.join(".git/checkpoint/continuity/blobs");
+    let kept: u64 = std::fs::read_dir(&blobs)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok()?.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0);
+    assert!(kept < 1 << 20, "{kept} bytes kept");
+}
