@@ -190,11 +190,9 @@ pub(crate) fn read_bounded(path: &Path) -> io::Result<Option<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::install::agents::Scope;
 
-    /// The ledger of a directory outside git: it records nothing.
     fn ledger(dir: &Path) -> Ledger {
-        Ledger::of(&Scope::Project(dir.to_owned()), Mode::Install).unwrap()
+        Ledger::in_dir(&dir.join("state"), Mode::Install)
     }
 
     #[test]

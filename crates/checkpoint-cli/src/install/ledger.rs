@@ -1,6 +1,6 @@
 //! What install and uninstall record in, and read from, the ledger of the files checkpoint wrote
 //! ([`OwnFiles`]): the project's (in its state directory) or the user's (beside the user config
-//! file). Install records every file it writes and the one backup it makes of a file it edits;
+//! file; it also serves a project outside git). Install records every file it writes and the one backup it makes of a file it edits;
 //! uninstall deletes a file install created once nothing else is in it, the directories that
 //! leaves empty inside the project, and the backups install made (unless asked to keep them).
 
@@ -28,7 +28,7 @@ pub(crate) enum Mode {
 /// The ledger of one scope, and what an edit in it does.
 #[derive(Debug)]
 pub(crate) struct Ledger {
-    /// `None` when there is nowhere to keep it (a project outside git, no user config directory).
+    /// `None` when there is nowhere to keep it (no user config directory).
     own: Option<OwnFiles>,
     /// The project's root: directories emptied below it are removed (none for the user's files).
     root: Option<PathBuf>,
@@ -40,21 +40,31 @@ impl Ledger {
     /// The ledger of `scope`, for an edit in `mode`.
     pub(crate) fn of(scope: &Scope, mode: Mode) -> Result<Ledger, CliError> {
         let host = project::host();
+        // The user's ledger serves the user's files and a project outside git (where no gate
+        // runs); its keys are absolute paths.
+        let user = host.user_config.as_deref().and_then(Path::parent);
         let (own, root) = match scope {
             Scope::Project(root) => {
                 let state = host.locate(root)?.map(|repo| host.state_dir(&repo));
-                (state, Some(root.clone()))
+                (state.or(user.map(Path::to_owned)), Some(root.clone()))
             }
-            Scope::User => {
-                let dir = host.user_config.as_deref().and_then(Path::parent);
-                (dir.map(Path::to_owned), None)
-            }
+            Scope::User => (user.map(Path::to_owned), None),
         };
         Ok(Ledger {
             own: own.as_deref().map(OwnFiles::in_dir),
             root,
             mode,
         })
+    }
+
+    /// A ledger kept in `dir` (for tests: no process's user config is touched).
+    #[cfg(test)]
+    pub(crate) fn in_dir(dir: &Path, mode: Mode) -> Ledger {
+        Ledger {
+            own: Some(OwnFiles::in_dir(dir)),
+            root: None,
+            mode,
+        }
     }
 
     fn entry(&self, file: &Path) -> Result<Option<OwnFile>, CliError> {
@@ -139,6 +149,8 @@ impl Ledger {
         let Some(backup) = self.entry(file)?.and_then(|entry| entry.backup) else {
             return Ok(None);
         };
+        // Uninstall is done with the file: a later install backs it up afresh.
+        self.forget(file)?;
         if !backup.exists() {
             self.forget(&backup)?;
             return Ok(None);

@@ -360,9 +360,10 @@ fn report_project_files(ledger: &Ledger) -> Result<(), CliError> {
     }
     let list: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
     output::out(&format!(
-        "Files: {} — commit them to share the hooks with everyone working here; until then the \
-         stop gate does not count them as uncommitted work (nor the `*.checkpoint.bak` backups). \
-         `checkpoint uninstall --all` removes them again.",
+        "Checkpoint's files in this project: {}. Commit them to share the hooks with everyone \
+         working here; until then the stop gate does not count them (nor the \
+         `*.checkpoint.bak` backups) as uncommitted work. `checkpoint uninstall --all` removes \
+         them.",
         list.join(", ")
     ));
     Ok(())

@@ -83,7 +83,7 @@ mod tests {
     fn installs_once_and_removes_only_its_own_file() {
         let dir = tempfile::tempdir().unwrap();
         let scope = Scope::Project(dir.path().to_owned());
-        let ledger = Ledger::of(&scope, Mode::Install).unwrap();
+        let ledger = Ledger::in_dir(&dir.path().join("state"), Mode::Install);
         let spec = |name| InstallTarget::named(name).and_then(InstallTarget::agent);
         let claude = &spec("claude").unwrap();
         let path = install(claude, &scope, &ledger).unwrap().unwrap();
