@@ -732,3 +732,32 @@ fn a_teammate_verifies_through_allowed_signers() {
     let bad_name = s.run(&["keys", "export", "--name", "al ice"]);
     assert_eq!(code(&bad_name), 2);
 }
+
+#[test]
+fn a_finished_task_is_no_longer_the_active_one() {
+    for end in ["complete", "abandon", "fail"] {
+        let s = Setup::new();
+        s.ok(&["task", "start", "feature", "--steps", "one"], 0);
+        if end == "complete" {
+            s.ok(&["step", "start"], 0);
+            s.ok(&["step", "done"], 0);
+        }
+        s.ok(&["task", end], 0);
+        s.ok(&["save", "halfway"], 0);
+        let first = s.ok(&["progress", "created the schema"], 0);
+        assert!(!first.contains("task"), "{end}: {first}");
+        s.ok(&["progress", "wired the API"], 0);
+        let resume = s.ok(&["resume"], 0);
+        assert!(
+            resume.contains("created the schema") && resume.contains("wired the API"),
+            "{end}: {resume}"
+        );
+        let log = s.ok(&["log"], 0);
+        assert!(
+            !log.contains("feature"),
+            "{end}: the session checkpoints, not the task: {log}"
+        );
+        // A new task can start at once.
+        s.ok(&["task", "start", "next", "--steps", "one"], 0);
+    }
+}
