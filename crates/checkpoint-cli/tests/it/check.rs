@@ -124,15 +124,19 @@ fn long_file_lists_are_cut() {
 }
 
 #[test]
-fn outside_git_is_allowed_with_a_hint() {
+fn outside_git_is_an_error_with_a_hint() {
     let dir = repo("no-repo");
-    let out = checkpoint(dir.path(), &["check"], "");
-    assert_eq!(code(&out), 2);
-    assert_snapshot!(stable(&out.stdout, dir.path()), @"Checkpoint — Not inside a git repository: nothing to check.");
-    assert!(
-        String::from_utf8_lossy(&out.stderr)
-            .contains("hint: run `checkpoint check` inside a git repository")
-    );
+    for args in [&["check"][..], &["check", "--json"]] {
+        let out = checkpoint(dir.path(), args, "");
+        assert_eq!(code(&out), 2, "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "", "{args:?}");
+        insta::allow_duplicates! {
+            assert_snapshot!(stable(&out.stderr, dir.path()), @r"
+            error: not inside a git repository: [repo]
+            hint: run `checkpoint check` inside a git repository (`git init` makes one)
+            ");
+        }
+    }
 }
 
 #[test]
