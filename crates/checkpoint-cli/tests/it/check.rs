@@ -306,3 +306,27 @@ fn detached_head_is_noted() {
     let text = stable(&out.stdout, repo.path());
     assert!(text.contains("Note: HEAD is detached at "), "{text}");
 }
+
+#[test]
+fn a_check_by_hand_is_a_read_and_an_empty_save_is_refused() {
+    let dir = repo("python-passing");
+    let log =
+        |dir: &std::path::Path| String::from_utf8(checkpoint(dir, &["log"], "").stdout).unwrap();
+    let out = checkpoint(dir.path(), &["check"], "");
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stdout));
+    assert_snapshot!(log(dir.path()), @"No session checkpoints yet.");
+
+    let out = checkpoint(dir.path(), &["save", " "], "");
+    assert_eq!(code(&out), 2);
+    assert_snapshot!(String::from_utf8_lossy(&out.stderr), @r#"
+    error: the message is empty
+    hint: say what was reached: `checkpoint save "halfway through the refactor"`
+    "#);
+    assert_eq!(code(&checkpoint(dir.path(), &["save", "halfway"], "")), 0);
+    for _ in 0..3 {
+        assert_eq!(code(&checkpoint(dir.path(), &["check"], "")), 0);
+    }
+    let listed = log(dir.path());
+    assert_eq!(listed.matches("halfway").count(), 1, "{listed}");
+    assert_eq!(listed.lines().count(), 1, "{listed}");
+}

@@ -149,8 +149,11 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
         )
     })?;
     // Every allowed stop leaves a session checkpoint (and one in the active task); a blocked one
-    // still gets the interval checkpoint of a long step.
-    let recorded = if answer.decision.is_block() {
+    // still gets the interval checkpoint of a long step. A person's `checkpoint check` is a read:
+    // it records neither.
+    let recorded = if call.event.is_manual() {
+        Ok(None)
+    } else if answer.decision.is_block() {
         journal
             .maybe_interval_checkpoint(now)
             .map(|_| None)
