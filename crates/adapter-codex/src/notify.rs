@@ -60,8 +60,27 @@ pub fn event(payload: &[u8]) -> Result<Option<HookEvent>, String> {
     Ok(Some(event))
 }
 
-/// Runs the notify program on its last argument. Always exits 0; problems go to stderr.
+/// What `checkpoint-codex notify --help` prints.
+pub const HELP: &str =
+    "checkpoint-codex notify: checkpoint's stop gate for Codex's legacy `notify` program.
+
+Codex runs it after each turn with the turn's JSON as the last argument. On a block, the gate's
+message is typed into the Codex pane in tmux ($TMUX_PANE, or CHECKPOINT_CODEX_PANE). It always
+exits 0: a problem is one line on stderr.
+
+Usage: in ~/.codex/config.toml,
+    notify = [\"/path/to/checkpoint-codex\", \"notify\"]";
+
+/// Runs the notify program on its last argument (`--help`: prints [`HELP`]). Always exits 0;
+/// problems go to stderr.
 pub fn main(payload: Option<OsString>) -> ExitCode {
+    if payload
+        .as_deref()
+        .is_some_and(|a| a == "--help" || a == "-h")
+    {
+        let _ = writeln!(std::io::stdout(), "{HELP}");
+        return ExitCode::SUCCESS;
+    }
     if let Err(problem) = run(payload) {
         let _ = writeln!(std::io::stderr(), "checkpoint-codex notify: {problem}");
     }

@@ -334,6 +334,12 @@ impl HookEvent {
         HookEvent::new(Agent::Cli, EventKind::Stop, "Stop", "manual", cwd)
     }
 
+    /// Whether this is a [`HookEvent::manual_stop`]: a person's look at the gate, judged like a
+    /// stop but a read — it saves no checkpoint.
+    pub fn is_manual(&self) -> bool {
+        self.agent == Agent::Cli
+    }
+
     /// An event of `kind` that `agent` sent as `wire_name`, for `session_id` in `cwd`; every
     /// optional field empty.
     pub fn new(

@@ -7,7 +7,7 @@
 //! on stderr, so an agent is never wedged by its hook.
 
 use std::cell::Cell;
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Once;
 
@@ -26,14 +26,35 @@ pub fn version_line(home: &dyn AgentHome) -> String {
     format!("checkpoint-{} {VERSION}", home.agent().name())
 }
 
+/// What an adapter of `home`'s agent prints for `--help`, or when run by hand (stdin a terminal).
+pub fn help_text(home: &dyn AgentHome) -> String {
+    let name = home.agent().name();
+    let title = home.install().map_or(name, |spec| spec.title);
+    format!(
+        "checkpoint-{name} {VERSION}: checkpoint's hook adapter for {title}.\n\n\
+         {title} runs it for each hook event with the event's JSON on stdin. It answers on \
+         stdout and\nalways exits 0: a problem is one line on stderr and the agent's no-op \
+         answer.\n\n\
+         Usage: checkpoint-{name} < payload.json\n       checkpoint-{name} --version | --help\n\n\
+         Install its hooks with `checkpoint install {name}`; check them with `checkpoint doctor`."
+    )
+}
+
 /// Runs one hook call for the agent whose home is `home` on the process's stdin/stdout/stderr;
-/// with the one argument `--version`, prints [`version_line`] instead. Always exits 0.
+/// with the one argument `--version`, prints [`version_line`] instead, and with `--help` (or
+/// no argument and stdin a terminal: a person, not an agent) [`help_text`]. Always exits 0.
 pub fn main(home: &dyn AgentHome) -> std::process::ExitCode {
-    if std::env::args_os()
-        .nth(1)
-        .is_some_and(|arg| arg == "--version")
-    {
+    let arg = std::env::args_os().nth(1);
+    let said = |flags: &[&str]| {
+        arg.as_deref()
+            .is_some_and(|a| flags.iter().any(|f| a == *f))
+    };
+    if said(&["--version", "-V"]) {
         let _ = writeln!(std::io::stdout(), "{}", version_line(home));
+        return std::process::ExitCode::SUCCESS;
+    }
+    if said(&["--help", "-h"]) || (arg.is_none() && std::io::stdin().is_terminal()) {
+        let _ = writeln!(std::io::stdout(), "{}", help_text(home));
         return std::process::ExitCode::SUCCESS;
     }
     let stdin = crate::event::stdin_within(crate::event::STDIN_LIMIT);

@@ -23,7 +23,7 @@
 //! [`home`], [`outcome`], [`policy`] (parsing and merging settings from given texts),
 //! [`render`], [`tail`] — takes values and returns values. Only the `io` feature's modules touch
 //! the disk, the environment, git or processes: [`host`] and [`project`] (opening),
-//! [`policy`]'s loading, [`git`], [`runner`], [`cache`], [`store`], [`session`], [`journal`],
+//! [`policy`]'s loading, [`git`], [`runner`], [`cache`], [`store`], [`own_files`], [`session`], [`journal`],
 //! [`continuity`], [`context`], [`trust`], [`gate`] and [`hook`]. A tool that gathers its own facts can
 //! depend on this crate with `default-features = false` and call [`decide::plan`] and
 //! [`decide::decide`] directly.
@@ -62,6 +62,8 @@ pub mod hook;
 pub mod host;
 #[cfg(feature = "io")]
 pub mod journal;
+#[cfg(feature = "io")]
+pub mod own_files;
 #[cfg(feature = "io")]
 pub mod project;
 #[cfg(feature = "io")]

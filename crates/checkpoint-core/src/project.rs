@@ -16,6 +16,7 @@ use crate::continuity::Continuity;
 use crate::git::{GitError, Repo};
 use crate::host::{Host, StateDirError};
 use crate::journal::{FileKeyManager, Journal, JournalError, KeyManager};
+use crate::own_files::OwnFiles;
 use crate::policy::Policy;
 use crate::policy::config::{
     self, ConfigError, ConfigSources, Effective, LowerValue, ProjectCommand, Setting,
@@ -117,6 +118,11 @@ impl Project {
     /// The stop gate's per-session memory.
     pub fn sessions(&self) -> SessionStore {
         SessionStore::new(&self.state_dir)
+    }
+
+    /// The ledger of the files checkpoint wrote into this project (see [`OwnFiles`]).
+    pub fn own_files(&self) -> OwnFiles {
+        OwnFiles::in_dir(&self.state_dir)
     }
 
     /// The cache of test outcomes.

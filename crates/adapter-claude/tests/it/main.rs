@@ -504,3 +504,34 @@ fn integrity_warn_tells_the_user_and_allows() {
         "{notice}"
     );
 }
+
+#[test]
+fn help_and_version_say_what_the_adapter_is() {
+    let run = |arg: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_checkpoint-claude"))
+            .arg(arg)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        assert_eq!(out.stderr, b"");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let version = run("--version");
+    assert_eq!(
+        version,
+        format!("checkpoint-claude {}\n", env!("CARGO_PKG_VERSION"))
+    );
+    let help = run("--help").replace(env!("CARGO_PKG_VERSION"), "[version]");
+    assert_snapshot!(help, @r"
+    checkpoint-claude [version]: checkpoint's hook adapter for Claude Code.
+
+    Claude Code runs it for each hook event with the event's JSON on stdin. It answers on stdout and
+    always exits 0: a problem is one line on stderr and the agent's no-op answer.
+
+    Usage: checkpoint-claude < payload.json
+           checkpoint-claude --version | --help
+
+    Install its hooks with `checkpoint install claude`; check them with `checkpoint doctor`.
+    ");
+}

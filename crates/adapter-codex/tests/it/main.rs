@@ -197,3 +197,23 @@ fn sessions_resume_and_context_is_watched() {
     let (_, notice) = CODEX.assert_continuity("PreToolUse", "PostToolUse");
     assert_snapshot!(notice.to_string());
 }
+
+#[test]
+fn notify_help_says_what_it_is() {
+    let out = Command::new(env!("CARGO_BIN_EXE_checkpoint-codex"))
+        .args(["notify", "--help"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(out.stderr, b"");
+    assert_snapshot!(String::from_utf8(out.stdout).unwrap(), @r#"
+    checkpoint-codex notify: checkpoint's stop gate for Codex's legacy `notify` program.
+
+    Codex runs it after each turn with the turn's JSON as the last argument. On a block, the gate's
+    message is typed into the Codex pane in tmux ($TMUX_PANE, or CHECKPOINT_CODEX_PANE). It always
+    exits 0: a problem is one line on stderr.
+
+    Usage: in ~/.codex/config.toml,
+        notify = ["/path/to/checkpoint-codex", "notify"]
+    "#);
+}

@@ -63,6 +63,9 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::SUCCESS);
     };
     let decision = &answer.decision;
+    if let Some(err) = unchecked(decision, &event) {
+        return Err(err);
+    }
     if args.json {
         output::json(&CheckJson {
             schema_version: SCHEMA_VERSION,
@@ -99,16 +102,27 @@ fn read_event(agent: Option<&str>) -> Result<(&'static dyn AgentHome, HookEvent)
     Ok((&Manual, HookEvent::manual_stop(project::cwd()?)))
 }
 
+/// The error for a stop the gate could not look at (no repository, or one git cannot read): an
+/// `error:` and a `hint:`, not a decision.
+fn unchecked(decision: &Decision, event: &HookEvent) -> Option<CliError> {
+    let Decision::Allow { reason, .. } = decision else {
+        return None;
+    };
+    match reason {
+        AllowReason::NoRepository => Some(CliError::new(
+            format!("not inside a git repository: {}", event.cwd.display()),
+            "run `checkpoint check` inside a git repository (`git init` makes one)",
+        )),
+        AllowReason::RepoUnreadable { reason } => Some(CliError::new(
+            format!("git cannot read the repository: {reason}"),
+            "run `git status` to see what is wrong with the repository",
+        )),
+        _ => None,
+    }
+}
+
 fn degraded_hint(decision: &Decision) -> &'static str {
     match decision {
-        Decision::Allow {
-            reason: AllowReason::NoRepository,
-            ..
-        } => "run `checkpoint check` inside a git repository",
-        Decision::Allow {
-            reason: AllowReason::RepoUnreadable { .. },
-            ..
-        } => "run `git status` to see what is wrong with the repository",
         _ if decision
             .notes()
             .iter()

@@ -21,6 +21,12 @@ pub(crate) struct Args {
 
 /// `checkpoint save "message"`: a manual checkpoint.
 pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
+    if args.message.trim().is_empty() {
+        return Err(CliError::usage(
+            "the message is empty",
+            "say what was reached: `checkpoint save \"halfway through the refactor\"`",
+        ));
+    }
     if args.task.is_none() {
         let saved = continuity::save(&project::open_git()?, Caller::Cli, Some(&args.message))?;
         output::out(&saved);

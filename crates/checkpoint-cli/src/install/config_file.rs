@@ -1,5 +1,5 @@
 //! A hooks file on disk: read once, parsed strictly, shown as a diff, and replaced atomically after
-//! a backup of what it held.
+//! a backup of what it held (recorded in the [`Ledger`]).
 
 use std::fs;
 use std::io::{self, Read};
@@ -9,6 +9,7 @@ use checkpoint_core::store;
 
 use crate::CliError;
 
+use super::ledger::{Ledger, Mode};
 use super::settings::{self, Settings};
 
 /// The suffix of the backup kept next to an edited file.
@@ -70,26 +71,80 @@ impl ConfigFile {
             .to_string()
     }
 
-    /// Replaces the file with `new`, first saving its current content (if any) as
-    /// `<file>.checkpoint.bak`; returns the backup's path.
-    pub(crate) fn replace(&self, new: &str) -> Result<Option<PathBuf>, CliError> {
+    /// Replaces the file with `new` and records it in `ledger`. Installing, the file's current
+    /// content is first saved as `<file>.checkpoint.bak` unless an earlier install already saved
+    /// it (the backup keeps what the file held before checkpoint). Uninstalling, a file
+    /// checkpoint created that `new` leaves empty (`{}` or nothing) is deleted, and content that says
+    /// what install's backup holds is written as the backup's exact text. The file keeps its
+    /// permissions.
+    pub(crate) fn replace(&self, new: &str, ledger: &Ledger) -> Result<Replaced, CliError> {
         let hint = "check the permissions of the file and its directory";
         let write = |path: &Path, bytes: &str| {
             store::write_atomic(path, bytes.as_bytes()).map_err(|e| CliError::new(e, hint))
         };
-        let backup = match &self.text {
-            Some(old) => {
+        let empty = matches!(new.trim(), "" | "{}");
+        if empty && ledger.mode != Mode::Install && ledger.created(&self.path)? {
+            ledger.remove(&self.path)?;
+            return Ok(Replaced {
+                backup_made: None,
+                file_removed: true,
+            });
+        }
+        // The file's permissions, kept by the new content and the backup.
+        let permissions = fs::metadata(&self.path).ok().map(|m| m.permissions());
+        let keep = |path: &Path| match &permissions {
+            Some(permissions) => fs::set_permissions(path, permissions.clone())
+                .map_err(|e| CliError::new(format!("{}: {e}", path.display()), hint)),
+            None => Ok(()),
+        };
+        let backup_made = match &self.text {
+            Some(old) if ledger.wants_backup(&self.path)? => {
                 let mut name = self.path.clone().into_os_string();
                 name.push(BACKUP_SUFFIX);
                 let backup = PathBuf::from(name);
                 write(&backup, old)?;
+                keep(&backup)?;
+                ledger.backed_up(&self.path, &backup, old.as_bytes())?;
                 Some(backup)
             }
-            None => None,
+            _ => None,
         };
-        write(&self.path, new)?;
-        Ok(backup)
+        // Uninstall giving back what the file held before install: its exact bytes, layout kept.
+        let new = match ledger.backup(&self.path)? {
+            Some((_, old)) if ledger.mode != Mode::Install && same_content(&old, new) => old,
+            _ => new.to_owned(),
+        };
+        write(&self.path, &new)?;
+        if let Some(permissions) = permissions {
+            fs::set_permissions(&self.path, permissions)
+                .map_err(|e| CliError::new(format!("{}: {e}", self.path.display()), hint))?;
+        }
+        ledger.wrote(&self.path, new.as_bytes(), self.text.is_none())?;
+        Ok(Replaced {
+            backup_made,
+            file_removed: false,
+        })
     }
+}
+
+/// Whether `a` and `b` say the same: equal as JSON values when both are JSON, else equal text.
+fn same_content(a: &str, b: &str) -> bool {
+    match (
+        serde_json::from_str::<serde_json::Value>(a),
+        serde_json::from_str::<serde_json::Value>(b),
+    ) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// What [`ConfigFile::replace`] did besides writing.
+#[derive(Debug, Default)]
+pub(crate) struct Replaced {
+    /// The backup of the previous content made now.
+    pub(crate) backup_made: Option<PathBuf>,
+    /// The file was checkpoint's own and is gone.
+    pub(crate) file_removed: bool,
 }
 
 /// The most an agent's config file may hold (Claude Code's `.claude.json` keeps every project's
@@ -136,6 +191,10 @@ pub(crate) fn read_bounded(path: &Path) -> io::Result<Option<String>> {
 mod tests {
     use super::*;
 
+    fn ledger(dir: &Path) -> Ledger {
+        Ledger::in_dir(&dir.join("state"), Mode::Install)
+    }
+
     #[test]
     fn a_symlinked_file_is_edited_through_the_link() {
         let dir = tempfile::tempdir().unwrap();
@@ -146,7 +205,10 @@ mod tests {
         std::os::unix::fs::symlink(&real, &link).unwrap();
 
         let file = ConfigFile::read(link.clone()).unwrap();
-        let backup = file.replace("{\"a\": 1}\n").unwrap();
+        let backup = file
+            .replace("{\"a\": 1}\n", &ledger(dir.path()))
+            .unwrap()
+            .backup_made;
 
         assert!(fs::symlink_metadata(&link).unwrap().is_symlink());
         assert_eq!(fs::read_to_string(&link).unwrap(), "{\"a\": 1}\n");
@@ -166,7 +228,8 @@ mod tests {
         let diff = file.diff("{}\n");
         assert!(diff.starts_with("--- /dev/null\n+++ "), "{diff}");
         assert!(diff.ends_with("+{}\n"), "{diff}");
-        assert_eq!(file.replace("{}\n").unwrap(), None);
+        let replaced = file.replace("{}\n", &ledger(dir.path())).unwrap();
+        assert_eq!(replaced.backup_made, None);
         assert_eq!(fs::read_to_string(&path).unwrap(), "{}\n");
         assert_eq!(fs::read_dir(path.parent().unwrap()).unwrap().count(), 1);
     }

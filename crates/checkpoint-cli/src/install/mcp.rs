@@ -98,10 +98,14 @@ pub(crate) fn install(target: &Target, spec: &AgentSpec, hooks: &Edit) -> Result
 }
 
 /// With `--mcp`, removes our server for `spec`, and nothing else (`hooks`: what the removal of
-/// the hooks did); else does nothing.
-pub(crate) fn uninstall(target: &Target, spec: &AgentSpec, hooks: &Edit) -> Result<(), CliError> {
+/// the hooks did); else does nothing. Returns the MCP configuration file it looked at.
+pub(crate) fn uninstall(
+    target: &Target,
+    spec: &AgentSpec,
+    hooks: &Edit,
+) -> Result<Option<PathBuf>, CliError> {
     if !target.mcp {
-        return Ok(());
+        return Ok(None);
     }
     let config = mcp_config(spec, &hooks.scope)?;
     let file = ConfigFile::read(config.path)?;
@@ -127,7 +131,7 @@ pub(crate) fn uninstall(target: &Target, spec: &AgentSpec, hooks: &Edit) -> Resu
             write_beside_hooks(&file, &text, hooks, target.dry_run, &done)?;
         }
     }
-    Ok(())
+    Ok(Some(file.path))
 }
 
 /// The agent's MCP configuration file for `scope`, and how it is written.

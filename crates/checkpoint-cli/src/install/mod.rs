@@ -9,6 +9,7 @@ mod agents;
 mod config_file;
 mod git_hooks;
 pub(crate) mod inspect;
+mod ledger;
 mod mcp;
 mod settings;
 mod skill;
@@ -24,14 +25,12 @@ use crate::{CliError, output, project};
 pub(crate) use agents::{AgentSpec, Scope};
 
 use agents::InstallTarget;
-use config_file::ConfigFile;
+use config_file::{ConfigFile, Replaced};
+use ledger::{Ledger, Mode};
 
-/// Which hooks file to edit, and how.
+/// Where and how to edit: the options install and uninstall share.
 #[derive(Debug, clap::Args)]
-pub(crate) struct Target {
-    /// The agent whose hooks to edit (or git).
-    #[arg(value_name = "AGENT", value_parser = InstallTarget::parser())]
-    agent: InstallTarget,
+pub(crate) struct Options {
     /// Edit the user's hooks file instead of the project's: ~/.claude/settings.json
     /// ($CLAUDE_CONFIG_DIR), ~/.gemini/settings.json ($GEMINI_CLI_HOME/.gemini),
     /// ~/.codex/hooks.json ($CODEX_HOME).
@@ -46,11 +45,35 @@ pub(crate) struct Target {
     mcp: bool,
 }
 
+/// Which hooks file to edit, and how.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Target {
+    /// The agent whose hooks to edit (or git).
+    agent: InstallTarget,
+    user: bool,
+    dry_run: bool,
+    mcp: bool,
+}
+
+impl Options {
+    fn target(&self, agent: InstallTarget) -> Target {
+        Target {
+            agent,
+            user: self.user,
+            dry_run: self.dry_run,
+            mcp: self.mcp,
+        }
+    }
+}
+
 /// Options of `checkpoint install`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct InstallArgs {
+    /// The agent whose hooks to install (or git).
+    #[arg(value_name = "AGENT", value_parser = InstallTarget::parser())]
+    agent: InstallTarget,
     #[command(flatten)]
-    target: Target,
+    options: Options,
     /// The adapter the hooks run (default: the agent's, e.g. checkpoint-claude, next to this
     /// executable).
     #[arg(long, value_name = "PATH")]
@@ -64,16 +87,31 @@ pub(crate) struct InstallArgs {
 /// Options of `checkpoint uninstall`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct UninstallArgs {
+    /// The agent whose hooks to remove (or git).
+    #[arg(
+        value_name = "AGENT",
+        value_parser = InstallTarget::parser(),
+        required_unless_present = "all",
+        conflicts_with = "all"
+    )]
+    agent: Option<InstallTarget>,
     #[command(flatten)]
-    target: Target,
+    options: Options,
+    /// Remove everything of checkpoint's from the project (--user: the user's files): every
+    /// agent's hooks, MCP server, status line and skill, and the git hooks.
+    #[arg(long)]
+    all: bool,
+    /// Keep the backups (`<file>.checkpoint.bak`) install made of the files it edited.
+    #[arg(long)]
+    keep_backups: bool,
 }
 
 /// Installs the agent's handlers, replacing ours from an earlier install wherever they are.
 pub(crate) fn install(args: &InstallArgs) -> Result<ExitCode, CliError> {
-    statusline::check(args.statusline, args.target.agent.agent())?;
-    let Some(spec) = args.target.agent.agent() else {
-        let target = &args.target;
-        mcp::not_for_git(target)?;
+    let target = args.options.target(args.agent);
+    statusline::check(args.statusline, target.agent.agent())?;
+    let Some(spec) = target.agent.agent() else {
+        mcp::not_for_git(&target)?;
         return git_hooks::install_command(target.user, args.adapter.is_some(), target.dry_run);
     };
     let adapter = adapter::locate(&spec, args.adapter.as_deref())?;
@@ -85,32 +123,32 @@ pub(crate) fn install(args: &InstallArgs) -> Result<ExitCode, CliError> {
         .map(|event| (event.name, spec.handler(&command, event)))
         .collect();
     let events: Vec<&str> = handlers.iter().map(|(event, _)| *event).collect();
-    let edit = edit(&args.target, &spec, &handlers)?;
+    let edit = edit(&target, &spec, &handlers, Mode::Install)?;
     let file = edit.file.display();
     match &edit.result {
         EditResult::Previewed => {
-            mcp::install(&args.target, &spec, &edit)?;
-            statusline::install(args.statusline, &args.target, &spec, &edit)?;
+            mcp::install(&target, &spec, &edit)?;
+            statusline::install(args.statusline, &target, &spec, &edit)?;
             return Ok(ExitCode::SUCCESS);
         }
         EditResult::Unchanged => output::out(&format!(
             "Checkpoint hooks for {} are already installed in {file}: nothing to change.",
             spec.table.title
         )),
-        EditResult::Written { backup } => {
+        EditResult::Written(replaced) => {
             output::out(&format!(
                 "Installed checkpoint hooks for {} in {file}: {}.",
                 spec.table.title,
                 events.join(", ")
             ));
-            report_backup(backup.as_deref());
+            report(&edit.file, replaced);
         }
     }
     // The user just chose this project: its current commands may run at stops.
     if let Some(project) = project::host().git_project(&project::cwd()?)? {
         crate::commands::trust::on_install(&project)?;
     }
-    if let Some(path) = skill::install(&spec, &edit.scope)? {
+    if let Some(path) = skill::install(&spec, &edit.scope, &edit.ledger)? {
         output::out(&format!(
             "Installed the checkpoint-progress skill in {}.",
             path.display()
@@ -118,18 +156,43 @@ pub(crate) fn install(args: &InstallArgs) -> Result<ExitCode, CliError> {
     }
     output::out(&spec.reach(&edit.scope));
     output::out(&spec.next_steps(&edit.scope));
-    mcp::install(&args.target, &spec, &edit)?;
-    statusline::install(args.statusline, &args.target, &spec, &edit)?;
+    mcp::install(&target, &spec, &edit)?;
+    statusline::install(args.statusline, &target, &spec, &edit)?;
+    report_project_files(&edit.ledger)?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// Removes every handler of ours, whatever its event, and nothing else.
+/// Removes every handler of ours, whatever its event, and nothing else; with `--all`, for every
+/// agent (with the MCP server) and git.
 pub(crate) fn uninstall(args: &UninstallArgs) -> Result<ExitCode, CliError> {
-    let Some(spec) = args.target.agent.agent() else {
-        mcp::not_for_git(&args.target)?;
-        return git_hooks::uninstall_command(args.target.user, args.target.dry_run);
+    let mode = Mode::Uninstall {
+        keep_backups: args.keep_backups,
     };
-    let edit = edit(&args.target, &spec, &[])?;
+    let Some(agent) = args.agent else {
+        let options = Options {
+            mcp: true,
+            ..args.options
+        };
+        for spec in crate::agents::HOMES.into_iter().filter_map(AgentSpec::of) {
+            uninstall_agent(&options.target(InstallTarget::Agent(spec)), &spec, mode)?;
+        }
+        if options.user || project::host().locate(&project::cwd()?)?.is_some() {
+            git_hooks::uninstall_command(options.user, options.dry_run)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
+    let target = args.options.target(agent);
+    let Some(spec) = agent.agent() else {
+        mcp::not_for_git(&target)?;
+        return git_hooks::uninstall_command(target.user, target.dry_run);
+    };
+    uninstall_agent(&target, &spec, mode)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Removes `spec`'s hooks, skill and status line (with `--mcp`, its MCP server).
+fn uninstall_agent(target: &Target, spec: &AgentSpec, mode: Mode) -> Result<(), CliError> {
+    let edit = edit(target, spec, &[], mode)?;
     let file = edit.file.display();
     match &edit.result {
         EditResult::Previewed => {}
@@ -137,32 +200,47 @@ pub(crate) fn uninstall(args: &UninstallArgs) -> Result<ExitCode, CliError> {
             "No checkpoint hooks for {} in {file}: nothing to change.",
             spec.table.title
         )),
-        EditResult::Written { backup } => {
+        EditResult::Written(replaced) => {
             output::out(&format!(
                 "Removed checkpoint hooks for {} from {file}: {}.",
                 spec.table.title,
                 edit.removed.join(", ")
             ));
-            report_backup(backup.as_deref());
+            report(&edit.file, replaced);
         }
     }
-    if !args.target.dry_run
-        && let Some(path) = skill::uninstall(&spec, &edit.scope)?
+    if !target.dry_run
+        && let Some(path) = skill::uninstall(spec, &edit.scope, &edit.ledger)?
     {
         output::out(&format!(
             "Removed the checkpoint-progress skill from {}.",
             path.display()
         ));
     }
-    mcp::uninstall(&args.target, &spec, &edit)?;
-    statusline::uninstall(&args.target, &spec, &edit)?;
-    Ok(ExitCode::SUCCESS)
+    let mcp_file = mcp::uninstall(target, spec, &edit)?;
+    statusline::uninstall(target, spec, &edit)?;
+    if target.dry_run {
+        return Ok(());
+    }
+    let mut files = vec![edit.file.clone()];
+    files.extend(mcp_file.filter(|file| *file != edit.file));
+    for file in files {
+        if let Some(backup) = edit.ledger.drop_backup(&file)? {
+            output::out(&format!(
+                "Removed the backup {} (--keep-backups keeps it).",
+                backup.display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// What [`edit`] did.
 #[derive(Debug)]
 struct Edit {
     scope: Scope,
+    /// The ledger of `scope`, and whether this is an install or an uninstall.
+    ledger: Ledger,
     /// The hooks file.
     file: PathBuf,
     /// The events whose handlers of ours were removed without a replacement.
@@ -176,14 +254,20 @@ enum EditResult {
     Unchanged,
     /// A dry run printed the diff; nothing was written.
     Previewed,
-    /// The file was replaced; the previous content, if any, is in `backup`.
-    Written { backup: Option<PathBuf> },
+    /// The file was replaced (or, emptied, removed).
+    Written(Replaced),
 }
 
 /// Makes `handlers` the agent's only handlers of ours in `target`'s hooks file: previews the change
 /// with `--dry-run`, else writes it (when there is one).
-fn edit(target: &Target, spec: &AgentSpec, handlers: &[(&str, Value)]) -> Result<Edit, CliError> {
+fn edit(
+    target: &Target,
+    spec: &AgentSpec,
+    handlers: &[(&str, Value)],
+    mode: Mode,
+) -> Result<Edit, CliError> {
     let scope = scope(target.user)?;
+    let ledger = Ledger::of(&scope, mode)?;
     let file = ConfigFile::read(spec.config_path(&scope)?)?;
     let before = file.settings()?;
     let mut after = before.clone();
@@ -203,13 +287,12 @@ fn edit(target: &Target, spec: &AgentSpec, handlers: &[(&str, Value)]) -> Result
             output::out(file.diff(&text).trim_end());
             EditResult::Previewed
         } else {
-            EditResult::Written {
-                backup: file.replace(&text)?,
-            }
+            EditResult::Written(file.replace(&text, &ledger)?)
         }
     };
     Ok(Edit {
         scope,
+        ledger,
         file: file.path,
         removed,
         result,
@@ -237,10 +320,8 @@ enum Change {
 }
 
 /// Writes an edit beside the hooks: with `--dry-run` prints its diff and returns false; else
-/// replaces `file` with `text`, says `done` and reports the backup. When this run's hooks edit
-/// already replaced the same file (Claude and Gemini keep the status line or MCP servers beside
-/// the hooks), its backup holds the user's content and stays as it is (and was reported);
-/// otherwise the file is backed up as usual.
+/// replaces `file` with `text` (recorded in the hooks edit's ledger: a file the hooks edit already
+/// backed up is not backed up again), says `done` and what happened to the file and its backup.
 fn write_beside_hooks(
     file: &ConfigFile,
     text: &str,
@@ -252,21 +333,38 @@ fn write_beside_hooks(
         output::out(file.diff(text).trim_end());
         return Ok(false);
     }
-    let hooks_wrote_it = matches!(hooks.result, EditResult::Written { .. });
-    let backup = if hooks_wrote_it && hooks.file == file.path {
-        checkpoint_core::store::write_atomic(&file.path, text.as_bytes())
-            .map_err(|e| CliError::new(e, "check the permissions of the file and its directory"))?;
-        None
-    } else {
-        file.replace(text)?
-    };
+    let replaced = file.replace(text, &hooks.ledger)?;
     output::out(done);
-    report_backup(backup.as_deref());
+    report(&file.path, &replaced);
     Ok(true)
 }
 
-fn report_backup(backup: Option<&Path>) {
-    if let Some(backup) = backup {
+/// Says what [`ConfigFile::replace`] did besides writing `file`.
+fn report(file: &Path, replaced: &Replaced) {
+    if let Some(backup) = &replaced.backup_made {
         output::out(&format!("Previous content saved as {}.", backup.display()));
     }
+    if replaced.file_removed {
+        output::out(&format!(
+            "Removed {}: checkpoint created it, and nothing else is in it.",
+            file.display()
+        ));
+    }
+}
+
+/// After a project install: the files it wrote, and what to do with them.
+fn report_project_files(ledger: &Ledger) -> Result<(), CliError> {
+    let files = ledger.project_files()?;
+    if files.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    output::out(&format!(
+        "Checkpoint's files in this project: {}. Commit them to share the hooks with everyone \
+         working here; until then the stop gate does not count them (nor the \
+         `*.checkpoint.bak` backups) as uncommitted work. `checkpoint uninstall --all` removes \
+         them.",
+        list.join(", ")
+    ));
+    Ok(())
 }

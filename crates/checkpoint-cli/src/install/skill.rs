@@ -10,6 +10,7 @@ use checkpoint_core::store;
 use crate::CliError;
 
 use super::agents::{AgentSpec, Scope};
+use super::ledger::Ledger;
 
 /// The skill file as installed. Its first lines identify it as ours on uninstall.
 const SKILL_MD: &str = "---
@@ -33,34 +34,40 @@ fn path(spec: &AgentSpec, scope: &Scope) -> Result<Option<PathBuf>, CliError> {
     Ok(Some(dir.join("SKILL.md")))
 }
 
-/// Writes the skill unless it is already there as written; returns the path when it wrote.
-pub(crate) fn install(spec: &AgentSpec, scope: &Scope) -> Result<Option<PathBuf>, CliError> {
+/// Writes the skill unless it is already there as written (recording it in `ledger`); returns
+/// the path when it wrote.
+pub(crate) fn install(
+    spec: &AgentSpec,
+    scope: &Scope,
+    ledger: &Ledger,
+) -> Result<Option<PathBuf>, CliError> {
     let Some(path) = path(spec, scope)? else {
         return Ok(None);
     };
-    if fs::read_to_string(&path).is_ok_and(|text| text == SKILL_MD) {
-        return Ok(None);
+    let before = fs::read_to_string(&path).ok();
+    if before.as_deref() != Some(SKILL_MD) {
+        store::write_atomic(&path, SKILL_MD.as_bytes()).map_err(|e| {
+            CliError::new(e, "check the permissions of the agent's config directory")
+        })?;
     }
-    store::write_atomic(&path, SKILL_MD.as_bytes())
-        .map_err(|e| CliError::new(e, "check the permissions of the agent's config directory"))?;
-    Ok(Some(path))
+    ledger.wrote(&path, SKILL_MD.as_bytes(), before.is_none())?;
+    Ok((before.as_deref() != Some(SKILL_MD)).then_some(path))
 }
 
-/// Removes the skill if it is ours (a file someone changed is kept); returns the path when it
-/// removed it.
-pub(crate) fn uninstall(spec: &AgentSpec, scope: &Scope) -> Result<Option<PathBuf>, CliError> {
+/// Removes the skill if it is ours (a file someone changed is kept), and the directories this
+/// leaves empty in the project; returns the path when it removed it.
+pub(crate) fn uninstall(
+    spec: &AgentSpec,
+    scope: &Scope,
+    ledger: &Ledger,
+) -> Result<Option<PathBuf>, CliError> {
     let Some(path) = path(spec, scope)? else {
         return Ok(None);
     };
     if !fs::read_to_string(&path).is_ok_and(|text| text == SKILL_MD) {
         return Ok(None);
     }
-    fs::remove_file(&path).map_err(|e| {
-        CliError::new(
-            format!("{}: {e}", path.display()),
-            "remove the file by hand",
-        )
-    })?;
+    ledger.remove(&path)?;
     // The directory was made for the skill; leave it if anything else is in it.
     let _ = path.parent().map(fs::remove_dir);
     Ok(Some(path))
@@ -70,28 +77,37 @@ pub(crate) fn uninstall(spec: &AgentSpec, scope: &Scope) -> Result<Option<PathBu
 mod tests {
     use super::*;
     use crate::install::agents::InstallTarget;
+    use crate::install::ledger::Mode;
 
     #[test]
     fn installs_once_and_removes_only_its_own_file() {
         let dir = tempfile::tempdir().unwrap();
         let scope = Scope::Project(dir.path().to_owned());
+        let ledger = Ledger::in_dir(&dir.path().join("state"), Mode::Install);
         let spec = |name| InstallTarget::named(name).and_then(InstallTarget::agent);
         let claude = &spec("claude").unwrap();
-        let path = install(claude, &scope).unwrap().unwrap();
+        let path = install(claude, &scope, &ledger).unwrap().unwrap();
         assert!(path.ends_with(".claude/skills/checkpoint-progress/SKILL.md"));
         assert_eq!(fs::read_to_string(&path).unwrap(), SKILL_MD);
-        assert_eq!(install(claude, &scope).unwrap(), None, "already there");
-        assert_eq!(uninstall(claude, &scope).unwrap(), Some(path.clone()));
+        assert_eq!(
+            install(claude, &scope, &ledger).unwrap(),
+            None,
+            "already there"
+        );
+        assert_eq!(
+            uninstall(claude, &scope, &ledger).unwrap(),
+            Some(path.clone())
+        );
         assert!(!path.exists());
 
-        install(claude, &scope).unwrap();
+        install(claude, &scope, &ledger).unwrap();
         fs::write(&path, "my own edits").unwrap();
-        assert_eq!(uninstall(claude, &scope).unwrap(), None);
+        assert_eq!(uninstall(claude, &scope, &ledger).unwrap(), None);
         assert!(path.exists(), "a changed file is the user's");
 
         let gemini = &spec("gemini").unwrap();
         assert_eq!(
-            install(gemini, &scope).unwrap(),
+            install(gemini, &scope, &ledger).unwrap(),
             None,
             "no skills for gemini"
         );

@@ -124,15 +124,19 @@ fn long_file_lists_are_cut() {
 }
 
 #[test]
-fn outside_git_is_allowed_with_a_hint() {
+fn outside_git_is_an_error_with_a_hint() {
     let dir = repo("no-repo");
-    let out = checkpoint(dir.path(), &["check"], "");
-    assert_eq!(code(&out), 2);
-    assert_snapshot!(stable(&out.stdout, dir.path()), @"Checkpoint — Not inside a git repository: nothing to check.");
-    assert!(
-        String::from_utf8_lossy(&out.stderr)
-            .contains("hint: run `checkpoint check` inside a git repository")
-    );
+    for args in [&["check"][..], &["check", "--json"]] {
+        let out = checkpoint(dir.path(), args, "");
+        assert_eq!(code(&out), 2, "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "", "{args:?}");
+        insta::allow_duplicates! {
+            assert_snapshot!(stable(&out.stderr, dir.path()), @r"
+            error: not inside a git repository: [repo]
+            hint: run `checkpoint check` inside a git repository (`git init` makes one)
+            ");
+        }
+    }
 }
 
 #[test]
@@ -301,4 +305,28 @@ fn detached_head_is_noted() {
     let out = checkpoint(repo.path(), &["check"], "");
     let text = stable(&out.stdout, repo.path());
     assert!(text.contains("Note: HEAD is detached at "), "{text}");
+}
+
+#[test]
+fn a_check_by_hand_is_a_read_and_an_empty_save_is_refused() {
+    let dir = repo("python-passing");
+    let log =
+        |dir: &std::path::Path| String::from_utf8(checkpoint(dir, &["log"], "").stdout).unwrap();
+    let out = checkpoint(dir.path(), &["check"], "");
+    assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stdout));
+    assert_snapshot!(log(dir.path()), @"No session checkpoints yet.");
+
+    let out = checkpoint(dir.path(), &["save", " "], "");
+    assert_eq!(code(&out), 2);
+    assert_snapshot!(String::from_utf8_lossy(&out.stderr), @r#"
+    error: the message is empty
+    hint: say what was reached: `checkpoint save "halfway through the refactor"`
+    "#);
+    assert_eq!(code(&checkpoint(dir.path(), &["save", "halfway"], "")), 0);
+    for _ in 0..3 {
+        assert_eq!(code(&checkpoint(dir.path(), &["check"], "")), 0);
+    }
+    let listed = log(dir.path());
+    assert_eq!(listed.matches("halfway").count(), 1, "{listed}");
+    assert_eq!(listed.lines().count(), 1, "{listed}");
 }

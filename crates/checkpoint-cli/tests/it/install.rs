@@ -405,11 +405,13 @@ fn install_says_what_it_wrote_and_what_is_left_to_do() {
     Where: the hooks fire when Codex CLI starts anywhere inside [project]; in another worktree only once .codex/hooks.json is committed there. To gate every worktree: `checkpoint install codex --user`.
     Next: review and trust the hooks with `/hooks` in the Codex TUI (or run `codex exec --dangerously-bypass-hook-trust`).
     Project hooks load only in a trusted project: `[projects."[project]"] trust_level = "trusted"` in ~/.codex/config.toml.
+    Checkpoint's files in this project: .codex/hooks.json. Commit them to share the hooks with everyone working here; until then the stop gate does not count them (nor the `*.checkpoint.bak` backups) as uncommitted work. `checkpoint uninstall --all` removes them.
     "#);
     assert_snapshot!(fx.stable(ok(&fx.install("gemini", &[]))), @r"
     Installed checkpoint hooks for Gemini CLI in [project]/.gemini/settings.json: AfterAgent, BeforeAgent, BeforeTool, AfterTool, SessionStart, PreCompress, SessionEnd.
     Where: the hooks fire only when Gemini CLI starts in [project] itself — not in its subdirectories, nor in another worktree (Gemini CLI reads a project's hooks only from the directory it starts in). To gate those too: `checkpoint install gemini --user`.
     Next: trust the folder when Gemini CLI asks (headless: GEMINI_CLI_TRUST_WORKSPACE=true); hooks do not run in an untrusted folder.
+    Checkpoint's files in this project: .gemini/settings.json. Commit them to share the hooks with everyone working here; until then the stop gate does not count them (nor the `*.checkpoint.bak` backups) as uncommitted work. `checkpoint uninstall --all` removes them.
     ");
 }
 
@@ -607,11 +609,13 @@ fn foreign_hooks_and_other_keys_survive_in_order() {
     let out = ok(&fx.uninstall("claude", &[]));
     assert_snapshot!(fx.stable(out), @r"
     Removed checkpoint hooks for Claude Code from [project]/.claude/settings.json: PreToolUse, Stop, SubagentStop, SubagentStart, UserPromptSubmit, PostToolUse, SessionStart, PreCompact, SessionEnd.
-    Previous content saved as [project]/.claude/settings.json.checkpoint.bak.
     Removed the checkpoint-progress skill from [project]/.claude/skills/checkpoint-progress/SKILL.md.
     ");
     assert_eq!(fx.read(".claude/settings.json"), FOREIGN);
-    assert_eq!(fx.read(".claude/settings.json.checkpoint.bak"), installed);
+    // Uninstall makes no backup; install's stays, as this user's ledger (a fresh config
+    // directory per run here) does not know it.
+    assert_ne!(fx.read(".claude/settings.json"), installed);
+    assert_eq!(fx.read(".claude/settings.json.checkpoint.bak"), FOREIGN);
 }
 
 #[test]
@@ -772,17 +776,27 @@ fn user_scope_writes_under_each_agents_home() {
             let dir = expected.parent().unwrap();
             written.insert(0, dir.join("skills/checkpoint-progress/SKILL.md"));
         }
-        assert_eq!(files_under(homes.path()), written, "{agent} {var:?}");
+        // Besides them, only checkpoint's ledger of what it wrote, in its config directory.
+        let outside_config = |files: Vec<PathBuf>| -> Vec<PathBuf> {
+            let config = home.join(".config/checkpoint");
+            files
+                .into_iter()
+                .filter(|f| !f.starts_with(&config))
+                .collect()
+        };
+        assert_eq!(
+            outside_config(files_under(homes.path())),
+            written,
+            "{agent} {var:?}"
+        );
         assert!(fs::read_to_string(&expected).unwrap().contains(&adapter));
 
         let args = ["uninstall", agent, "--user"];
         ok(&checkpoint_with_env(fx.project.path(), &args, &env));
-        assert_eq!(fs::read_to_string(&expected).unwrap(), "{}\n");
-        assert!(
-            !files_under(homes.path())
-                .iter()
-                .any(|p| p.to_string_lossy().contains("/skills/")),
-            "uninstall removes the skill"
+        assert_eq!(
+            outside_config(files_under(homes.path())),
+            Vec::<PathBuf>::new(),
+            "uninstall removes the file and the skill it created"
         );
         for dir in [&home, &custom] {
             if dir.exists() {

@@ -180,6 +180,7 @@ fn install_mcp_says_what_it_registered_after_the_hooks() {
     assert_snapshot!(format!("Registered{mcp}"), @r"
     Registered the checkpoint MCP server for Claude Code in [project]/.mcp.json: [checkpoint] mcp.
     Next: Claude Code asks once before it starts a server from the project's .mcp.json; approve `checkpoint` (`claude mcp list` shows it).
+    Checkpoint's files in this project: .claude/settings.json, .claude/skills/checkpoint-progress/SKILL.md, .mcp.json. Commit them to share the hooks with everyone working here; until then the stop gate does not count them (nor the `*.checkpoint.bak` backups) as uncommitted work. `checkpoint uninstall --all` removes them.
     ");
 }
 
@@ -303,11 +304,21 @@ fn gemini_keeps_hooks_and_servers_in_one_file_with_one_backup_of_the_users_conte
 
     ok(&fx.uninstall("gemini", &[]));
     assert_eq!(fx.read(".gemini/settings.json"), settings);
+    assert!(
+        !fx.path(backup).exists(),
+        "uninstall removes install's backup"
+    );
+
+    ok(&fx.install("gemini", &[]));
+    ok(&fx.install("gemini", &[]));
     assert_eq!(
         fx.read(backup),
-        installed,
-        "the backup is the file before uninstall"
+        settings,
+        "a second install keeps the first backup"
     );
+    let stdout = ok(&fx.uninstall("gemini", &["--keep-backups"]));
+    assert!(!stdout.contains("Removed the backup"), "{stdout}");
+    assert_eq!(fx.read(backup), settings);
 }
 
 #[test]
@@ -425,7 +436,8 @@ fn user_scope_registers_in_each_agents_user_config() {
             stdout.contains("Removed the checkpoint MCP server"),
             "{stdout}"
         );
-        assert!(!fs::read_to_string(&expected).unwrap().contains("mcp"));
+        // The file held nothing else: install created it, uninstall removes it.
+        assert!(!expected.exists(), "{agent} {var:?}: {stdout}");
     }
     // Nothing went into the project.
     assert_eq!(fs::read_dir(fx.project.path()).unwrap().count(), 0);

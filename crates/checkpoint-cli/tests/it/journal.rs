@@ -77,6 +77,31 @@ impl Setup {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// An agent's stop, judged by `checkpoint check` from its payload (a check by hand records
+    /// nothing); returns stdout, asserting the stop was allowed.
+    fn agent_stop(&self) -> String {
+        use std::io::Write;
+        let payload = serde_json::json!({
+            "session_id": "s",
+            "transcript_path": "/dev/null",
+            "cwd": self.dir(),
+            "hook_event_name": "Stop",
+            "stop_hook_active": false,
+        });
+        let mut child = self
+            .command(&["check", "--agent", "claude"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(payload.to_string().as_bytes()).unwrap();
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stdout));
+        String::from_utf8(out.stdout).unwrap()
+    }
+
     fn json(&self, args: &[&str]) -> Value {
         serde_json::from_str(&self.ok(args, 0)).unwrap()
     }
@@ -487,10 +512,7 @@ fn the_gate_checkpoints_allowed_stops_and_signs_its_test_runs() {
             .count()
     };
 
-    assert!(
-        s.ok(&["check"], 0)
-            .starts_with("Checkpoint — Tests: 2 passed")
-    );
+    assert!(s.agent_stop().starts_with("Checkpoint — Tests: 2 passed"));
     let after_first = task();
     assert_eq!(
         after_first["receipts"].as_array().unwrap().len(),
@@ -500,7 +522,7 @@ fn the_gate_checkpoints_allowed_stops_and_signs_its_test_runs() {
     assert_eq!(stops(&after_first), 1, "{after_first:#}");
 
     // Nothing changed: the cached pass is trusted because its signed receipt verifies.
-    assert!(s.ok(&["check"], 0).contains(", cached)"));
+    assert!(s.agent_stop().contains(", cached)"));
     let after_second = task();
     assert_eq!(after_second["receipts"].as_array().unwrap().len(), 1);
     assert_eq!(stops(&after_second), 2);
@@ -515,7 +537,7 @@ fn the_gate_checkpoints_allowed_stops_and_signs_its_test_runs() {
     let flipped = if sig.starts_with('A') { "B" } else { "A" };
     forged["receipts"][0]["signature"] = format!("{flipped}{}", &sig[1..]).into();
     fs::write(&hook_json, serde_json::to_vec_pretty(&forged).unwrap()).unwrap();
-    assert!(!s.ok(&["check"], 0).contains("cached"));
+    assert!(!s.agent_stop().contains("cached"));
     assert_eq!(task()["receipts"].as_array().unwrap().len(), 2);
 }
 
@@ -731,4 +753,33 @@ fn a_teammate_verifies_through_allowed_signers() {
     );
     let bad_name = s.run(&["keys", "export", "--name", "al ice"]);
     assert_eq!(code(&bad_name), 2);
+}
+
+#[test]
+fn a_finished_task_is_no_longer_the_active_one() {
+    for end in ["complete", "abandon", "fail"] {
+        let s = Setup::new();
+        s.ok(&["task", "start", "feature", "--steps", "one"], 0);
+        if end == "complete" {
+            s.ok(&["step", "start"], 0);
+            s.ok(&["step", "done"], 0);
+        }
+        s.ok(&["task", end], 0);
+        s.ok(&["save", "halfway"], 0);
+        let first = s.ok(&["progress", "created the schema"], 0);
+        assert!(!first.contains("task"), "{end}: {first}");
+        s.ok(&["progress", "wired the API"], 0);
+        let resume = s.ok(&["resume"], 0);
+        assert!(
+            resume.contains("created the schema") && resume.contains("wired the API"),
+            "{end}: {resume}"
+        );
+        let log = s.ok(&["log"], 0);
+        assert!(
+            !log.contains("feature"),
+            "{end}: the session checkpoints, not the task: {log}"
+        );
+        // A new task can start at once.
+        s.ok(&["task", "start", "next", "--steps", "one"], 0);
+    }
 }

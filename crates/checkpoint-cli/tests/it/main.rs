@@ -5,6 +5,7 @@ mod check;
 mod config;
 mod diff;
 mod doctor;
+mod first_hour;
 mod install;
 mod install_mcp;
 mod integrity;

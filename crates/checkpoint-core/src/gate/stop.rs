@@ -55,7 +55,13 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
         subagent,
     };
 
-    let repo_facts = git::facts(repo, policy.git.backend);
+    // Files checkpoint wrote (its hooks, their backups) are not the agent's work.
+    let repo_facts = match git::facts(repo, policy.git.backend) {
+        RepoFacts::Changes(changes) => {
+            RepoFacts::Changes(project.own_files().without_ours(&repo.workdir, changes))
+        }
+        other => other,
+    };
     // The cache key covers the whole worktree the tests run on.
     let fingerprint = match &repo_facts {
         RepoFacts::Changes(changes) => Some(cache::change_fingerprint(&repo.workdir, changes)),
@@ -143,8 +149,11 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
         )
     })?;
     // Every allowed stop leaves a session checkpoint (and one in the active task); a blocked one
-    // still gets the interval checkpoint of a long step.
-    let recorded = if answer.decision.is_block() {
+    // still gets the interval checkpoint of a long step. A person's `checkpoint check` is a read:
+    // it records neither.
+    let recorded = if call.event.is_manual() {
+        Ok(None)
+    } else if answer.decision.is_block() {
         journal
             .maybe_interval_checkpoint(now)
             .map(|_| None)

@@ -309,7 +309,8 @@ impl Journal {
     }
 
     /// One transaction on task `id`: under its lock, reads `hook.json`, applies `f`, and — when
-    /// `f` succeeded and changed the task — writes `hook.json.prev`, `hook.json` and `hook.md`.
+    /// `f` succeeded and changed the task — writes `hook.json.prev`, `hook.json` and `hook.md`;
+    /// a task that `f` finished stops being the active task.
     pub fn update<R>(
         &self,
         id: &str,
@@ -332,6 +333,15 @@ impl Journal {
             keep_previous(&path)?;
             store::write_json(&path, &task)?;
             self.write_markdown(&task)?;
+            // A finished task is no longer the active one: progress, resume, log and the hooks
+            // stop counting it.
+            if task.state.is_terminal() && !before.state.is_terminal() {
+                store::update_json(&self.active_path(), |active: &mut Active| {
+                    if active.task.as_deref() == Some(id) {
+                        active.task = None;
+                    }
+                })?;
+            }
         }
         Ok((result, task))
     }
