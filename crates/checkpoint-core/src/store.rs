@@ -10,6 +10,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -118,13 +119,12 @@ fn json_bytes<T: Serialize>(path: &Path, value: &T) -> Result<Vec<u8>, StoreErro
     Ok(bytes)
 }
 
-/// How long [`Lock::acquire`] waits for a lock another process holds. Every transaction under a
-/// lock takes milliseconds; this is far below the shortest hook budget an agent gives (Claude
-/// Code's `SessionEnd`, 1.5 s by default, is the exception: it is killed first, which also fails
-/// open).
-pub const LOCK_TIMEOUT: Duration = Duration::from_secs(3);
-/// How often a held lock is tried again.
-const LOCK_RETRY: Duration = Duration::from_millis(5);
+/// How long [`Lock::acquire`] waits for a lock another process holds. One transaction takes
+/// milliseconds, but 64 processes queued on one lock on a loaded 2-core machine took more than
+/// 3 s in all; this is far below the agents' Stop budgets (10–30 min) and bounds a lock held by a
+/// stuck process. (A `SessionEnd` hook with a shorter budget is killed first, which also fails
+/// open.)
+pub const LOCK_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// Holds the exclusive lock on `<path>.lock` until dropped.
 #[derive(Debug)]
@@ -151,21 +151,24 @@ impl Lock {
             .write(true)
             .open(&lock_path)
             .map_err(io_err(&lock_path))?;
+        // A blocking `flock` on a thread of its own: waiters are served in the kernel's order
+        // (polling `try_lock` starves some of 64 concurrent writers), and the wait is bounded.
+        // After a timeout the thread still takes the lock when it frees, and drops it at once.
         let started = Instant::now();
-        loop {
-            match file.try_lock() {
-                Ok(()) => return Ok(Lock { file }),
-                Err(fs::TryLockError::WouldBlock) if started.elapsed() < timeout => {
-                    thread::sleep(LOCK_RETRY);
-                }
-                Err(fs::TryLockError::WouldBlock) => {
-                    return Err(StoreError::LockTimeout {
-                        path: lock_path,
-                        waited: started.elapsed(),
-                    });
-                }
-                Err(fs::TryLockError::Error(e)) => return Err(io_err(&lock_path)(e)),
-            }
+        let (sender, receiver) = mpsc::channel();
+        thread::Builder::new()
+            .name("lock".to_owned())
+            .spawn(move || {
+                let _ = sender.send(file.lock().map(|()| file));
+            })
+            .map_err(io_err(&lock_path))?;
+        match receiver.recv_timeout(timeout) {
+            Ok(Ok(file)) => Ok(Lock { file }),
+            Ok(Err(e)) => Err(io_err(&lock_path)(e)),
+            Err(_) => Err(StoreError::LockTimeout {
+                path: lock_path,
+                waited: started.elapsed(),
+            }),
         }
     }
 }
