@@ -91,10 +91,6 @@ fn runs_here(here: &Here<'_>) -> Vec<Check> {
 
 /// The keys every answer may carry.
 const KEYS: &[&str] = &[
-    "continue",
-    "stopReason",
-    "suppressOutput",
-    "systemMessage",
     "terminalSequence",
     "decision",
     "reason",

@@ -156,41 +156,17 @@ fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
-/// The fields every answer may carry.
-const UNIVERSAL: &[&str] = &["continue", "stopReason", "suppressOutput", "systemMessage"];
-
-/// The shape Codex 0.169.0 accepts for `event` (its output schemas deny unknown fields).
+/// The shape Codex 0.169.0 accepts for `event` (its output schemas deny unknown fields): the
+/// common keys, and for some events these.
 fn shape(event: &str) -> AnswerShape {
-    const STOP: &[&str] = &[
-        "continue",
-        "stopReason",
-        "suppressOutput",
-        "systemMessage",
-        "decision",
-        "reason",
-    ];
-    const WITH_SPECIFIC: &[&str] = &[
-        "continue",
-        "stopReason",
-        "suppressOutput",
-        "systemMessage",
-        "decision",
-        "reason",
-        "hookSpecificOutput",
-    ];
-    const START: &[&str] = &[
-        "continue",
-        "stopReason",
-        "suppressOutput",
-        "systemMessage",
-        "hookSpecificOutput",
-    ];
+    const STOP: &[&str] = &["decision", "reason"];
+    const WITH_SPECIFIC: &[&str] = &["decision", "reason", "hookSpecificOutput"];
     let (keys, decisions): (&[&str], &[&str]) = match event {
         "Stop" | "SubagentStop" => (STOP, &["block"]),
         "UserPromptSubmit" | "PostToolUse" => (WITH_SPECIFIC, &["block"]),
         "PreToolUse" => (WITH_SPECIFIC, &["approve", "block"]),
-        "SessionStart" | "SubagentStart" => (START, &[]),
-        _ => (UNIVERSAL, &[]),
+        "SessionStart" | "SubagentStart" => (&["hookSpecificOutput"], &[]),
+        _ => (&[], &[]),
     };
     AnswerShape {
         keys,

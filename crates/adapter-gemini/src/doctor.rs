@@ -139,15 +139,7 @@ fn check_answer(event: &str, exit_code: i32, stdout: &str) -> Result<(), String>
         ));
     }
     let shape = AnswerShape {
-        keys: &[
-            "continue",
-            "stopReason",
-            "suppressOutput",
-            "systemMessage",
-            "decision",
-            "reason",
-            "hookSpecificOutput",
-        ],
+        keys: &["decision", "reason", "hookSpecificOutput"],
         decisions: &["allow", "deny", "block", "ask"],
         event_name_checked: false,
     };

@@ -114,13 +114,16 @@ impl Check {
 /// The shape of a JSON answer an agent accepts for one event.
 #[derive(Debug, Clone, Copy)]
 pub struct AnswerShape {
-    /// The top-level keys allowed.
+    /// The top-level keys allowed beside [`COMMON_KEYS`].
     pub keys: &'static [&'static str],
     /// The values `decision` may take.
     pub decisions: &'static [&'static str],
     /// Whether `hookSpecificOutput.hookEventName` must name the event.
     pub event_name_checked: bool,
 }
+
+/// The top-level keys every agent's answer may carry.
+pub const COMMON_KEYS: &[&str] = &["continue", "stopReason", "suppressOutput", "systemMessage"];
 
 /// Checks a JSON `stdout` against `shape` for `event`: an object with only allowed keys, a
 /// `decision` of an allowed value, and a `hookSpecificOutput` that names the event when that is
@@ -133,7 +136,7 @@ pub fn check_json_answer(event: &str, stdout: &str, shape: &AnswerShape) -> Resu
     };
     if let Some(key) = answer
         .keys()
-        .find(|key| !shape.keys.contains(&key.as_str()))
+        .find(|key| !COMMON_KEYS.contains(&key.as_str()) && !shape.keys.contains(&key.as_str()))
     {
         return Err(format!("`{key}` is not allowed in an answer to {event}"));
     }
