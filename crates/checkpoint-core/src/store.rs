@@ -7,7 +7,7 @@
 //! on the file that gets renamed over), waiting at most [`LOCK_TIMEOUT`] for it: a lock held by a
 //! stuck process is an error the hooks fail open on, never a hang.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -151,9 +151,16 @@ impl Lock {
             .write(true)
             .open(&lock_path)
             .map_err(io_err(&lock_path))?;
-        // A blocking `flock` on a thread of its own: waiters are served in the kernel's order
-        // (polling `try_lock` starves some of 64 concurrent writers), and the wait is bounded.
-        // After a timeout the thread still takes the lock when it frees, and drops it at once.
+        // A free lock (the usual case: hooks run one at a time) is taken at once, with no thread.
+        match file.try_lock() {
+            Ok(()) => return Ok(Lock { file }),
+            Err(TryLockError::WouldBlock) => {}
+            Err(TryLockError::Error(e)) => return Err(io_err(&lock_path)(e)),
+        }
+        // Else a blocking `flock` on a thread of its own: waiters are served in the kernel's
+        // order (polling `try_lock` starves some of 64 concurrent writers), and the wait is
+        // bounded. After a timeout the thread still takes the lock when it frees, and drops it
+        // at once.
         let started = Instant::now();
         let (sender, receiver) = mpsc::channel();
         thread::Builder::new()
