@@ -183,8 +183,9 @@ fn allow_text(out: &mut String, reason: &AllowReason) {
             if tests.is_empty() {
                 let _ = writeln!(
                     out,
-                    "Checkpoint — {} need no tests and no commit.",
-                    count(files.len(), "changed file")
+                    "Checkpoint — {} {} no tests and no commit.",
+                    count(files.len(), "changed file"),
+                    if files.len() == 1 { "needs" } else { "need" }
                 );
             } else {
                 let _ = writeln!(
@@ -193,6 +194,22 @@ fn allow_text(out: &mut String, reason: &AllowReason) {
                     tests_headline(tests)
                 );
             }
+        }
+        AllowReason::TestsUnavailable { unavailable } => {
+            out.push_str(
+                "Checkpoint — The tests could not run, so the stop was allowed unchecked:\n",
+            );
+            for run in unavailable {
+                match run.outcome.error.as_deref() {
+                    Some(error) if !error.is_empty() => {
+                        let _ = writeln!(out, "- {error}");
+                    }
+                    _ => {
+                        let _ = writeln!(out, "- `{}` could not be started", run.command);
+                    }
+                }
+            }
+            out.push_str("Set a working [tests] command in checkpoint.toml.\n");
         }
         AllowReason::CapReached { blocks, pending } => {
             let _ = writeln!(

@@ -366,16 +366,43 @@ fn cap_turns_a_block_into_a_warning() {
 }
 
 #[test]
-fn test_errors_fail_open_with_a_note() {
+fn test_errors_fail_open_even_with_the_commit_gate() {
+    for commit_gate in [false, true] {
+        let p = policy(commit_gate, 3, false);
+        let f = facts(
+            changeset(&[("daemon/main.rs", ChangeKind::Modified)]),
+            &[TestStatus::Error],
+            SessionFacts::default(),
+        );
+        let d = decided(stop(false), &f, &p);
+        assert!(
+            matches!(
+                d,
+                Decision::Allow {
+                    reason: AllowReason::TestsUnavailable { .. },
+                    ..
+                }
+            ),
+            "{d:?}"
+        );
+        assert!(d.is_degraded());
+    }
+}
+
+#[test]
+fn a_test_error_beside_a_failure_is_a_note_on_the_block() {
     let p = policy(false, 3, false);
     let f = facts(
-        changeset(&[("src/lib.rs", ChangeKind::Modified)]),
-        &[TestStatus::Error],
+        changeset(&[("daemon/main.rs", ChangeKind::Modified)]),
+        &[TestStatus::Failed, TestStatus::Error],
         SessionFacts::default(),
     );
     let d = decided(stop(false), &f, &p);
-    assert!(!d.is_block());
-    assert!(d.is_degraded());
+    assert!(d.is_block());
+    assert!(
+        matches!(d.notes(), [Note::TestsUnavailable { .. }]),
+        "{d:?}"
+    );
 }
 
 #[test]
