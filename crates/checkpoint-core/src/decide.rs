@@ -88,7 +88,8 @@ pub struct Plan {
     /// The test commands the changed files ask for, deduplicated, in first-seen order.
     pub tests: Vec<PlannedTest>,
     /// False once the block cap is reached: the stop will be allowed whatever the tests say, so
-    /// only cached outcomes are worth reporting.
+    /// only cached outcomes are worth reporting. Always true with `stop.max_blocks = 0`: the gate
+    /// never blocks then, and reports what the tests say.
     pub may_run: bool,
 }
 
@@ -167,9 +168,11 @@ pub enum AllowReason {
         /// The runs that could not start, each with its [`TestOutcome::error`](crate::outcome::TestOutcome::error).
         unavailable: Vec<TestRun>,
     },
-    /// The consecutive-block cap was reached; the stop is let through with a warning.
+    /// The consecutive-block cap was reached; the stop is let through with a warning. With
+    /// `stop.max_blocks = 0` every stop that would block ends here, with `blocks` 0: the gate
+    /// reports but never blocks.
     CapReached {
-        /// Blocks so far in this turn.
+        /// Blocks so far in this turn (0 when blocking is off).
         blocks: u32,
         /// What would have blocked.
         pending: Box<BlockReason>,
@@ -282,7 +285,8 @@ impl Decision {
 pub fn plan(stop: Stop, changes: &ChangeSet, session: &SessionFacts, policy: &Policy) -> Plan {
     Plan {
         tests: planned_tests(changes, policy),
-        may_run: blocks_so_far(stop, session) < policy.stop.max_blocks,
+        may_run: policy.stop.max_blocks == 0
+            || blocks_so_far(stop, session) < policy.stop.max_blocks,
     }
 }
 

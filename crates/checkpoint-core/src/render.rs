@@ -214,9 +214,13 @@ fn allow_text(out: &mut String, reason: &AllowReason) {
         AllowReason::CapReached { blocks, pending } => {
             let _ = writeln!(
                 out,
-                "Checkpoint — Stop allowed after {} in a row (the max_blocks cap). Still \
-                 unresolved: {}.",
-                count(*blocks as usize, "block"),
+                "Checkpoint — Stop allowed {}{}. Still unresolved: {}.",
+                allowed_how(*blocks),
+                if *blocks > 0 {
+                    " (the max_blocks cap)"
+                } else {
+                    ""
+                },
                 unresolved(pending)
             );
             if matches!(**pending, BlockReason::Integrity { .. }) {
@@ -237,8 +241,8 @@ pub fn let_through(decision: &Decision) -> Option<String> {
     let mut parts = Vec::new();
     if let AllowReason::CapReached { blocks, pending } = reason {
         parts.push(format!(
-            "allowed after {} in a row: {}",
-            count(*blocks as usize, "block"),
+            "allowed {}: {}",
+            allowed_how(*blocks),
             unresolved(pending)
         ));
     }
@@ -251,6 +255,16 @@ pub fn let_through(decision: &Decision) -> Option<String> {
         }
     }
     (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// How a stop with something unresolved got through: "after 3 blocks in a row", or, with
+/// `stop.max_blocks = 0` (`blocks` 0), "with blocking off (`stop.max_blocks = 0`)".
+fn allowed_how(blocks: u32) -> String {
+    if blocks == 0 {
+        "with blocking off (`stop.max_blocks = 0`)".to_owned()
+    } else {
+        format!("after {} in a row", count(blocks as usize, "block"))
+    }
 }
 
 /// What the user (never the agent) is told along with weakened tests the gate let through.

@@ -56,7 +56,8 @@ pub const KEYS: &[Key] = &[
         "Uncommitted changes to gated files block the stop.")
     .guarded(),
     key!(stop.max_blocks: Count<u32, 0, 100>, "CHECKPOINT_STOP_MAX_BLOCKS",
-        "Consecutive blocks per turn; after that the stop is allowed with a warning.")
+        "Consecutive blocks per turn; after that the stop is allowed with a warning. \
+         `0` never blocks: every stop is allowed with a report of what is unresolved.")
     .guarded(),
     key!(stop.capture: bool, "CHECKPOINT_STOP_CAPTURE",
         "Ask the agent to capture notes when a stop has no code changes."),

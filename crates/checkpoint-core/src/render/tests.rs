@@ -270,6 +270,18 @@ fn allow_messages() {
 }
 
 #[test]
+fn blocking_off_reports_what_is_unresolved() {
+    let d = allow(AllowReason::CapReached {
+        blocks: 0,
+        pending: Box::new(BlockReason::TestsFailed {
+            failed: vec![failing()],
+        }),
+    });
+    assert_snapshot!(message(&d), @"Checkpoint — Stop allowed with blocking off (`stop.max_blocks = 0`). Still unresolved: the tests fail (test_add (test_calc.CalcTest.test_add)).");
+    assert_snapshot!(let_through(&d).unwrap(), @"allowed with blocking off (`stop.max_blocks = 0`): the tests fail (test_add (test_calc.CalcTest.test_add))");
+}
+
+#[test]
 fn tests_that_cannot_run_are_the_headline() {
     let mut missing = run("pytestt -q", TestStatus::Error);
     missing.outcome.exit_code = Some(127);
