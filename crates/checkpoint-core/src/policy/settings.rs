@@ -295,6 +295,19 @@ pub fn reference() -> String {
     text
 }
 
+/// How alike (Jaro-Winkler, 0..=1) a misspelt name and a known one must be to suggest the known one.
+const MIN_SIMILARITY: f64 = 0.8;
+
+/// The one of `candidates` that `name` most likely misspells ("comand" → "command"), for a "did
+/// you mean …?"; `None` when none is close.
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    (candidates.into_iter())
+        .map(|candidate| (strsim::jaro_winkler(name, candidate), candidate))
+        .filter(|(similarity, _)| *similarity >= MIN_SIMILARITY)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, candidate)| candidate)
+}
+
 #[cfg(test)]
 mod tests {
     use std::fs;
