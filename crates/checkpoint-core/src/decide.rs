@@ -153,6 +153,12 @@ pub enum AllowReason {
         /// What failed.
         reason: String,
     },
+    /// The configuration is broken: nothing was checked, and the user is told, since every stop
+    /// goes through until it is fixed.
+    ConfigBroken {
+        /// The configuration error, with its file and line.
+        error: String,
+    },
     /// Nothing differs from `HEAD`.
     NoChanges,
     /// Everything the changes require is done.
@@ -264,6 +270,7 @@ impl Decision {
                     reason,
                     AllowReason::NoRepository
                         | AllowReason::RepoUnreadable { .. }
+                        | AllowReason::ConfigBroken { .. }
                         | AllowReason::TestsUnavailable { .. }
                 ) || notes
                     .iter()

@@ -178,6 +178,13 @@ fn allow_text(out: &mut String, reason: &AllowReason) {
                 "Checkpoint — Cannot read the git repository ({reason}): stop allowed unchecked."
             );
         }
+        AllowReason::ConfigBroken { error } => {
+            let _ = writeln!(
+                out,
+                "Checkpoint — The gate is off until its config is fixed (stop allowed \
+                 unchecked): {error}"
+            );
+        }
         AllowReason::NoChanges => out.push_str("Checkpoint — No changes since the last commit.\n"),
         AllowReason::Satisfied { tests, files } => {
             if tests.is_empty() {

@@ -282,6 +282,17 @@ fn blocking_off_reports_what_is_unresolved() {
 }
 
 #[test]
+fn a_broken_config_says_the_gate_is_off() {
+    let d = allow(AllowReason::ConfigBroken {
+        error: "/repo/checkpoint.toml:3: tests.comand: unknown field `comand`, did you mean \
+                `tests.command`?"
+            .into(),
+    });
+    assert!(d.is_degraded());
+    assert_snapshot!(message(&d), @"Checkpoint — The gate is off until its config is fixed (stop allowed unchecked): /repo/checkpoint.toml:3: tests.comand: unknown field `comand`, did you mean `tests.command`?");
+}
+
+#[test]
 fn tests_that_cannot_run_are_the_headline() {
     let mut missing = run("pytestt -q", TestStatus::Error);
     missing.outcome.exit_code = Some(127);
