@@ -30,7 +30,8 @@ pub use record::{
 
 /// Largest file whose content is kept for `checkpoint diff`; bigger files are only hashed.
 pub const MAX_BLOB_BYTES: u64 = 1024 * 1024;
-/// Progress entries of a thread shown in a checkpoint and a restart context.
+/// Progress entries of a thread a checkpoint keeps (a restart context shows them all, see
+/// [`text::resume_context`]).
 pub const SHOWN_PROGRESS: usize = 10;
 
 /// The continuity log of one project.
@@ -47,7 +48,8 @@ impl Continuity {
         }
     }
 
-    fn log_path(&self) -> PathBuf {
+    /// The log's file: checkpoints, progress entries and restart counts, as JSON.
+    pub fn log_path(&self) -> PathBuf {
         self.dir.join("log.json")
     }
 
@@ -72,7 +74,8 @@ impl Continuity {
     pub fn save(&self, mut draft: SessionCheckpoint) -> Result<SessionCheckpoint, StoreError> {
         let saved = self.update(|log| {
             let thread = ThreadKey(draft.task.as_ref().map(|t| t.id.clone()));
-            draft.progress = thread_progress(log, &thread);
+            let mut progress = thread_progress(log, &thread);
+            draft.progress = progress.split_off(progress.len().saturating_sub(SHOWN_PROGRESS));
             if let Some(last) = log.checkpoints.last().filter(|last| repeats(last, &draft)) {
                 return (last.clone(), false);
             }
@@ -169,7 +172,7 @@ impl Continuity {
         })
     }
 
-    /// The latest progress entries of `thread`, oldest first.
+    /// Every progress entry of `thread` the log keeps, oldest first.
     pub fn progress(&self, thread: &ThreadKey) -> Result<Vec<ProgressEntry>, StoreError> {
         Ok(thread_progress(&self.load()?, thread))
     }
@@ -262,14 +265,9 @@ fn repeats(last: &SessionCheckpoint, draft: &SessionCheckpoint) -> bool {
 }
 
 fn thread_progress(log: &ContinuityLog, thread: &ThreadKey) -> Vec<ProgressEntry> {
-    let mine: Vec<&ProgressEntry> = log
-        .progress
-        .iter()
+    (log.progress.iter())
         .filter(|p| ThreadKey(p.task.clone()) == *thread)
-        .collect();
-    mine[mine.len().saturating_sub(SHOWN_PROGRESS)..]
-        .iter()
-        .map(|p| (*p).clone())
+        .cloned()
         .collect()
 }
 

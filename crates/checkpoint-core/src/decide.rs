@@ -88,7 +88,8 @@ pub struct Plan {
     /// The test commands the changed files ask for, deduplicated, in first-seen order.
     pub tests: Vec<PlannedTest>,
     /// False once the block cap is reached: the stop will be allowed whatever the tests say, so
-    /// only cached outcomes are worth reporting.
+    /// only cached outcomes are worth reporting. Always true with `stop.max_blocks = 0`: the gate
+    /// never blocks then, and reports what the tests say.
     pub may_run: bool,
 }
 
@@ -152,6 +153,12 @@ pub enum AllowReason {
         /// What failed.
         reason: String,
     },
+    /// The configuration is broken: nothing was checked, and the user is told, since every stop
+    /// goes through until it is fixed.
+    ConfigBroken {
+        /// The configuration error, with its file and line.
+        error: String,
+    },
     /// Nothing differs from `HEAD`.
     NoChanges,
     /// Everything the changes require is done.
@@ -161,9 +168,17 @@ pub enum AllowReason {
         /// The changed files.
         files: Vec<Change>,
     },
-    /// The consecutive-block cap was reached; the stop is let through with a warning.
+    /// A test command could not be started (not found, not executable): the gate cannot judge
+    /// the code, so it lets the stop through and says why (fail open; `checkpoint check` exits 2).
+    TestsUnavailable {
+        /// The runs that could not start, each with its [`TestOutcome::error`](crate::outcome::TestOutcome::error).
+        unavailable: Vec<TestRun>,
+    },
+    /// The consecutive-block cap was reached; the stop is let through with a warning. With
+    /// `stop.max_blocks = 0` every stop that would block ends here, with `blocks` 0: the gate
+    /// reports but never blocks.
     CapReached {
-        /// Blocks so far in this turn.
+        /// Blocks so far in this turn (0 when blocking is off).
         blocks: u32,
         /// What would have blocked.
         pending: Box<BlockReason>,
@@ -253,7 +268,10 @@ impl Decision {
             Decision::Allow { reason, notes } => {
                 matches!(
                     reason,
-                    AllowReason::NoRepository | AllowReason::RepoUnreadable { .. }
+                    AllowReason::NoRepository
+                        | AllowReason::RepoUnreadable { .. }
+                        | AllowReason::ConfigBroken { .. }
+                        | AllowReason::TestsUnavailable { .. }
                 ) || notes
                     .iter()
                     .any(|n| matches!(n, Note::TestsUnavailable { .. }))
@@ -274,7 +292,8 @@ impl Decision {
 pub fn plan(stop: Stop, changes: &ChangeSet, session: &SessionFacts, policy: &Policy) -> Plan {
     Plan {
         tests: planned_tests(changes, policy),
-        may_run: blocks_so_far(stop, session) < policy.stop.max_blocks,
+        may_run: policy.stop.max_blocks == 0
+            || blocks_so_far(stop, session) < policy.stop.max_blocks,
     }
 }
 
@@ -329,26 +348,24 @@ fn decision(stop: Stop, facts: &Facts, policy: &Policy) -> Decision {
         RepoFacts::Changes(changes) => changes,
     };
     let mut notes = repo_notes(changes);
-    let (verdict, tests, files) = requirements(stop, changes, facts, policy, &mut notes);
+    let judged = requirements(stop, changes, facts, policy, &mut notes);
     let findings = if stop.subagent {
         Vec::new()
     } else {
         facts.integrity.clone()
     };
-    let verdict = match policy.integrity.mode {
-        _ if findings.is_empty() => verdict,
-        IntegrityMode::Block => Some(BlockReason::Integrity { findings }),
+    let judged = match policy.integrity.mode {
+        _ if findings.is_empty() => judged,
+        IntegrityMode::Block => Judged::Block(BlockReason::Integrity { findings }),
         IntegrityMode::Warn => {
             notes.push(Note::IntegrityWarning { findings });
-            verdict
+            judged
         }
-        IntegrityMode::Off => verdict,
+        IntegrityMode::Off => judged,
     };
-    let Some(reason) = verdict else {
-        if changes.is_empty() {
-            return allow(AllowReason::NoChanges, notes);
-        }
-        return allow(AllowReason::Satisfied { tests, files }, notes);
+    let reason = match judged {
+        Judged::Allow(reason) => return allow(reason, notes),
+        Judged::Block(reason) => reason,
     };
     let spent = blocks_so_far(stop, &facts.session);
     if spent >= policy.stop.max_blocks {
@@ -423,24 +440,30 @@ fn repo_notes(changes: &ChangeSet) -> Vec<Note> {
     notes
 }
 
-/// Works out what blocks, if anything, plus the passing runs and the files that matter.
+/// What the changes and the tests alone call for, before the integrity analysis and the cap.
+enum Judged {
+    /// Nothing is required; the stop may end, for this reason.
+    Allow(AllowReason),
+    /// This is still required.
+    Block(BlockReason),
+}
+
+/// Works out what the changes and the tests require: a block, or why the stop may end.
 fn requirements(
     stop: Stop,
     changes: &ChangeSet,
     facts: &Facts,
     policy: &Policy,
     notes: &mut Vec<Note>,
-) -> (Option<BlockReason>, Vec<TestRun>, Vec<Change>) {
+) -> Judged {
     let mut failed = Vec::new();
     let mut passed = Vec::new();
+    let mut unavailable = Vec::new();
     for run in &facts.tests {
         match run.outcome.status {
             TestStatus::Failed | TestStatus::TimedOut => failed.push(run.clone()),
             TestStatus::Passed => passed.push(run.clone()),
-            TestStatus::Error => notes.push(Note::TestsUnavailable {
-                command: run.command.clone(),
-                error: run.outcome.error.clone().unwrap_or_default(),
-            }),
+            TestStatus::Error => unavailable.push(run.clone()),
             TestStatus::NotRun => {}
         }
     }
@@ -477,10 +500,19 @@ fn requirements(
     }
 
     if !failed.is_empty() {
-        return (Some(BlockReason::TestsFailed { failed }), passed, gated);
+        notes.extend(unavailable.iter().map(|run| Note::TestsUnavailable {
+            command: run.command.clone(),
+            error: run.outcome.error.clone().unwrap_or_default(),
+        }));
+        return Judged::Block(BlockReason::TestsFailed { failed });
+    }
+    // Code the tests could not look at is not judged on anything else either: a commit or an
+    // action asked for untested code would hide that the gate is blind.
+    if !unavailable.is_empty() {
+        return Judged::Allow(AllowReason::TestsUnavailable { unavailable });
     }
     if stop.subagent {
-        return (None, passed, changes.changes.clone());
+        return satisfied(changes, passed);
     }
     if facts.fingerprint.is_some() && facts.session.actions_shown_for == facts.fingerprint {
         actions.clear();
@@ -498,27 +530,32 @@ fn requirements(
             }
         }
         files.sort();
-        return (
-            Some(BlockReason::Required {
-                tests: passed,
-                files,
-                actions,
-                uncommitted,
-            }),
-            Vec::new(),
-            Vec::new(),
-        );
+        return Judged::Block(BlockReason::Required {
+            tests: passed,
+            files,
+            actions,
+            uncommitted,
+        });
     }
     if gated.is_empty() && policy.stop.capture && capture_due(facts, policy) {
-        return (
-            Some(BlockReason::Capture {
-                interval_secs: policy.stop.capture_interval.as_secs(),
-            }),
-            passed,
-            Vec::new(),
-        );
+        return Judged::Block(BlockReason::Capture {
+            interval_secs: policy.stop.capture_interval.as_secs(),
+        });
     }
-    (None, passed, changes.changes.clone())
+    satisfied(changes, passed)
+}
+
+/// The allow for a change set that requires nothing more: no changes at all, or these changes
+/// with the tests that passed.
+fn satisfied(changes: &ChangeSet, tests: Vec<TestRun>) -> Judged {
+    Judged::Allow(if changes.is_empty() {
+        AllowReason::NoChanges
+    } else {
+        AllowReason::Satisfied {
+            tests,
+            files: changes.changes.clone(),
+        }
+    })
 }
 
 fn capture_due(facts: &Facts, policy: &Policy) -> bool {

@@ -4,7 +4,8 @@
 //! answers. Reading stdin (at most [`MAX_PAYLOAD_BYTES`](crate::event::MAX_PAYLOAD_BYTES)), the
 //! gate call, failing open and the single write to stdout live here, once. Whatever goes wrong —
 //! bad stdin, a broken config, a panic — the hook exits 0 with the agent's no-op answer and a line
-//! on stderr, so an agent is never wedged by its hook.
+//! on stderr, so an agent is never wedged by its hook; a stop under a broken config is answered
+//! with an allow that tells the user the gate is off.
 
 use std::cell::Cell;
 use std::io::{IsTerminal, Read, Write};
@@ -13,10 +14,14 @@ use std::sync::Once;
 
 use serde_json::Value;
 
+use crate::answer::{HookAnswer, StopAnswer};
+use crate::decide::{AllowReason, Decision};
 use crate::event::{HookEvent, read_payload};
 use crate::gate;
 use crate::home::AgentHome;
 use crate::host::Host;
+use crate::project::ProjectError;
+use crate::render;
 
 /// The version an adapter reports for `--version` (`checkpoint doctor` compares it with its own).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -130,7 +135,25 @@ fn answer(
     if !gate::handles(&event.kind) {
         return Ok(None);
     }
-    let outcome = gate::run(home, &Host::from_process(), &event).map_err(|e| e.to_string())?;
+    let outcome = match gate::run(home, &Host::from_process(), &event) {
+        Ok(outcome) => outcome,
+        // A broken config lets every stop through: the user hears that the gate is off.
+        Err(ProjectError::Config(error)) if event.kind.is_stop() => {
+            let error = error.to_string().replace('\n', " ");
+            let _ = writeln!(stderr, "checkpoint: {error}; allowing");
+            let decision = Decision::Allow {
+                reason: AllowReason::ConfigBroken { error },
+                notes: Vec::new(),
+            };
+            let answer = HookAnswer::Stop(StopAnswer {
+                message: render::message(&decision),
+                decision,
+                notice: None,
+            });
+            return Ok(home.render(&event, &answer));
+        }
+        Err(error) => return Err(error.to_string()),
+    };
     for warning in &outcome.warnings {
         let _ = writeln!(stderr, "checkpoint: warning: {warning}");
     }

@@ -178,13 +178,21 @@ fn allow_text(out: &mut String, reason: &AllowReason) {
                 "Checkpoint — Cannot read the git repository ({reason}): stop allowed unchecked."
             );
         }
+        AllowReason::ConfigBroken { error } => {
+            let _ = writeln!(
+                out,
+                "Checkpoint — The gate is off until its config is fixed (stop allowed \
+                 unchecked): {error}"
+            );
+        }
         AllowReason::NoChanges => out.push_str("Checkpoint — No changes since the last commit.\n"),
         AllowReason::Satisfied { tests, files } => {
             if tests.is_empty() {
                 let _ = writeln!(
                     out,
-                    "Checkpoint — {} need no tests and no commit.",
-                    count(files.len(), "changed file")
+                    "Checkpoint — {} {} no tests and no commit.",
+                    count(files.len(), "changed file"),
+                    if files.len() == 1 { "needs" } else { "need" }
                 );
             } else {
                 let _ = writeln!(
@@ -194,12 +202,32 @@ fn allow_text(out: &mut String, reason: &AllowReason) {
                 );
             }
         }
+        AllowReason::TestsUnavailable { unavailable } => {
+            out.push_str(
+                "Checkpoint — The tests could not run, so the stop was allowed unchecked:\n",
+            );
+            for run in unavailable {
+                match run.outcome.error.as_deref() {
+                    Some(error) if !error.is_empty() => {
+                        let _ = writeln!(out, "- {error}");
+                    }
+                    _ => {
+                        let _ = writeln!(out, "- `{}` could not be started", run.command);
+                    }
+                }
+            }
+            out.push_str("Set a working [tests] command in checkpoint.toml.\n");
+        }
         AllowReason::CapReached { blocks, pending } => {
             let _ = writeln!(
                 out,
-                "Checkpoint — Stop allowed after {} in a row (the max_blocks cap). Still \
-                 unresolved: {}.",
-                count(*blocks as usize, "block"),
+                "Checkpoint — Stop allowed {}{}. Still unresolved: {}.",
+                allowed_how(*blocks),
+                if *blocks > 0 {
+                    " (the max_blocks cap)"
+                } else {
+                    ""
+                },
                 unresolved(pending)
             );
             if matches!(**pending, BlockReason::Integrity { .. }) {
@@ -220,8 +248,8 @@ pub fn let_through(decision: &Decision) -> Option<String> {
     let mut parts = Vec::new();
     if let AllowReason::CapReached { blocks, pending } = reason {
         parts.push(format!(
-            "allowed after {} in a row: {}",
-            count(*blocks as usize, "block"),
+            "allowed {}: {}",
+            allowed_how(*blocks),
             unresolved(pending)
         ));
     }
@@ -234,6 +262,16 @@ pub fn let_through(decision: &Decision) -> Option<String> {
         }
     }
     (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// How a stop with something unresolved got through: "after 3 blocks in a row", or, with
+/// `stop.max_blocks = 0` (`blocks` 0), "with blocking off (`stop.max_blocks = 0`)".
+fn allowed_how(blocks: u32) -> String {
+    if blocks == 0 {
+        "with blocking off (`stop.max_blocks = 0`)".to_owned()
+    } else {
+        format!("after {} in a row", count(blocks as usize, "block"))
+    }
 }
 
 /// What the user (never the agent) is told along with weakened tests the gate let through.

@@ -122,14 +122,17 @@ fn unchecked(decision: &Decision, event: &HookEvent) -> Option<CliError> {
 }
 
 fn degraded_hint(decision: &Decision) -> &'static str {
-    match decision {
-        _ if decision
-            .notes()
-            .iter()
-            .any(|n| matches!(n, Note::TestsUnavailable { .. })) =>
-        {
-            "set a working [tests] command in checkpoint.toml"
+    let tests_unavailable = matches!(
+        decision,
+        Decision::Allow {
+            reason: AllowReason::TestsUnavailable { .. },
+            ..
         }
-        _ => "the gate could not check everything; see the notes above",
+    ) || (decision.notes().iter())
+        .any(|n| matches!(n, Note::TestsUnavailable { .. }));
+    if tests_unavailable {
+        "set a working [tests] command in checkpoint.toml"
+    } else {
+        "the gate could not check everything; see the notes above"
     }
 }

@@ -55,7 +55,7 @@ pub(crate) fn run(args: &ConfigArgs) -> Result<ExitCode, CliError> {
         Some(ConfigAction::Get { key }) => {
             let all = settings(&root)?;
             let setting = all.iter().find(|s| s.key == *key).ok_or_else(|| {
-                CliError::usage(format!("unknown key {key:?}"), valid_keys_hint(true))
+                CliError::usage(format!("unknown key {key:?}"), valid_keys_hint(key, true))
             })?;
             output::out(&setting.value_text());
         }
@@ -77,8 +77,9 @@ pub(crate) fn settings(project_root: &Path) -> Result<Vec<Setting>, CliError> {
 /// comments and layout; it is replaced atomically, and only when the new text passes
 /// [`config::check_text`].
 pub(crate) fn set_value(file: &Path, key: &str, value: &str) -> Result<String, CliError> {
-    let row = Key::named(key)
-        .ok_or_else(|| CliError::usage(format!("unknown key {key:?}"), valid_keys_hint(false)))?;
+    let row = Key::named(key).ok_or_else(|| {
+        CliError::usage(format!("unknown key {key:?}"), valid_keys_hint(key, false))
+    })?;
     let (section, name) = (row.section(), row.field());
     let file = resolve_link(file);
     let unchanged = |err: ConfigError| {
@@ -315,9 +316,13 @@ fn print_json(settings: &[Setting]) {
     output::out(&json);
 }
 
-/// The hint after an unknown key: every valid key.
-pub(crate) fn valid_keys_hint(with_rules: bool) -> String {
+/// The hint after the unknown key `key`: the valid key it most likely misspells, else every
+/// valid key.
+pub(crate) fn valid_keys_hint(key: &str, with_rules: bool) -> String {
     let keys: Vec<&str> = KEYS.iter().map(|k| k.name).collect();
+    if let Some(meant) = config::closest(key, keys.iter().copied()) {
+        return format!("did you mean `{meant}`?");
+    }
     let rules = if with_rules {
         ", rule.<name>"
     } else {
@@ -380,9 +385,10 @@ mod tests {
         fs::write(&file, "[context]\nwarn = 80\n").unwrap();
         let err = set_value(&file, "context.warning", "85").unwrap_err();
         assert_eq!(err.message, "unknown key \"context.warning\"");
-        assert!(err.hint.unwrap().contains("context.warn, context.critical"));
+        assert_eq!(err.hint.unwrap(), "did you mean `context.warn`?");
         let err = set_value(&file, "rule.x", "1").unwrap_err();
         assert_eq!(err.message, "unknown key \"rule.x\"");
+        assert!(err.hint.unwrap().contains("context.warn, context.critical"));
         let err = set_value(&file, "context.warn", "120").unwrap_err();
         assert_eq!(
             err.message,

@@ -173,7 +173,10 @@ impl Server {
                     .find(|s| s.key == key)
                     .map(|s| config_cmd::render(std::slice::from_ref(s), &root))
                     .ok_or_else(|| {
-                        format!("unknown key {key:?}; {}", config_cmd::valid_keys_hint(true))
+                        format!(
+                            "unknown key {key:?}; {}",
+                            config_cmd::valid_keys_hint(&key, true)
+                        )
                     })
             }
             (Some(key), Some(value)) => {

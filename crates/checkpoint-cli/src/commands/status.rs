@@ -2,8 +2,8 @@
 
 use std::process::ExitCode;
 
-use checkpoint_core::journal::Task;
 use checkpoint_core::journal::recovery;
+use checkpoint_core::journal::{Task, TaskState};
 use serde::Serialize;
 
 use crate::args::ReadArgs;
@@ -67,6 +67,9 @@ pub(crate) fn run(args: &ReadArgs) -> Result<ExitCode, CliError> {
     if stale {
         lines.push("STALE: the agent seems to have stopped; run `checkpoint recover`.".into());
     }
+    if let Some(next) = next_action(&task) {
+        lines.push(format!("Next: {next}"));
+    }
     let last = task
         .checkpoints
         .last()
@@ -77,4 +80,32 @@ pub(crate) fn run(args: &ReadArgs) -> Result<ExitCode, CliError> {
     lines.push(format!("hook.md: {}", hook_md.display()));
     output::out(&lines.join("\n"));
     Ok(ExitCode::SUCCESS)
+}
+
+/// What to do next in the states that wait for someone: a step to start, the task to complete,
+/// a human's decision. `None` while a step is under way and for a finished task.
+fn next_action(task: &Task) -> Option<String> {
+    let next = task.next_step();
+    match task.state {
+        TaskState::StepPending => Some(match next {
+            Some((index, step)) => format!(
+                "start step {:?} ({} of {}) with `checkpoint step start`.",
+                step.name,
+                index + 1,
+                task.steps.len()
+            ),
+            None => "every step is done: finish with `checkpoint task complete`.".to_owned(),
+        }),
+        TaskState::AwaitingHuman => Some(match next {
+            Some((_, step)) => format!(
+                "a human decides: step {:?} failed {} times. `checkpoint step start` tries it \
+                 again; `checkpoint task fail` or `checkpoint task abandon` ends the task.",
+                step.name, step.failures
+            ),
+            None => "a human decides: `checkpoint task complete`, `checkpoint task fail` or \
+                     `checkpoint task abandon`."
+                .to_owned(),
+        }),
+        _ => None,
+    }
 }

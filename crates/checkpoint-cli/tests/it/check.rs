@@ -131,9 +131,9 @@ fn outside_git_is_an_error_with_a_hint() {
         assert_eq!(code(&out), 2, "{args:?}");
         assert_eq!(String::from_utf8_lossy(&out.stdout), "", "{args:?}");
         insta::allow_duplicates! {
-            assert_snapshot!(stable(&out.stderr, dir.path()), @r"
-            error: not inside a git repository: [repo]
-            hint: run `checkpoint check` inside a git repository (`git init` makes one)
+                assert_snapshot!(stable(&out.stderr, dir.path()), @r"
+                error: not inside a git repository: [repo]
+                hint: run `checkpoint check` inside a git repository (`git init` makes one)
             ");
         }
     }
@@ -271,20 +271,32 @@ fn broken_config_names_file_line_and_key() {
 }
 
 #[test]
-fn missing_test_command_fails_open_with_a_note() {
+fn a_test_command_that_cannot_run_says_so_and_exits_2() {
     let repo = repo("failing-test");
-    fs::write(
-        repo.path().join("checkpoint.toml"),
-        "[tests]\ncommand = \"no-such-test-runner --all\"\n[stop]\ncommit_gate = false\n",
-    )
-    .unwrap();
-    let out = checkpoint(repo.path(), &["check"], "");
-    assert_eq!(code(&out), 2);
-    let text = stable(&out.stdout, repo.path());
-    assert!(
-        text.contains("Note: could not run the tests (`no-such-test-runner --all`)"),
-        "{text}"
-    );
+    // With the commit gate on (the default) too: untested code is not asked to be committed.
+    for config in ["", "[stop]\ncommit_gate = false\n"] {
+        fs::write(
+            repo.path().join("checkpoint.toml"),
+            format!("[tests]\ncommand = \"no-such-test-runner --all\"\n{config}"),
+        )
+        .unwrap();
+        let out = checkpoint(repo.path(), &["check"], "");
+        assert_eq!(code(&out), 2, "{config}");
+        // The shell's own complaint, in parentheses, differs between shells.
+        let stdout = stable(&out.stdout, repo.path());
+        let text: Vec<&str> = stdout
+            .lines()
+            .map(|l| l.split(" (").next().unwrap())
+            .collect();
+        insta::allow_duplicates! {
+            assert_snapshot!(text.join("\n"), @r"
+            Checkpoint — The tests could not run, so the stop was allowed unchecked:
+            - test command not found: `no-such-test-runner --all`
+            Set a working [tests] command in checkpoint.toml.
+            ");
+            assert_snapshot!(String::from_utf8_lossy(&out.stderr), @"hint: set a working [tests] command in checkpoint.toml");
+        }
+    }
 }
 
 #[test]

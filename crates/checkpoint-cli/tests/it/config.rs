@@ -180,8 +180,14 @@ fn get_prints_one_value_and_refuses_unknown_keys() {
     assert_eq!(project.ok(&["config", "get", "context.warn"]), "70\n");
     assert_eq!(project.ok(&["config", "get", "git.backend"]), "\"auto\"\n");
     let stderr = project.fails(&["config", "get", "context.warning"]);
+    insta::assert_snapshot!(stderr, @r#"
+    error: unknown key "context.warning"
+    hint: did you mean `context.warn`?
+    "#);
+    // A key like none of them lists them all.
+    let stderr = project.fails(&["config", "get", "zzz"]);
     assert!(
-        stderr.starts_with("error: unknown key \"context.warning\"\nhint: valid keys: "),
+        stderr.starts_with("error: unknown key \"zzz\"\nhint: valid keys: "),
         "{stderr}"
     );
     assert!(
@@ -252,7 +258,9 @@ fn set_rejects_an_invalid_value_without_touching_the_file() {
     );
     let stderr = project.fails(&["config", "set", "context.warning", "85"]);
     assert!(
-        stderr.starts_with("error: unknown key \"context.warning\"\nhint: valid keys:"),
+        stderr.starts_with(
+            "error: unknown key \"context.warning\"\nhint: did you mean `context.warn`?"
+        ),
         "{stderr}"
     );
     assert_eq!(fs::read(project.project_file()).unwrap(), before);

@@ -236,6 +236,35 @@ fn templates_define_steps_and_unfinished_tasks_survive_cleanup() {
 }
 
 #[test]
+fn status_says_what_to_do_next_while_the_task_waits() {
+    let s = Setup::new();
+    let next = |s: &Setup| {
+        let status = s.ok(&["status"], 0);
+        let line = status.lines().find(|l| l.starts_with("Next: "));
+        line.unwrap_or("(no Next line)").to_owned()
+    };
+    s.ok(&["task", "start", "t", "--steps", "a,b"], 0);
+    let mut seen = vec![next(&s)];
+    s.ok(&["step", "start"], 0);
+    seen.push(next(&s));
+    s.ok(&["step", "done"], 0);
+    for _ in 0..3 {
+        s.ok(&["step", "start"], 0);
+        s.ok(&["step", "fail"], 0);
+    }
+    seen.push(next(&s));
+    s.ok(&["step", "start"], 0);
+    s.ok(&["step", "done"], 0);
+    seen.push(next(&s));
+    insta::assert_snapshot!(seen.join("\n"), @r#"
+    Next: start step "a" (1 of 2) with `checkpoint step start`.
+    (no Next line)
+    Next: a human decides: step "b" failed 3 times. `checkpoint step start` tries it again; `checkpoint task fail` or `checkpoint task abandon` ends the task.
+    Next: every step is done: finish with `checkpoint task complete`.
+    "#);
+}
+
+#[test]
 fn tampered_receipts_and_corrupt_state_are_reported() {
     let s = Setup::new();
     s.ok(&["task", "start", "t", "--steps", "a"], 0);

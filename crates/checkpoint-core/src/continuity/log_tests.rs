@@ -228,6 +228,7 @@ fn resume_context_is_pinned() {
         attempt: 2,
         max_restarts: 3,
         progress: &progress,
+        progress_file: "/repo/.git/checkpoint/continuity/log.json",
         now: at(0),
     };
     insta::assert_snapshot!("resume_context", text::resume_context(&resume));
@@ -237,6 +238,63 @@ fn resume_context_is_pinned() {
         ..resume
     };
     insta::assert_snapshot!("resume_context_over_limit", text::resume_context(&stuck));
+}
+
+#[test]
+fn resume_context_shows_every_milestone_or_counts_the_earlier_ones() {
+    let c = rich_checkpoint();
+    let twelve: Vec<ProgressEntry> = (1..=12)
+        .map(|i| {
+            entry(
+                &format!("milestone {i}"),
+                Some("add-auth"),
+                at(3600 - i * 60),
+            )
+        })
+        .collect();
+    let why = text::reset_reason(Some("clear"));
+    let mut resume = Resume {
+        checkpoint: &c,
+        why: &why,
+        attempt: 1,
+        max_restarts: 3,
+        progress: &twelve,
+        progress_file: "/repo/.git/checkpoint/continuity/log.json",
+        now: at(0),
+    };
+    let progress = |text: &str| {
+        let start = text.find("Progress logged").unwrap();
+        let end = text.find("\nFiles modified").unwrap();
+        text[start..end].to_owned()
+    };
+    insta::assert_snapshot!(progress(&text::resume_context(&resume)), @r"
+    Progress logged before reset:
+    ✓ milestone 1 (07:01 UTC)
+    ✓ milestone 2 (07:02 UTC)
+    ✓ milestone 3 (07:03 UTC)
+    ✓ milestone 4 (07:04 UTC)
+    ✓ milestone 5 (07:05 UTC)
+    ✓ milestone 6 (07:06 UTC)
+    ✓ milestone 7 (07:07 UTC)
+    ✓ milestone 8 (07:08 UTC)
+    ✓ milestone 9 (07:09 UTC)
+    ✓ milestone 10 (07:10 UTC)
+    ✓ milestone 11 (07:11 UTC)
+    ✓ milestone 12 (07:12 UTC)
+    ");
+    let long: Vec<ProgressEntry> = (1..=60)
+        .map(|i| entry(&format!("milestone {i}: {}", "x".repeat(100)), None, at(0)))
+        .collect();
+    resume.progress = &long;
+    let text = text::resume_context(&resume);
+    let shown = progress(&text);
+    assert!(
+        shown.chars().count() < text::PROGRESS_CHARS + 200,
+        "{shown}"
+    );
+    let first = shown.lines().nth(1).unwrap();
+    insta::assert_snapshot!(first, @"… and 29 earlier milestones, done too (all in /repo/.git/checkpoint/continuity/log.json).");
+    assert!(shown.contains("milestone 60:"), "{shown}");
 }
 
 #[test]
@@ -250,6 +308,7 @@ fn bare_resume_context_is_pinned() {
         attempt: 1,
         max_restarts: 3,
         progress: &[],
+        progress_file: "/repo/.git/checkpoint/continuity/log.json",
         now: at(0),
     };
     insta::assert_snapshot!("resume_context_bare", text::resume_context(&resume));

@@ -11,6 +11,9 @@ use super::record::{ContextMark, ProgressEntry, SessionCheckpoint};
 pub const SHOWN_FILES: usize = 20;
 /// The longest summary quoted in a restart context, in characters.
 pub const SUMMARY_CHARS: usize = 1_500;
+/// The most characters of progress lines a restart context shows; the older entries beyond are
+/// counted, with where to read them.
+pub const PROGRESS_CHARS: usize = 4_000;
 /// The longest one-line summary, in characters.
 pub const LINE_CHARS: usize = 160;
 
@@ -66,8 +69,10 @@ pub struct Resume<'a> {
     pub attempt: u32,
     /// `[resume] max_restarts`.
     pub max_restarts: u32,
-    /// The thread's latest progress entries, oldest first.
+    /// The thread's progress entries, oldest first.
     pub progress: &'a [ProgressEntry],
+    /// Where all of them can be read (the continuity log's file), for those left out.
+    pub progress_file: &'a str,
     /// Now, for "saved 2 h ago".
     pub now: Timestamp,
 }
@@ -123,13 +128,33 @@ pub fn resume_context(r: &Resume<'_>) -> String {
     if r.progress.is_empty() {
         out.push_str("(none logged)\n");
     }
-    for entry in r.progress {
+    let lines: Vec<String> = (r.progress.iter())
+        .map(|entry| {
+            let text = one_line(&entry.text);
+            format!("✓ {text} ({})\n", entry.at.strftime("%H:%M UTC"))
+        })
+        .collect();
+    let mut budget = PROGRESS_CHARS;
+    let shown = (lines.iter().rev())
+        .take_while(|line| match budget.checked_sub(line.chars().count()) {
+            Some(left) => {
+                budget = left;
+                true
+            }
+            None => false,
+        })
+        .count();
+    let earlier = lines.len() - shown;
+    if earlier > 0 {
         let _ = writeln!(
             out,
-            "✓ {} ({})",
-            one_line(&entry.text),
-            entry.at.strftime("%H:%M UTC")
+            "… and {earlier} earlier {}, done too (all in {}).",
+            plural(earlier, "milestone"),
+            r.progress_file
         );
+    }
+    for line in &lines[earlier..] {
+        out.push_str(line);
     }
 
     out.push_str("\nFiles modified (do not recreate):\n");

@@ -341,6 +341,43 @@ fn docs_only_changes_pass_and_capture_is_rate_limited() {
 }
 
 #[test]
+fn max_blocks_zero_runs_the_tests_and_reports_but_never_blocks() {
+    let p = policy(true, 0, false);
+    let changes = changeset(&[("daemon/main.rs", ChangeKind::Modified)]);
+    for repeated in [false, true] {
+        let s = stop(repeated);
+        assert!(plan(s, &changes, &SessionFacts::default(), &p).may_run);
+        let f = facts(
+            changes.clone(),
+            &[TestStatus::Failed],
+            SessionFacts::default(),
+        );
+        let d = decided(s, &f, &p);
+        let Decision::Allow {
+            reason: AllowReason::CapReached { blocks: 0, pending },
+            ..
+        } = &d
+        else {
+            panic!("{d:?}");
+        };
+        assert!(
+            matches!(**pending, BlockReason::TestsFailed { .. }),
+            "{d:?}"
+        );
+        let answer = crate::answer::StopAnswer {
+            message: crate::render::message(&d),
+            decision: d,
+            notice: None,
+        };
+        assert!(
+            answer
+                .user_notice()
+                .is_some_and(|n| n.contains("blocking off"))
+        );
+    }
+}
+
+#[test]
 fn cap_turns_a_block_into_a_warning() {
     let p = policy(true, 2, false);
     let session = SessionFacts {
@@ -366,16 +403,43 @@ fn cap_turns_a_block_into_a_warning() {
 }
 
 #[test]
-fn test_errors_fail_open_with_a_note() {
+fn test_errors_fail_open_even_with_the_commit_gate() {
+    for commit_gate in [false, true] {
+        let p = policy(commit_gate, 3, false);
+        let f = facts(
+            changeset(&[("daemon/main.rs", ChangeKind::Modified)]),
+            &[TestStatus::Error],
+            SessionFacts::default(),
+        );
+        let d = decided(stop(false), &f, &p);
+        assert!(
+            matches!(
+                d,
+                Decision::Allow {
+                    reason: AllowReason::TestsUnavailable { .. },
+                    ..
+                }
+            ),
+            "{d:?}"
+        );
+        assert!(d.is_degraded());
+    }
+}
+
+#[test]
+fn a_test_error_beside_a_failure_is_a_note_on_the_block() {
     let p = policy(false, 3, false);
     let f = facts(
-        changeset(&[("src/lib.rs", ChangeKind::Modified)]),
-        &[TestStatus::Error],
+        changeset(&[("daemon/main.rs", ChangeKind::Modified)]),
+        &[TestStatus::Failed, TestStatus::Error],
         SessionFacts::default(),
     );
     let d = decided(stop(false), &f, &p);
-    assert!(!d.is_block());
-    assert!(d.is_degraded());
+    assert!(d.is_block());
+    assert!(
+        matches!(d.notes(), [Note::TestsUnavailable { .. }]),
+        "{d:?}"
+    );
 }
 
 #[test]

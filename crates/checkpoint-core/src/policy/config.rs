@@ -70,4 +70,4 @@ pub use super::explain::{Effective, LowerValue, Origin, ProjectCommand, Setting,
 pub use super::layer::ConfigFile;
 #[cfg(feature = "io")]
 pub use super::load::{ConfigSources, PROJECT_FILE, explain, load};
-pub use super::settings::{KEYS, Key, reference};
+pub use super::settings::{KEYS, Key, closest, reference};

@@ -16,7 +16,7 @@ use toml::de::{DeTable, DeValue, ValueDeserializer};
 
 use super::error::ConfigError;
 use super::rules::{Rule, RuleSet, RuleTests};
-use super::settings::{KEYS, Write};
+use super::settings::{KEYS, Write, closest};
 
 /// The top-level key of the `[[rule]]`s.
 const RULES: &str = "rule";
@@ -165,7 +165,9 @@ impl ConfigFile {
         }
     }
 
-    /// `name`, at `span` and with the path `key`, is none of the names `expected`.
+    /// `name`, at `span` and with the path `key`, is none of the names `expected`: the error
+    /// names the closest of them as a full key ("did you mean `tests.command`?"), or lists them
+    /// all when none is close.
     fn unknown(
         &self,
         span: Range<usize>,
@@ -173,8 +175,23 @@ impl ConfigFile {
         name: &str,
         expected: &'static [&'static str],
     ) -> ConfigError {
-        let error = <de::value::Error as de::Error>::unknown_field(name, expected);
-        self.invalid(span.start, key, error)
+        match closest(name, expected.iter().copied()) {
+            Some(candidate) => {
+                let full = match key.rsplit_once('.') {
+                    Some((parent, _)) => format!("{parent}.{candidate}"),
+                    None => candidate.to_owned(),
+                };
+                self.invalid(
+                    span.start,
+                    key,
+                    format!("unknown field `{name}`, did you mean `{full}`?"),
+                )
+            }
+            None => {
+                let error = <de::value::Error as de::Error>::unknown_field(name, expected);
+                self.invalid(span.start, key, error)
+            }
+        }
     }
 }
 

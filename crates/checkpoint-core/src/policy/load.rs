@@ -868,18 +868,20 @@ mod tests {
 
     #[test]
     fn unknown_keys_and_sections() {
+        let f = Fixture::project("[tests]\ncomand = 'pytest -q'\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: tests.comand: unknown field `comand`, did you mean `tests.command`?");
         let f = Fixture::project("[stop]\ncapture = true\nmax_block = 3\n");
-        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:3: stop.max_block: unknown field `max_block`, expected one of `commit_gate`, `max_blocks`, `capture`, `capture_interval`");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:3: stop.max_block: unknown field `max_block`, did you mean `stop.max_blocks`?");
         let f = Fixture::project("[tests]\ncommand = 'x'\n\n[contexts]\nwarn = 80\n");
-        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:4: contexts: unknown field `contexts`, expected one of `tests`, `stop`, `git`, `journal`, `context`, `resume`, `clear`, `integrity`, `rule`");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:4: contexts: unknown field `contexts`, did you mean `context`?");
         let f = Fixture::project("[context]\nenabled = true\n");
         insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: context.enabled: unknown field `enabled`, expected one of `warn`, `critical`, `window`");
         let f = Fixture::project("[resume]\nauto_resume = true\n");
-        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: resume.auto_resume: unknown field `auto_resume`, expected `auto` or `max_restarts`");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: resume.auto_resume: unknown field `auto_resume`, did you mean `resume.auto`?");
         let f = Fixture::project("[clear]\nauto = true\n");
-        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: clear.auto: unknown field `auto`, expected `auto_checkpoint`");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: clear.auto: unknown field `auto`, did you mean `clear.auto_checkpoint`?");
         let f = Fixture::project("[journal]\nstale = \"2s\"\n");
-        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: journal.stale: unknown field `stale`, expected one of `retention_completed`, `retention_failed`, `retention_abandoned`, `max_checkpoints`, `stale_threshold`, `checkpoint_interval`, `key_derivation`");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: journal.stale: unknown field `stale`, did you mean `journal.stale_threshold`?");
     }
 
     #[test]

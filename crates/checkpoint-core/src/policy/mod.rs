@@ -84,7 +84,8 @@ pub struct GitSettings {
 pub struct StopSettings {
     /// Uncommitted changes to gated files block the stop.
     pub commit_gate: bool,
-    /// Consecutive blocks per turn; after that the stop is allowed with a warning.
+    /// Consecutive blocks per turn; after that the stop is allowed with a warning. `0` never
+    /// blocks: every stop is allowed with a report of what is unresolved.
     pub max_blocks: u32,
     /// Ask the agent to capture notes when a stop has no code changes.
     pub capture: bool,

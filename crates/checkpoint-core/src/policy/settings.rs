@@ -56,7 +56,8 @@ pub const KEYS: &[Key] = &[
         "Uncommitted changes to gated files block the stop.")
     .guarded(),
     key!(stop.max_blocks: Count<u32, 0, 100>, "CHECKPOINT_STOP_MAX_BLOCKS",
-        "Consecutive blocks per turn; after that the stop is allowed with a warning.")
+        "Consecutive blocks per turn; after that the stop is allowed with a warning. \
+         `0` never blocks: every stop is allowed with a report of what is unresolved.")
     .guarded(),
     key!(stop.capture: bool, "CHECKPOINT_STOP_CAPTURE",
         "Ask the agent to capture notes when a stop has no code changes."),
@@ -292,6 +293,19 @@ pub fn reference() -> String {
         ));
     }
     text
+}
+
+/// How alike (Jaro-Winkler, 0..=1) a misspelt name and a known one must be to suggest the known one.
+const MIN_SIMILARITY: f64 = 0.8;
+
+/// The one of `candidates` that `name` most likely misspells ("comand" → "command"), for a "did
+/// you mean …?"; `None` when none is close.
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    (candidates.into_iter())
+        .map(|candidate| (strsim::jaro_winkler(name, candidate), candidate))
+        .filter(|(similarity, _)| *similarity >= MIN_SIMILARITY)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, candidate)| candidate)
 }
 
 #[cfg(test)]

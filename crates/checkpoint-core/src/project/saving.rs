@@ -174,12 +174,14 @@ impl Project {
         };
         let progress = continuity.progress(&thread)?;
         let why = text::reset_reason(source);
+        let progress_file = continuity.log_path().display().to_string();
         Ok(Some(text::resume_context(&Resume {
             checkpoint: &checkpoint,
             why: &why,
             attempt,
             max_restarts: self.policy.resume.max_restarts,
             progress: &progress,
+            progress_file: &progress_file,
             now,
         })))
     }

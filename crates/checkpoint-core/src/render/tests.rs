@@ -270,6 +270,57 @@ fn allow_messages() {
 }
 
 #[test]
+fn blocking_off_reports_what_is_unresolved() {
+    let d = allow(AllowReason::CapReached {
+        blocks: 0,
+        pending: Box::new(BlockReason::TestsFailed {
+            failed: vec![failing()],
+        }),
+    });
+    assert_snapshot!(message(&d), @"Checkpoint — Stop allowed with blocking off (`stop.max_blocks = 0`). Still unresolved: the tests fail (test_add (test_calc.CalcTest.test_add)).");
+    assert_snapshot!(let_through(&d).unwrap(), @"allowed with blocking off (`stop.max_blocks = 0`): the tests fail (test_add (test_calc.CalcTest.test_add))");
+}
+
+#[test]
+fn a_broken_config_says_the_gate_is_off() {
+    let d = allow(AllowReason::ConfigBroken {
+        error: "/repo/checkpoint.toml:3: tests.comand: unknown field `comand`, did you mean \
+                `tests.command`?"
+            .into(),
+    });
+    assert!(d.is_degraded());
+    assert_snapshot!(message(&d), @"Checkpoint — The gate is off until its config is fixed (stop allowed unchecked): /repo/checkpoint.toml:3: tests.comand: unknown field `comand`, did you mean `tests.command`?");
+}
+
+#[test]
+fn tests_that_cannot_run_are_the_headline() {
+    let mut missing = run("pytestt -q", TestStatus::Error);
+    missing.outcome.exit_code = Some(127);
+    missing.outcome.error =
+        Some("test command not found: `pytestt -q` (sh: 1: pytestt: not found)".into());
+    let silent = run("./t.sh", TestStatus::Error);
+    let d = allow(AllowReason::TestsUnavailable {
+        unavailable: vec![missing, silent],
+    });
+    assert!(d.is_degraded());
+    assert_snapshot!(message(&d), @r"
+    Checkpoint — The tests could not run, so the stop was allowed unchecked:
+    - test command not found: `pytestt -q` (sh: 1: pytestt: not found)
+    - `./t.sh` could not be started
+    Set a working [tests] command in checkpoint.toml.
+    ");
+}
+
+#[test]
+fn one_changed_file_needs_no_tests() {
+    let d = allow(AllowReason::Satisfied {
+        tests: Vec::new(),
+        files: vec![change("README.md", ChangeKind::Modified)],
+    });
+    assert_snapshot!(message(&d), @"Checkpoint — 1 changed file needs no tests and no commit.");
+}
+
+#[test]
 fn notes() {
     let d = Decision::Allow {
         reason: AllowReason::NoChanges,
