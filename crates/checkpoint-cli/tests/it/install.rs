@@ -974,6 +974,27 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     assert_eq!(out, "nothing to change\n");
 }
 
+/// Numbers serde_json would rewrite (a 64-bit-plus integer became a float, `1.50` became `1.5`)
+/// are written back exactly as the user's file had them, through install and uninstall.
+#[test]
+fn numbers_in_settings_files_are_kept_exactly() {
+    let fx = Fixture::new();
+    let text =
+        "{\n  \"lastShown\": 1754400000000123456789,\n  \"scale\": 1.50,\n  \"big\": 1e400\n}\n";
+    fx.write(".claude/settings.json", text);
+    ok(&fx.install("claude", &[]));
+    let installed = fx.read(".claude/settings.json");
+    for number in [
+        "\"lastShown\": 1754400000000123456789,",
+        "\"scale\": 1.50,",
+        "\"big\": 1e400,",
+    ] {
+        assert!(installed.contains(number), "{installed}");
+    }
+    ok(&fx.uninstall("claude", &[]));
+    assert_eq!(fx.read(".claude/settings.json"), text);
+}
+
 #[test]
 fn unparseable_files_are_refused_and_left_untouched() {
     let cases = [
@@ -988,6 +1009,10 @@ fn unparseable_files_are_refused_and_left_untouched() {
         (
             "{\"hooks\": {\"Notification\": [7]}}",
             "`hooks.Notification[0]` is not an object",
+        ),
+        (
+            "{\"hooks\": {\"Stop\": [{\"hooks\": []}]}, \"hooks\": {}}",
+            "the top level has the key \"hooks\" twice; remove one",
         ),
     ];
     for (text, problem) in cases {
