@@ -47,7 +47,9 @@ pub fn help_text(home: &dyn AgentHome) -> String {
 
 /// Runs one hook call for the agent whose home is `home` on the process's stdin/stdout/stderr;
 /// with the one argument `--version`, prints [`version_line`] instead, and with `--help` (or
-/// no argument and stdin a terminal: a person, not an agent) [`help_text`]. Always exits 0.
+/// no argument and stdin a terminal: a person, not an agent) [`help_text`]. Any other argument
+/// (installed handlers pass `--hook`, the mark `checkpoint install` recognises them by) is a hook
+/// call. Always exits 0.
 pub fn main(home: &dyn AgentHome) -> std::process::ExitCode {
     let arg = std::env::args_os().nth(1);
     let said = |flags: &[&str]| {

@@ -6,6 +6,10 @@
 //! even after a crash. Read-modify-write cycles hold an exclusive `flock` on `<file>.lock` (never
 //! on the file that gets renamed over), waiting at most [`LOCK_TIMEOUT`] for it: a lock held by a
 //! stuck process is an error the hooks fail open on, never a hang.
+//!
+//! Temporary files are named `.checkpoint-tmp-*` ([`TEMP_PREFIX`]). A writer killed between
+//! creating one and renaming it leaves it behind; the next writer of that directory removes ours
+//! that are older than [`TEMP_MAX_AGE`] (younger ones may belong to a concurrent writer).
 
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::{self, Write};
@@ -72,11 +76,56 @@ pub fn validate_id(id: &str) -> Result<&str, StoreError> {
     }
 }
 
+/// The name prefix of the temporary files [`temp_file_in`] creates.
+pub const TEMP_PREFIX: &str = ".checkpoint-tmp-";
+
+/// How old a leftover temporary file of ours must be before [`temp_file_in`] removes it. A write
+/// takes milliseconds and touches its file as it goes; one not modified for this long belongs to a
+/// writer that was killed.
+pub const TEMP_MAX_AGE: Duration = Duration::from_secs(60);
+
+/// Creates a temporary file (mode 0600) in `dir` for a write that is renamed into place, after
+/// removing the leftovers of interrupted writes there: files named [`TEMP_PREFIX`]`*` not
+/// modified for [`TEMP_MAX_AGE`]. Other files are never touched; failing to remove one is not an
+/// error (the next writer tries again).
+pub fn temp_file_in(dir: &Path) -> io::Result<tempfile::NamedTempFile> {
+    remove_stale_temp_files(dir);
+    tempfile::Builder::new()
+        .prefix(TEMP_PREFIX)
+        .tempfile_in(dir)
+}
+
+fn remove_stale_temp_files(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if !entry
+            .file_name()
+            .as_encoded_bytes()
+            .starts_with(TEMP_PREFIX.as_bytes())
+        {
+            continue;
+        }
+        // `DirEntry::metadata` does not follow symlinks: only our regular files qualify.
+        let stale = entry.metadata().is_ok_and(|m| {
+            m.is_file()
+                && m.modified()
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age >= TEMP_MAX_AGE)
+        });
+        if stale {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Replaces `path` with `bytes` atomically and durably, creating parent directories.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir).map_err(io_err(dir))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io_err(dir))?;
+    let mut tmp = temp_file_in(dir).map_err(io_err(dir))?;
     tmp.write_all(bytes).map_err(io_err(path))?;
     tmp.as_file().sync_all().map_err(io_err(path))?;
     tmp.persist(path).map_err(|e| StoreError::Io {
@@ -272,6 +321,67 @@ mod tests {
         assert!(waited >= Duration::from_millis(200) && waited < Duration::from_secs(5));
         // Once the holder is gone, the lock is free again.
         Lock::acquire_within(&path, Duration::from_secs(5)).unwrap();
+    }
+
+    /// A writer killed mid-write leaves its temporary file; the next writer of the directory
+    /// removes it, but not a younger one (a concurrent writer's) nor anybody else's files.
+    #[test]
+    fn leftovers_of_killed_writers_are_removed_by_the_next_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        // A real interrupted write: a child that creates our temporary file, then is SIGKILLed.
+        let leftover = dir.path().join(format!("{TEMP_PREFIX}killed"));
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "head -c 1000000 /dev/zero > \"$0\"; sleep 300"])
+            .arg(&leftover)
+            .spawn()
+            .unwrap();
+        while fs::metadata(&leftover).map_or(true, |m| m.len() < 1_000_000) {
+            thread::sleep(Duration::from_millis(5));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let old = std::time::SystemTime::now() - TEMP_MAX_AGE - Duration::from_secs(1);
+        let backdate = |p: &Path| {
+            File::options()
+                .write(true)
+                .open(p)
+                .unwrap()
+                .set_modified(old)
+                .unwrap()
+        };
+        backdate(&leftover);
+        let young = dir.path().join(format!("{TEMP_PREFIX}in-flight"));
+        fs::write(&young, "x").unwrap();
+        let foreign = dir.path().join(".tmpAbC123");
+        fs::write(&foreign, "x").unwrap();
+        backdate(&foreign);
+        let linked = dir.path().join(format!("{TEMP_PREFIX}link"));
+        std::os::unix::fs::symlink(&foreign, &linked).unwrap();
+
+        write_atomic(&path, b"{}").unwrap();
+
+        assert!(!leftover.exists(), "the stale leftover is removed");
+        assert!(young.exists(), "a concurrent writer's file is kept");
+        assert!(foreign.exists(), "other temporary names are not ours");
+        assert!(
+            linked.symlink_metadata().is_ok(),
+            "a symlink is not our file"
+        );
+        let mut names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                ".checkpoint-tmp-in-flight",
+                ".checkpoint-tmp-link",
+                ".tmpAbC123",
+                "state.json"
+            ]
+        );
     }
 
     #[test]

@@ -234,7 +234,9 @@ fn adapter_check(spec: &AgentSpec, install: &Installed, reinstall: &str) -> Chec
             reinstall,
         );
     };
-    let Some(program) = inspect::program(command) else {
+    let parsed = inspect::program(command)
+        .and_then(|program| Some((inspect::version_command(&program)?, program)));
+    let Some((version, program)) = parsed else {
         return Check::problem(
             format!("cannot parse the hook command `{command}`"),
             reinstall,
@@ -247,7 +249,6 @@ fn adapter_check(spec: &AgentSpec, install: &Installed, reinstall: &str) -> Chec
         );
     }
     let expected = hook::version_line(spec.home);
-    let version = format!("{command} --version");
     match runner::run_hook(&version, Path::new("/"), &[], b"", RUN_TIMEOUT) {
         Ok(run) if run.exit_code == Some(0) && run.stdout.trim() == expected => {
             Check::ok(format!("adapter {} ({expected})", program.display()))

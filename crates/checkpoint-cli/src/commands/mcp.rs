@@ -6,7 +6,14 @@
 //! project). Every tool answers with text; a failure is a tool error result with a one-line
 //! message, never a protocol error or a crash. The rest of the CLI is synchronous: the async
 //! runtime the MCP SDK needs lives only inside [`run`].
+//!
+//! The transport is [`LineTransport`], not the SDK's: a request longer than
+//! [`MAX_REQUEST_BYTES`] gets an Invalid Request error reply (and is skipped without being held in
+//! memory), a line that is not JSON a Parse error reply, both with `"id": null`; the server goes
+//! on serving either way. (The SDK drops both silently, and a client waits for ever.)
 
+use std::future::Future;
+use std::io;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -14,9 +21,13 @@ use checkpoint_core::policy::config::{Key, Origin};
 use checkpoint_core::project::Project;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+use rmcp::model::{ErrorCode, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
 use rmcp::{ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt as _};
 
 use crate::commands::config as config_cmd;
 use crate::continuity::{self, Caller};
@@ -47,7 +58,10 @@ pub(crate) fn run(_: &Args) -> Result<ExitCode, CliError> {
     runtime.block_on(async {
         let hint = "the MCP client must speak JSON-RPC on the server's stdin and stdout";
         let service = Server::new(project)
-            .serve(rmcp::transport::stdio())
+            .serve(LineTransport::new(
+                tokio::io::BufReader::new(tokio::io::stdin()),
+                io::stdout(),
+            ))
             .await
             .map_err(|e| CliError::new(format!("MCP initialization failed: {e}"), hint))?;
         service
@@ -56,6 +70,161 @@ pub(crate) fn run(_: &Args) -> Result<ExitCode, CliError> {
             .map_err(|e| CliError::new(format!("MCP server failed: {e}"), hint))?;
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// The longest request line the server reads; a longer one is answered with an error and
+/// skipped. Tool arguments are short texts; this is far above any of them.
+const MAX_REQUEST_BYTES: usize = 4 << 20;
+
+/// Newline-delimited JSON-RPC on a reader and a writer that answers what it cannot pass on.
+///
+/// Replies are written whole and synchronously, each with one `write_all` under the writer's
+/// lock (the runtime has one thread), so an error reply never interleaves with a response.
+struct LineTransport<R, W> {
+    reader: R,
+    /// The line read so far; kept across cancelled [`Transport::receive`] calls.
+    line: Vec<u8>,
+    /// The current line has passed [`MAX_REQUEST_BYTES`]; its rest is skipped.
+    oversize: bool,
+    writer: W,
+}
+
+/// Why a line is answered with an error instead of being passed on.
+#[derive(Debug, PartialEq)]
+enum Refusal {
+    /// Longer than [`MAX_REQUEST_BYTES`].
+    Oversize,
+    /// Not JSON.
+    Parse(String),
+    /// JSON, but not a JSON-RPC message the server understands; with the request's id if it had
+    /// one.
+    Invalid(Value),
+}
+
+impl Refusal {
+    /// The JSON-RPC error reply.
+    fn reply(&self) -> Value {
+        let (id, code, message) = match self {
+            Refusal::Oversize => (
+                Value::Null,
+                ErrorCode::INVALID_REQUEST,
+                format!("request longer than {MAX_REQUEST_BYTES} bytes; it was not read"),
+            ),
+            Refusal::Parse(why) => (
+                Value::Null,
+                ErrorCode::PARSE_ERROR,
+                format!("parse error: {why}"),
+            ),
+            Refusal::Invalid(id) => (
+                id.clone(),
+                ErrorCode::INVALID_REQUEST,
+                "invalid request: not a JSON-RPC 2.0 message of MCP".to_owned(),
+            ),
+        };
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": code.0, "message": message}})
+    }
+}
+
+impl<R: AsyncBufRead + Unpin + Send, W: io::Write + Send> LineTransport<R, W> {
+    fn new(reader: R, writer: W) -> Self {
+        LineTransport {
+            reader,
+            line: Vec::new(),
+            oversize: false,
+            writer,
+        }
+    }
+
+    /// Reads up to the end of the next line; `Ok(false)` at the end of input. Cancel-safe: what
+    /// was consumed is in `self.line` (or counted as oversize).
+    async fn read_line(&mut self) -> io::Result<bool> {
+        loop {
+            let buf = self.reader.fill_buf().await?;
+            if buf.is_empty() {
+                return Ok(false);
+            }
+            let (take, end) = match buf.iter().position(|&b| b == b'\n') {
+                Some(at) => (at + 1, true),
+                None => (buf.len(), false),
+            };
+            if self.line.len() + take > MAX_REQUEST_BYTES + 1 {
+                self.oversize = true;
+                self.line = Vec::new();
+            }
+            if !self.oversize {
+                self.line.extend_from_slice(&buf[..take]);
+            }
+            self.reader.consume(take);
+            if end {
+                return Ok(true);
+            }
+        }
+    }
+
+    /// The message on the line just read, `Ok(None)` for a blank line or a notification the
+    /// server ignores, or why it is refused.
+    fn parse(&mut self) -> Result<Option<RxJsonRpcMessage<RoleServer>>, Refusal> {
+        if std::mem::take(&mut self.oversize) {
+            return Err(Refusal::Oversize);
+        }
+        let line = std::mem::take(&mut self.line);
+        let text = line.trim_ascii();
+        if text.is_empty() {
+            return Ok(None);
+        }
+        let value: Value =
+            serde_json::from_slice(text).map_err(|e| Refusal::Parse(one_line(&e.to_string())))?;
+        match value.get("id").cloned() {
+            // A notification gets no reply, not even an error (JSON-RPC 2.0).
+            None => Ok(serde_json::from_value(value).ok()),
+            Some(id) => serde_json::from_value(value)
+                .map(Some)
+                .map_err(|_| match id {
+                    Value::Number(_) | Value::String(_) => Refusal::Invalid(id),
+                    _ => Refusal::Invalid(Value::Null),
+                }),
+        }
+    }
+
+    /// Writes one message as one line.
+    fn write(&mut self, message: &impl Serialize) -> io::Result<()> {
+        let mut bytes = serde_json::to_vec(message)?;
+        bytes.push(b'\n');
+        self.writer.write_all(&bytes)?;
+        self.writer.flush()
+    }
+}
+
+impl<R, W> Transport<RoleServer> for LineTransport<R, W>
+where
+    R: AsyncBufRead + Unpin + Send,
+    W: io::Write + Send,
+{
+    type Error = io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = io::Result<()>> + Send + 'static {
+        std::future::ready(self.write(&item))
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            if !self.read_line().await.ok()? {
+                return None;
+            }
+            match self.parse() {
+                Ok(Some(message)) => return Some(message),
+                Ok(None) => {}
+                Err(refusal) => self.write(&refusal.reply()).ok()?,
+            }
+        }
+    }
+
+    async fn close(&mut self) -> io::Result<()> {
+        self.writer.flush()
+    }
 }
 
 /// Arguments of `checkpoint_save`.

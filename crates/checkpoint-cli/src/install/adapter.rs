@@ -1,5 +1,7 @@
 //! The adapter binary a handler runs: where it is, the command line that runs it, and how a
-//! handler that runs it is recognised (by the file name `checkpoint-<agent>`, in any directory).
+//! handler that runs it is recognised: by the command install writes, an absolute path to a file
+//! named `checkpoint-<agent>` and the marker [`HOOK_MARKER`] (in any directory, so that a reinstall
+//! from elsewhere replaces it; after environment assignments a user may have put in front).
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -57,28 +59,64 @@ fn own_dir() -> Result<PathBuf, CliError> {
         .ok_or_else(|| CliError::new(format!("{}: no parent directory", exe.display()), hint))
 }
 
-/// The command line that runs `adapter`: its absolute path, shell-quoted when it needs it.
-pub(crate) fn command_line(adapter: &Path) -> Result<String, CliError> {
+/// The argument after the adapter's path in a hook handler's command: the mark of our handlers.
+/// The adapters take any argument other than `--version` and `--help` as a hook call.
+pub(crate) const HOOK_MARKER: &str = "--hook";
+
+/// The command line that runs `program` with `arg`: its absolute path, shell-quoted when it needs
+/// it, then `arg`.
+pub(crate) fn command_line(program: &Path, arg: &str) -> Result<String, CliError> {
     let hint = "install the adapter under a path that is valid UTF-8, or pass one with --adapter";
-    let text = adapter
+    let text = program
         .to_str()
-        .ok_or_else(|| CliError::new(format!("{}: not valid UTF-8", adapter.display()), hint))?;
+        .ok_or_else(|| CliError::new(format!("{}: not valid UTF-8", program.display()), hint))?;
     shlex::try_quote(text)
-        .map(|quoted| quoted.into_owned())
-        .map_err(|e| CliError::new(format!("{}: {e}", adapter.display()), hint))
+        .map(|quoted| format!("{quoted} {arg}"))
+        .map_err(|e| CliError::new(format!("{}: {e}", program.display()), hint))
 }
 
-/// Whether `handler`'s command runs a program named `adapter` (its first word's file name).
-pub(crate) fn runs(handler: &Value, adapter: &str) -> bool {
-    let words = handler
+/// Whether `entry`'s command is one [`command_line`] writes for a program named `program` and
+/// `arg`: an absolute path to a file of that name followed by `arg` — or by nothing, as installs
+/// before the marker wrote it — after any environment assignments (`NAME=value`, also after
+/// `env`). Any other argument, or a program found on `PATH`, is somebody else's.
+pub(crate) fn runs(entry: &Value, program: &str, arg: &str) -> bool {
+    let words = entry
         .get("command")
         .and_then(Value::as_str)
-        .and_then(shlex::split);
-    words
-        .as_ref()
-        .and_then(|words| words.first())
-        .and_then(|program| Path::new(program).file_name())
-        .is_some_and(|name| name == adapter)
+        .and_then(invocation);
+    match words.as_deref() {
+        Some([path, rest @ ..]) => {
+            let path = Path::new(path);
+            path.is_absolute()
+                && path.file_name() == Some(OsStr::new(program))
+                && (rest.is_empty() || rest == [arg])
+        }
+        _ => false,
+    }
+}
+
+/// The words of a shell command from its program on: leading environment assignments and an
+/// `env` before them skipped. `None` when it does not split as a shell would.
+pub(crate) fn invocation(command: &str) -> Option<Vec<String>> {
+    let mut words = shlex::split(command)?;
+    let env = words
+        .first()
+        .is_some_and(|w| w == "env" || w.ends_with("/env"));
+    let skip = usize::from(env)
+        + words[usize::from(env)..]
+            .iter()
+            .take_while(|w| is_assignment(w))
+            .count();
+    words.drain(..skip);
+    Some(words)
+}
+
+/// Whether a shell word is an environment assignment, `NAME=value`.
+fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
 }
 
 #[cfg(test)]
@@ -89,31 +127,55 @@ mod tests {
 
     #[test]
     fn paths_with_spaces_are_quoted_and_still_recognised() {
-        let plain = command_line(Path::new("/usr/bin/checkpoint-codex")).unwrap();
-        assert_eq!(plain, "/usr/bin/checkpoint-codex");
-        let spaced = command_line(Path::new("/my tools/it's/checkpoint-codex")).unwrap();
+        let plain = command_line(Path::new("/usr/bin/checkpoint-codex"), HOOK_MARKER).unwrap();
+        assert_eq!(plain, "/usr/bin/checkpoint-codex --hook");
+        let spaced =
+            command_line(Path::new("/my tools/it's/checkpoint-codex"), HOOK_MARKER).unwrap();
         assert_eq!(
             shlex::split(&spaced).unwrap(),
-            ["/my tools/it's/checkpoint-codex"]
+            ["/my tools/it's/checkpoint-codex", "--hook"]
         );
         for command in [plain, spaced] {
-            assert!(runs(&json!({"command": command}), "checkpoint-codex"));
+            assert!(runs(
+                &json!({"command": command}),
+                "checkpoint-codex",
+                HOOK_MARKER
+            ));
         }
     }
 
+    /// Ours is the command install writes, also with environment assignments in front; a
+    /// program that only happens to have the adapter's name is not.
     #[test]
-    fn only_the_programs_file_name_counts() {
+    fn only_the_command_install_writes_is_ours() {
         let cases = [
-            ("checkpoint-claude", true),
-            ("$HOME/.cargo/bin/checkpoint-claude --verbose", true),
-            ("/opt/checkpoint-claude-old", false),
-            ("echo /bin/checkpoint-claude", false),
+            ("/usr/bin/checkpoint-claude --hook", true),
+            ("/usr/bin/checkpoint-claude", true),
+            ("FOO=1 '/my dir/checkpoint-claude' --hook", true),
+            ("env A=1 B_2= /usr/bin/checkpoint-claude --hook", true),
+            ("/usr/bin/env A=1 /usr/bin/checkpoint-claude --hook", true),
+            ("checkpoint-claude --hook", false),
+            ("checkpoint-claude", false),
+            ("$HOME/.cargo/bin/checkpoint-claude --hook", false),
+            ("/opt/theirs/checkpoint-claude --verbose", false),
+            ("/opt/theirs/checkpoint-claude --hook --verbose", false),
+            ("/opt/checkpoint-claude-old --hook", false),
+            ("echo /bin/checkpoint-claude --hook", false),
+            ("1A=x /usr/bin/checkpoint-claude --hook", false),
             ("'/unbalanced/checkpoint-claude", false),
         ];
         for (command, expected) in cases {
             let handler = json!({"type": "command", "command": command});
-            assert_eq!(runs(&handler, "checkpoint-claude"), expected, "{command}");
+            assert_eq!(
+                runs(&handler, "checkpoint-claude", HOOK_MARKER),
+                expected,
+                "{command}"
+            );
         }
-        assert!(!runs(&json!({"type": "prompt"}), "checkpoint-claude"));
+        assert!(!runs(
+            &json!({"type": "prompt"}),
+            "checkpoint-claude",
+            HOOK_MARKER
+        ));
     }
 }

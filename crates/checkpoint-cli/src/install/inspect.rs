@@ -1,6 +1,6 @@
 //! What `checkpoint install` left behind, read back the way it writes: for `checkpoint doctor`.
 //! The same hooks files, the same strict parse, the same recognition of our handlers (by the
-//! adapter's file name), bounded reads.
+//! command install writes), bounded reads.
 
 use std::path::{Path, PathBuf};
 
@@ -59,7 +59,9 @@ fn ours(spec: &AgentSpec, settings: &Settings) -> Vec<(String, String)> {
         let handlers = (groups.as_array().into_iter().flatten())
             .filter_map(|group| group.get("hooks").and_then(Value::as_array))
             .flatten();
-        for handler in handlers.filter(|handler| adapter::runs(handler, &adapter)) {
+        for handler in
+            handlers.filter(|handler| adapter::runs(handler, &adapter, adapter::HOOK_MARKER))
+        {
             if let Some(command) = handler.get("command").and_then(Value::as_str) {
                 found.push((event.clone(), command.to_owned()));
             }
@@ -81,7 +83,15 @@ pub(crate) fn trust_file(
     Ok((path, text))
 }
 
-/// The program a handler's command runs: its first word.
+/// The command that asks `program` for its version: its path, shell-quoted, and `--version`.
+pub(crate) fn version_command(program: &Path) -> Option<String> {
+    adapter::command_line(program, "--version").ok()
+}
+
+/// The program a handler's command runs: its first word after environment assignments.
 pub(crate) fn program(command: &str) -> Option<PathBuf> {
-    shlex::split(command)?.into_iter().next().map(PathBuf::from)
+    adapter::invocation(command)?
+        .into_iter()
+        .next()
+        .map(PathBuf::from)
 }

@@ -115,7 +115,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<ExitCode, CliError> {
         return git_hooks::install_command(target.user, args.adapter.is_some(), target.dry_run);
     };
     let adapter = adapter::locate(&spec, args.adapter.as_deref())?;
-    let command = adapter::command_line(&adapter)?;
+    let command = adapter::command_line(&adapter, adapter::HOOK_MARKER)?;
     let handlers: Vec<(&str, Value)> = spec
         .table
         .events
@@ -272,8 +272,12 @@ fn edit(
     let before = file.settings()?;
     let mut after = before.clone();
     let adapter = spec.adapter();
-    let removed = settings::set_ours(&mut after, |h| adapter::runs(h, &adapter), handlers)
-        .map_err(|e| file.invalid(e))?;
+    let removed = settings::set_ours(
+        &mut after,
+        |h| adapter::runs(h, &adapter, adapter::HOOK_MARKER),
+        handlers,
+    )
+    .map_err(|e| file.invalid(e))?;
     let result = if after == before {
         if target.dry_run {
             output::out("nothing to change");

@@ -2,9 +2,17 @@
 //! `{"hooks": {"<Event>": [{"matcher"?, "hooks": [handler, …]}, …]}, …}` that all three agents
 //! share. Everything else in the file, and every handler that is not ours, stays as it is and where
 //! it is.
+//!
+//! Numbers are kept as they were written: one that `serde_json` would write differently (a float
+//! like `1.50` or `1e3`, an integer beyond 64 bits) or cannot hold (`1e400`) is held as its raw
+//! text behind [`RAW_NUMBER`] and written back unchanged. Duplicate keys are refused, not merged.
+
+use std::io;
 
 use serde::Serialize;
-use serde_json::ser::PrettyFormatter;
+use serde::de::{Deserializer as _, MapAccess, Visitor};
+use serde_json::ser::{CharEscape, CompactFormatter, Formatter, PrettyFormatter};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// A settings file's content: its top-level object.
@@ -16,6 +24,14 @@ pub(crate) enum SettingsError {
     /// Not strict JSON.
     #[error("not strict JSON ({0}); comments and trailing commas are not allowed")]
     Syntax(serde_json::Error),
+    /// An object has a key twice (which one counts differs between programs).
+    #[error("{} has the key {key:?} twice; remove one", place(at))]
+    DuplicateKey {
+        /// Where the object is, e.g. `hooks`; empty for the top level.
+        at: String,
+        /// The key.
+        key: String,
+    },
     /// Valid JSON, but some part of it does not have the shape hooks need.
     #[error("{} is not {expected}", place(at))]
     Shape {
@@ -42,11 +58,82 @@ fn shape(at: &str, expected: &'static str) -> SettingsError {
     }
 }
 
-/// Parses a settings file: strict JSON whose top level is an object.
+/// Parses a settings file: strict JSON whose top level is an object, without duplicate keys;
+/// numbers keep their text.
 pub(crate) fn parse(text: &str) -> Result<Settings, SettingsError> {
-    match serde_json::from_str(text).map_err(SettingsError::Syntax)? {
+    let raw: &RawValue = serde_json::from_str(text).map_err(SettingsError::Syntax)?;
+    match exact(raw, "")? {
         Value::Object(settings) => Ok(settings),
         _ => Err(shape("", "an object")),
+    }
+}
+
+/// The prefix of a string that stands for a number written as the rest of it, for numbers that
+/// `serde_json` would not write back as they were. A string cannot start with it by accident: it
+/// begins with a NUL.
+const RAW_NUMBER: &str = "\0checkpoint-raw-number:";
+
+/// `raw`, valid JSON at `at`, as a value whose numbers write back as they were.
+fn exact(raw: &RawValue, at: &str) -> Result<Value, SettingsError> {
+    let text = raw.get();
+    let child = |key: &str| match at {
+        "" => key.to_owned(),
+        _ => format!("{at}.{key}"),
+    };
+    // `raw` was validated as a whole, so only a duplicate key can fail below.
+    let value = match text.as_bytes().first() {
+        Some(b'{') => {
+            let entries = serde_json::Deserializer::from_str(text)
+                .deserialize_map(EntriesVisitor)
+                .map_err(SettingsError::Syntax)?;
+            let mut map = Map::with_capacity(entries.len());
+            for (key, raw) in entries {
+                let value = exact(raw, &child(&key))?;
+                if map.insert(key.clone(), value).is_some() {
+                    return Err(SettingsError::DuplicateKey {
+                        at: at.to_owned(),
+                        key,
+                    });
+                }
+            }
+            Value::Object(map)
+        }
+        Some(b'[') => {
+            let items: Vec<&RawValue> =
+                serde_json::from_str(text).map_err(SettingsError::Syntax)?;
+            let items = items.into_iter().enumerate();
+            Value::Array(
+                items
+                    .map(|(index, raw)| exact(raw, &format!("{at}[{index}]")))
+                    .collect::<Result<_, _>>()?,
+            )
+        }
+        // A number `serde_json` cannot hold (`1e400`) or would write differently stays text.
+        Some(b'-' | b'0'..=b'9') => match serde_json::from_str::<serde_json::Number>(text) {
+            Ok(number) if number.to_string() == text => Value::Number(number),
+            _ => Value::String(format!("{RAW_NUMBER}{text}")),
+        },
+        _ => serde_json::from_str(text).map_err(SettingsError::Syntax)?,
+    };
+    Ok(value)
+}
+
+/// An object's entries in order, duplicates included, each value unparsed.
+struct EntriesVisitor;
+
+impl<'de> Visitor<'de> for EntriesVisitor {
+    type Value = Vec<(String, &'de RawValue)>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0));
+        while let Some(entry) = map.next_entry()? {
+            entries.push(entry);
+        }
+        Ok(entries)
     }
 }
 
@@ -161,7 +248,10 @@ pub(crate) fn render(settings: &Settings, original: Option<&str>) -> String {
     let mut out = Vec::new();
     let mut serializer = serde_json::Serializer::with_formatter(
         &mut out,
-        PrettyFormatter::with_indent(indent.as_bytes()),
+        RawNumbers {
+            pretty: PrettyFormatter::with_indent(indent.as_bytes()),
+            string: None,
+        },
     );
     settings
         .serialize(&mut serializer)
@@ -169,6 +259,74 @@ pub(crate) fn render(settings: &Settings, original: Option<&str>) -> String {
     let mut text = String::from_utf8(out).expect("serde_json writes UTF-8");
     text.push('\n');
     text
+}
+
+/// A pretty formatter that writes the strings standing for numbers ([`RAW_NUMBER`]) as those
+/// numbers.
+struct RawNumbers<'a> {
+    pretty: PrettyFormatter<'a>,
+    /// The current string as it would be written between its quotes, while one is written.
+    string: Option<Vec<u8>>,
+}
+
+/// Delegates formatter methods to the pretty formatter.
+macro_rules! pretty {
+    ($($method:ident $(($arg:ident: $ty:ty))?),* $(,)?) => {$(
+        fn $method<W: ?Sized + io::Write>(&mut self, w: &mut W $(, $arg: $ty)?) -> io::Result<()> {
+            self.pretty.$method(w $(, $arg)?)
+        }
+    )*};
+}
+
+impl Formatter for RawNumbers<'_> {
+    pretty! {
+        begin_array, end_array, begin_array_value(first: bool), end_array_value,
+        begin_object, end_object, begin_object_key(first: bool), begin_object_value,
+        end_object_value,
+    }
+
+    fn begin_string<W: ?Sized + io::Write>(&mut self, _: &mut W) -> io::Result<()> {
+        self.string = Some(Vec::new());
+        Ok(())
+    }
+
+    fn write_string_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        match &mut self.string {
+            Some(string) => string.extend_from_slice(fragment.as_bytes()),
+            None => w.write_all(fragment.as_bytes())?,
+        }
+        Ok(())
+    }
+
+    fn write_char_escape<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        escape: CharEscape,
+    ) -> io::Result<()> {
+        match &mut self.string {
+            Some(string) => CompactFormatter.write_char_escape(string, escape),
+            None => CompactFormatter.write_char_escape(w, escape),
+        }
+    }
+
+    fn end_string<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        let string = self.string.take().unwrap_or_default();
+        // The marker's NUL is written escaped; the number after it needs no escapes.
+        let marker = serde_json::to_string(RAW_NUMBER)?;
+        let marker = &marker.as_bytes()[1..marker.len() - 1];
+        match string.strip_prefix(marker) {
+            Some(number) => w.write_all(number),
+            None => {
+                w.write_all(b"\"")?;
+                w.write_all(&string)?;
+                w.write_all(b"\"")
+            }
+        }
+    }
 }
 
 /// The indentation step of a pretty-printed file: the leading whitespace of its first indented
@@ -357,6 +515,46 @@ mod tests {
             "the top level is not an object"
         );
         assert!(parse(" {\"a\": [1]}\n").is_ok());
+    }
+
+    /// Numbers `serde_json` would rewrite (big integers became floats) are written back exactly.
+    #[test]
+    fn numbers_are_kept_exactly() {
+        let text = "{\n  \"id\": 123456789012345678901234567890,\n  \"x\": [1.50, -0.0, 1e3, 2E-7, \
+                    18446744073709551615, -9223372036854775808, 0.1, 7, 1e400],\n  \"s\": \"1.50\\n\\u0000\"\n}\n";
+        let settings = parse(text).unwrap();
+        let mut expected = serde_json::to_string_pretty(&settings).unwrap();
+        expected.push('\n');
+        assert_ne!(expected, text, "serde_json alone rewrites them");
+        assert_eq!(
+            render(&settings, Some(text)),
+            "{\n  \"id\": 123456789012345678901234567890,\n  \"x\": [\n    1.50,\n    -0.0,\n    1e3,\n    \
+             2E-7,\n    18446744073709551615,\n    -9223372036854775808,\n    0.1,\n    7,\n    1e400\n  ],\n  \
+             \"s\": \"1.50\\n\\u0000\"\n}\n"
+        );
+    }
+
+    /// A key twice in one object is refused, naming where (programs disagree on which one counts).
+    #[test]
+    fn duplicate_keys_are_refused() {
+        let cases = [
+            (
+                r#"{"a": 1, "a": 2}"#,
+                r#"the top level has the key "a" twice; remove one"#,
+            ),
+            (
+                r#"{"hooks": {"Stop": [{"hooks": [], "hooks": []}]}}"#,
+                r#"`hooks.Stop[0]` has the key "hooks" twice; remove one"#,
+            ),
+            (
+                r#"{"hooks": {"Stop": [], "Stop": [1]}}"#,
+                r#"`hooks` has the key "Stop" twice; remove one"#,
+            ),
+        ];
+        for (text, message) in cases {
+            assert_eq!(parse(text).unwrap_err().to_string(), message);
+        }
+        assert!(parse(r#"{"a": {"b": 1}, "b": {"a": 1}}"#).is_ok());
     }
 
     #[test]

@@ -141,9 +141,9 @@ fn edit(settings: &mut Settings, command: Option<&str>) -> Result<Option<String>
     Ok(None)
 }
 
-/// Whether a status line runs a program named `checkpoint`.
+/// Whether a status line is the one [`own_command`] writes (from any path).
 fn is_ours(status_line: &Value) -> bool {
-    status_line.is_object() && adapter::runs(status_line, PROGRAM)
+    status_line.is_object() && adapter::runs(status_line, PROGRAM, SUBCOMMAND)
 }
 
 /// A foreign status line for a message: its command, else its JSON.
@@ -161,7 +161,7 @@ fn own_command() -> Result<String, CliError> {
     let exe = std::env::current_exe()
         .map_err(|e| CliError::new(format!("cannot find this executable: {e}"), hint))?;
     let exe = exe.canonicalize().unwrap_or(exe);
-    Ok(format!("{} {SUBCOMMAND}", adapter::command_line(&exe)?))
+    adapter::command_line(&exe, SUBCOMMAND)
 }
 
 #[cfg(test)]

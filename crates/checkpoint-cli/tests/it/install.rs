@@ -103,7 +103,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-claude",
+                "command": "[bin]/checkpoint-claude --hook",
                 "timeout": 1800
               }
             ]
@@ -114,7 +114,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-claude",
+                "command": "[bin]/checkpoint-claude --hook",
                 "timeout": 1800
               }
             ]
@@ -125,7 +125,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-claude",
+                "command": "[bin]/checkpoint-claude --hook",
                 "timeout": 30
               }
             ]
@@ -136,7 +136,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-claude",
+                "command": "[bin]/checkpoint-claude --hook",
                 "timeout": 30
               }
             ]
@@ -147,7 +147,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-claude",
+                "command": "[bin]/checkpoint-claude --hook",
                 "timeout": 30
               }
             ]
@@ -158,7 +158,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-claude",
+                "command": "[bin]/checkpoint-claude --hook",
                 "timeout": 30
               }
             ]
@@ -169,7 +169,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-claude",
+                "command": "[bin]/checkpoint-claude --hook",
                 "timeout": 30
               }
             ]
@@ -180,7 +180,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-claude",
+                "command": "[bin]/checkpoint-claude --hook",
                 "timeout": 30
               }
             ]
@@ -191,7 +191,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-claude",
+                "command": "[bin]/checkpoint-claude --hook",
                 "timeout": 5
               }
             ]
@@ -208,7 +208,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-gemini",
+                "command": "[bin]/checkpoint-gemini --hook",
                 "name": "checkpoint",
                 "timeout": 1800000
               }
@@ -220,7 +220,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-gemini",
+                "command": "[bin]/checkpoint-gemini --hook",
                 "name": "checkpoint",
                 "timeout": 30000
               }
@@ -232,7 +232,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-gemini",
+                "command": "[bin]/checkpoint-gemini --hook",
                 "name": "checkpoint",
                 "timeout": 30000
               }
@@ -244,7 +244,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-gemini",
+                "command": "[bin]/checkpoint-gemini --hook",
                 "name": "checkpoint",
                 "timeout": 30000
               }
@@ -256,7 +256,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-gemini",
+                "command": "[bin]/checkpoint-gemini --hook",
                 "name": "checkpoint",
                 "timeout": 30000
               }
@@ -268,7 +268,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-gemini",
+                "command": "[bin]/checkpoint-gemini --hook",
                 "name": "checkpoint",
                 "timeout": 30000
               }
@@ -280,7 +280,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-gemini",
+                "command": "[bin]/checkpoint-gemini --hook",
                 "name": "checkpoint",
                 "timeout": 5000
               }
@@ -298,7 +298,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-codex",
+                "command": "[bin]/checkpoint-codex --hook",
                 "timeout": 1800
               }
             ]
@@ -309,7 +309,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-codex",
+                "command": "[bin]/checkpoint-codex --hook",
                 "timeout": 1800
               }
             ]
@@ -320,7 +320,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-codex",
+                "command": "[bin]/checkpoint-codex --hook",
                 "timeout": 30
               }
             ]
@@ -331,7 +331,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-codex",
+                "command": "[bin]/checkpoint-codex --hook",
                 "timeout": 30
               }
             ]
@@ -342,7 +342,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-codex",
+                "command": "[bin]/checkpoint-codex --hook",
                 "timeout": 30
               }
             ]
@@ -353,7 +353,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-codex",
+                "command": "[bin]/checkpoint-codex --hook",
                 "timeout": 30
               }
             ]
@@ -364,7 +364,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-codex",
+                "command": "[bin]/checkpoint-codex --hook",
                 "timeout": 30
               }
             ]
@@ -375,7 +375,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-codex",
+                "command": "[bin]/checkpoint-codex --hook",
                 "timeout": 30
               }
             ]
@@ -386,7 +386,7 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-codex",
+                "command": "[bin]/checkpoint-codex --hook",
                 "timeout": 5
               }
             ]
@@ -498,7 +498,7 @@ fn foreign_hooks_and_other_keys_survive_in_order() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-claude",
+                "command": "[bin]/checkpoint-claude --hook",
                 "timeout": 30
               }
             ]
@@ -517,7 +517,7 @@ fn foreign_hooks_and_other_keys_survive_in_order() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-claude",
+                "command": "[bin]/checkpoint-claude --hook",
                 "timeout": 1800
               }
             ]
@@ -528,7 +528,7 @@ fn foreign_hooks_and_other_keys_survive_in_order() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-claude",
+                "command": "[bin]/checkpoint-claude --hook",
                 "timeout": 1800
               }
             ]
@@ -539,7 +539,7 @@ fn foreign_hooks_and_other_keys_survive_in_order() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-claude",
+                "command": "[bin]/checkpoint-claude --hook",
                 "timeout": 30
               }
             ]
@@ -550,7 +550,7 @@ fn foreign_hooks_and_other_keys_survive_in_order() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-claude",
+                "command": "[bin]/checkpoint-claude --hook",
                 "timeout": 30
               }
             ]
@@ -561,7 +561,7 @@ fn foreign_hooks_and_other_keys_survive_in_order() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-claude",
+                "command": "[bin]/checkpoint-claude --hook",
                 "timeout": 30
               }
             ]
@@ -572,7 +572,7 @@ fn foreign_hooks_and_other_keys_survive_in_order() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-claude",
+                "command": "[bin]/checkpoint-claude --hook",
                 "timeout": 30
               }
             ]
@@ -583,7 +583,7 @@ fn foreign_hooks_and_other_keys_survive_in_order() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-claude",
+                "command": "[bin]/checkpoint-claude --hook",
                 "timeout": 30
               }
             ]
@@ -594,7 +594,7 @@ fn foreign_hooks_and_other_keys_survive_in_order() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[bin]/checkpoint-claude",
+                "command": "[bin]/checkpoint-claude --hook",
                 "timeout": 5
               }
             ]
@@ -625,7 +625,7 @@ fn uninstall_removes_ours_wherever_they_are_and_nothing_else() {
         ".codex/hooks.json",
         r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/old/place/checkpoint-codex"},
                                           {"type": "command", "command": "/x/notify"}]}],
-                      "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "checkpoint-codex"}]}],
+                      "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "A=1 /old/checkpoint-codex --hook"}]}],
                       "PostToolUse": [{"hooks": [{"type": "command", "command": "/x/checkpoint-codex-lint"}]}]},
             "x": 1}"#,
     );
@@ -662,6 +662,57 @@ fn uninstall_removes_ours_wherever_they_are_and_nothing_else() {
     assert!(again.contains("nothing to change"), "{again}");
 }
 
+/// A foreign handler whose program only happens to be named like the adapter keeps its place and
+/// its flags; one of ours with environment assignments in front is recognised and replaced (not
+/// installed twice).
+#[test]
+fn ours_is_the_command_install_writes_not_a_program_name() {
+    let fx = Fixture::new();
+    let ours = format!("CHECKPOINT_DEBUG=1 {} --hook", fx.adapter("claude"));
+    fx.write(
+        ".claude/settings.json",
+        &serde_json::json!({"hooks": {
+            "Stop": [{"hooks": [
+                {"type": "command", "command": "/opt/theirs/checkpoint-claude --strict"},
+                {"type": "command", "command": "checkpoint-claude"},
+                {"type": "command", "command": ours}
+            ]}]
+        }})
+        .to_string(),
+    );
+    ok(&fx.install("claude", &[]));
+    let settings: serde_json::Value =
+        serde_json::from_str(&fx.read(".claude/settings.json")).unwrap();
+    let stop: Vec<&str> = settings["hooks"]["Stop"][0]["hooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|handler| handler["command"].as_str().unwrap())
+        .collect();
+    let installed = format!("{} --hook", fx.adapter("claude"));
+    assert_eq!(
+        stop,
+        [
+            "/opt/theirs/checkpoint-claude --strict",
+            "checkpoint-claude",
+            installed.as_str()
+        ]
+    );
+    assert_eq!(settings["hooks"]["Stop"].as_array().unwrap().len(), 1);
+
+    let out = ok(&fx.uninstall("claude", &[]));
+    assert!(out.contains("Stop"), "{out}");
+    let settings: serde_json::Value =
+        serde_json::from_str(&fx.read(".claude/settings.json")).unwrap();
+    assert_eq!(
+        settings["hooks"]["Stop"][0]["hooks"],
+        serde_json::json!([
+            {"type": "command", "command": "/opt/theirs/checkpoint-claude --strict"},
+            {"type": "command", "command": "checkpoint-claude"}
+        ])
+    );
+}
+
 #[test]
 fn reinstalling_after_a_move_replaces_the_old_path() {
     let fx = Fixture::new();
@@ -686,7 +737,7 @@ fn reinstalling_after_a_move_replaces_the_old_path() {
         "{second}"
     );
     assert_eq!(
-        second.matches(&format!("\"'{adapter}'\"")).count(),
+        second.matches(&format!("\"'{adapter}' --hook\"")).count(),
         events,
         "{second}"
     );
@@ -834,7 +885,7 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     +        "hooks": [
     +          {
     +            "type": "command",
-    +            "command": "[bin]/checkpoint-gemini",
+    +            "command": "[bin]/checkpoint-gemini --hook",
     +            "name": "checkpoint",
     +            "timeout": 1800000
     +          }
@@ -846,7 +897,7 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     +        "hooks": [
     +          {
     +            "type": "command",
-    +            "command": "[bin]/checkpoint-gemini",
+    +            "command": "[bin]/checkpoint-gemini --hook",
     +            "name": "checkpoint",
     +            "timeout": 30000
     +          }
@@ -858,7 +909,7 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     +        "hooks": [
     +          {
     +            "type": "command",
-    +            "command": "[bin]/checkpoint-gemini",
+    +            "command": "[bin]/checkpoint-gemini --hook",
     +            "name": "checkpoint",
     +            "timeout": 30000
     +          }
@@ -870,7 +921,7 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     +        "hooks": [
     +          {
     +            "type": "command",
-    +            "command": "[bin]/checkpoint-gemini",
+    +            "command": "[bin]/checkpoint-gemini --hook",
     +            "name": "checkpoint",
     +            "timeout": 30000
     +          }
@@ -882,7 +933,7 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     +        "hooks": [
     +          {
     +            "type": "command",
-    +            "command": "[bin]/checkpoint-gemini",
+    +            "command": "[bin]/checkpoint-gemini --hook",
     +            "name": "checkpoint",
     +            "timeout": 30000
     +          }
@@ -894,7 +945,7 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     +        "hooks": [
     +          {
     +            "type": "command",
-    +            "command": "[bin]/checkpoint-gemini",
+    +            "command": "[bin]/checkpoint-gemini --hook",
     +            "name": "checkpoint",
     +            "timeout": 30000
     +          }
@@ -906,7 +957,7 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     +        "hooks": [
     +          {
     +            "type": "command",
-    +            "command": "[bin]/checkpoint-gemini",
+    +            "command": "[bin]/checkpoint-gemini --hook",
     +            "name": "checkpoint",
     +            "timeout": 5000
     +          }
@@ -923,6 +974,27 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     assert_eq!(out, "nothing to change\n");
 }
 
+/// Numbers serde_json would rewrite (a 64-bit-plus integer became a float, `1.50` became `1.5`)
+/// are written back exactly as the user's file had them, through install and uninstall.
+#[test]
+fn numbers_in_settings_files_are_kept_exactly() {
+    let fx = Fixture::new();
+    let text =
+        "{\n  \"lastShown\": 1754400000000123456789,\n  \"scale\": 1.50,\n  \"big\": 1e400\n}\n";
+    fx.write(".claude/settings.json", text);
+    ok(&fx.install("claude", &[]));
+    let installed = fx.read(".claude/settings.json");
+    for number in [
+        "\"lastShown\": 1754400000000123456789,",
+        "\"scale\": 1.50,",
+        "\"big\": 1e400,",
+    ] {
+        assert!(installed.contains(number), "{installed}");
+    }
+    ok(&fx.uninstall("claude", &[]));
+    assert_eq!(fx.read(".claude/settings.json"), text);
+}
+
 #[test]
 fn unparseable_files_are_refused_and_left_untouched() {
     let cases = [
@@ -937,6 +1009,10 @@ fn unparseable_files_are_refused_and_left_untouched() {
         (
             "{\"hooks\": {\"Notification\": [7]}}",
             "`hooks.Notification[0]` is not an object",
+        ),
+        (
+            "{\"hooks\": {\"Stop\": [{\"hooks\": []}]}, \"hooks\": {}}",
+            "the top level has the key \"hooks\" twice; remove one",
         ),
     ];
     for (text, problem) in cases {

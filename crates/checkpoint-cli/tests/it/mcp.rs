@@ -340,3 +340,50 @@ fn configure_refuses_what_changes_what_runs() {
     );
     server.finish();
 }
+
+/// The next line the server writes, failing instead of hanging.
+fn next_reply(server: &Server) -> Value {
+    let line = server
+        .lines
+        .recv_timeout(ANSWER_TIMEOUT)
+        .expect("a reply within 30 s");
+    serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"))
+}
+
+/// An oversize request and a line that is not JSON each get a JSON-RPC error reply with a null id
+/// (the SDK dropped both, and the client waited for ever); the server goes on serving.
+#[test]
+fn oversize_and_malformed_requests_get_error_replies_and_the_server_goes_on() {
+    let repo = checkpoint_testkit::repo("python-passing");
+    let mut server = Server::start(repo.path());
+    initialize(&mut server);
+
+    let huge = "x".repeat(5 << 20);
+    server.send(&json!({"jsonrpc": "2.0", "id": 90, "method": "tools/call",
+        "params": {"name": "checkpoint_progress", "arguments": {"text": huge}}}));
+    let reply = next_reply(&server);
+    assert_eq!(reply["id"], Value::Null, "{reply}");
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    assert_eq!(
+        reply["error"]["message"],
+        "request longer than 4194304 bytes; it was not read"
+    );
+
+    let stdin = server.stdin.as_mut().unwrap();
+    writeln!(stdin, "{{\"jsonrpc\": \"2.0\", \"id\": 91, \"method\": ").unwrap();
+    stdin.flush().unwrap();
+    let reply = next_reply(&server);
+    assert_eq!(reply["id"], Value::Null, "{reply}");
+    assert_eq!(reply["error"]["code"], -32700, "{reply}");
+
+    server.send(&json!({"jsonrpc": "2.0", "id": 92, "method": 7}));
+    let reply = next_reply(&server);
+    assert_eq!(reply["id"], 92, "{reply}");
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+
+    assert_eq!(
+        server.call("checkpoint_progress", json!({"text": "still here"})),
+        (false, "Progress logged: still here".to_owned())
+    );
+    server.finish();
+}

@@ -243,7 +243,7 @@ fn install_sets_the_status_line_and_uninstall_removes_it() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[adapter]",
+                "command": "[adapter] --hook",
                 "timeout": 1800
               }
             ]
@@ -254,7 +254,7 @@ fn install_sets_the_status_line_and_uninstall_removes_it() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[adapter]",
+                "command": "[adapter] --hook",
                 "timeout": 1800
               }
             ]
@@ -265,7 +265,7 @@ fn install_sets_the_status_line_and_uninstall_removes_it() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[adapter]",
+                "command": "[adapter] --hook",
                 "timeout": 30
               }
             ]
@@ -276,7 +276,7 @@ fn install_sets_the_status_line_and_uninstall_removes_it() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[adapter]",
+                "command": "[adapter] --hook",
                 "timeout": 30
               }
             ]
@@ -287,7 +287,7 @@ fn install_sets_the_status_line_and_uninstall_removes_it() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[adapter]",
+                "command": "[adapter] --hook",
                 "timeout": 30
               }
             ]
@@ -298,7 +298,7 @@ fn install_sets_the_status_line_and_uninstall_removes_it() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[adapter]",
+                "command": "[adapter] --hook",
                 "timeout": 30
               }
             ]
@@ -309,7 +309,7 @@ fn install_sets_the_status_line_and_uninstall_removes_it() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[adapter]",
+                "command": "[adapter] --hook",
                 "timeout": 30
               }
             ]
@@ -320,7 +320,7 @@ fn install_sets_the_status_line_and_uninstall_removes_it() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[adapter]",
+                "command": "[adapter] --hook",
                 "timeout": 30
               }
             ]
@@ -331,7 +331,7 @@ fn install_sets_the_status_line_and_uninstall_removes_it() {
             "hooks": [
               {
                 "type": "command",
-                "command": "[adapter]",
+                "command": "[adapter] --hook",
                 "timeout": 5
               }
             ]

@@ -17,6 +17,7 @@ use ed25519_dalek::pkcs8::{DecodePrivateKey, EncodePrivateKey, KeypairBytes};
 use zeroize::Zeroizing;
 
 use super::signing::MasterKey;
+use crate::store;
 
 /// The key file's name inside the keys directory.
 pub const KEY_FILE: &str = "receipt-ed25519.pem";
@@ -128,9 +129,9 @@ impl FileKeyManager {
         }
         .to_pkcs8_pem(ed25519_dalek::pkcs8::spki::der::pem::LineEnding::LF)
         .map_err(|e| KeyError::Random(e.to_string()))?;
-        // NamedTempFile is created 0600; linking it into place never replaces a key another
+        // The temporary file is created 0600; linking it into place never replaces a key another
         // process created meanwhile.
-        let mut tmp = tempfile::NamedTempFile::new_in(&self.dir).map_err(dir_err)?;
+        let mut tmp = store::temp_file_in(&self.dir).map_err(dir_err)?;
         tmp.write_all(pem.as_bytes()).map_err(dir_err)?;
         tmp.as_file().sync_all().map_err(dir_err)?;
         match tmp.persist_noclobber(self.path()) {
