@@ -26,6 +26,23 @@ pub fn terminal_safe(text: &str) -> String {
         .collect()
 }
 
+/// A name from the repository (a path, a command) fit for one line of a message: a newline
+/// is shown as `\n`, so it cannot start a line of its own; other control characters (escape
+/// sequences, carriage returns…) and the bidirectional-text controls that can reorder what a
+/// reader sees are dropped.
+pub fn name_safe(name: &str) -> String {
+    let mut safe = String::with_capacity(name.len());
+    for c in name.chars() {
+        match c {
+            '\n' => safe.push_str("\\n"),
+            '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {}
+            c if c.is_control() => {}
+            c => safe.push(c),
+        }
+    }
+    safe
+}
+
 /// The message for a decision: for a block, the instruction the agent gets; for an allow, a short
 /// summary for the user (empty for events that are not stops).
 pub fn message(decision: &Decision) -> String {
@@ -370,7 +387,7 @@ fn file_list(out: &mut String, files: &[Change]) {
             ChangeKind::Deleted => 'D',
             ChangeKind::Untracked => '?',
         };
-        let _ = writeln!(out, "  {mark} {}", change.path);
+        let _ = writeln!(out, "  {mark} {}", name_safe(&change.path));
     }
     if files.len() > MAX_FILES_SHOWN {
         let _ = writeln!(
@@ -395,7 +412,7 @@ pub fn finding_list(out: &mut String, findings: &[Finding]) {
 /// "file:line: description", on one line whatever the file is called; a finding about a command
 /// names it.
 fn finding_line(finding: &Finding) -> String {
-    let file = terminal_safe(&finding.file).replace('\n', " ");
+    let file = name_safe(&finding.file);
     if matches!(
         finding.kind,
         FindingKind::TestCountDropped | FindingKind::PassesWithoutTheChange
