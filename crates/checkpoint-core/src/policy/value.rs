@@ -423,6 +423,33 @@ impl Kind for Globs {
     }
 }
 
+/// [`Kind`] for a unit enum that serde reads by its snake_case name, in a file and in a
+/// variable alike; `$values` lists the names for `checkpoint config` and the README.
+macro_rules! named_kind {
+    ($ty:ty, $values:expr) => {
+        impl Kind for $ty {
+            type Field = $ty;
+
+            fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<$ty, D::Error> {
+                <$ty as Deserialize>::deserialize(d)
+            }
+
+            fn parse(text: &str) -> Result<$ty, String> {
+                <$ty as Deserialize>::deserialize(text.trim().into_deserializer())
+                    .map_err(|e: de::value::Error| e.to_string())
+            }
+
+            fn to_toml(field: &$ty) -> Option<toml::Value> {
+                toml::Value::try_from(field).ok()
+            }
+
+            fn values() -> String {
+                $values.to_owned()
+            }
+        }
+    };
+}
+
 /// How the change set is read from git.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -436,26 +463,10 @@ pub enum GitBackend {
     Gix,
 }
 
-impl Kind for GitBackend {
-    type Field = GitBackend;
-
-    fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<GitBackend, D::Error> {
-        <GitBackend as Deserialize>::deserialize(d)
-    }
-
-    fn parse(text: &str) -> Result<GitBackend, String> {
-        <GitBackend as Deserialize>::deserialize(text.trim().into_deserializer())
-            .map_err(|e: de::value::Error| e.to_string())
-    }
-
-    fn to_toml(field: &GitBackend) -> Option<toml::Value> {
-        toml::Value::try_from(field).ok()
-    }
-
-    fn values() -> String {
-        "`auto` (the git CLI when on `PATH`, else gitoxide), `cli` or `gix`".to_owned()
-    }
-}
+named_kind!(
+    GitBackend,
+    "`auto` (the git CLI when on `PATH`, else gitoxide), `cli` or `gix`"
+);
 
 /// What the gate does with test-integrity findings (see [`crate::integrity`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -470,26 +481,10 @@ pub enum IntegrityMode {
     Off,
 }
 
-impl Kind for IntegrityMode {
-    type Field = IntegrityMode;
-
-    fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<IntegrityMode, D::Error> {
-        <IntegrityMode as Deserialize>::deserialize(d)
-    }
-
-    fn parse(text: &str) -> Result<IntegrityMode, String> {
-        <IntegrityMode as Deserialize>::deserialize(text.trim().into_deserializer())
-            .map_err(|e: de::value::Error| e.to_string())
-    }
-
-    fn to_toml(field: &IntegrityMode) -> Option<toml::Value> {
-        toml::Value::try_from(field).ok()
-    }
-
-    fn values() -> String {
-        "`block`, `warn` (allowed, the user is told) or `off`".to_owned()
-    }
-}
+named_kind!(
+    IntegrityMode,
+    "`block`, `warn` (allowed, the user is told) or `off`"
+);
 
 #[cfg(test)]
 mod tests {
