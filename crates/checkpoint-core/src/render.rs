@@ -413,10 +413,7 @@ pub fn finding_list(out: &mut String, findings: &[Finding]) {
 /// names it.
 fn finding_line(finding: &Finding) -> String {
     let file = name_safe(&finding.file);
-    if matches!(
-        finding.kind,
-        FindingKind::TestCountDropped | FindingKind::PassesWithoutTheChange
-    ) {
+    if finding.kind.is_about_a_command() {
         return format!("`{file}`: {}", finding.description);
     }
     match finding.line {

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::{Finding, FindingKind};
+use super::Finding;
 
 /// The digest [`Acceptance::files`] records for a file that does not exist.
 pub const ABSENT: &str = "absent";
@@ -26,11 +26,11 @@ pub struct Acceptance {
 }
 
 impl Acceptance {
-    /// Whether `finding` is covered: an accepted count drop with the same description, or a
-    /// finding about a file whose content digest (`digest`, given by the caller for the file of
-    /// a file finding) is still the accepted one.
+    /// Whether `finding` is covered: an accepted finding about a command (a count drop, a proof
+    /// run) that is the same again, or a finding about a file whose content digest (`digest`,
+    /// given by the caller for the file of a file finding) is still the accepted one.
     pub fn covers(&self, finding: &Finding, digest: Option<&str>) -> bool {
-        if finding.kind == FindingKind::TestCountDropped {
+        if finding.kind.is_about_a_command() {
             return self.findings.iter().any(|f| f == finding);
         }
         digest.is_some() && self.files.get(&finding.file).map(String::as_str) == digest
@@ -55,6 +55,7 @@ mod tests {
     use insta::assert_snapshot;
 
     use super::*;
+    use crate::integrity::FindingKind;
 
     fn finding(kind: FindingKind, file: &str, description: &str) -> Finding {
         Finding {
@@ -108,6 +109,22 @@ mod tests {
             "0 tests passed; 2 in the last green run",
         );
         assert!(!a.covers(&lower, None));
+    }
+
+    #[test]
+    fn a_proof_run_finding_stands_while_it_is_the_same_not_while_a_file_is_absent() {
+        let proof = finding(
+            FindingKind::PassesWithoutTheChange,
+            "pytest",
+            "passes on HEAD's code too",
+        );
+        let mut a = acceptance();
+        assert!(
+            !a.covers(&proof, Some(ABSENT)),
+            "a command is not a missing file"
+        );
+        a.findings.push(proof.clone());
+        assert!(a.covers(&proof, None));
     }
 
     #[test]

@@ -34,6 +34,17 @@ pub enum FindingKind {
     PassesWithoutTheChange,
 }
 
+impl FindingKind {
+    /// Whether a finding of this kind is about a test command (its `file` is the command), not
+    /// about a file: it comes from the runs, and there is no file content to compare.
+    pub fn is_about_a_command(self) -> bool {
+        matches!(
+            self,
+            FindingKind::TestCountDropped | FindingKind::PassesWithoutTheChange
+        )
+    }
+}
+
 /// One way a change weakens the tests.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]

@@ -10,9 +10,7 @@ use crate::changes::{ChangeSet, RepoFacts};
 use crate::decide::{self, SessionFacts, Stop};
 use crate::digest;
 use crate::git::{self, Repo};
-use crate::integrity::{
-    self, ABSENT, Acceptance, Finding, FindingKind, GreenCounts, Sides, TestFiles,
-};
+use crate::integrity::{self, ABSENT, Acceptance, Finding, GreenCounts, Sides, TestFiles};
 use crate::outcome::TestRun;
 use crate::store;
 
@@ -140,7 +138,6 @@ impl Project {
     pub fn accept_integrity(&self, findings: &[Finding]) -> Result<Acceptance, ProjectError> {
         let store = self.trust_store().ok_or(ProjectError::NoConfigDir)?;
         let files = (findings.iter())
-            .filter(|f| f.kind != FindingKind::TestCountDropped)
             .filter_map(|f| Some((f.file.clone(), digest_of(&self.workdir, f)?)))
             .collect();
         let acceptance = Acceptance {
@@ -181,9 +178,9 @@ impl Project {
 }
 
 /// The content digest of the file `finding` concerns ([`ABSENT`] when it does not exist);
-/// `None` for a count drop, or a file that cannot be read.
+/// `None` for a finding about a command, or a file that cannot be read.
 fn digest_of(workdir: &Path, finding: &Finding) -> Option<String> {
-    if finding.kind == FindingKind::TestCountDropped {
+    if finding.kind.is_about_a_command() {
         return None;
     }
     let path = workdir.join(&finding.file);
