@@ -4,9 +4,11 @@
 //! `checkpoint install claude` + `checkpoint check` in the demo repository and `checkpoint
 //! uninstall --all`.
 //!
-//! `scripts/install.sh` runs for real, with a stand-in `cargo` on `PATH` whose `install` copies
+//! `scripts/install.sh` runs for real, with a stand-in `cargo` on `PATH` whose `install` links
 //! the workspace's binaries (built by Cargo for the tests) into `~/.cargo/bin`: a real `cargo
-//! install` is a release build of the workspace, minutes the test suite should not spend. What
+//! install` is a release build of the workspace, minutes the test suite should not spend, and
+//! copies of the debug binaries would put 600 MB into a temporary directory that may be a small
+//! tmpfs (where CI then failed to `mktemp -d`). What
 //! the stand-in skips is cargo's own work; the script's progress lines, its PATH check and
 //! everything after it run as a user's would.
 
@@ -57,7 +59,7 @@ impl Machine {
             &binaries.codex,
         ]
         .iter()
-        .map(|bin| format!("cp '{}' \"$bin/\"", bin.display()))
+        .map(|bin| format!("ln -sf '{}' \"$bin/\"", bin.display()))
         .collect();
         let cargo = format!(
             "#!/bin/sh\n# A stand-in for `cargo install --locked --path crates/<package>`.\n\
@@ -186,7 +188,8 @@ fn the_readme_works_on_a_fresh_machine() {
     let demo = blocks(&readme, "### Try it on a broken test", "sh").join("\n");
     let out = machine.bash(machine.root.path(), &demo, true);
     let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
     let expected = &blocks(&readme, "### Try it on a broken test", "text")[0];
     for line in expected.lines() {
         if line.contains('…') || line.starts_with("$ ") {
@@ -194,7 +197,7 @@ fn the_readme_works_on_a_fresh_machine() {
         }
         assert!(
             stdout.contains(line),
-            "README line {line:?} not in:\n{stdout}"
+            "README line {line:?} not in:\n{stdout}\nstderr:\n{stderr}"
         );
     }
     assert!(
