@@ -19,7 +19,10 @@
 //! | OpenAI | a `function_call` output item `exec_command`, `arguments` `{"cmd"}`, `call_id` `call_mock_<seq>` | `response.completed` |
 //!
 //! Each CLI then runs the command (with its tool hooks) and sends the result in its next turn
-//! request. The log line of the request that got the call has it under `tool`.
+//! request. The log line of the request that got the call has it under `tool`. A step with a
+//! [`ToolCall::Subagent`] calls Claude's `Agent` tool instead (`{"description", "prompt",
+//! "subagent_type": "general-purpose", "run_in_background": false}`); the subagent's turns are
+//! turn requests of their own and take the next steps.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -48,6 +51,8 @@ const CLAUDE_COMPACTION_MARKER: &str = "CRITICAL: Respond with TEXT ONLY";
 const CODEX_TITLE_MARKER: &str = "Generate a concise, single-line task title";
 /// Claude Code's shell tool.
 pub const CLAUDE_SHELL_TOOL: &str = "Bash";
+/// Claude Code's subagent tool.
+pub const CLAUDE_SUBAGENT_TOOL: &str = "Agent";
 /// Gemini CLI's shell tool.
 pub const GEMINI_SHELL_TOOL: &str = "run_shell_command";
 /// Codex's shell tool.
@@ -566,12 +571,18 @@ fn anthropic_usage(usage: &Usage, output_tokens: u64) -> Value {
     })
 }
 
-/// The arguments of Claude's `Bash` tool for `tool`.
-fn anthropic_tool_input(tool: &ToolCall) -> Value {
+/// Claude's tool for `tool` and its arguments.
+fn anthropic_tool(tool: &ToolCall) -> (&'static str, Value) {
     match tool {
-        ToolCall::Shell(command) => {
-            json!({"command": command, "description": SHELL_DESCRIPTION})
-        }
+        ToolCall::Shell(command) => (
+            CLAUDE_SHELL_TOOL,
+            json!({"command": command, "description": SHELL_DESCRIPTION}),
+        ),
+        ToolCall::Subagent(prompt) => (
+            CLAUDE_SUBAGENT_TOOL,
+            json!({"description": SHELL_DESCRIPTION, "prompt": prompt,
+                   "subagent_type": "general-purpose", "run_in_background": false}),
+        ),
     }
 }
 
@@ -590,9 +601,10 @@ fn anthropic_message(model: &str, answer: &Answer<'_>) -> Value {
         content.push(json!({"type": "text", "text": answer.text}));
     }
     if let Some(tool) = answer.tool {
+        let (name, input) = anthropic_tool(tool);
         content.push(
             json!({"type": "tool_use", "id": format!("toolu_mock_{}", answer.seq),
-                            "name": CLAUDE_SHELL_TOOL, "input": anthropic_tool_input(tool)}),
+                            "name": name, "input": input}),
         );
     }
     json!({
@@ -647,12 +659,12 @@ fn anthropic_sse(model: &str, answer: &Answer<'_>) -> Vec<u8> {
         );
     }
     if let Some(tool) = answer.tool {
+        let (name, input) = anthropic_tool(tool);
         block(
             &mut out,
             json!({"type": "tool_use", "id": format!("toolu_mock_{}", answer.seq),
-                   "name": CLAUDE_SHELL_TOOL, "input": {}}),
-            json!({"type": "input_json_delta",
-                   "partial_json": anthropic_tool_input(tool).to_string()}),
+                   "name": name, "input": {}}),
+            json!({"type": "input_json_delta", "partial_json": input.to_string()}),
         );
     }
     sse_event(

@@ -118,6 +118,13 @@ impl Step {
         self.tool = Some(ToolCall::Shell(command.into()));
         self
     }
+
+    /// Makes the reply start a subagent with `prompt` (see [`ToolCall::Subagent`]).
+    #[must_use]
+    pub fn subagent(mut self, prompt: impl Into<String>) -> Self {
+        self.tool = Some(ToolCall::Subagent(prompt.into()));
+        self
+    }
 }
 
 /// A tool call the mock model makes at the end of a step's reply.
@@ -137,6 +144,11 @@ pub enum ToolCall {
     ///
     /// The command runs with the CLI's environment, not the harness's.
     Shell(String),
+    /// Starts a subagent with `prompt` and waits for it (Claude Code's `Agent` tool,
+    /// `{"description", "prompt", "subagent_type": "general-purpose", "run_in_background":
+    /// false}`). The subagent's own turns consume the next steps, then the parent's turn goes on
+    /// with its report. Claude Code only: Gemini CLI and Codex get the step's text alone.
+    Subagent(String),
 }
 
 /// Something the scripted "agent" does to the repository before a reply.

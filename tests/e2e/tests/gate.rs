@@ -5,7 +5,9 @@
 //! Every story starts from the `python-passing` fixture (`checkpoint.toml` runs
 //! `python3 -m unittest -q`). The scenario's `before` actions play the agent's edits between
 //! model calls. What a block did is read from the next model request: our message, in the CLI's
-//! wrapper. Test names are `<story>::<agent>`.
+//! wrapper. Test names are `<story>::<agent>`; the same stories from a subdirectory and a linked
+//! worktree are `<story>_from_<start>::<agent>`, and Claude Code's subagents have a module of
+//! their own (`subagents::…`).
 
 use std::path::Path;
 use std::process::Command;
@@ -415,4 +417,93 @@ macro_rules! starts {
 starts! {
     broken_test_from_a_subdirectory => Subdirectory,
     broken_test_from_a_worktree => Worktree,
+}
+
+/// Claude Code's subagents (its `Agent` tool, run in the foreground): a `SubagentStop` is judged
+/// only on the tests of what the subagent changed since its `SubagentStart`, and is never told to
+/// commit — the parent's `Stop` is.
+mod subagents {
+    use checkpoint_e2e::scenario::{Scenario, Step};
+    use checkpoint_e2e::{Agent, RunResult, Session, install_checkpoint, stop_feedback};
+
+    use super::{
+        BROKEN_ASSERTION, CALC_BROKEN, CALC_FIXED, CALC_WITH_MUL, COMMIT_GATE, PROMPT,
+        TESTS_FAILED, TESTS_PASSED, assert_repo,
+    };
+
+    /// Plays `steps` with Claude Code at the root of a `python-passing` repository with the hooks
+    /// installed, and returns the run with the block message each turn carried.
+    fn play(steps: Vec<Step>) -> (tempfile::TempDir, RunResult, Vec<Vec<String>>) {
+        let repo = checkpoint_testkit::repo("python-passing");
+        let mut session = Session::new(Agent::Claude);
+        install_checkpoint(&session, repo.path());
+        let mut scenario = Scenario::new(steps);
+        scenario.root = Some(repo.path().to_owned());
+        let result = session.run(repo.path(), PROMPT, scenario);
+        result.report_timing("subagent");
+        assert!(result.status.success(), "{}", result.summary());
+        let carried = result
+            .turns()
+            .iter()
+            .map(|turn| stop_feedback(Agent::Claude, turn))
+            .collect();
+        (repo, result, carried)
+    }
+
+    #[test]
+    fn a_read_only_subagent_is_not_told_to_commit_the_parents_work() {
+        let (repo, result, carried) = play(vec![
+            Step::reply("I added mul; a reviewer will look at it.")
+                .write("calc.py", CALC_WITH_MUL)
+                .subagent("Review calc.py and report. Change nothing."),
+            // The subagent's only turn: its stop is allowed although calc.py is uncommitted.
+            Step::reply("calc.py looks right."),
+            // The parent's stop: blocked by the commit gate.
+            Step::reply("Reviewed."),
+            Step::reply("Committed.").run("git commit -qam 'calc: mul'"),
+        ]);
+        let summary = result.summary();
+        assert_eq!(carried.len(), 4, "{summary}");
+        assert!(
+            carried[..3].iter().all(Vec::is_empty),
+            "only the parent's stop is blocked\n{summary}"
+        );
+        let [message] = carried[3].as_slice() else {
+            panic!("one block message for the parent\n{summary}");
+        };
+        assert!(message.contains(TESTS_PASSED), "{message}");
+        assert!(message.contains(COMMIT_GATE), "{message}");
+        assert_repo(repo.path(), ("", "calc: mul"), &result);
+    }
+
+    #[test]
+    fn a_subagent_that_breaks_a_test_is_blocked_for_the_test_only() {
+        let (repo, result, carried) = play(vec![
+            Step::reply("A helper will change add.").subagent("Rewrite add in calc.py."),
+            Step::reply("I rewrote add.").write("calc.py", CALC_BROKEN),
+            // The subagent again, with our block message: it fixes add and stops (allowed, no
+            // commit demanded).
+            Step::reply("Fixed add.").write("calc.py", CALC_FIXED),
+            // The parent's stop: the tests pass, the work is uncommitted.
+            Step::reply("The helper is done."),
+            Step::reply("Committed.").run("git commit -qam fix"),
+        ]);
+        let summary = result.summary();
+        assert_eq!(carried.len(), 5, "{summary}");
+        let [subagent_block] = carried[2].as_slice() else {
+            panic!("the subagent's stop is blocked once\n{summary}");
+        };
+        assert!(subagent_block.contains(TESTS_FAILED), "{subagent_block}");
+        assert!(
+            subagent_block.contains(BROKEN_ASSERTION),
+            "{subagent_block}"
+        );
+        assert!(!subagent_block.contains(COMMIT_GATE), "{subagent_block}");
+        assert!(carried[3].is_empty(), "the fixed subagent stops\n{summary}");
+        let [parent_block] = carried[4].as_slice() else {
+            panic!("one block message for the parent\n{summary}");
+        };
+        assert!(parent_block.contains(COMMIT_GATE), "{parent_block}");
+        assert_repo(repo.path(), ("", "fix"), &result);
+    }
 }
