@@ -578,6 +578,11 @@ fn anthropic_tool(tool: &ToolCall) -> (&'static str, Value) {
             CLAUDE_SHELL_TOOL,
             json!({"command": command, "description": SHELL_DESCRIPTION}),
         ),
+        ToolCall::Background(command) => (
+            CLAUDE_SHELL_TOOL,
+            json!({"command": command, "description": SHELL_DESCRIPTION,
+                   "run_in_background": true}),
+        ),
         ToolCall::Subagent(prompt) => (
             CLAUDE_SUBAGENT_TOOL,
             json!({"description": SHELL_DESCRIPTION, "prompt": prompt,

@@ -119,6 +119,13 @@ impl Step {
         self
     }
 
+    /// Makes the reply start `command` in the background (see [`ToolCall::Background`]).
+    #[must_use]
+    pub fn background(mut self, command: impl Into<String>) -> Self {
+        self.tool = Some(ToolCall::Background(command.into()));
+        self
+    }
+
     /// Makes the reply start a subagent with `prompt` (see [`ToolCall::Subagent`]).
     #[must_use]
     pub fn subagent(mut self, prompt: impl Into<String>) -> Self {
@@ -149,6 +156,10 @@ pub enum ToolCall {
     /// false}`). The subagent's own turns consume the next steps, then the parent's turn goes on
     /// with its report. Claude Code only: Gemini CLI and Codex get the step's text alone.
     Subagent(String),
+    /// Runs a command in the background with Claude Code's `Bash` tool (`{"command",
+    /// "description", "run_in_background": true}`): the turn goes on at once, and Claude Code
+    /// reports the command's end in a later turn. Claude Code only, like [`ToolCall::Subagent`].
+    Background(String),
 }
 
 /// Something the scripted "agent" does to the repository before a reply.

@@ -419,9 +419,10 @@ starts! {
     broken_test_from_a_worktree => Worktree,
 }
 
-/// Claude Code's subagents (its `Agent` tool, run in the foreground): a `SubagentStop` is judged
-/// only on the tests of what the subagent changed since its `SubagentStart`, and is never told to
-/// commit — the parent's `Stop` is.
+/// Claude Code's subagents (its `Agent` tool, run in the foreground) and background commands: a
+/// `SubagentStop` is judged only on the tests of what the subagent changed since its
+/// `SubagentStart`, and is never told to commit — the parent's `Stop` is; a `Stop` while a
+/// background command runs is not judged yet — the stop after Claude Code reports its end is.
 mod subagents {
     use checkpoint_e2e::scenario::{Scenario, Step};
     use checkpoint_e2e::{Agent, RunResult, Session, install_checkpoint, stop_feedback};
@@ -504,6 +505,34 @@ mod subagents {
             panic!("one block message for the parent\n{summary}");
         };
         assert!(parent_block.contains(COMMIT_GATE), "{parent_block}");
+        assert_repo(repo.path(), ("", "fix"), &result);
+    }
+
+    #[test]
+    fn a_stop_waits_for_background_commands_then_is_judged() {
+        let (repo, result, carried) = play(vec![
+            Step::reply("I changed add and started a slow job.")
+                .write("calc.py", CALC_BROKEN)
+                .background("sleep 8"),
+            // The stop while `sleep 8` runs (long enough for a loaded machine): not judged.
+            Step::reply("Waiting for the job."),
+            // Claude Code's turn on the job's end: this stop is judged, and blocked.
+            Step::reply("The job finished."),
+            Step::reply("Fixed add and committed.")
+                .write("calc.py", CALC_FIXED)
+                .run("git commit -qam fix"),
+        ]);
+        let summary = result.summary();
+        assert_eq!(carried.len(), 4, "{summary}");
+        assert!(
+            carried[..3].iter().all(Vec::is_empty),
+            "no block while the job runs\n{summary}"
+        );
+        let [message] = carried[3].as_slice() else {
+            panic!("one block after the job ended\n{summary}");
+        };
+        assert!(message.contains(TESTS_FAILED), "{message}");
+        assert!(message.contains(BROKEN_ASSERTION), "{message}");
         assert_repo(repo.path(), ("", "fix"), &result);
     }
 }

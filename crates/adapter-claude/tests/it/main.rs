@@ -66,11 +66,7 @@ fn the_turn_is_told_by_prompt_id() {
 #[test]
 fn a_stop_with_background_tasks_is_not_judged_yet() {
     let repo = repo("failing-test");
-    let running = [(
-        "background_tasks",
-        serde_json::json!([{"id": "b1", "type": "bash", "status": "running"}]),
-    )];
-    let run = CLAUDE.fire_with(repo.path(), "Stop", &running, &[]);
+    let run = CLAUDE.fire(repo.path(), "Stop-background");
     CLAUDE.assert_no_op(&run, 0, "background tasks still running");
     let run = CLAUDE.fire(repo.path(), "Stop");
     assert!(run.stdout.contains("\"decision\":\"block\""), "{run:?}");
