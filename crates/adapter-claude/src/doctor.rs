@@ -58,9 +58,9 @@ const PAYLOADS: &[(&str, &str)] = &[
 /// whose trust dialog was accepted (`projects["<dir>"].hasTrustDialogAccepted` in
 /// `.claude.json`), unless `CLAUDE_CODE_SANDBOXED` is set. `claude -p` runs them regardless.
 fn runs_here(here: &Here<'_>) -> Vec<Check> {
-    let file = here.hooks_file.display();
     let mut checks = Vec::new();
-    if here.settings.get("disableAllHooks") == Some(&Value::Bool(true)) {
+    if let Some((file, Value::Bool(true))) = here.setting("/disableAllHooks").next() {
+        let file = file.display();
         checks.push(Check::problem(
             format!("Claude Code runs no hooks: `disableAllHooks` is true in {file}"),
             format!("remove `\"disableAllHooks\": true` from {file}"),
@@ -124,11 +124,17 @@ mod tests {
 
     use super::*;
 
-    fn checks(settings: Value, trust: Option<&str>) -> Vec<Check> {
-        let Value::Object(settings) = settings else {
-            panic!("an object")
+    /// The checks with the user's settings `user` (holding the hooks) and the project's
+    /// `project`.
+    fn checks_with(project: Value, user: Value, trust: Option<&str>) -> Vec<Check> {
+        let (Value::Object(project), Value::Object(user)) = (project, user) else {
+            panic!("objects")
         };
-        let settings: Map<String, Value> = settings;
+        let (project, user): (Map<String, Value>, Map<String, Value>) = (project, user);
+        let settings = [
+            (Path::new("/p/.claude/settings.json"), &project),
+            (Path::new("/h/settings.json"), &user),
+        ];
         let here = Here {
             project_scope: None,
             project_root: Path::new("/p"),
@@ -140,6 +146,10 @@ mod tests {
             var: &|_| None,
         };
         runs_here(&here)
+    }
+
+    fn checks(settings: Value, trust: Option<&str>) -> Vec<Check> {
+        checks_with(json!({}), settings, trust)
     }
 
     #[test]
@@ -156,6 +166,20 @@ mod tests {
         }
         let found = checks(json!({"disableAllHooks": true}), Some(&trust));
         assert!(found[0].message.contains("disableAllHooks"), "{found:?}");
+    }
+
+    #[test]
+    fn the_project_settings_switch_the_users_hooks_off_and_on() {
+        let trust = json!({"projects": {"/p": {"hasTrustDialogAccepted": true}}}).to_string();
+        let off = json!({"disableAllHooks": true});
+        let found = checks_with(off.clone(), json!({}), Some(&trust));
+        assert_eq!(
+            found[0].message,
+            "Claude Code runs no hooks: `disableAllHooks` is true in /p/.claude/settings.json"
+        );
+        let on = json!({"disableAllHooks": false});
+        let found = checks_with(on, off, Some(&trust));
+        assert!(found.iter().all(|c| c.ok), "{found:?}");
     }
 
     #[test]

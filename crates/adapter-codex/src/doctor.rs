@@ -190,18 +190,16 @@ fn check_answer(event: &str, exit_code: i32, stdout: &str) -> Result<(), String>
 mod tests {
     use std::path::Path;
 
-    use serde_json::Map;
 
     use super::*;
 
     fn checks(config: &str, project: bool) -> Vec<Check> {
-        let settings = Map::new();
         let here = Here {
             project_scope: project.then_some(Path::new("/p")),
             project_root: Path::new("/p"),
             hooks_file: Path::new("/p/.codex/hooks.json"),
             events: &["Stop", "PreToolUse"],
-            settings: &settings,
+            settings: &[],
             trust_file: Path::new("/h/config.toml"),
             trust_text: Some(config),
             var: &|_| None,

@@ -1,5 +1,5 @@
 //! What `checkpoint doctor` checks for Gemini CLI: captured payloads of the installed events, the
-//! variables it sets for a hook, `hooksConfig` in the hooks file, folder trust
+//! variables it sets for a hook, `hooksConfig` in its settings files, folder trust
 //! (`trustedFolders.json`, `security.folderTrust.enabled`, `GEMINI_CLI_TRUST_WORKSPACE`), and
 //! its answer shape (always a JSON object; `{}` is the no-op).
 
@@ -51,24 +51,30 @@ const NAME: &str = "checkpoint";
 
 /// `hooksConfig.enabled: false` or our name in `hooksConfig.disabled` switch our hooks off; with
 /// folder trust on (the default), Gemini runs no hooks in a folder it does not trust.
+/// Settings are looked up in the project's `.gemini/settings.json`, then the user's: the first
+/// that sets a value decides, and a `disabled` list of either applies.
 fn runs_here(here: &Here<'_>) -> Vec<Check> {
-    let file = here.hooks_file.display();
     let mut checks = Vec::new();
-    let hooks_config = &here.settings.get("hooksConfig");
-    if hooks_config.is_some_and(|c| c["enabled"] == Value::Bool(false)) {
+    if let Some((file, Value::Bool(false))) = here.setting("/hooksConfig/enabled").next() {
+        let file = file.display();
         checks.push(Check::problem(
             format!("Gemini CLI runs no hooks: `hooksConfig.enabled` is false in {file}"),
             format!("set `hooksConfig.enabled` to true in {file}"),
         ));
     }
-    let disabled = hooks_config
-        .and_then(|c| c["disabled"].as_array())
-        .is_some_and(|names| names.iter().any(|name| name == NAME));
-    if disabled {
-        checks.push(Check::problem(
-            format!("Gemini CLI skips our hooks: `hooksConfig.disabled` lists {NAME:?} in {file}"),
-            format!("remove {NAME:?} from `hooksConfig.disabled` in {file}"),
-        ));
+    for (file, names) in here.setting("/hooksConfig/disabled") {
+        if names
+            .as_array()
+            .is_some_and(|names| names.iter().any(|name| name == NAME))
+        {
+            let file = file.display();
+            checks.push(Check::problem(
+                format!(
+                    "Gemini CLI skips our hooks: `hooksConfig.disabled` lists {NAME:?} in {file}"
+                ),
+                format!("remove {NAME:?} from `hooksConfig.disabled` in {file}"),
+            ));
+        }
     }
     checks.push(folder_trust(here));
     checks
@@ -77,9 +83,9 @@ fn runs_here(here: &Here<'_>) -> Vec<Check> {
 fn folder_trust(here: &Here<'_>) -> Check {
     let root = here.root();
     let trust_off = here
-        .settings
-        .get("security")
-        .is_some_and(|security| security["folderTrust"]["enabled"] == Value::Bool(false));
+        .setting("/security/folderTrust/enabled")
+        .next()
+        .is_some_and(|(_, enabled)| *enabled == Value::Bool(false));
     if trust_off {
         return Check::ok("Gemini CLI's folder trust is off: hooks run in every folder");
     }
@@ -148,7 +154,7 @@ fn check_answer(event: &str, exit_code: i32, stdout: &str) -> Result<(), String>
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Map, json};
 
     use super::*;
 
@@ -170,6 +176,49 @@ mod tests {
         for (rules, expected) in cases {
             assert_eq!(trusted(Some(&rules), dir), expected, "{rules}");
         }
+    }
+
+    #[test]
+    fn the_users_settings_count_for_hooks_in_the_project() {
+        let project = Map::new();
+        let Value::Object(user) = json!({"hooksConfig": {"disabled": ["checkpoint"]},
+                                         "security": {"folderTrust": {"enabled": false}}})
+        else {
+            panic!("an object")
+        };
+        let settings = [
+            (Path::new("/p/.gemini/settings.json"), &project),
+            (Path::new("/h/.gemini/settings.json"), &user),
+        ];
+        let here = Here {
+            project_scope: Some(Path::new("/p")),
+            project_root: Path::new("/p"),
+            hooks_file: Path::new("/p/.gemini/settings.json"),
+            events: &["AfterAgent"],
+            settings: &settings,
+            trust_file: Path::new("/h/.gemini/trustedFolders.json"),
+            trust_text: None,
+            var: &|_| None,
+        };
+        let found: Vec<(bool, String)> = runs_here(&here)
+            .into_iter()
+            .map(|check| (check.ok, check.message))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    false,
+                    "Gemini CLI skips our hooks: `hooksConfig.disabled` lists \"checkpoint\" in \
+                     /h/.gemini/settings.json"
+                        .to_owned()
+                ),
+                (
+                    true,
+                    "Gemini CLI's folder trust is off: hooks run in every folder".to_owned()
+                ),
+            ]
+        );
     }
 
     #[test]

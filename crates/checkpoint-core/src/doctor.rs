@@ -46,8 +46,10 @@ pub struct Here<'a> {
     pub hooks_file: &'a Path,
     /// The events our handlers are installed for, by the agent's names.
     pub events: &'a [&'a str],
-    /// Its content.
-    pub settings: &'a Map<String, Value>,
+    /// Every settings file of the agent that applies here and exists, the project's first, then
+    /// the user's (the hooks file is one of them, when it is a settings file): its path and
+    /// content.
+    pub settings: &'a [(&'a Path, &'a Map<String, Value>)],
     /// The agent's [`TrustFile`].
     pub trust_file: &'a Path,
     /// Its content, `None` when it does not exist (it was read bounded).
@@ -77,6 +79,23 @@ impl Here<'_> {
     /// The project root as a string, for keys and messages.
     pub fn root(&self) -> String {
         self.project_root.display().to_string()
+    }
+
+    /// The value at the JSON `pointer` (`/hooksConfig/enabled`) in each settings file that has
+    /// one, the project's first — the first is the one that wins where a scope overrides another
+    /// — with the file it is in.
+    pub fn setting<'s>(
+        &'s self,
+        pointer: &'s str,
+    ) -> impl Iterator<Item = (&'s Path, &'s Value)> + 's {
+        self.settings.iter().filter_map(move |&(path, content)| {
+            let mut keys = pointer.split('/').skip(1);
+            let mut value = content.get(keys.next()?)?;
+            for key in keys {
+                value = value.get(key)?;
+            }
+            Some((path, value))
+        })
     }
 }
 

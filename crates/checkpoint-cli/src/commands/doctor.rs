@@ -21,6 +21,7 @@ use checkpoint_core::hook;
 use checkpoint_core::runner::{self, HookRun};
 use checkpoint_core::trust::Trust;
 use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::error::CliError;
 use crate::install::inspect::{self, Installed};
@@ -292,6 +293,11 @@ fn runs_here(spec: &AgentSpec, install: &Installed, root: &Path) -> Result<Vec<C
             )]);
         }
     };
+    let files = inspect::settings_files(spec, root)?;
+    let settings: Vec<(&Path, &Map<String, Value>)> = files
+        .iter()
+        .map(|(path, content)| (path.as_path(), content))
+        .collect();
     let events: Vec<&str> = install.handlers.iter().map(|(e, _)| e.as_str()).collect();
     let project_scope = match &install.scope {
         Scope::Project(root) => Some(root.as_path()),
@@ -302,7 +308,7 @@ fn runs_here(spec: &AgentSpec, install: &Installed, root: &Path) -> Result<Vec<C
         project_root: root,
         hooks_file: &install.file,
         events: &events,
-        settings: &install.settings,
+        settings: &settings,
         trust_file: &trust_file,
         trust_text: text.as_deref(),
         var: &|name| std::env::var(name).ok(),

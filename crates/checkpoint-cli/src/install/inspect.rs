@@ -22,8 +22,6 @@ pub(crate) struct Installed {
     pub(crate) scope: Scope,
     /// The hooks file.
     pub(crate) file: PathBuf,
-    /// Its content.
-    pub(crate) settings: Settings,
     /// Each handler of ours: the event and the command it runs, in the file's order.
     pub(crate) handlers: Vec<(String, String)>,
 }
@@ -32,7 +30,7 @@ pub(crate) struct Installed {
 /// ours. A file that cannot be read or parsed is an error naming it.
 pub(crate) fn installed(spec: &AgentSpec, root: &Path) -> Result<Vec<Installed>, CliError> {
     let mut found = Vec::new();
-    for scope in [Scope::Project(root.to_owned()), Scope::User] {
+    for scope in scopes(root) {
         let file = ConfigFile::read(spec.config_path(&scope)?)?;
         let settings = file.settings()?;
         let handlers = ours(spec, &settings);
@@ -40,12 +38,35 @@ pub(crate) fn installed(spec: &AgentSpec, root: &Path) -> Result<Vec<Installed>,
             found.push(Installed {
                 scope,
                 file: file.path,
-                settings,
                 handlers,
             });
         }
     }
     Ok(found)
+}
+
+/// The agent's settings files where hooks are written (the project's at `root`, then the
+/// user's) that exist, with their content: what the agent reads besides our handlers (switches
+/// that turn hooks off, folder trust). A file that cannot be read or parsed is an error naming
+/// it.
+pub(crate) fn settings_files(
+    spec: &AgentSpec,
+    root: &Path,
+) -> Result<Vec<(PathBuf, Settings)>, CliError> {
+    let mut found = Vec::new();
+    for scope in scopes(root) {
+        let file = ConfigFile::read(spec.config_path(&scope)?)?;
+        if file.text.is_some() {
+            let settings = file.settings()?;
+            found.push((file.path, settings));
+        }
+    }
+    Ok(found)
+}
+
+/// The scopes a project at `root` is under, innermost first.
+fn scopes(root: &Path) -> [Scope; 2] {
+    [Scope::Project(root.to_owned()), Scope::User]
 }
 
 /// The (event, command) of each handler of ours in `settings`.

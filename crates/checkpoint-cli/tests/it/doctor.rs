@@ -113,6 +113,34 @@ fn a_healthy_install_is_all_well() {
 }
 
 #[test]
+fn a_switch_in_the_users_settings_turns_the_projects_hooks_off() {
+    let fx = Fixture::new();
+    fx.install("claude");
+    fx.trust_claude();
+    let user_settings = fx.home.path().join(".claude/settings.json");
+    fx.write(&user_settings, r#"{"disableAllHooks": true}"#);
+    let out = fx.checkpoint(&["doctor"]);
+    assert_eq!(code(&out), 1, "{}", fx.stable(&out));
+    let text = fx.stable(&out);
+    assert!(
+        text.contains(
+            "problem Claude Code runs no hooks: `disableAllHooks` is true in \
+             [home]/.claude/settings.json"
+        ),
+        "{text}"
+    );
+    // The project's own settings win over the user's.
+    let project_settings = fx.repo.path().join(".claude/settings.json");
+    let mut project: Value =
+        serde_json::from_str(&fs::read_to_string(&project_settings).unwrap()).unwrap();
+    project["disableAllHooks"] = Value::Bool(false);
+    fx.write(&project_settings, &project.to_string());
+    let out = fx.checkpoint(&["doctor"]);
+    let text = fx.stable(&out);
+    assert!(!text.contains("disableAllHooks"), "{text}");
+}
+
+#[test]
 fn a_missing_adapter_is_a_problem_with_a_fix() {
     let fx = Fixture::new();
     fx.install("claude");
