@@ -31,16 +31,15 @@ fn main() {
     let tests = plan
         .tests
         .into_iter()
-        .map(|planned| TestRun {
-            command: planned.command,
-            rules: planned.rules,
-            outcome: TestOutcome {
+        .map(|planned| {
+            let outcome = TestOutcome {
                 status: TestStatus::Failed,
                 exit_code: Some(101),
                 failing: vec!["parser::tests::rejects_empty".into()],
                 tail: "test parser::tests::rejects_empty ... FAILED".into(),
                 ..TestOutcome::not_run()
-            },
+            };
+            TestRun::new(planned.command, planned.rules, outcome)
         })
         .collect();
     let facts = Facts {

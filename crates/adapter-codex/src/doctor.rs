@@ -190,7 +190,6 @@ fn check_answer(event: &str, exit_code: i32, stdout: &str) -> Result<(), String>
 mod tests {
     use std::path::Path;
 
-
     use super::*;
 
     fn checks(config: &str, project: bool) -> Vec<Check> {

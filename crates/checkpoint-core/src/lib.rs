@@ -69,6 +69,8 @@ pub mod project;
 #[cfg(feature = "io")]
 pub mod runner;
 #[cfg(feature = "io")]
+pub mod select;
+#[cfg(feature = "io")]
 pub mod session;
 #[cfg(feature = "io")]
 pub mod store;

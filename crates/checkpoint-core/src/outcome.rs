@@ -62,10 +62,68 @@ impl TestOutcome {
 /// One test command the gate ran (or reused) for a stop, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TestRun {
-    /// The shell command.
+    /// The shell command, as configured (or detected).
     pub command: String,
     /// Names of the rules whose changed files asked for it.
     pub rules: Vec<String>,
     /// How it went.
     pub outcome: TestOutcome,
+    /// When only the tests the changes can affect ran: what ran instead of [`TestRun::command`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selection: Option<Selection>,
+}
+
+impl TestRun {
+    /// The whole command as planned (no selection) and how it went.
+    pub fn new(command: String, rules: Vec<String>, outcome: TestOutcome) -> TestRun {
+        TestRun {
+            command,
+            rules,
+            outcome,
+            selection: None,
+        }
+    }
+
+    /// The command that really ran: the selection's, else the configured one.
+    pub fn command_run(&self) -> &str {
+        self.selection
+            .as_ref()
+            .map_or(self.command.as_str(), |s| s.command.as_str())
+    }
+}
+
+/// A test command narrowed to the tests a change set can affect (`[tests] select =
+/// "affected"`): the configured command with the affected packages or test modules named.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Selection {
+    /// The command that ran in place of the configured one.
+    pub command: String,
+    /// What was counted.
+    pub unit: SelectionUnit,
+    /// How many of them ran.
+    pub selected: usize,
+    /// How many the configured command runs.
+    pub total: usize,
+    /// How many changed files they were selected for.
+    pub changed_files: usize,
+}
+
+/// What a [`Selection`] counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SelectionUnit {
+    /// Packages of a Cargo workspace.
+    Packages,
+    /// Python test modules.
+    TestModules,
+}
+
+impl SelectionUnit {
+    /// The unit's name, for "2 of 14 packages".
+    pub fn name(self) -> &'static str {
+        match self {
+            SelectionUnit::Packages => "packages",
+            SelectionUnit::TestModules => "test modules",
+        }
+    }
 }

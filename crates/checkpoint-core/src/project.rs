@@ -12,15 +12,19 @@ pub mod saving;
 use std::path::{Path, PathBuf};
 
 use crate::cache::TestCache;
+use crate::changes::ChangeSet;
 use crate::continuity::Continuity;
+use crate::decide::PlannedTest;
 use crate::git::{GitError, Repo};
 use crate::host::{Host, StateDirError};
 use crate::journal::{FileKeyManager, Journal, JournalError, KeyManager};
+use crate::outcome::Selection;
 use crate::own_files::OwnFiles;
-use crate::policy::Policy;
 use crate::policy::config::{
     self, ConfigError, ConfigSources, Effective, LowerValue, ProjectCommand, Setting,
 };
+use crate::policy::{Policy, TestSelect};
+use crate::select;
 use crate::session::SessionStore;
 use crate::store::StoreError;
 use crate::trust::{Approval, Trust, TrustStore};
@@ -128,6 +132,23 @@ impl Project {
     /// The cache of test outcomes.
     pub fn test_cache(&self) -> TestCache {
         TestCache::new(&self.state_dir)
+    }
+
+    /// What the planned test command runs for `changes`: narrowed to the tests the files that
+    /// asked for it can affect, where `[tests] select` allows it and the command is recognised
+    /// (see [`crate::select`]); `None` runs it as configured.
+    pub fn selection(&self, planned: &PlannedTest, changes: &ChangeSet) -> Option<Selection> {
+        if self.policy.tests.select == TestSelect::All || changes.non_utf8_paths > 0 {
+            return None;
+        }
+        let asked: Vec<&str> = (changes.changes.iter())
+            .filter(|change| {
+                (self.policy.rules.classify(&change.path).iter())
+                    .any(|rule| planned.rules.contains(&rule.name))
+            })
+            .map(|change| change.path.as_str())
+            .collect();
+        select::select(&planned.command, &asked, &self.workdir, &self.state_dir)
     }
 
     /// Every setting with its effective value and where it came from.

@@ -96,6 +96,7 @@ fn block_text(out: &mut String, reason: &BlockReason) {
             uncommitted,
         } => {
             let _ = writeln!(out, "Checkpoint — {}", tests_headline(tests));
+            tests.iter().for_each(|run| selection_line(out, run));
             if !actions.is_empty() {
                 out.push_str("Changed files:\n");
                 file_list(out, files);
@@ -148,7 +149,8 @@ fn tests_failed(out: &mut String, failed: &[TestRun]) {
         } else {
             ""
         };
-        let _ = writeln!(out, "$ {}  ({how}{cached})", run.command);
+        let _ = writeln!(out, "$ {}  ({how}{cached})", run.command_run());
+        selection_line(out, run);
         if !o.failing.is_empty() {
             out.push_str("Failing tests:\n");
             for name in &o.failing {
@@ -217,6 +219,7 @@ fn allow_text(out: &mut String, reason: &AllowReason) {
                     "Checkpoint — {}. Nothing else required.",
                     tests_headline(tests)
                 );
+                tests.iter().for_each(|run| selection_line(out, run));
             }
         }
         AllowReason::TestsUnavailable { unavailable } => {
@@ -358,6 +361,22 @@ fn note_text(note: &Note) -> String {
                 format!("{n} paths are")
             }
         ),
+    }
+}
+
+/// For a run narrowed to the affected tests: what ran of what, and how to run everything.
+fn selection_line(out: &mut String, run: &TestRun) {
+    if let Some(selection) = &run.selection {
+        let _ = writeln!(
+            out,
+            "Only the affected tests ran: {} of {} {}, for {} (`{}`) — full suite: \
+             `checkpoint check --all`.",
+            selection.selected,
+            selection.total,
+            selection.unit.name(),
+            count(selection.changed_files, "changed file"),
+            name_safe(&selection.command),
+        );
     }
 }
 

@@ -26,6 +26,10 @@ pub(crate) struct Args {
     /// Read the stdin payload as this agent's (default: recognised from the payload).
     #[arg(long, value_parser = PossibleValuesParser::new(agents::possible_values()))]
     agent: Option<String>,
+    /// Run every test command whole, not only the tests the changes can affect (as
+    /// `CHECKPOINT_TESTS_SELECT=all`).
+    #[arg(long)]
+    all: bool,
 }
 
 /// The version of `checkpoint check --json`'s shape; bumped when a field changes meaning or goes.
@@ -43,7 +47,12 @@ struct CheckJson<'a> {
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     let (home, event) = read_event(args.agent.as_deref())?;
-    let outcome = gate::run(home, &project::host(), &event)?;
+    let mut host = project::host();
+    if args.all {
+        host.env
+            .push(("CHECKPOINT_TESTS_SELECT".to_owned(), "all".to_owned()));
+    }
+    let outcome = gate::run(home, &host, &event)?;
     for warning in &outcome.warnings {
         output::note(&format!("warning: {warning}"));
     }

@@ -12,6 +12,7 @@ mod integrity;
 mod integrity_gate;
 mod journal;
 mod mcp;
+mod select;
 mod statusline;
 mod trust;
 

@@ -75,6 +75,7 @@ fn facts(changes: ChangeSet, statuses: &[TestStatus], session: SessionFacts) -> 
                     status: *s,
                     ..TestOutcome::not_run()
                 },
+                selection: None,
             })
             .collect(),
         session,

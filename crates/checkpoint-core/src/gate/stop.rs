@@ -15,7 +15,7 @@ use crate::digest;
 use crate::event::{EventKind, HookEvent};
 use crate::git;
 use crate::journal::Journal;
-use crate::outcome::{TestOutcome, TestRun, TestStatus};
+use crate::outcome::{Selection, TestOutcome, TestRun, TestStatus};
 use crate::policy::{IntegrityMode, Policy};
 use crate::project::ProjectError;
 use crate::project::integrity::{Integrity, Stopped};
@@ -87,7 +87,10 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
                 fingerprint,
                 may_run: plan.may_run,
             };
-            let tests = runs.run(plan.tests, warnings);
+            let planned = (plan.tests.into_iter())
+                .map(|p| (project.selection(&p, changes), p))
+                .collect();
+            let tests = runs.run(planned, warnings);
             // A subagent is judged on its failing tests only (see `decide`).
             let integrity = match policy.integrity.mode {
                 IntegrityMode::Off => Integrity::default(),
@@ -296,32 +299,38 @@ struct TestRuns<'a> {
 }
 
 impl TestRuns<'_> {
-    /// Runs each planned command once, reusing the last outcome of a command whose fingerprint
-    /// did not change. While a task is active, a cached pass is trusted only with a verified
-    /// signed receipt for the same fingerprint; every fresh run leaves a receipt in that task.
-    fn run(&self, planned: Vec<PlannedTest>, warnings: &mut Vec<String>) -> Vec<TestRun> {
+    /// Runs each planned command once (as its selection narrows it), reusing the last outcome
+    /// of a command whose fingerprint did not change. While a task is active, a cached pass is
+    /// trusted only with a verified signed receipt for the same fingerprint; every fresh run
+    /// leaves a receipt in that task.
+    fn run(
+        &self,
+        planned: Vec<(Option<Selection>, PlannedTest)>,
+        warnings: &mut Vec<String>,
+    ) -> Vec<TestRun> {
         let timeout = self.journal.policy().tests.timeout;
         let workdir = self.journal.workdir();
         planned
             .into_iter()
-            .map(|p| {
-                let key = cache::test_fingerprint(self.fingerprint, &p.command, timeout);
+            .map(|(selection, p)| {
+                let command = selection.as_ref().map_or(&p.command, |s| &s.command);
+                let key = cache::test_fingerprint(self.fingerprint, command, timeout);
                 let cached = self
                     .cache
-                    .lookup(&p.command, &key)
-                    .filter(|o| o.status != TestStatus::Passed || self.trusts(&p.command, &key));
+                    .lookup(command, &key)
+                    .filter(|o| o.status != TestStatus::Passed || self.trusts(command, &key));
                 let outcome = match cached {
                     Some(cached) => cached,
                     None if !self.may_run => TestOutcome::not_run(),
                     None => {
                         let started = Timestamp::now();
-                        let recorded = runner::run_recorded(&p.command, workdir, timeout);
+                        let recorded = runner::run_recorded(command, workdir, timeout);
                         let ended = Timestamp::now();
                         // The cache only saves time; failing to write it must not fail the stop.
-                        let _ = self.cache.record(&p.command, &key, &recorded.outcome);
+                        let _ = self.cache.record(command, &key, &recorded.outcome);
                         let receipt = self
                             .journal
-                            .receipt_for_gate_run(&p.command, &recorded, &key, started, ended);
+                            .receipt_for_gate_run(command, &recorded, &key, started, ended);
                         if let Err(e) = receipt {
                             warnings.push(format!("journal: {e}"));
                         }
@@ -332,6 +341,7 @@ impl TestRuns<'_> {
                     command: p.command,
                     rules: p.rules,
                     outcome,
+                    selection,
                 }
             })
             .collect()

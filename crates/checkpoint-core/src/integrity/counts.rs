@@ -51,10 +51,11 @@ impl GreenCounts {
     }
 }
 
-/// The passing runs of `runs` that report a count, with it.
+/// The passing runs of `runs` that report a count, with it. A run narrowed to the affected
+/// tests says nothing about the whole command's count.
 fn counted(runs: &[TestRun]) -> impl Iterator<Item = (&str, u32)> {
     runs.iter()
-        .filter(|run| run.outcome.status == TestStatus::Passed)
+        .filter(|run| run.outcome.status == TestStatus::Passed && run.selection.is_none())
         .filter_map(|run| Some((run.command.as_str(), run.outcome.passed?)))
 }
 
@@ -74,6 +75,7 @@ mod tests {
                 passed,
                 ..TestOutcome::not_run()
             },
+            selection: None,
         }
     }
 

@@ -466,6 +466,7 @@ mod tests {
         insta::assert_snapshot!(explained_text(&f), @r#"
         tests.command = "cargo test"  # detected
         tests.timeout = "1m30s"  # /repo/checkpoint.toml:3
+        tests.select = "affected"  # default
         stop.commit_gate = true  # default
         stop.max_blocks = 7  # /repo/checkpoint.toml:6
         stop.capture = false  # default
@@ -575,6 +576,7 @@ mod tests {
         let values = [
             "make",
             "3s",
+            "all",
             "no",
             "4",
             "yes",

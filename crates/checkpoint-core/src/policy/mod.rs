@@ -4,7 +4,7 @@
 //! |---|---|
 //! | `settings` | the table of settings: every key, its variable, value type and doc, declared once |
 //! | `derivation` | [`KeyDerivation`], the template of a task key's derivation path |
-//! | `value` | the value types: durations, bounded counts, glob lists, [`Switch`], [`GitBackend`], [`IntegrityMode`] |
+//! | `value` | the value types: durations, bounded counts, glob lists, [`Switch`], [`GitBackend`], [`IntegrityMode`], [`TestSelect`] |
 //! | `layer` | one configuration text parsed into a layer, with `file:line` errors |
 //! | `env` | the `CHECKPOINT_*` variables parsed into a layer |
 //! | `explain` | the merge with per-key provenance, and what `explain` lists |
@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 
 pub use derivation::{HARDENED, KeyDerivation};
 pub use rules::{Rule, RuleSet, RuleTests};
-pub use value::{GitBackend, IntegrityMode, Switch};
+pub use value::{GitBackend, IntegrityMode, Switch, TestSelect};
 
 /// Everything `decide` needs to know about the user's wishes.
 #[derive(Debug, Clone)]
@@ -66,6 +66,9 @@ pub struct TestSettings {
     /// How long one test command may run before its process group is killed.
     #[serde(with = "duration_secs")]
     pub timeout: Duration,
+    /// Whether a recognised command runs only the tests the changes can affect.
+    #[serde(default)]
+    pub select: TestSelect,
     /// The project has a test command the user has not approved yet, so `command` is `None` for
     /// that reason (set by the trust check, never by a config file).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -139,6 +142,7 @@ impl Default for TestSettings {
         TestSettings {
             command: None,
             timeout: Duration::from_secs(120),
+            select: TestSelect::Affected,
             awaiting_approval: false,
         }
     }

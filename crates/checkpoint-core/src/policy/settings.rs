@@ -17,7 +17,7 @@ use toml::de::{DeValue, ValueDeserializer};
 
 use super::Policy;
 use super::value::{Command, Count, Globs, Interval, Kind};
-use super::{GitBackend, IntegrityMode, KeyDerivation, Switch};
+use super::{GitBackend, IntegrityMode, KeyDerivation, Switch, TestSelect};
 
 /// A row of [`KEYS`]: `section.field: Kind, "CHECKPOINT_SECTION_FIELD", "doc"`. The key's name
 /// and the [`Policy`] field it reads and writes are both `section.field`.
@@ -52,6 +52,8 @@ pub const KEYS: &[Key] = &[
     key!(tests.timeout: Interval, "CHECKPOINT_TESTS_TIMEOUT",
         "How long one test command may run before its process group is killed.")
     .guarded(),
+    key!(tests.select: TestSelect, "CHECKPOINT_TESTS_SELECT",
+        "`affected`: a recognised `cargo test`, `python3 -m unittest` or `pytest` runs only the packages or test modules the changed files can affect (the whole command when in doubt); `all`: always the whole command."),
     key!(stop.commit_gate: bool, "CHECKPOINT_STOP_COMMIT_GATE",
         "Uncommitted changes to gated files block the stop.")
     .guarded(),

@@ -468,6 +468,23 @@ named_kind!(
     "`auto` (the git CLI when on `PATH`, else gitoxide), `cli` or `gix`"
 );
 
+/// Which tests a stop runs for a test command the gate recognises (see [`crate::select`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TestSelect {
+    /// Only those the changed files can affect (Cargo packages, Python test modules); the whole
+    /// command when in doubt.
+    #[default]
+    Affected,
+    /// The whole command, always.
+    All,
+}
+
+named_kind!(
+    TestSelect,
+    "`affected` (the tests the changes can affect, where the command is recognised) or `all`"
+);
+
 /// What the gate does with test-integrity findings (see [`crate::integrity`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -115,12 +115,15 @@ impl Project {
         let timeout = self.policy.tests.timeout;
         let tests: Vec<TestRun> = (plan.tests.into_iter())
             .filter_map(|p| {
-                let key = cache::test_fingerprint(&fingerprint, &p.command, timeout);
-                let outcome = cache.lookup(&p.command, &key)?;
+                let selection = self.selection(&p, &changes);
+                let run = selection.as_ref().map_or(&p.command, |s| &s.command);
+                let key = cache::test_fingerprint(&fingerprint, run, timeout);
+                let outcome = cache.lookup(run, &key)?;
                 Some(TestRun {
                     command: p.command,
                     rules: p.rules,
                     outcome,
+                    selection,
                 })
             })
             .collect();

@@ -4,7 +4,7 @@ use insta::assert_snapshot;
 
 use super::*;
 use crate::integrity::{Finding, FindingKind};
-use crate::outcome::TestOutcome;
+use crate::outcome::{Selection, SelectionUnit, TestOutcome};
 
 fn change(path: &str, kind: ChangeKind) -> Change {
     Change {
@@ -23,6 +23,7 @@ fn run(command: &str, status: TestStatus) -> TestRun {
             duration_ms: 1234,
             ..TestOutcome::not_run()
         },
+        selection: None,
     }
 }
 
@@ -77,6 +78,48 @@ fn tests_failed() {
 
     FAILED (failures=1)
     Fix the failing tests before stopping.
+    ");
+}
+
+#[test]
+fn only_the_affected_tests_ran() {
+    let selection = Selection {
+        command: "cargo test -p calc".into(),
+        unit: SelectionUnit::Packages,
+        selected: 1,
+        total: 3,
+        changed_files: 2,
+    };
+    let mut failed = failing();
+    failed.command = "cargo test".into();
+    failed.outcome.tail.clear();
+    failed.selection = Some(selection.clone());
+    let d = block(BlockReason::TestsFailed {
+        failed: vec![failed],
+    });
+    assert_snapshot!(message(&d), @r"
+    Checkpoint — Tests: FAILED
+    $ cargo test -p calc  (exit 1, 1.2s)
+    Only the affected tests ran: 1 of 3 packages, for 2 changed files (`cargo test -p calc`) — full suite: `checkpoint check --all`.
+    Failing tests:
+    - test_add (test_calc.CalcTest.test_add)
+    Fix the failing tests before stopping.
+    ");
+    let mut passed = passing(4);
+    passed.selection = Some(Selection {
+        command: "pytest -q tests/test_calc.py".into(),
+        unit: SelectionUnit::TestModules,
+        selected: 1,
+        total: 40,
+        changed_files: 1,
+    });
+    let d = allow(AllowReason::Satisfied {
+        tests: vec![passed],
+        files: vec![change("calc.py", ChangeKind::Modified)],
+    });
+    assert_snapshot!(message(&d), @r"
+    Checkpoint — Tests: 4 passed (1.2s). Nothing else required.
+    Only the affected tests ran: 1 of 40 test modules, for 1 changed file (`pytest -q tests/test_calc.py`) — full suite: `checkpoint check --all`.
     ");
 }
 

@@ -1,0 +1,133 @@
+//! Affected-test selection through `checkpoint check`, on a real Cargo workspace (built and tested
+//! by the real `cargo`) and a real Python package (run by the real `python3 -m unittest`).
+
+use std::fs;
+use std::path::Path;
+
+use checkpoint_testkit::repo;
+
+use crate::{checkpoint, code};
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Appends `line` to the file at `path` under `dir`.
+fn append(dir: &Path, path: &str, line: &str) {
+    let path = dir.join(path);
+    let text = fs::read_to_string(&path).unwrap();
+    fs::write(&path, format!("{text}{line}\n")).unwrap();
+}
+
+/// Replaces `from` with `to` in the file at `path` under `dir`.
+fn edit(dir: &Path, path: &str, from: &str, to: &str) {
+    let path = dir.join(path);
+    let text = fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{text}");
+    fs::write(&path, text.replace(from, to)).unwrap();
+}
+
+/// `checkpoint check` (with `extra` arguments) in `dir`; its stdout.
+fn check(dir: &Path, extra: &[&str]) -> (i32, String) {
+    let mut args = vec!["check"];
+    args.extend_from_slice(extra);
+    let out = checkpoint(dir, &args, "");
+    (code(&out), stdout(&out))
+}
+
+#[test]
+fn a_cargo_workspace_tests_the_changed_package_and_its_dependents() {
+    let repo = repo("cargo-workspace");
+    let dir = repo.path();
+
+    // An independent crate: only its own tests.
+    append(dir, "tools/tool/src/lib.rs", "// touched");
+    let (exit, text) = check(dir, &[]);
+    assert_eq!(exit, 1, "{text}");
+    assert!(
+        text.contains(
+            "Only the affected tests ran: 1 of 3 packages, for 1 changed file (`cargo test -p \
+             tool`)"
+        ),
+        "{text}"
+    );
+    git_checkout(dir);
+
+    // A dependency: it and its dependent, not the unrelated crate.
+    append(dir, "crates/core/src/lib.rs", "// touched");
+    let (_, text) = check(dir, &[]);
+    assert!(
+        text.contains("2 of 3 packages, for 1 changed file (`cargo test -p core -p app`)")
+            || text.contains("2 of 3 packages, for 1 changed file (`cargo test -p app -p core`)"),
+        "{text}"
+    );
+
+    // A failing affected test still blocks.
+    edit(dir, "crates/core/src/lib.rs", "a + b", "a - b");
+    let (exit, text) = check(dir, &[]);
+    assert_eq!(exit, 1, "{text}");
+    assert!(text.starts_with("Checkpoint — Tests: FAILED"), "{text}");
+    // Cargo stops at the first failing test binary: `app`'s or `core`'s.
+    assert!(
+        text.contains("- tests::adds") || text.contains("- tests::totals"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Only the affected tests ran: 2 of 3"),
+        "{text}"
+    );
+
+    // `--all` runs the whole command.
+    let (_, text) = check(dir, &["--all"]);
+    assert!(text.contains("$ cargo test  ("), "{text}");
+    assert!(!text.contains("Only the affected"), "{text}");
+    git_checkout(dir);
+
+    // A changed manifest runs everything.
+    append(dir, "crates/app/Cargo.toml", "# touched");
+    let (_, text) = check(dir, &[]);
+    assert!(!text.contains("Only the affected"), "{text}");
+    assert!(text.contains("Tests: 3 passed"), "{text}");
+}
+
+#[test]
+fn a_python_package_tests_the_modules_that_import_the_change() {
+    let repo = repo("python-package");
+    let dir = repo.path();
+
+    append(dir, "pkg/strings.py", "# touched");
+    let (exit, text) = check(dir, &[]);
+    assert_eq!(exit, 1, "{text}");
+    assert!(
+        text.contains(
+            "Only the affected tests ran: 1 of 2 test modules, for 1 changed file (`python3 -m \
+             unittest -q tests.test_strings`)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("Tests: 1 passed"), "{text}");
+    git_checkout(dir);
+
+    // Reached through another module (`pkg.calc` imports `pkg.util`), and still blocking.
+    edit(dir, "pkg/util.py", "max(low, min(high, x))", "low");
+    let (exit, text) = check(dir, &[]);
+    assert_eq!(exit, 1, "{text}");
+    assert!(text.starts_with("Checkpoint — Tests: FAILED"), "{text}");
+    assert!(text.contains("test_add"), "{text}");
+    assert!(
+        text.contains("(`python3 -m unittest -q tests.test_calc`)"),
+        "{text}"
+    );
+    git_checkout(dir);
+
+    // A package's `__init__.py` runs everything.
+    append(dir, "pkg/__init__.py", "# touched");
+    let (_, text) = check(dir, &[]);
+    assert!(!text.contains("Only the affected"), "{text}");
+    assert!(text.contains("Tests: 2 passed"), "{text}");
+}
+
+/// Puts the worktree back to `HEAD`.
+fn git_checkout(dir: &Path) {
+    crate::git(dir, &["checkout", "--", "."]);
+}

@@ -1,0 +1,100 @@
+//! Affected-test selection: a test command the gate recognises is narrowed to the tests the
+//! changed files can affect, from the repository's own structure.
+//!
+//! | command | what is selected | from |
+//! |---|---|---|
+//! | `cargo test [flags]` | the packages that own a changed file and every workspace package that depends on them, directly or not (`-p` each) | `cargo metadata --no-deps`, cached by the manifests' digests ([`cargo`]) |
+//! | `python3 -m unittest [flags]`, `pytest [flags]` | the test modules that import a changed module, directly or not, and changed test modules | a static scan of every module's `import` lines ([`python`]) |
+//!
+//! Anything else, and any doubt, runs the command as configured: a command with shell syntax,
+//! flags that already choose what runs, a changed build file (`Cargo.toml`, `Cargo.lock`,
+//! `conftest.py`, `__init__.py`, `setup.py`, runner configuration), a changed file the structure
+//! does not explain (outside every package; a Python file no test reaches; anything but `.py`
+//! for Python), a path that is not UTF-8, or a selection that is everything anyway. Selection
+//! narrows what runs; it never runs a test the configured command would not.
+
+pub mod cargo;
+pub mod python;
+
+use std::path::Path;
+
+use crate::outcome::Selection;
+
+/// Characters that make a command more than plain words: it is then run as configured.
+const SHELL_SYNTAX: &[char] = &[
+    ';', '&', '|', '<', '>', '$', '`', '(', ')', '{', '}', '\\', '#', '*', '?', '[', ']', '~', '!',
+    '\n', '\r',
+];
+
+/// The narrowed form of `command` for the changed files `changed` (repository-relative, `/`
+/// separated: those that asked for the command), or `None` to run it as configured. `state_dir`
+/// holds what is cached between stops.
+pub fn select(
+    command: &str,
+    changed: &[&str],
+    workdir: &Path,
+    state_dir: &Path,
+) -> Option<Selection> {
+    if changed.is_empty() {
+        return None;
+    }
+    let words = plain_words(command)?;
+    if let Some(cargo) = cargo::CargoTest::recognise(&words) {
+        return cargo.select(changed, workdir, state_dir);
+    }
+    if let Some(python) = python::PythonTests::recognise(&words) {
+        return python.select(changed, workdir);
+    }
+    None
+}
+
+/// The words of `command` when it is plain words (quotes allowed, no other shell syntax).
+fn plain_words(command: &str) -> Option<Vec<String>> {
+    if command.contains(SHELL_SYNTAX) {
+        return None;
+    }
+    shlex::split(command).filter(|words| !words.is_empty())
+}
+
+/// `words` as one shell command line, each quoted as needed.
+fn command_line(words: &[String]) -> Option<String> {
+    shlex::try_join(words.iter().map(String::as_str)).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_plain_words_are_understood() {
+        assert_eq!(
+            plain_words("cargo test -q"),
+            Some(vec!["cargo".into(), "test".into(), "-q".into()])
+        );
+        assert_eq!(
+            plain_words("pytest 'a b'"),
+            Some(vec!["pytest".into(), "a b".into()])
+        );
+        for command in [
+            "cargo test && rm -rf x",
+            "cargo test; echo",
+            "cargo test $(evil)",
+            "pytest `evil`",
+            "pytest tests/*",
+            "pytest > out",
+            "pytest 'unclosed",
+            "",
+        ] {
+            assert_eq!(plain_words(command), None, "{command}");
+        }
+    }
+
+    #[test]
+    fn a_command_line_quotes_what_needs_it() {
+        let words = ["pytest".to_owned(), "dir with space/test_a.py".to_owned()];
+        assert_eq!(
+            command_line(&words).as_deref(),
+            Some("pytest 'dir with space/test_a.py'")
+        );
+    }
+}

@@ -1,0 +1,430 @@
+//! `cargo test` narrowed to the affected packages of the workspace.
+//!
+//! The workspace's packages, where they live and which of them depend on which (by path, any
+//! kind of dependency) come from `cargo metadata --format-version 1 --no-deps --offline` (it
+//! reads the manifests and runs nothing of the project's; at most 30 s and 64 MiB of output).
+//! The result is kept in `<state>/select-cargo.json` with the digest
+//! of every manifest it came from, and used again while they are unchanged.
+//!
+//! A changed file belongs to the package whose directory is the deepest one holding it. The
+//! selected packages are those owners and every package that depends on one of them, directly or
+//! not, among the packages the configured command tests (`--workspace`: every member; else the
+//! default members, which is the root package of a non-virtual workspace).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, mpsc};
+use std::thread;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bounded;
+use crate::digest;
+use crate::outcome::{Selection, SelectionUnit};
+use crate::store;
+
+/// How long `cargo metadata` may take.
+const METADATA_TIMEOUT: Duration = Duration::from_secs(30);
+/// The most `cargo metadata` may print.
+const METADATA_LIMIT: u64 = 64 * 1024 * 1024;
+/// The cache file in the state directory.
+const CACHE_FILE: &str = "select-cargo.json";
+/// Changed files that can change what every package builds or tests.
+const WHOLE_BUILD: &[&str] = &[
+    "Cargo.toml",
+    "Cargo.lock",
+    "rust-toolchain",
+    "rust-toolchain.toml",
+];
+/// Flags of `cargo test` that choose packages or features themselves.
+const CHOOSING_FLAGS: &[&str] = &[
+    "-p",
+    "--package",
+    "--exclude",
+    "--manifest-path",
+    "-F",
+    "--features",
+    "-Z",
+];
+
+/// A `cargo test` the gate can narrow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CargoTest {
+    /// The words before `-p` go (`cargo test` and its flags, without `--workspace`).
+    head: Vec<String>,
+    /// `--` and what follows it (the test binaries' arguments), if given.
+    tail: Vec<String>,
+    /// Whether the command tests every member (`--workspace` / `--all`).
+    workspace: bool,
+}
+
+impl CargoTest {
+    /// `words` as a `cargo test` whose packages may be chosen for it: no flag that chooses
+    /// packages or features already.
+    pub fn recognise(words: &[String]) -> Option<CargoTest> {
+        let (program, rest) = words.split_first()?;
+        let (subcommand, args) = rest.split_first()?;
+        if program != "cargo" || subcommand != "test" {
+            return None;
+        }
+        let split = args.iter().position(|w| w == "--").unwrap_or(args.len());
+        let (flags, tail) = args.split_at(split);
+        let mut head = vec![program.clone(), subcommand.clone()];
+        let mut workspace = false;
+        for flag in flags {
+            let name = flag.split_once('=').map_or(flag.as_str(), |(name, _)| name);
+            let short_with_value = ["-p", "-F", "-Z"]
+                .iter()
+                .any(|short| flag.starts_with(short) && flag.len() > 2);
+            if CHOOSING_FLAGS.contains(&name) || short_with_value {
+                return None;
+            }
+            if matches!(flag.as_str(), "--workspace" | "--all") {
+                workspace = true;
+            } else {
+                head.push(flag.clone());
+            }
+        }
+        Some(CargoTest {
+            head,
+            tail: tail.to_vec(),
+            workspace,
+        })
+    }
+
+    /// The selection for `changed` in the workspace at `workdir`, or `None` to run the command
+    /// as configured.
+    pub fn select(&self, changed: &[&str], workdir: &Path, state_dir: &Path) -> Option<Selection> {
+        if changed.iter().any(|path| is_whole_build(path)) {
+            return None;
+        }
+        // A file no cached package owns may be in a package added since: ask cargo again.
+        let cached = Graph::cached(workdir, state_dir)
+            .and_then(|graph| Some((graph.owners(workdir, changed)?, graph)));
+        let (owners, graph) = match cached {
+            Some(found) => found,
+            None => {
+                let graph = Graph::fresh(workdir, state_dir)?;
+                (graph.owners(workdir, changed)?, graph)
+            }
+        };
+        let affected = graph.dependents(owners);
+        let tested: BTreeSet<usize> = if self.workspace {
+            (0..graph.packages.len()).collect()
+        } else {
+            graph.default_members.iter().copied().collect()
+        };
+        let selected: Vec<usize> = tested.intersection(&affected).copied().collect();
+        if selected.is_empty() || selected.len() == tested.len() {
+            return None;
+        }
+        let mut words = self.head.clone();
+        for &package in &selected {
+            words.push("-p".to_owned());
+            words.push(graph.packages[package].name.clone());
+        }
+        words.extend(self.tail.iter().cloned());
+        Some(Selection {
+            command: super::command_line(&words)?,
+            unit: SelectionUnit::Packages,
+            selected: selected.len(),
+            total: tested.len(),
+            changed_files: changed.len(),
+        })
+    }
+}
+
+/// Whether a change to `path` may change every package's build or tests.
+fn is_whole_build(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    WHOLE_BUILD.contains(&name) || path.starts_with(".cargo/")
+}
+
+/// The workspace's packages as the selection needs them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Graph {
+    /// The members, in `cargo metadata`'s order.
+    packages: Vec<Package>,
+    /// The members `cargo test` tests without `-p` or `--workspace`.
+    default_members: Vec<usize>,
+    /// The digest of each manifest the graph came from, by path relative to the workspace.
+    manifests: BTreeMap<String, String>,
+}
+
+/// One member of the workspace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Package {
+    /// Its name, as `-p` takes it.
+    name: String,
+    /// Its directory relative to the workspace root, `/` separated; empty for the root.
+    dir: String,
+    /// The members it depends on by path (normal, dev and build dependencies).
+    deps: Vec<usize>,
+}
+
+impl Graph {
+    /// The graph kept by an earlier stop, when every manifest it came from is unchanged.
+    fn cached(workdir: &Path, state_dir: &Path) -> Option<Graph> {
+        let graph: Graph = store::read_json(&state_dir.join(CACHE_FILE)).ok()??;
+        let unchanged = graph
+            .manifests
+            .iter()
+            .all(|(path, digest)| manifest_digest(&workdir.join(path)).as_ref() == Some(digest));
+        unchanged.then_some(graph)
+    }
+
+    /// The graph from `cargo metadata`, kept for the next stops.
+    fn fresh(workdir: &Path, state_dir: &Path) -> Option<Graph> {
+        let json = metadata_json(workdir)?;
+        let metadata: Metadata = serde_json::from_slice(&json).ok()?;
+        let graph = Graph::from_metadata(&metadata, workdir)?;
+        // The cache only saves time: a stop goes on without it.
+        let _ = store::write_json(&state_dir.join(CACHE_FILE), &graph);
+        Some(graph)
+    }
+
+    /// The graph of `metadata`, whose workspace must be the one at `workdir`.
+    fn from_metadata(metadata: &Metadata, workdir: &Path) -> Option<Graph> {
+        let root = metadata.workspace_root.canonicalize().ok()?;
+        if root != workdir.canonicalize().ok()? {
+            return None;
+        }
+        let members: Vec<&MetaPackage> = metadata
+            .packages
+            .iter()
+            .filter(|p| metadata.workspace_members.contains(&p.id))
+            .collect();
+        let dirs: Vec<PathBuf> = members
+            .iter()
+            .map(|p| p.manifest_path.parent().map(Path::to_owned))
+            .collect::<Option<_>>()?;
+        let index_of_dir = |dir: &Path| dirs.iter().position(|d| d == dir);
+        let mut packages = Vec::new();
+        let mut manifests = BTreeMap::new();
+        for (member, dir) in members.iter().zip(&dirs) {
+            let relative = dir.strip_prefix(&metadata.workspace_root).ok()?;
+            let deps = member
+                .dependencies
+                .iter()
+                .filter_map(|dep| index_of_dir(dep.path.as_deref()?))
+                .collect();
+            packages.push(Package {
+                name: member.name.clone(),
+                dir: slash_path(relative)?,
+                deps,
+            });
+            let manifest = member
+                .manifest_path
+                .strip_prefix(&metadata.workspace_root)
+                .ok()?;
+            manifests.insert(
+                slash_path(manifest)?,
+                manifest_digest(&member.manifest_path)?,
+            );
+        }
+        manifests.insert(
+            "Cargo.toml".to_owned(),
+            manifest_digest(&root.join("Cargo.toml"))?,
+        );
+        let default_ids = metadata.workspace_default_members.as_ref()?;
+        let default_members = members
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| default_ids.contains(&p.id))
+            .map(|(i, _)| i)
+            .collect();
+        Some(Graph {
+            packages,
+            default_members,
+            manifests,
+        })
+    }
+
+    /// The owners of `changed`; `None` when one has none.
+    fn owners(&self, workdir: &Path, changed: &[&str]) -> Option<BTreeSet<usize>> {
+        changed
+            .iter()
+            .map(|path| self.owner(workdir, path))
+            .collect()
+    }
+
+    /// The package owning `path`: the member with the deepest directory holding it. `None` when
+    /// no member holds it, or a directory on the way there has a manifest of a package that is
+    /// not a member the graph knows.
+    fn owner(&self, workdir: &Path, path: &str) -> Option<usize> {
+        let mut dir = path;
+        loop {
+            dir = dir.rsplit_once('/').map_or("", |(parent, _)| parent);
+            if let Some(package) = self.packages.iter().position(|p| p.dir == dir) {
+                return Some(package);
+            }
+            if dir.is_empty() || workdir.join(dir).join("Cargo.toml").exists() {
+                return None;
+            }
+        }
+    }
+
+    /// `packages` and every member that depends on one of them, directly or not.
+    fn dependents(&self, packages: BTreeSet<usize>) -> BTreeSet<usize> {
+        let mut affected = packages;
+        loop {
+            let more: Vec<usize> = (0..self.packages.len())
+                .filter(|p| !affected.contains(p))
+                .filter(|&p| self.packages[p].deps.iter().any(|d| affected.contains(d)))
+                .collect();
+            if more.is_empty() {
+                return affected;
+            }
+            affected.extend(more);
+        }
+    }
+}
+
+/// `path` with `/` separators; `None` when it is not UTF-8.
+fn slash_path(path: &Path) -> Option<String> {
+    let parts: Option<Vec<&str>> = path.components().map(|c| c.as_os_str().to_str()).collect();
+    Some(parts?.join("/"))
+}
+
+/// The digest of a manifest, read as a regular file of at most [`bounded::MAX_CONFIG_BYTES`].
+fn manifest_digest(path: &Path) -> Option<String> {
+    let bytes = bounded::read_regular(path, bounded::MAX_CONFIG_BYTES).ok()?;
+    Some(digest::sha256_hex(&bytes))
+}
+
+/// What `cargo metadata --no-deps` prints, as far as the selection reads it.
+#[derive(Debug, Deserialize)]
+struct Metadata {
+    packages: Vec<MetaPackage>,
+    workspace_members: Vec<String>,
+    /// Missing before Cargo 1.71: no selection then.
+    workspace_default_members: Option<Vec<String>>,
+    workspace_root: PathBuf,
+}
+
+#[derive(Debug, Deserialize)]
+struct MetaPackage {
+    id: String,
+    name: String,
+    manifest_path: PathBuf,
+    dependencies: Vec<MetaDependency>,
+}
+
+#[derive(Debug, Deserialize)]
+struct MetaDependency {
+    /// Set for a path dependency.
+    path: Option<PathBuf>,
+}
+
+/// The output of `cargo metadata` in `workdir`, bounded in time and size; `None` when it fails.
+fn metadata_json(workdir: &Path) -> Option<Vec<u8>> {
+    let reader = duct::cmd!(
+        "cargo",
+        "metadata",
+        "--format-version",
+        "1",
+        "--no-deps",
+        "--offline"
+    )
+    .dir(workdir)
+    .stdin_null()
+    .stderr_null()
+    .reader()
+    .ok()?;
+    let reader = Arc::new(reader);
+    let (sender, receiver) = mpsc::channel();
+    let reading = Arc::clone(&reader);
+    thread::spawn(move || {
+        let mut out = Vec::new();
+        // Reading to the end also checks the exit status: a failure is an error.
+        let read = (&*reading)
+            .take(METADATA_LIMIT + 1)
+            .read_to_end(&mut out)
+            .map(|_| out);
+        let _ = sender.send(read);
+    });
+    match receiver.recv_timeout(METADATA_TIMEOUT) {
+        Ok(Ok(out)) if out.len() as u64 <= METADATA_LIMIT => Some(out),
+        _ => {
+            let _ = reader.kill();
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(command: &str) -> Vec<String> {
+        shlex::split(command).unwrap()
+    }
+
+    #[test]
+    fn cargo_test_is_recognised_unless_it_chooses_packages_itself() {
+        let plain = CargoTest::recognise(&words("cargo test -q --workspace -- --nocapture"))
+            .expect("recognised");
+        assert_eq!(plain.head, words("cargo test -q"));
+        assert_eq!(plain.tail, words("-- --nocapture"));
+        assert!(plain.workspace);
+        for command in [
+            "cargo test -p a",
+            "cargo test --package=a",
+            "cargo test -pa",
+            "cargo test --exclude a --workspace",
+            "cargo test --manifest-path x/Cargo.toml",
+            "cargo test --features f",
+            "cargo test -Ffoo",
+            "cargo build",
+            "cargo",
+            "cargo-test",
+        ] {
+            assert_eq!(CargoTest::recognise(&words(command)), None, "{command}");
+        }
+    }
+
+    fn graph() -> Graph {
+        // app -> core, cli -> app, tool (independent), root package "" depends on nothing.
+        let package = |name: &str, dir: &str, deps: &[usize]| Package {
+            name: name.to_owned(),
+            dir: dir.to_owned(),
+            deps: deps.to_vec(),
+        };
+        Graph {
+            packages: vec![
+                package("core", "crates/core", &[]),
+                package("app", "crates/app", &[0]),
+                package("cli", "crates/cli", &[1]),
+                package("tool", "tools/tool", &[]),
+            ],
+            default_members: vec![0, 1, 2, 3],
+            manifests: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn owners_are_the_deepest_member_directory() {
+        let graph = graph();
+        let dir = Path::new("/nonexistent");
+        assert_eq!(graph.owner(dir, "crates/core/src/lib.rs"), Some(0));
+        assert_eq!(graph.owner(dir, "crates/app/tests/it.rs"), Some(1));
+        assert_eq!(graph.owner(dir, "README.md"), None);
+        assert_eq!(graph.owner(dir, "crates/other/src/lib.rs"), None);
+    }
+
+    #[test]
+    fn dependents_are_followed_transitively() {
+        let graph = graph();
+        let of = |p: &[usize]| {
+            graph
+                .dependents(p.iter().copied().collect())
+                .into_iter()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(of(&[0]), [0, 1, 2]);
+        assert_eq!(of(&[1]), [1, 2]);
+        assert_eq!(of(&[3]), [3]);
+    }
+}
