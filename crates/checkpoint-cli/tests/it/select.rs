@@ -131,3 +131,32 @@ fn a_python_package_tests_the_modules_that_import_the_change() {
 fn git_checkout(dir: &Path) {
     crate::git(dir, &["checkout", "--", "."]);
 }
+
+#[test]
+fn full_before_commit_runs_everything_once_the_affected_tests_pass() {
+    let repo = repo("python-package");
+    let dir = repo.path();
+    fs::write(
+        dir.join("checkpoint.toml"),
+        "[tests]\nfull_before_commit = true\n",
+    )
+    .unwrap();
+    crate::git(dir, &["add", "checkpoint.toml"]);
+    crate::git(dir, &["commit", "-qm", "full before commit"]);
+
+    // Red: only the affected tests run, and the stop is blocked on them.
+    edit(dir, "pkg/strings.py", "s.upper()", "s.lower()");
+    let (exit, text) = check(dir, &[]);
+    assert_eq!(exit, 1, "{text}");
+    assert!(text.starts_with("Checkpoint — Tests: FAILED"), "{text}");
+    assert!(
+        text.contains("Only the affected tests ran: 1 of 2"),
+        "{text}"
+    );
+
+    // Green: the whole suite runs before the stop may go on.
+    edit(dir, "pkg/strings.py", "s.lower()", "s.upper() ");
+    let (_, text) = check(dir, &[]);
+    assert!(text.contains("Tests: 2 passed"), "{text}");
+    assert!(!text.contains("Only the affected"), "{text}");
+}

@@ -299,52 +299,63 @@ struct TestRuns<'a> {
 }
 
 impl TestRuns<'_> {
-    /// Runs each planned command once (as its selection narrows it), reusing the last outcome
-    /// of a command whose fingerprint did not change. While a task is active, a cached pass is
-    /// trusted only with a verified signed receipt for the same fingerprint; every fresh run
-    /// leaves a receipt in that task.
+    /// Runs each planned command once (as its selection narrows it). With `[tests]
+    /// full_before_commit`, a narrowed run that passes is followed by the whole command, whose
+    /// outcome then stands: the stop is not allowed on a selection alone.
     fn run(
         &self,
         planned: Vec<(Option<Selection>, PlannedTest)>,
         warnings: &mut Vec<String>,
     ) -> Vec<TestRun> {
-        let timeout = self.journal.policy().tests.timeout;
-        let workdir = self.journal.workdir();
+        let full_before_commit = self.journal.policy().tests.full_before_commit;
         planned
             .into_iter()
             .map(|(selection, p)| {
                 let command = selection.as_ref().map_or(&p.command, |s| &s.command);
-                let key = cache::test_fingerprint(self.fingerprint, command, timeout);
-                let cached = self
-                    .cache
-                    .lookup(command, &key)
-                    .filter(|o| o.status != TestStatus::Passed || self.trusts(command, &key));
-                let outcome = match cached {
-                    Some(cached) => cached,
-                    None if !self.may_run => TestOutcome::not_run(),
-                    None => {
-                        let started = Timestamp::now();
-                        let recorded = runner::run_recorded(command, workdir, timeout);
-                        let ended = Timestamp::now();
-                        // The cache only saves time; failing to write it must not fail the stop.
-                        let _ = self.cache.record(command, &key, &recorded.outcome);
-                        let receipt = self
-                            .journal
-                            .receipt_for_gate_run(command, &recorded, &key, started, ended);
-                        if let Err(e) = receipt {
-                            warnings.push(format!("journal: {e}"));
-                        }
-                        recorded.outcome
-                    }
-                };
-                TestRun {
-                    command: p.command,
-                    rules: p.rules,
-                    outcome,
-                    selection,
+                let outcome = self.outcome(command, warnings);
+                let mut run = TestRun::new(p.command, p.rules, outcome);
+                run.selection = selection;
+                if full_before_commit
+                    && run.selection.is_some()
+                    && run.outcome.status == TestStatus::Passed
+                {
+                    run.outcome = self.outcome(&run.command, warnings);
+                    run.selection = None;
                 }
+                run
             })
             .collect()
+    }
+
+    /// The outcome of `command` on this change set: the last one when its fingerprint did not
+    /// change, else a fresh run (none once the block cap is reached). While a task is active, a
+    /// cached pass is trusted only with a verified signed receipt for the same fingerprint;
+    /// every fresh run leaves a receipt in that task.
+    fn outcome(&self, command: &str, warnings: &mut Vec<String>) -> TestOutcome {
+        let timeout = self.journal.policy().tests.timeout;
+        let key = cache::test_fingerprint(self.fingerprint, command, timeout);
+        let cached = self
+            .cache
+            .lookup(command, &key)
+            .filter(|o| o.status != TestStatus::Passed || self.trusts(command, &key));
+        match cached {
+            Some(cached) => cached,
+            None if !self.may_run => TestOutcome::not_run(),
+            None => {
+                let started = Timestamp::now();
+                let recorded = runner::run_recorded(command, self.journal.workdir(), timeout);
+                let ended = Timestamp::now();
+                // The cache only saves time; failing to write it must not fail the stop.
+                let _ = self.cache.record(command, &key, &recorded.outcome);
+                let receipt = self
+                    .journal
+                    .receipt_for_gate_run(command, &recorded, &key, started, ended);
+                if let Err(e) = receipt {
+                    warnings.push(format!("journal: {e}"));
+                }
+                recorded.outcome
+            }
+        }
     }
 
     /// Whether a cached pass may stand: always without an active task, else only with a verified

@@ -467,6 +467,7 @@ mod tests {
         tests.command = "cargo test"  # detected
         tests.timeout = "1m30s"  # /repo/checkpoint.toml:3
         tests.select = "affected"  # default
+        tests.full_before_commit = false  # default
         stop.commit_gate = true  # default
         stop.max_blocks = 7  # /repo/checkpoint.toml:6
         stop.capture = false  # default
@@ -577,6 +578,7 @@ mod tests {
             "make",
             "3s",
             "all",
+            "yes",
             "no",
             "4",
             "yes",

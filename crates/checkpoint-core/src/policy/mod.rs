@@ -69,6 +69,10 @@ pub struct TestSettings {
     /// Whether a recognised command runs only the tests the changes can affect.
     #[serde(default)]
     pub select: TestSelect,
+    /// Whether a narrowed run that passes is followed by the whole command before a stop is
+    /// allowed.
+    #[serde(default)]
+    pub full_before_commit: bool,
     /// The project has a test command the user has not approved yet, so `command` is `None` for
     /// that reason (set by the trust check, never by a config file).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -143,6 +147,7 @@ impl Default for TestSettings {
             command: None,
             timeout: Duration::from_secs(120),
             select: TestSelect::Affected,
+            full_before_commit: false,
             awaiting_approval: false,
         }
     }

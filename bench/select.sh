@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Times a stop after a one-file change on real projects nobody here wrote: `checkpoint check`
+# with the affected-test selection (the default) against `checkpoint check --all` (the whole
+# suite), both running their tests for real (the test cache is emptied before each run). Then
+# the mutation check: a function is broken, and the selected run must fail.
+#
+#   bench/select.sh [CARGO_WORKSPACE_GIT_URL]
+#
+# The projects, obtained from their own registries or repositories:
+# - Python: boltons 26.2.0, its sdist from PyPI (`pytest -x -q`, 32 test modules), pytest in a
+#   venv;
+# - Rust: RustCrypto/hashes (a virtual workspace of 23 hash crates, `cargo test`), cloned from
+#   CARGO_WORKSPACE_GIT_URL (default https://github.com/RustCrypto/hashes); its dependencies come
+#   from crates.io.
+#
+# Needs hyperfine, python3, cargo and network access on the first run. Not run in CI.
+set -euo pipefail
+shopt -s inherit_errexit
+
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+RUNS="${RUNS:-5}"
+WARMUP=0
+hashes_url="${1:-https://github.com/RustCrypto/hashes}"
+work="$target/bench-repos/select"
+bin="$target/release/checkpoint"
+export XDG_CONFIG_HOME="$work/config"
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+export GIT_AUTHOR_NAME=Bench GIT_AUTHOR_EMAIL=bench@example.com
+export GIT_COMMITTER_NAME=Bench GIT_COMMITTER_EMAIL=bench@example.com
+mkdir -p "$work"
+
+cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli
+
+# Commits the directory $1 as it is, and approves its detected test command.
+commit_and_trust() {
+    (
+        cd "$1"
+        git init -q -b main
+        printf '%s\n' '/target' '__pycache__/' '*.pyc' '.venv/' '.pytest_cache/' >> .gitignore
+        git add -A
+        git commit -q -m "upstream sources"
+        "$bin" trust --yes > /dev/null
+    )
+}
+
+# The boltons sdist, with pytest in a venv beside it.
+boltons="$work/boltons"
+if [ ! -d "$boltons" ]; then
+    tmp="$work/download"
+    rm -rf "$tmp" && mkdir -p "$tmp"
+    python3 -m pip download --quiet --no-deps --no-binary :all: --dest "$tmp" boltons==26.2.0
+    tar -xzf "$tmp"/boltons-26.2.0.tar.gz -C "$tmp"
+    python3 -m venv "$work/venv"
+    "$work/venv/bin/pip" install --quiet 'pytest>=8'
+    mv "$tmp/boltons-26.2.0" "$boltons"
+    commit_and_trust "$boltons"
+fi
+
+# RustCrypto/hashes at the commit measured.
+hashes="$work/hashes"
+if [ ! -d "$hashes" ]; then
+    git clone --quiet "$hashes_url" "$hashes.tmp"
+    git -C "$hashes.tmp" checkout --quiet f6c786d7
+    rm -rf "$hashes.tmp/.git"
+    mv "$hashes.tmp" "$hashes"
+    commit_and_trust "$hashes"
+fi
+
+export PATH="$work/venv/bin:$PATH"
+
+# Times `checkpoint check` against `checkpoint check --all` in $1 after appending a comment to
+# the file $2 (the marker $3), then breaks it with the sed expression $4 and checks that the
+# selected run fails.
+measure() {
+    local repo="$1" file="$2" comment="$3" mutation="$4" name
+    name="$(basename "$repo")"
+    git -C "$repo" checkout --quiet -- .
+    (cd "$repo" && "$bin" check --all > /dev/null 2>&1 || true) # builds and warms everything
+    printf '%s\n' "$comment" >> "$repo/$file"
+    (cd "$repo" && "$bin" check 2>/dev/null | grep -F 'Only the affected' || true)
+    local prepare="rm -rf '$repo/.git/checkpoint/cache'"
+    row "check --all" "cd '$repo' && '$bin' check --all > /dev/null 2>&1 || true"
+    row "check" "cd '$repo' && '$bin' check > /dev/null 2>&1 || true"
+    compare "$name: one changed file, tests run" "check --all" "select-$name" --prepare "$prepare"
+    sed -i "$mutation" "$repo/$file"
+    local out
+    out="$(cd "$repo" && "$bin" check 2>/dev/null || true)"
+    if grep -q 'Tests: FAILED' <<< "$out" && grep -q 'Only the affected' <<< "$out"; then
+        echo "mutation check ($name): the broken function's tests were selected and failed"
+    else
+        echo "mutation check ($name): MISSED" >&2
+        echo "$out" >&2
+        exit 1
+    fi
+    git -C "$repo" checkout --quiet -- .
+}
+
+measure "$boltons" boltons/strutils.py '# touched' \
+    's/^def indent(text, margin, newline=.\\n., key=bool):$/&\n    return text/'
+measure "$hashes" sha1/src/consts.rs '// touched' 's/0x5A827999/0x5A827998/'
