@@ -148,7 +148,7 @@ impl Project {
             })
             .map(|change| change.path.as_str())
             .collect();
-        select::select(&planned.command, &asked, &self.workdir, &self.state_dir)
+        select::select(&planned.command, &asked, &self.workdir)
     }
 
     /// Every setting with its effective value and where it came from.

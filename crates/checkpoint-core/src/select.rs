@@ -3,7 +3,7 @@
 //!
 //! | command | what is selected | from |
 //! |---|---|---|
-//! | `cargo test [flags]` | the packages that own a changed file and every workspace package that depends on them, directly or not (`-p` each) | `cargo metadata --no-deps`, cached by the manifests' digests ([`cargo`]) |
+//! | `cargo test [flags]` | the packages that own a changed file and every workspace package that depends on them, directly or not (`-p` each) | `cargo metadata --no-deps` ([`cargo`]) |
 //! | `python3 -m unittest [flags]`, `pytest [flags]` | the test modules that import a changed module, directly or not, and changed test modules | a static scan of every module's `import` lines ([`python`]) |
 //!
 //! Anything else, and any doubt, runs the command as configured: a command with shell syntax,
@@ -27,20 +27,15 @@ const SHELL_SYNTAX: &[char] = &[
 ];
 
 /// The narrowed form of `command` for the changed files `changed` (repository-relative, `/`
-/// separated: those that asked for the command), or `None` to run it as configured. `state_dir`
-/// holds what is cached between stops.
-pub fn select(
-    command: &str,
-    changed: &[&str],
-    workdir: &Path,
-    state_dir: &Path,
-) -> Option<Selection> {
+/// separated: those that asked for the command) in the worktree at `workdir`, or `None` to run
+/// it as configured.
+pub fn select(command: &str, changed: &[&str], workdir: &Path) -> Option<Selection> {
     if changed.is_empty() {
         return None;
     }
     let words = plain_words(command)?;
     if let Some(cargo) = cargo::CargoTest::recognise(&words) {
-        return cargo.select(changed, workdir, state_dir);
+        return cargo.select(changed, workdir);
     }
     if let Some(python) = python::PythonTests::recognise(&words) {
         return python.select(changed, workdir);

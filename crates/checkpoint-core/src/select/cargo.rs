@@ -3,34 +3,30 @@
 //! The workspace's packages, where they live and which of them depend on which (by path, any
 //! kind of dependency) come from `cargo metadata --format-version 1 --no-deps --offline` (it
 //! reads the manifests and runs nothing of the project's; at most 30 s and 64 MiB of output).
-//! The result is kept in `<state>/select-cargo.json` with the digest
-//! of every manifest it came from, and used again while they are unchanged.
+//! It is asked at every stop that runs a recognised `cargo test` (20–150 ms on
+//! a 23-crate workspace, a fraction of the test run), never kept: a graph stored in the state
+//! directory could be edited by the agent to leave packages out.
 //!
 //! A changed file belongs to the package whose directory is the deepest one holding it. The
 //! selected packages are those owners and every package that depends on one of them, directly or
 //! not, among the packages the configured command tests (`--workspace`: every member; else the
 //! default members, which is the root package of a non-virtual workspace).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use crate::bounded;
-use crate::digest;
 use crate::outcome::{Selection, SelectionUnit};
-use crate::store;
 
 /// How long `cargo metadata` may take.
 const METADATA_TIMEOUT: Duration = Duration::from_secs(30);
 /// The most `cargo metadata` may print.
 const METADATA_LIMIT: u64 = 64 * 1024 * 1024;
-/// The cache file in the state directory.
-const CACHE_FILE: &str = "select-cargo.json";
 /// Changed files that can change what every package builds or tests.
 const WHOLE_BUILD: &[&str] = &[
     "Cargo.toml",
@@ -96,20 +92,12 @@ impl CargoTest {
 
     /// The selection for `changed` in the workspace at `workdir`, or `None` to run the command
     /// as configured.
-    pub fn select(&self, changed: &[&str], workdir: &Path, state_dir: &Path) -> Option<Selection> {
+    pub fn select(&self, changed: &[&str], workdir: &Path) -> Option<Selection> {
         if changed.iter().any(|path| is_whole_build(path)) {
             return None;
         }
-        // A file no cached package owns may be in a package added since: ask cargo again.
-        let cached = Graph::cached(workdir, state_dir)
-            .and_then(|graph| Some((graph.owners(workdir, changed)?, graph)));
-        let (owners, graph) = match cached {
-            Some(found) => found,
-            None => {
-                let graph = Graph::fresh(workdir, state_dir)?;
-                (graph.owners(workdir, changed)?, graph)
-            }
-        };
+        let graph = Graph::of(workdir)?;
+        let owners = graph.owners(workdir, changed)?;
         let affected = graph.dependents(owners);
         let tested: BTreeSet<usize> = if self.workspace {
             (0..graph.packages.len()).collect()
@@ -143,18 +131,16 @@ fn is_whole_build(path: &str) -> bool {
 }
 
 /// The workspace's packages as the selection needs them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Graph {
     /// The members, in `cargo metadata`'s order.
     packages: Vec<Package>,
     /// The members `cargo test` tests without `-p` or `--workspace`.
     default_members: Vec<usize>,
-    /// The digest of each manifest the graph came from, by path relative to the workspace.
-    manifests: BTreeMap<String, String>,
 }
 
 /// One member of the workspace.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Package {
     /// Its name, as `-p` takes it.
     name: String,
@@ -165,24 +151,11 @@ struct Package {
 }
 
 impl Graph {
-    /// The graph kept by an earlier stop, when every manifest it came from is unchanged.
-    fn cached(workdir: &Path, state_dir: &Path) -> Option<Graph> {
-        let graph: Graph = store::read_json(&state_dir.join(CACHE_FILE)).ok()??;
-        let unchanged = graph
-            .manifests
-            .iter()
-            .all(|(path, digest)| manifest_digest(&workdir.join(path)).as_ref() == Some(digest));
-        unchanged.then_some(graph)
-    }
-
-    /// The graph from `cargo metadata`, kept for the next stops.
-    fn fresh(workdir: &Path, state_dir: &Path) -> Option<Graph> {
+    /// The graph of the workspace at `workdir`, from `cargo metadata`.
+    fn of(workdir: &Path) -> Option<Graph> {
         let json = metadata_json(workdir)?;
         let metadata: Metadata = serde_json::from_slice(&json).ok()?;
-        let graph = Graph::from_metadata(&metadata, workdir)?;
-        // The cache only saves time: a stop goes on without it.
-        let _ = store::write_json(&state_dir.join(CACHE_FILE), &graph);
-        Some(graph)
+        Graph::from_metadata(&metadata, workdir)
     }
 
     /// The graph of `metadata`, whose workspace must be the one at `workdir`.
@@ -202,7 +175,6 @@ impl Graph {
             .collect::<Option<_>>()?;
         let index_of_dir = |dir: &Path| dirs.iter().position(|d| d == dir);
         let mut packages = Vec::new();
-        let mut manifests = BTreeMap::new();
         for (member, dir) in members.iter().zip(&dirs) {
             let relative = dir.strip_prefix(&metadata.workspace_root).ok()?;
             let deps = member
@@ -215,19 +187,7 @@ impl Graph {
                 dir: slash_path(relative)?,
                 deps,
             });
-            let manifest = member
-                .manifest_path
-                .strip_prefix(&metadata.workspace_root)
-                .ok()?;
-            manifests.insert(
-                slash_path(manifest)?,
-                manifest_digest(&member.manifest_path)?,
-            );
         }
-        manifests.insert(
-            "Cargo.toml".to_owned(),
-            manifest_digest(&root.join("Cargo.toml"))?,
-        );
         let default_ids = metadata.workspace_default_members.as_ref()?;
         let default_members = members
             .iter()
@@ -238,7 +198,6 @@ impl Graph {
         Some(Graph {
             packages,
             default_members,
-            manifests,
         })
     }
 
@@ -286,12 +245,6 @@ impl Graph {
 fn slash_path(path: &Path) -> Option<String> {
     let parts: Option<Vec<&str>> = path.components().map(|c| c.as_os_str().to_str()).collect();
     Some(parts?.join("/"))
-}
-
-/// The digest of a manifest, read as a regular file of at most [`bounded::MAX_CONFIG_BYTES`].
-fn manifest_digest(path: &Path) -> Option<String> {
-    let bytes = bounded::read_regular(path, bounded::MAX_CONFIG_BYTES).ok()?;
-    Some(digest::sha256_hex(&bytes))
 }
 
 /// What `cargo metadata --no-deps` prints, as far as the selection reads it.
@@ -400,7 +353,6 @@ mod tests {
                 package("tool", "tools/tool", &[]),
             ],
             default_members: vec![0, 1, 2, 3],
-            manifests: BTreeMap::new(),
         }
     }
 

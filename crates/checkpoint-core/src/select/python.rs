@@ -151,6 +151,10 @@ impl PythonTests {
         if reached_changed.len() != changed.len() || selected.len() == tests.len() {
             return None;
         }
+        // A path that reads as a flag would not be taken as a path.
+        if selected.iter().any(|test| test.starts_with('-')) {
+            return None;
+        }
         let mut words = self.words.clone();
         for test in &selected {
             words.push(match self.runner {
