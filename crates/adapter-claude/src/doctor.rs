@@ -12,6 +12,7 @@ pub const DOCTOR: DoctorSpec = DoctorSpec {
     trust_file: TrustFile::BesideUserDir(".claude.json"),
     runs_here,
     check_answer,
+    ask: None,
 };
 
 /// Payloads Claude Code 2.1.330 sent (`tests/payloads/claude/`), one per installed event.
@@ -144,6 +145,7 @@ mod tests {
             trust_file: Path::new("/h/.claude.json"),
             trust_text: trust,
             var: &|_| None,
+            agent_answer: None,
         };
         runs_here(&here)
     }

@@ -1,8 +1,15 @@
 //! What `checkpoint doctor` checks for Codex: captured payloads of the installed events, project
-//! trust and hook trust in the user's `config.toml`, and the strict per-event answer shapes of
+//! trust in the user's `config.toml`, hook trust as Codex reports it (`codex app-server`,
+//! `hooks/list`; else as recorded in `config.toml`), and the strict per-event answer shapes of
 //! its protocol (unknown keys make the whole answer invalid).
 
-use checkpoint_core::doctor::{AnswerShape, Check, DoctorSpec, Here, TrustFile, check_json_answer};
+use std::path::{Path, PathBuf};
+
+use checkpoint_core::doctor::{
+    AgentQuery, AnswerShape, Check, DoctorSpec, Here, TrustFile, check_json_answer,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
 
 /// Codex's doctor table.
 pub const DOCTOR: DoctorSpec = DoctorSpec {
@@ -49,12 +56,66 @@ pub const DOCTOR: DoctorSpec = DoctorSpec {
     trust_file: TrustFile::InUserDir("config.toml"),
     runs_here,
     check_answer,
+    ask: Some(AgentQuery {
+        program: "codex",
+        args: &["app-server"],
+        request: hooks_list,
+        answers: |line| id_of(line) == Some(HOOKS_LIST_ID),
+    }),
 };
+
+/// The id of the `hooks/list` request in [`hooks_list`].
+const HOOKS_LIST_ID: u64 = 2;
+
+/// The JSON-RPC lines that ask `codex app-server` which hooks it would run in `root` and
+/// whether it trusts them (the hash it computes itself, against the recorded one).
+fn hooks_list(root: &Path) -> Vec<String> {
+    vec![
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+               "params": {"clientInfo": {"name": "checkpoint-doctor",
+                                         "version": checkpoint_core::hook::VERSION}}})
+        .to_string(),
+        json!({"jsonrpc": "2.0", "method": "initialized"}).to_string(),
+        json!({"jsonrpc": "2.0", "id": HOOKS_LIST_ID, "method": "hooks/list",
+               "params": {"cwd": root}})
+        .to_string(),
+    ]
+}
+
+/// The `id` of a JSON-RPC line.
+fn id_of(line: &str) -> Option<u64> {
+    serde_json::from_str::<Value>(line)
+        .ok()?
+        .get("id")?
+        .as_u64()
+}
+
+/// One hook as `hooks/list` reports it.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ListedHook {
+    source_path: PathBuf,
+    event_name: String,
+    enabled: bool,
+    trust_status: String,
+}
+
+/// The hooks in a `hooks/list` answer; `None` when it is an error or not that shape.
+fn listed_hooks(answer: &str) -> Option<Vec<ListedHook>> {
+    let answer: Value = serde_json::from_str(answer).ok()?;
+    let data = answer.get("result")?.get("data")?.as_array()?;
+    let mut hooks = Vec::new();
+    for entry in data {
+        hooks.extend(serde_json::from_value::<Vec<ListedHook>>(entry.get("hooks")?.clone()).ok()?);
+    }
+    Some(hooks)
+}
 
 /// A project's hooks load only in a trusted project (`[projects."<root>"] trust_level =
 /// "trusted"`), and every hook runs only once its review is recorded (`[hooks.state."<key>"]
-/// trusted_hash`, keys naming the hooks file and the event; `enabled = false` switches one off).
-/// The recorded hash is not recomputed here: after an edit of the hooks Codex asks again.
+/// trusted_hash`, keys naming the hooks file and the event; `enabled = false` switches one off)
+/// for the hook as it is now: Codex is asked (`codex app-server`, `hooks/list`) where it is on
+/// `PATH`, else the recorded review is taken as it is.
 fn runs_here(here: &Here<'_>) -> Vec<Check> {
     let root = here.root();
     let config: toml::Table = here
@@ -92,6 +153,73 @@ fn runs_here(here: &Here<'_>) -> Vec<Check> {
             )
         });
     }
+    match here.agent_answer.and_then(listed_hooks) {
+        Some(listed) => checks.extend(trust_as_listed(here, &listed)),
+        None => checks.extend(trust_as_recorded(here, &config)),
+    }
+    checks
+}
+
+/// Hook trust as Codex itself reports it (`codex app-server`, `hooks/list`: the hash of each
+/// hook as it is now, against the one recorded when it was reviewed).
+fn trust_as_listed(here: &Here<'_>, listed: &[ListedHook]) -> Vec<Check> {
+    let root = here.root();
+    let ours = |event: &str| -> Vec<&ListedHook> {
+        (listed.iter())
+            .filter(|hook| {
+                hook.source_path == here.hooks_file && same_event(&hook.event_name, event)
+            })
+            .collect()
+    };
+    let missing: Vec<&str> = (here.events.iter().copied())
+        .filter(|event| ours(event).is_empty())
+        .collect();
+    let disabled: Vec<&str> = (here.events.iter().copied())
+        .filter(|event| ours(event).iter().any(|hook| !hook.enabled))
+        .collect();
+    let untrusted: Vec<String> = (here.events.iter().copied())
+        .filter_map(|event| {
+            let hook = (ours(event).into_iter()).find(|hook| hook.trust_status != "trusted")?;
+            Some(format!("{event} ({})", hook.trust_status))
+        })
+        .collect();
+    let mut checks = Vec::new();
+    if !missing.is_empty() {
+        checks.push(Check::problem(
+            format!(
+                "Codex does not load {} for: {}",
+                here.hooks_file.display(),
+                missing.join(", ")
+            ),
+            format!("cd {root} && checkpoint install codex"),
+        ));
+    }
+    if !disabled.is_empty() {
+        checks.push(Check::problem(
+            format!("Codex has our hooks switched off: {}", disabled.join(", ")),
+            format!("cd {root} && codex  # enable them with /hooks"),
+        ));
+    }
+    checks.push(if untrusted.is_empty() {
+        Check::ok("Codex trusts the hooks as they are now (codex app-server, hooks/list)")
+    } else {
+        Check::problem(
+            format!(
+                "Codex skips hooks it does not trust, without a word: {}",
+                untrusted.join(", ")
+            ),
+            review_fix(&root),
+        )
+    });
+    checks
+}
+
+/// Hook trust as recorded in the user's `config.toml`, when Codex cannot be asked: a review is
+/// recorded for each of our events (its hash is not recomputed here).
+fn trust_as_recorded(here: &Here<'_>, config: &toml::Table) -> Vec<Check> {
+    let root = here.root();
+    let config_file = here.trust_file.display();
+    let mut checks = Vec::new();
     let hooks_file = here.hooks_file.display().to_string();
     let states = config
         .get("hooks")
@@ -123,7 +251,10 @@ fn runs_here(here: &Here<'_>) -> Vec<Check> {
         ));
     }
     checks.push(if unreviewed.is_empty() {
-        Check::ok("Codex has the hooks reviewed and trusted")
+        Check::ok(
+            "Codex has the hooks reviewed (recorded in its config; codex is not on PATH to say \
+             whether they changed since)",
+        )
     } else {
         Check::problem(
             format!(
@@ -131,13 +262,18 @@ fn runs_here(here: &Here<'_>) -> Vec<Check> {
                  {config_file}",
                 unreviewed.join(", ")
             ),
-            format!(
-                "cd {root} && codex  # trust them with /hooks (automation: codex exec \
-                 --dangerously-bypass-hook-trust)"
-            ),
+            review_fix(&root),
         )
     });
     checks
+}
+
+/// How to review our hooks in Codex.
+fn review_fix(root: &str) -> String {
+    format!(
+        "cd {root} && codex  # trust them with /hooks (automation: codex exec \
+         --dangerously-bypass-hook-trust)"
+    )
 }
 
 /// Whether a part of a hook-state key names `event` (`Stop`, `stop`, `pre_tool_use`).
@@ -193,6 +329,10 @@ mod tests {
     use super::*;
 
     fn checks(config: &str, project: bool) -> Vec<Check> {
+        checks_told(config, project, None)
+    }
+
+    fn checks_told(config: &str, project: bool, answer: Option<&str>) -> Vec<Check> {
         let here = Here {
             project_scope: project.then_some(Path::new("/p")),
             project_root: Path::new("/p"),
@@ -202,6 +342,7 @@ mod tests {
             trust_file: Path::new("/h/config.toml"),
             trust_text: Some(config),
             var: &|_| None,
+            agent_answer: answer,
         };
         runs_here(&here)
     }
@@ -222,6 +363,44 @@ trusted_hash = "sha256:y"
         assert!(found[1].message.contains("Stop, PreToolUse"), "{found:?}");
         // A user install needs no project trust.
         assert_eq!(checks("", false).len(), 1);
+    }
+
+    #[test]
+    fn codex_itself_says_whether_the_hooks_are_trusted_as_they_are_now() {
+        let recorded = r#"
+[projects."/p"]
+trust_level = "trusted"
+[hooks.state."/p/.codex/hooks.json:stop:0:0"]
+trusted_hash = "sha256:old"
+[hooks.state."/p/.codex/hooks.json:pre_tool_use:0:0"]
+trusted_hash = "sha256:old"
+"#;
+        let listed = |stop: &str| {
+            json!({"id": 2, "result": {"data": [{"cwd": "/p", "hooks": [
+                {"sourcePath": "/p/.codex/hooks.json", "eventName": "stop", "enabled": true,
+                 "trustStatus": stop, "key": "k1"},
+                {"sourcePath": "/p/.codex/hooks.json", "eventName": "preToolUse",
+                 "enabled": true, "trustStatus": "trusted", "key": "k2"},
+                {"sourcePath": "/h/hooks.json", "eventName": "stop", "enabled": true,
+                 "trustStatus": "untrusted", "key": "k3"}]}]}})
+            .to_string()
+        };
+        // Recorded, but changed since: only Codex can tell.
+        let found = checks_told(recorded, true, Some(&listed("modified")));
+        let problems: Vec<&str> = (found.iter())
+            .filter(|c| !c.ok)
+            .map(|c| c.message.as_str())
+            .collect();
+        assert_eq!(
+            problems,
+            ["Codex skips hooks it does not trust, without a word: Stop (modified)"]
+        );
+        let found = checks_told(recorded, true, Some(&listed("trusted")));
+        assert!(found.iter().all(|c| c.ok), "{found:?}");
+        // An answer that is not a hook list falls back to the recorded reviews.
+        let found = checks_told(recorded, true, Some(r#"{"id":2,"error":{"code":-1}}"#));
+        assert!(found.iter().all(|c| c.ok), "{found:?}");
+        assert!(found[1].message.contains("recorded"), "{found:?}");
     }
 
     #[test]

@@ -44,6 +44,7 @@ pub const DOCTOR: DoctorSpec = DoctorSpec {
     trust_file: TrustFile::InUserDir("trustedFolders.json"),
     runs_here,
     check_answer,
+    ask: None,
 };
 
 /// The handler name `checkpoint install gemini` writes (`hooksConfig.disabled` may list it).
@@ -199,6 +200,7 @@ mod tests {
             trust_file: Path::new("/h/.gemini/trustedFolders.json"),
             trust_text: None,
             var: &|_| None,
+            agent_answer: None,
         };
         let found: Vec<(bool, String)> = runs_here(&here)
             .into_iter()

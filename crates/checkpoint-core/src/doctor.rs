@@ -23,6 +23,24 @@ pub struct DoctorSpec {
     /// Whether a hook's answer to `event` (its exit code and stdout) follows the agent's
     /// protocol; `Err` says what is wrong, in one line.
     pub check_answer: fn(event: &str, exit_code: i32, stdout: &str) -> Result<(), String>,
+    /// What to ask the agent's own CLI about the hooks it will run here, if it can say.
+    pub ask: Option<AgentQuery>,
+}
+
+/// A question `checkpoint doctor` puts to the agent's own CLI when it is on `PATH`: `program
+/// args…` in the project root gets the lines of `request(project root)` on stdin (kept open
+/// while it answers), and the first line of its stdout for which `answers` holds goes to
+/// [`DoctorSpec::runs_here`] as [`Here::agent_answer`]. The CLI is then killed.
+#[derive(Debug, Clone, Copy)]
+pub struct AgentQuery {
+    /// The program's name, looked up on `PATH`.
+    pub program: &'static str,
+    /// Its arguments.
+    pub args: &'static [&'static str],
+    /// The lines to write to its stdin, for the project at the given root.
+    pub request: fn(&Path) -> Vec<String>,
+    /// Whether a line of its stdout is the answer.
+    pub answers: fn(&str) -> bool,
 }
 
 /// Where an agent keeps its trust records.
@@ -56,6 +74,9 @@ pub struct Here<'a> {
     pub trust_text: Option<&'a str>,
     /// The value of an environment variable, when set.
     pub var: &'a dyn Fn(&str) -> Option<String>,
+    /// The agent CLI's answer to [`DoctorSpec::ask`]; `None` when there is no question, the CLI
+    /// is not on `PATH`, or it did not answer in time.
+    pub agent_answer: Option<&'a str>,
 }
 
 impl std::fmt::Debug for Here<'_> {

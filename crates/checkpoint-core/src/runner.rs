@@ -21,6 +21,7 @@
 //! [`run_recorded`] is the run for a signed receipt: stdout and stderr are kept apart and each is
 //! hashed whole, so the receipt can say exactly what the command printed.
 
+mod ask;
 mod capture;
 mod watchdog;
 
@@ -35,6 +36,7 @@ use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 
 use crate::outcome::{TestOutcome, TestStatus};
 use crate::tail;
+pub use ask::{ask, on_path};
 use capture::Capture;
 use watchdog::Watchdog;
 

@@ -28,7 +28,8 @@ use crate::install::inspect::{self, Installed};
 use crate::install::{AgentSpec, Scope};
 use crate::{agents, output, project};
 
-/// How long one hook run of the live check (and `--version`) may take.
+/// How long one hook run of the live check (and `--version`, and a question to an agent's CLI)
+/// may take.
 const RUN_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The version of the report's JSON.
@@ -303,6 +304,19 @@ fn runs_here(spec: &AgentSpec, install: &Installed, root: &Path) -> Result<Vec<C
         Scope::Project(root) => Some(root.as_path()),
         Scope::User => None,
     };
+    // The agent's own CLI, where it can say, knows best what it will run.
+    let answer = doctor.ask.and_then(|query| {
+        let program = runner::on_path(query.program, &std::env::var_os("PATH")?)?;
+        let request = (query.request)(root);
+        runner::ask(
+            &program,
+            query.args,
+            root,
+            &request,
+            query.answers,
+            RUN_TIMEOUT,
+        )
+    });
     let here = Here {
         project_scope,
         project_root: root,
@@ -312,6 +326,7 @@ fn runs_here(spec: &AgentSpec, install: &Installed, root: &Path) -> Result<Vec<C
         trust_file: &trust_file,
         trust_text: text.as_deref(),
         var: &|name| std::env::var(name).ok(),
+        agent_answer: answer.as_deref(),
     };
     Ok((doctor.runs_here)(&here))
 }

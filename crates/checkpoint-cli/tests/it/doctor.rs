@@ -51,6 +51,30 @@ impl Fixture {
         cmd.output().expect("run checkpoint")
     }
 
+    /// `checkpoint ARGS` as [`Fixture::checkpoint`] runs it, with the real Codex CLI (installed
+    /// for the e2e suite) first on `PATH`.
+    fn checkpoint_with_codex(&self, args: &[&str]) -> Output {
+        let codex = &checkpoint_e2e::ensure_clis().codex;
+        let mut path = vec![codex.parent().unwrap().to_owned()];
+        path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap()));
+        let mut cmd = cargo_bin_cmd!("checkpoint");
+        cmd.current_dir(self.repo.path())
+            .args(args)
+            .env("HOME", self.home.path())
+            .env("XDG_CONFIG_HOME", self.home.path().join(".config"))
+            .env("PATH", std::env::join_paths(path).unwrap())
+            .envs(checkpoint_testkit::git_env());
+        for (key, _) in std::env::vars() {
+            if ["CLAUDE_", "GEMINI_", "CODEX_", "CHECKPOINT_"]
+                .iter()
+                .any(|prefix| key.starts_with(prefix))
+            {
+                cmd.env_remove(key);
+            }
+        }
+        cmd.output().expect("run checkpoint")
+    }
+
     /// `checkpoint install <agent> --adapter <the workspace's adapter>`.
     fn install(&self, agent: &str) {
         let adapter = adapter(agent);
@@ -243,4 +267,46 @@ fn an_untrusted_codex_project_is_a_problem_and_json_parses() {
         "{text}"
     );
     assert!(text.contains("ok      live check: 9 events"), "{text}");
+}
+
+#[test]
+fn codex_itself_says_that_a_recorded_review_no_longer_holds() {
+    let fx = Fixture::new();
+    fx.install("codex");
+    // The project is trusted, and a review is on record for each hook, for other contents.
+    let root = fx.root().display().to_string();
+    let hooks = format!("{root}/.codex/hooks.json");
+    let mut config = format!("[projects.{root:?}]\ntrust_level = \"trusted\"\n");
+    for event in [
+        "stop",
+        "subagent_stop",
+        "subagent_start",
+        "user_prompt_submit",
+        "pre_tool_use",
+        "post_tool_use",
+        "session_start",
+        "pre_compact",
+        "session_end",
+    ] {
+        config.push_str(&format!(
+            "[hooks.state.\"{hooks}:{event}:0:0\"]\ntrusted_hash = \"sha256:{}\"\n",
+            "0".repeat(64)
+        ));
+    }
+    fx.write(&fx.home.path().join(".codex/config.toml"), &config);
+
+    // Read from the config alone, the reviews look done.
+    let text = fx.stable(&fx.checkpoint(&["doctor"]));
+    assert!(
+        text.contains("ok      Codex has the hooks reviewed"),
+        "{text}"
+    );
+    // Codex, asked, says they do not hold for the hooks as they are.
+    let out = fx.checkpoint_with_codex(&["doctor"]);
+    assert_eq!(code(&out), 1, "{}", fx.stable(&out));
+    let text = fx.stable(&out);
+    assert!(
+        text.contains("problem Codex skips hooks it does not trust, without a word: Stop ("),
+        "{text}"
+    );
 }

@@ -223,18 +223,20 @@ const GIT_EXE: &str = if cfg!(windows) { "git.exe" } else { "git" };
 /// Whether an executable `git` is in one of the directories of `path` (a `PATH` value). Looks at
 /// the file system only; spawns nothing.
 fn git_on_path(path: &OsStr) -> bool {
-    std::env::split_paths(path).any(|dir| is_executable(&dir.join(GIT_EXE)))
+    crate::runner::on_path(GIT_EXE, path).is_some()
 }
 
+/// Whether `file` is a regular file someone may execute.
 #[cfg(unix)]
-fn is_executable(file: &Path) -> bool {
+pub(crate) fn is_executable(file: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     file.metadata()
         .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
 }
 
+/// Whether `file` is a regular file.
 #[cfg(not(unix))]
-fn is_executable(file: &Path) -> bool {
+pub(crate) fn is_executable(file: &Path) -> bool {
     file.is_file()
 }
 
