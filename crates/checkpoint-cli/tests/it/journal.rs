@@ -812,3 +812,54 @@ fn a_finished_task_is_no_longer_the_active_one() {
         s.ok(&["task", "start", "next", "--steps", "one"], 0);
     }
 }
+
+/// The `DO NOT REPEAT` lines of `hook.md` for each done step: a step with no declared validation
+/// that `checkpoint validate` validated names that receipt — the one `checkpoint receipts` lists
+/// (it said "no validation receipt") —, one whose validation did not pass says so, and a step
+/// validated by its declared command names the passing run, not the failed one.
+#[test]
+fn hook_md_names_the_receipt_that_validated_each_step() {
+    let s = Setup::new();
+    s.ok(
+        &[
+            "task",
+            "start",
+            "t",
+            "--steps",
+            "plan,implement,test",
+            "--validate",
+            "test=python3 -m unittest -q",
+        ],
+        0,
+    );
+    s.ok(&["step", "start"], 0);
+    s.ok(&["validate", "--", "false"], 1);
+    s.ok(&["step", "done"], 0);
+    s.ok(&["step", "start"], 0);
+    s.ok(&["validate", "--", "python3 -m unittest -q"], 0);
+    s.ok(&["step", "done"], 0);
+    s.ok(&["step", "start"], 0);
+    s.ok(&["validate", "--", "false"], 1);
+    s.ok(&["step", "done"], 0);
+    let receipts = redact_ids(&s.ok(&["receipts"], 0));
+    let hook_md = fs::read_to_string(s.task_dir().join("hook.md")).unwrap();
+    let done: Vec<&str> = hook_md
+        .lines()
+        .skip_while(|l| *l != "## DO NOT REPEAT")
+        .filter(|l| l.starts_with("- [x]") || l.starts_with("  - "))
+        .map(|l| l.split(" — done at ").next().unwrap())
+        .collect();
+    insta::assert_snapshot!(format!("{receipts}\n{}", redact_ids(&done.join("\n"))), @r"
+    r-[id]  [plan]  `false`  did not pass  verified (signed by you)
+    r-[id]  [implement]  `python3 -m unittest -q`  passed  verified (signed by you)
+    r-[id]  [test]  `false`  did not pass  verified (signed by you)
+    r-[id]  [test]  `python3 -m unittest -q`  passed  verified (signed by you)
+
+    - [x] **plan**
+      - no passing validation receipt; the last validation: receipt `r-[id]`: `false` did not pass; verified (signed by you)
+    - [x] **implement**
+      - receipt `r-[id]`: `python3 -m unittest -q` passed; verified (signed by you)
+    - [x] **test**
+      - receipt `r-[id]`: `python3 -m unittest -q` passed; verified (signed by you)
+    ");
+}
