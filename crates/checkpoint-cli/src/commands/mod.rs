@@ -1,4 +1,5 @@
-//! One file per `checkpoint` subcommand, named for it (`git-hook` is `git_hook.rs`; `install` and
+//! One file per `checkpoint` subcommand, named for it (`git-hook` is `git_hook.rs`, `task list` is
+//! `task_list.rs`; `install` and
 //! `uninstall` live in [`crate::install`]). Each holds the command's options (`Args`; `Command`
 //! for `task` and `step`, whose subcommands are an enum; `ConfigArgs` for `config`) and its
 //! `run`, which returns the exit status or a [`crate::CliError`]. A command may call another's
@@ -24,5 +25,6 @@ pub(crate) mod status;
 pub(crate) mod statusline;
 pub(crate) mod step;
 pub(crate) mod task;
+pub(crate) mod task_list;
 pub(crate) mod trust;
 pub(crate) mod validate;

@@ -863,3 +863,66 @@ fn hook_md_names_the_receipt_that_validated_each_step() {
       - receipt `r-[id]`: `python3 -m unittest -q` passed; verified (signed by you)
     ");
 }
+
+/// `task list` shows every task's id (what `--task` takes), newest update first, with its state,
+/// step and age, the active one marked; `--json` says the same for scripts, and a task whose
+/// record is torn is listed as unreadable, not dropped.
+#[test]
+fn task_list_shows_every_task_and_marks_the_active_one() {
+    let s = Setup::new();
+    assert_eq!(
+        s.ok(&["task", "list"], 0),
+        "No tasks. Start one with `checkpoint task start NAME --steps a,b,c`.\n"
+    );
+    s.ok(&["task", "start", "fix the parser", "--steps", "a"], 0);
+    s.ok(&["task", "abandon"], 0);
+    s.ok(&["task", "start", "torn", "--steps", "a"], 0);
+    let torn = s.task_dir();
+    s.ok(&["task", "abandon"], 0);
+    s.ok(
+        &[
+            "task",
+            "start",
+            "add login",
+            "--steps",
+            "plan,implement,test",
+        ],
+        0,
+    );
+    s.ok(&["step", "start"], 0);
+    s.ok(&["step", "done"], 0);
+    s.ok(&["step", "start"], 0);
+    fs::write(torn.join("hook.json"), "{ torn").unwrap();
+
+    let stamp = (r"-\d{8}T\d{6}-[0-9a-f]{4}", "-[stamp]");
+    insta::with_settings!({filters => vec![stamp, (r"/\S+/hook.json", "[dir]/hook.json")]}, {
+        insta::assert_snapshot!(s.ok(&["task", "list"], 0), @r"
+        * add-login-[stamp]       step_running  implement (2 of 3)  updated just now  add login
+          fix-the-parser-[stamp]  abandoned     -                   updated just now  fix the parser
+          torn-[stamp]            unreadable    -                   -                 [dir]/hook.json: corrupt task record (key must be a string at line 1 column 3); left untouched, the last good copy is [dir]/hook.json.prev
+        (* the active task)
+        ");
+    });
+    let json = s.json(&["task", "list", "--json"]);
+    assert_eq!(json["schema_version"], 1);
+    let active = &json["tasks"][0];
+    assert_eq!(active["name"], "add login");
+    assert_eq!(active["state"], "step_running");
+    assert_eq!(active["active"], true);
+    assert_eq!(
+        active["current_step"],
+        serde_json::json!({"name": "implement", "number": 2, "of": 3})
+    );
+    assert!(active["updated_at"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(json["tasks"][1]["active"], false);
+    assert_eq!(json["tasks"].as_array().unwrap().len(), 2);
+    let id = json["unreadable"][0]["id"].as_str().unwrap();
+    assert!(id.starts_with("torn-"), "{json}");
+
+    // The id is what --task takes.
+    let other = json["tasks"][1]["id"].as_str().unwrap();
+    assert!(
+        s.ok(&["status", "--task", other], 0)
+            .contains("State: abandoned")
+    );
+}
