@@ -13,6 +13,11 @@ pub(crate) fn out(text: &str) {
     let _ = writeln!(stdout, "{text}");
 }
 
+/// Writes `bytes` to stdout as they are (a generated script or page).
+pub(crate) fn bytes(bytes: &[u8]) {
+    let _ = std::io::stdout().lock().write_all(bytes);
+}
+
 /// Writes `value` to stdout as pretty JSON.
 pub(crate) fn json(value: &impl Serialize) -> Result<(), CliError> {
     let json = serde_json::to_string_pretty(value).map_err(CliError::bug)?;

@@ -8,6 +8,7 @@
 
 pub(crate) mod check;
 pub(crate) mod cleanup;
+pub(crate) mod completions;
 pub(crate) mod config;
 pub(crate) mod diff;
 pub(crate) mod doctor;
@@ -15,6 +16,7 @@ pub(crate) mod git_hook;
 pub(crate) mod integrity;
 pub(crate) mod keys;
 pub(crate) mod log;
+pub(crate) mod man;
 pub(crate) mod mcp;
 pub(crate) mod progress;
 pub(crate) mod receipts;

@@ -2,6 +2,7 @@
 //! fixture scripts in `tests/fixtures/`.
 
 mod check;
+mod completions;
 mod config;
 mod diff;
 mod doctor;
