@@ -16,7 +16,8 @@
 //! - `project.rs`: the only place that finds the project (host, current directory, repository);
 //! - `error.rs`: [`CliError`], whose [`ErrorKind`] sets the exit status and whose hint is the same
 //!   for the same core error everywhere, and the exit status table;
-//! - `output.rs`: the printer (lines, JSON, warnings, errors);
+//! - `output.rs`: the printer (lines, JSON, warnings, errors; colour on a terminal);
+//! - `ticker.rs`: the line `check` ticks on a terminal while a test command runs;
 //! - `args.rs`: options several commands share.
 
 mod agents;
@@ -27,6 +28,7 @@ mod error;
 mod install;
 mod output;
 mod project;
+mod ticker;
 
 use std::process::ExitCode;
 

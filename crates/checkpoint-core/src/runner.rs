@@ -49,6 +49,24 @@ const REAP_LIMIT: Duration = Duration::from_secs(5);
 /// The longest command or output excerpt quoted in an error line.
 const MAX_QUOTE_CHARS: usize = 120;
 
+/// Told when the stop gate starts and ends a fresh test run, for a person watching: `checkpoint
+/// check` on a terminal shows a ticking line. Hooks watch nothing ([`Unwatched`]).
+pub trait RunWatch {
+    /// `command` starts to run.
+    fn started(&self, command: &str);
+    /// The command that started has ended.
+    fn ended(&self);
+}
+
+/// The [`RunWatch`] of a hook: nobody is watching.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Unwatched;
+
+impl RunWatch for Unwatched {
+    fn started(&self, _command: &str) {}
+    fn ended(&self) {}
+}
+
 /// A run with stdout and stderr kept apart and hashed whole.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recorded {

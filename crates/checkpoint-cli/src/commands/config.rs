@@ -180,7 +180,7 @@ fn set(root: &Path, key: &str, value: &str, user: bool) -> Result<(), CliError> 
     // layer still decides the value.
     match settings(root) {
         Err(err) => {
-            output::note(&format!("warning: {}", err.message));
+            output::warning(&err.message);
             output::note(&format!(
                 "hint: the layers conflict; change the setting named above or run `checkpoint config set {key}` with another value"
             ));

@@ -15,6 +15,7 @@ mod journal;
 mod mcp;
 mod select;
 mod statusline;
+mod terminal;
 mod trust;
 
 use std::path::Path;
