@@ -135,12 +135,35 @@ pub(crate) fn set_value(file: &Path, key: &str, value: &str) -> Result<String, C
     let text = doc.to_string();
     config::check_text(&file, &text).map_err(|err| {
         CliError::usage(
-            format!("{key} = {written}: {err}"),
+            format!("{key} = {written}: {}", rejected(err, key, &file, old_text)),
             format!("{} was not changed", file.display()),
         )
     })?;
     write(&file, &text, old.is_some())?;
     Ok(written)
+}
+
+/// Why the text with `key` set was refused, pointing only at what exists: the file as it is
+/// (`old_text`) — not the rejected text, whose lines are not in the file. About the key being
+/// set, just the reason; about another key (that the new value conflicts with), that key and
+/// where the file sets it.
+fn rejected(err: ConfigError, key: &str, file: &Path, old_text: &str) -> String {
+    match err {
+        ConfigError::Invalid {
+            key: about,
+            message,
+            ..
+        } if about == key => message,
+        ConfigError::Invalid {
+            key: about,
+            message,
+            ..
+        } => match config::line_of(file, old_text, &about) {
+            Some(line) => format!("{about} ({}:{line}): {message}", file.display()),
+            None => format!("{about}: {message}"),
+        },
+        other => other.to_string(),
+    }
 }
 
 /// The project's `checkpoint.toml` under `root`, to be written: refused when it is a symlink that
