@@ -211,17 +211,22 @@ fn execute(
     let pipe = || io::pipe().map_err(|e| format!("cannot create a pipe for the test output: {e}"));
     let (out_reader, out_writer) = pipe()?;
     let (err_reader, err_writer) = pipe()?;
-    let mut expression = duct::cmd!("/bin/sh", "-c", command)
-        .stderr_file(err_writer)
-        .stdout_file(out_writer)
-        .dir(dir)
-        .env("PYTHONDONTWRITEBYTECODE", "1");
-    for (key, value) in input.env {
-        expression = expression.env(key, value);
-    }
-    let expression = match input.stdin {
-        Some(bytes) => expression.stdin_bytes(bytes.to_vec()),
-        None => expression.stdin_null(),
+    // Built in a block: duct's builders take `&self`, so a binding of the bare command outside it
+    // would keep the pipes' write ends open until this function returns, and the readers would
+    // wait out DRAIN_LIMIT after every run.
+    let expression = {
+        let mut bare = duct::cmd!("/bin/sh", "-c", command)
+            .stderr_file(err_writer)
+            .stdout_file(out_writer)
+            .dir(dir)
+            .env("PYTHONDONTWRITEBYTECODE", "1");
+        for (key, value) in input.env {
+            bare = bare.env(key, value);
+        }
+        match input.stdin {
+            Some(bytes) => bare.stdin_bytes(bytes.to_vec()),
+            None => bare.stdin_null(),
+        }
     }
     .unchecked()
     .before_spawn(|cmd| {
@@ -411,6 +416,29 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out = run_in(&dir, r#"test "$PYTHONDONTWRITEBYTECODE" = 1"#, LONG);
         assert_eq!(out.status, TestStatus::Passed);
+    }
+
+    /// A command whose output ends when it exits is read to its end at once: the run does not
+    /// wait out [`DRAIN_LIMIT`] (it did, for every run, while a builder kept the pipes open).
+    #[test]
+    fn a_quick_command_is_done_without_waiting_for_the_drain_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        for input in [None, Some(&b"x"[..])] {
+            let started = Instant::now();
+            let (ending, out, _) = execute(
+                "echo hi",
+                dir.path(),
+                LONG,
+                &Input {
+                    env: &[],
+                    stdin: input,
+                },
+            )
+            .unwrap();
+            assert!(matches!(ending, Ending::Exited(Some(0))));
+            assert_eq!(out.bytes, b"hi\n");
+            assert!(started.elapsed() < DRAIN_LIMIT, "{:?}", started.elapsed());
+        }
     }
 
     #[test]
