@@ -204,16 +204,16 @@ fn set(root: &Path, key: &str, value: &str, user: bool) -> Result<(), CliError> 
     match settings(root) {
         Err(err) => {
             output::warning(&err.message);
-            output::note(&format!(
-                "hint: the layers conflict; change the setting named above or run `checkpoint config set {key}` with another value"
+            output::hint(&format!(
+                "the layers conflict; change the setting named above or run `checkpoint config set {key}` with another value"
             ));
         }
         Ok(all) => {
             let origin = all.iter().find(|s| s.key == key).map(|s| &s.origin);
             let from_file = matches!(origin, Some(Origin::File { path, .. }) if *path == file);
             if let Some(origin) = origin.filter(|_| !from_file) {
-                output::note(&format!(
-                    "warning: {key} still comes from {}",
+                output::warning(&format!(
+                    "{key} still comes from {}",
                     origin_text(origin, root)
                 ));
             }
