@@ -16,7 +16,8 @@
 //! - `project.rs`: the only place that finds the project (host, current directory, repository);
 //! - `error.rs`: [`CliError`], whose [`ErrorKind`] sets the exit status and whose hint is the same
 //!   for the same core error everywhere, and the exit status table;
-//! - `output.rs`: the printer (lines, JSON, warnings, errors);
+//! - `output.rs`: the printer (lines, JSON, warnings, errors; colour on a terminal);
+//! - `ticker.rs`: the line `check` ticks on a terminal while a test command runs;
 //! - `args.rs`: options several commands share.
 
 mod agents;
@@ -27,16 +28,17 @@ mod error;
 mod install;
 mod output;
 mod project;
+mod ticker;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 pub use error::{CliError, ErrorKind};
 
 use commands::{
-    check, cleanup, config, diff, doctor, git_hook, integrity, keys, log, mcp, progress, receipts,
-    recover, resume, save, status, statusline, step, task, trust, validate,
+    check, cleanup, completions, config, diff, doctor, git_hook, integrity, keys, log, man, mcp,
+    progress, receipts, recover, resume, save, status, statusline, step, task, trust, validate,
 };
 
 /// Makes AI coding agents stop only when their work is validated.
@@ -124,6 +126,18 @@ enum Command {
     /// Accept the changes the stop gate reports as weakening the tests (`integrity accept`),
     /// after showing them: an intended test change, approved by a person.
     Integrity(integrity::Args),
+    /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
+    ///
+    /// bash: `checkpoint completions bash > ~/.local/share/bash-completion/completions/checkpoint`;
+    /// zsh: into a directory on `$fpath` as `_checkpoint`; fish:
+    /// `~/.config/fish/completions/checkpoint.fish`.
+    Completions(completions::Args),
+    /// Print the manual page (roff) generated from this command line; --dir writes one page per
+    /// command.
+    ///
+    /// `checkpoint man | man -l -` reads it; `checkpoint man --dir ~/.local/share/man/man1` installs
+    /// every page.
+    Man(man::Args),
     /// Record a commit or push checkpoint (run by the installed git hooks).
     #[command(hide = true)]
     GitHook(git_hook::Args),
@@ -159,6 +173,8 @@ pub fn main() -> ExitCode {
         Command::Trust(args) => trust::run(&args),
         Command::Untrust(args) => trust::untrust(&args),
         Command::Integrity(args) => integrity::run(&args),
+        Command::Completions(args) => completions::run(&args, Cli::command()),
+        Command::Man(args) => man::run(&args, Cli::command()),
         Command::GitHook(args) => git_hook::run(&args),
         Command::Statusline(args) => statusline::run(&args),
     };

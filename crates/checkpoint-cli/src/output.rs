@@ -1,16 +1,105 @@
 //! The printer: the one place that writes to stdout and stderr, in the shapes every command
-//! shares (a line, pretty JSON, a warning, an error with its hint).
+//! shares (a line, pretty JSON, a warning, an error with its hint, a line rewritten in place).
+//!
+//! Colour marks a headline's verdict and the `error:`, `warning:` and `hint:` prefixes, only on a
+//! stream that gets colour by anstream's rules (as clap's own help): a terminal, unless
+//! `NO_COLOR` is set or `CLICOLOR=0`; `CLICOLOR_FORCE` forces it. Anywhere else the text is
+//! written as it is. Hook answers never pass through here.
 
 use std::io::{BufRead, IsTerminal, Write};
 
+use anstream::ColorChoice;
+use anstream::stream::RawStream;
+use anstyle::{AnsiColor, Style};
 use serde::Serialize;
 
 use crate::error::CliError;
+
+/// What a headline says, for its colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tone {
+    /// Allowed, all well (green).
+    Good,
+    /// Blocked, failed (red).
+    Bad,
+    /// Allowed with something missing (yellow).
+    Warn,
+}
+
+impl Tone {
+    fn style(self) -> Style {
+        let colour = match self {
+            Tone::Good => AnsiColor::Green,
+            Tone::Bad => AnsiColor::Red,
+            Tone::Warn => AnsiColor::Yellow,
+        };
+        Style::new().bold().fg_color(Some(colour.into()))
+    }
+}
+
+/// Whether `stream` gets colour (anstream's decision, from the terminal and the environment).
+fn colours<S: RawStream>(stream: &S) -> bool {
+    anstream::AutoStream::choice(stream) != ColorChoice::Never
+}
+
+/// `text` in `style` when `on`, else as it is.
+fn paint(on: bool, style: Style, text: &str) -> String {
+    if on {
+        format!("{style}{text}{style:#}")
+    } else {
+        text.to_owned()
+    }
+}
+
+/// Writes `text` to stdout with its first line marked in `tone`'s colour (when stdout gets
+/// colour).
+pub(crate) fn headline(tone: Tone, text: &str) {
+    let (first, rest) = text
+        .split_once('\n')
+        .map_or((text, None), |(f, r)| (f, Some(r)));
+    let first = paint(colours(&std::io::stdout()), tone.style(), first);
+    match rest {
+        Some(rest) => out(&format!("{first}\n{rest}")),
+        None => out(&first),
+    }
+}
+
+/// `<prefix>: <text>` on stderr, the prefix in `tone`'s colour (when stderr gets colour).
+fn prefixed(tone: Tone, prefix: &str, text: &str) {
+    let prefix = paint(colours(&std::io::stderr()), tone.style(), prefix);
+    note(&format!("{prefix} {text}"));
+}
+
+/// `warning: <text>` on stderr.
+pub(crate) fn warning(text: &str) {
+    prefixed(Tone::Warn, "warning:", text);
+}
+
+/// `hint: <text>` on stderr.
+pub(crate) fn hint(text: &str) {
+    prefixed(Tone::Good, "hint:", text);
+}
+
+/// Rewrites the line on stderr that the last call wrote (`old_width` characters) with `text`,
+/// blanking what is left of the old one; an empty `text` erases it, leaving the cursor at the
+/// start of the line. For a line that ticks on a terminal while something runs.
+pub(crate) fn rewrite_line(old_width: usize, text: &str) {
+    let pad = " ".repeat(old_width.saturating_sub(text.chars().count()));
+    let end = if text.is_empty() { "\r" } else { "" };
+    let mut stderr = std::io::stderr().lock();
+    let _ = write!(stderr, "\r{text}{pad}{end}");
+    let _ = stderr.flush();
+}
 
 /// Writes `text` and a newline to stdout. A closed pipe is not an error worth reporting.
 pub(crate) fn out(text: &str) {
     let mut stdout = std::io::stdout().lock();
     let _ = writeln!(stdout, "{text}");
+}
+
+/// Writes `bytes` to stdout as they are (a generated script or page).
+pub(crate) fn bytes(bytes: &[u8]) {
+    let _ = std::io::stdout().lock().write_all(bytes);
 }
 
 /// Writes `value` to stdout as pretty JSON.
@@ -27,9 +116,9 @@ pub(crate) fn note(text: &str) {
 
 /// Writes an error and its hint to stderr.
 pub(crate) fn error(err: &CliError) {
-    note(&format!("error: {}", err.message));
-    if let Some(hint) = &err.hint {
-        note(&format!("hint: {hint}"));
+    prefixed(Tone::Bad, "error:", &err.message);
+    if let Some(text) = &err.hint {
+        hint(text);
     }
 }
 

@@ -15,6 +15,8 @@ use checkpoint_core::home::{AgentHome, Manual};
 use clap::builder::PossibleValuesParser;
 
 use crate::error::CliError;
+use crate::output::Tone;
+use crate::ticker::Ticker;
 use crate::{agents, output, project};
 
 /// Options of `checkpoint check`.
@@ -52,9 +54,12 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
         host.env
             .push(("CHECKPOINT_TESTS_SELECT".to_owned(), "all".to_owned()));
     }
-    let outcome = gate::run(home, &host, &event)?;
+    let outcome = match Ticker::on_terminal() {
+        Some(ticker) => gate::run_watched(home, &host, &event, &ticker)?,
+        None => gate::run(home, &host, &event)?,
+    };
     for warning in &outcome.warnings {
-        output::note(&format!("warning: {warning}"));
+        output::warning(warning);
     }
     let HookAnswer::Stop(answer) = &outcome.answer else {
         if args.json {
@@ -82,7 +87,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
             decision: Some(decision),
         })?;
     } else {
-        output::out(&answer.message);
+        output::headline(tone(decision), &answer.message);
     }
     // What the hook would tell the user (e.g. that the project's commands are not approved).
     if let Some(notice) = &answer.notice {
@@ -92,7 +97,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::from(1));
     }
     if decision.is_degraded() {
-        output::note(&format!("hint: {}", degraded_hint(decision)));
+        output::hint(degraded_hint(decision));
         return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::SUCCESS)
@@ -127,6 +132,18 @@ fn unchecked(decision: &Decision, event: &HookEvent) -> Option<CliError> {
             "run `git status` to see what is wrong with the repository",
         )),
         _ => None,
+    }
+}
+
+/// The headline's colour: red for a block, yellow for a stop allowed with something unchecked,
+/// green for a stop allowed.
+fn tone(decision: &Decision) -> Tone {
+    if decision.is_block() {
+        Tone::Bad
+    } else if decision.is_degraded() {
+        Tone::Warn
+    } else {
+        Tone::Good
     }
 }
 

@@ -135,12 +135,35 @@ pub(crate) fn set_value(file: &Path, key: &str, value: &str) -> Result<String, C
     let text = doc.to_string();
     config::check_text(&file, &text).map_err(|err| {
         CliError::usage(
-            format!("{key} = {written}: {err}"),
+            format!("{key} = {written}: {}", rejected(err, key, &file, old_text)),
             format!("{} was not changed", file.display()),
         )
     })?;
     write(&file, &text, old.is_some())?;
     Ok(written)
+}
+
+/// Why the text with `key` set was refused, pointing only at what exists: the file as it is
+/// (`old_text`) — not the rejected text, whose lines are not in the file. About the key being
+/// set, just the reason; about another key (that the new value conflicts with), that key and
+/// where the file sets it.
+fn rejected(err: ConfigError, key: &str, file: &Path, old_text: &str) -> String {
+    match err {
+        ConfigError::Invalid {
+            key: about,
+            message,
+            ..
+        } if about == key => message,
+        ConfigError::Invalid {
+            key: about,
+            message,
+            ..
+        } => match config::line_of(file, old_text, &about) {
+            Some(line) => format!("{about} ({}:{line}): {message}", file.display()),
+            None => format!("{about}: {message}"),
+        },
+        other => other.to_string(),
+    }
 }
 
 /// The project's `checkpoint.toml` under `root`, to be written: refused when it is a symlink that
@@ -180,17 +203,17 @@ fn set(root: &Path, key: &str, value: &str, user: bool) -> Result<(), CliError> 
     // layer still decides the value.
     match settings(root) {
         Err(err) => {
-            output::note(&format!("warning: {}", err.message));
-            output::note(&format!(
-                "hint: the layers conflict; change the setting named above or run `checkpoint config set {key}` with another value"
+            output::warning(&err.message);
+            output::hint(&format!(
+                "the layers conflict; change the setting named above or run `checkpoint config set {key}` with another value"
             ));
         }
         Ok(all) => {
             let origin = all.iter().find(|s| s.key == key).map(|s| &s.origin);
             let from_file = matches!(origin, Some(Origin::File { path, .. }) if *path == file);
             if let Some(origin) = origin.filter(|_| !from_file) {
-                output::note(&format!(
-                    "warning: {key} still comes from {}",
+                output::warning(&format!(
+                    "{key} still comes from {}",
                     origin_text(origin, root)
                 ));
             }
@@ -392,17 +415,16 @@ mod tests {
         let err = set_value(&file, "context.warn", "120").unwrap_err();
         assert_eq!(
             err.message,
-            format!(
-                "context.warn = 120: {}:2: context.warn: must be at most 99, got 120",
-                file.display()
-            )
+            "context.warn = 120: must be at most 99, got 120"
         );
         let err = set_value(&file, "context.critical", "75").unwrap_err();
-        assert!(
-            err.message
-                .ends_with(":2: context.warn: must be below context.critical (75), got 80"),
-            "{}",
-            err.message
+        assert_eq!(
+            err.message,
+            format!(
+                "context.critical = 75: context.warn ({}:2): must be below context.critical (75), \
+                 got 80",
+                file.display()
+            )
         );
         assert_eq!(fs::read_to_string(&file).unwrap(), "[context]\nwarn = 80\n");
     }

@@ -40,7 +40,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     let mut warnings = Vec::new();
     let integrity = project.current_integrity(&mut warnings)?;
     for warning in &warnings {
-        output::note(&format!("warning: {warning}"));
+        output::warning(warning);
     }
     if integrity.findings.is_empty() {
         output::out(&match &integrity.notice {

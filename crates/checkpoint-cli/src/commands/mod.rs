@@ -1,4 +1,5 @@
-//! One file per `checkpoint` subcommand, named for it (`git-hook` is `git_hook.rs`; `install` and
+//! One file per `checkpoint` subcommand, named for it (`git-hook` is `git_hook.rs`, `task list` is
+//! `task_list.rs`; `install` and
 //! `uninstall` live in [`crate::install`]). Each holds the command's options (`Args`; `Command`
 //! for `task` and `step`, whose subcommands are an enum; `ConfigArgs` for `config`) and its
 //! `run`, which returns the exit status or a [`crate::CliError`]. A command may call another's
@@ -7,6 +8,7 @@
 
 pub(crate) mod check;
 pub(crate) mod cleanup;
+pub(crate) mod completions;
 pub(crate) mod config;
 pub(crate) mod diff;
 pub(crate) mod doctor;
@@ -14,6 +16,7 @@ pub(crate) mod git_hook;
 pub(crate) mod integrity;
 pub(crate) mod keys;
 pub(crate) mod log;
+pub(crate) mod man;
 pub(crate) mod mcp;
 pub(crate) mod progress;
 pub(crate) mod receipts;
@@ -24,5 +27,6 @@ pub(crate) mod status;
 pub(crate) mod statusline;
 pub(crate) mod step;
 pub(crate) mod task;
+pub(crate) mod task_list;
 pub(crate) mod trust;
 pub(crate) mod validate;

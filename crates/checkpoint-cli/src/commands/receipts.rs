@@ -29,7 +29,7 @@ enum Action {
 pub(crate) fn trusted_keys(journal: &Journal) -> Result<TrustedKeys, CliError> {
     let (trusted, warning) = journal.trusted_keys()?;
     if let Some(warning) = warning {
-        output::note(&format!("warning: {warning}"));
+        output::warning(&warning);
     }
     Ok(trusted)
 }

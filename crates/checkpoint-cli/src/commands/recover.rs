@@ -18,7 +18,7 @@ pub(crate) fn run(args: &ReadArgs) -> Result<ExitCode, CliError> {
     let recovered = journal.recover(&task.id, project.host.now)?;
     // Receipts are shown unverified rather than blocking recovery.
     if let Err(e) = receipts::trusted_keys(&journal) {
-        output::note(&format!("warning: {e}"));
+        output::warning(&e.to_string());
     }
     journal.refresh_markdown(&recovered.task)?;
     if args.json {

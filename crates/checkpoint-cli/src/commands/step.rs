@@ -50,8 +50,8 @@ pub(crate) fn run(command: &Command) -> Result<ExitCode, CliError> {
                 validate::report(validation);
             }
             if !finish.done {
-                output::note(
-                    "hint: fix what the validation reports, then run `checkpoint step done` again",
+                output::hint(
+                    "fix what the validation reports, then run `checkpoint step done` again",
                 );
                 return Ok(ExitCode::from(1));
             }

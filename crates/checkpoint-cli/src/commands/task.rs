@@ -9,7 +9,7 @@ use checkpoint_core::journal::template::{self, Template};
 use checkpoint_core::journal::{Journal, JournalError, StepSpec, Task, TaskError};
 
 use crate::args::ReadArgs;
-use crate::commands::status;
+use crate::commands::{status, task_list};
 use crate::error::CliError;
 use crate::{output, project};
 
@@ -18,6 +18,9 @@ use crate::{output, project};
 pub(crate) enum Command {
     /// Start a task: a named list of steps, from --steps or a template file.
     Start(StartArgs),
+    /// List every task: id (what --task takes), state, current step, last update, name; the
+    /// active one marked.
+    List(task_list::Args),
     /// Show the task (same as `checkpoint status`).
     Status(ReadArgs),
     /// Finish the task; every step must be done.
@@ -70,6 +73,7 @@ pub(crate) fn run(command: &Command) -> Result<ExitCode, CliError> {
     let now = project.host.now;
     let (verb, task) = match command {
         Command::Start(args) => return start(&journal, &project.host, args),
+        Command::List(args) => return task_list::run(&journal, now, args),
         Command::Status(args) => return status::run(args),
         Command::Complete(args) => (
             "Completed",

@@ -56,7 +56,7 @@ fn shell_command(words: &[String]) -> Result<String, CliError> {
 /// reports its validation with it too.
 pub(crate) fn report(v: &Validated) {
     if let Some(why) = &v.unsigned_because {
-        output::note(&format!("warning: receipt not signed: {why}"));
+        output::warning(&format!("receipt not signed: {why}"));
     }
     let outcome = &v.run.outcome;
     let exit = outcome

@@ -127,6 +127,9 @@ pub(crate) fn install(args: &InstallArgs) -> Result<ExitCode, CliError> {
     let file = edit.file.display();
     match &edit.result {
         EditResult::Previewed => {
+            if let Some(diff) = skill::preview(&spec, &edit.scope)? {
+                output::out(diff.trim_end());
+            }
             mcp::install(&target, &spec, &edit)?;
             statusline::install(args.statusline, &target, &spec, &edit)?;
             return Ok(ExitCode::SUCCESS);

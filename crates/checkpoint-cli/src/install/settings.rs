@@ -241,45 +241,66 @@ fn is_empty_array(value: &Value) -> bool {
     value.as_array().is_some_and(Vec::is_empty)
 }
 
-/// `settings` as pretty JSON with a final newline, indented like `original`: by its first indented
-/// line, when that is a tab or up to eight spaces; else by two spaces.
+/// `settings` as JSON laid out like `original`: on one line when that was one line of JSON (not
+/// just `{}`), ending with a newline when it did; else pretty with a final newline, indented by
+/// its first indented line when that is a tab or up to eight spaces, else by two spaces.
 pub(crate) fn render(settings: &Settings, original: Option<&str>) -> String {
-    let indent = original.and_then(indent_of).unwrap_or("  ");
+    let one_line = original.filter(|text| {
+        let text = text.trim();
+        !text.contains('\n') && text != "{}" && !text.is_empty()
+    });
     let mut out = Vec::new();
+    match one_line {
+        Some(_) => write_json(settings, &mut out, CompactFormatter),
+        None => {
+            let indent = original.and_then(indent_of).unwrap_or("  ");
+            write_json(
+                settings,
+                &mut out,
+                PrettyFormatter::with_indent(indent.as_bytes()),
+            );
+        }
+    }
+    let mut text = String::from_utf8(out).expect("serde_json writes UTF-8");
+    if one_line.is_none_or(|text| text.ends_with('\n')) {
+        text.push('\n');
+    }
+    text
+}
+
+/// Writes `settings` into `out` with `layout`, numbers as they were read.
+fn write_json(settings: &Settings, out: &mut Vec<u8>, layout: impl Formatter) {
     let mut serializer = serde_json::Serializer::with_formatter(
-        &mut out,
+        out,
         RawNumbers {
-            pretty: PrettyFormatter::with_indent(indent.as_bytes()),
+            layout,
             string: None,
         },
     );
     settings
         .serialize(&mut serializer)
         .expect("a JSON object with string keys serializes into memory");
-    let mut text = String::from_utf8(out).expect("serde_json writes UTF-8");
-    text.push('\n');
-    text
 }
 
-/// A pretty formatter that writes the strings standing for numbers ([`RAW_NUMBER`]) as those
-/// numbers.
-struct RawNumbers<'a> {
-    pretty: PrettyFormatter<'a>,
+/// A formatter that lays JSON out as `layout` does and writes the strings standing for numbers
+/// ([`RAW_NUMBER`]) as those numbers.
+struct RawNumbers<F> {
+    layout: F,
     /// The current string as it would be written between its quotes, while one is written.
     string: Option<Vec<u8>>,
 }
 
-/// Delegates formatter methods to the pretty formatter.
-macro_rules! pretty {
+/// Delegates formatter methods to the layout's formatter.
+macro_rules! layout {
     ($($method:ident $(($arg:ident: $ty:ty))?),* $(,)?) => {$(
         fn $method<W: ?Sized + io::Write>(&mut self, w: &mut W $(, $arg: $ty)?) -> io::Result<()> {
-            self.pretty.$method(w $(, $arg)?)
+            self.layout.$method(w $(, $arg)?)
         }
     )*};
 }
 
-impl Formatter for RawNumbers<'_> {
-    pretty! {
+impl<F: Formatter> Formatter for RawNumbers<F> {
+    layout! {
         begin_array, end_array, begin_array_value(first: bool), end_array_value,
         begin_object, end_object, begin_object_key(first: bool), begin_object_value,
         end_object_value,
@@ -570,11 +591,26 @@ mod tests {
             "{\n\t\"a\": [\n\t\t1\n\t]\n}\n"
         );
         for unusual in [
-            "{\"b\":1}",
             "{\"b\": [1,\n                      2]}",
             "{\n\t \"b\": 1}",
+            "{}\n",
         ] {
             assert_eq!(render(&value, Some(unusual)), render(&value, None));
         }
+    }
+
+    /// A file of one line stays one line (with its final newline, if it had one); its numbers
+    /// keep their text.
+    #[test]
+    fn one_line_files_stay_one_line() {
+        let text = "{\"b\": 1.50, \"n\": 123456789012345678901234567890}";
+        let mut value = parse(text).unwrap();
+        value.insert("a".into(), json!([1, {"c": "d"}]));
+        let one_line = "{\"b\":1.50,\"n\":123456789012345678901234567890,\"a\":[1,{\"c\":\"d\"}]}";
+        assert_eq!(render(&value, Some(text)), one_line);
+        assert_eq!(
+            render(&value, Some(&format!("  {text}\n"))),
+            format!("{one_line}\n")
+        );
     }
 }

@@ -10,6 +10,7 @@ use checkpoint_core::store;
 use crate::CliError;
 
 use super::agents::{AgentSpec, Scope};
+use super::config_file::ConfigFile;
 use super::ledger::Ledger;
 
 /// The skill file as installed. Its first lines identify it as ours on uninstall.
@@ -32,6 +33,16 @@ fn path(spec: &AgentSpec, scope: &Scope) -> Result<Option<PathBuf>, CliError> {
     }
     let dir = spec.config_dir(scope)?.join("skills").join(PROGRESS_SKILL);
     Ok(Some(dir.join("SKILL.md")))
+}
+
+/// What [`install`] would write, as a unified diff (`--dry-run`); `None` when it would write
+/// nothing.
+pub(crate) fn preview(spec: &AgentSpec, scope: &Scope) -> Result<Option<String>, CliError> {
+    let Some(path) = path(spec, scope)? else {
+        return Ok(None);
+    };
+    let file = ConfigFile::read(path)?;
+    Ok((file.text.as_deref() != Some(SKILL_MD)).then(|| file.diff(SKILL_MD)))
 }
 
 /// Writes the skill unless it is already there as written (recording it in `ledger`); returns

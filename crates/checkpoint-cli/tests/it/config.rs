@@ -250,14 +250,26 @@ fn set_rejects_an_invalid_value_without_touching_the_file() {
     let before = fs::read(project.project_file()).unwrap();
     let stderr = project.fails(&["config", "set", "context.warn", "120"]);
     assert_snapshot!(stderr, @r"
-    error: context.warn = 120: [repo]/checkpoint.toml:3: context.warn: must be at most 99, got 120
+    error: context.warn = 120: must be at most 99, got 120
+    hint: [repo]/checkpoint.toml was not changed
+    ");
+    // A new key goes below the others of its section: the error cites no line of that text (the
+    // rejected one), but the key it conflicts with where the file sets it.
+    let stderr = project.fails(&["config", "set", "context.critical", "50"]);
+    assert_snapshot!(stderr, @r"
+    error: context.critical = 50: context.warn ([repo]/checkpoint.toml:3): must be below context.critical (50), got 70
+    hint: [repo]/checkpoint.toml was not changed
+    ");
+    let stderr = project.fails(&["config", "set", "stop.max_blocks", "500"]);
+    assert_snapshot!(stderr, @r"
+    error: stop.max_blocks = 500: must be at most 100, got 500
     hint: [repo]/checkpoint.toml was not changed
     ");
     let stderr = project.fails(&["config", "set", "resume.auto", "sometimes"]);
-    assert!(
-        stderr.contains(r#"resume.auto: expected true, false or "prompt", got "sometimes""#),
-        "{stderr}"
-    );
+    assert_snapshot!(stderr, @r#"
+    error: resume.auto = "sometimes": expected true, false or "prompt", got "sometimes"
+    hint: [repo]/checkpoint.toml was not changed
+    "#);
     let stderr = project.fails(&["config", "set", "context.warning", "85"]);
     assert!(
         stderr.starts_with(

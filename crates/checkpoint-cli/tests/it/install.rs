@@ -866,18 +866,16 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     assert!(out.contains("+            \"timeout\": 1800000"), "{out}");
     assert!(!fx.path(".gemini").exists());
 
-    let original = "{\"general\": {\"vimMode\": true}}";
+    let original = "{\n  \"general\": {\n    \"vimMode\": true\n  }\n}";
     fx.write(".gemini/settings.json", original);
     let out = ok(&fx.install("gemini", &["--dry-run"]));
     assert_snapshot!(fx.stable(out), @r#"
     --- [project]/.gemini/settings.json
     +++ [project]/.gemini/settings.json
-    @@ -1 +1,91 @@
-    -{"general": {"vimMode": true}}
-    \ No newline at end of file
-    +{
-    +  "general": {
-    +    "vimMode": true
+    @@ -1,5 +1,91 @@
+     {
+       "general": {
+         "vimMode": true
     +  },
     +  "hooks": {
     +    "AfterAgent": [
@@ -964,7 +962,9 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     +        ]
     +      }
     +    ]
-    +  }
+       }
+    -}
+    \ No newline at end of file
     +}
     "#);
     assert_eq!(fx.read(".gemini/settings.json"), original);
@@ -1074,4 +1074,52 @@ fn a_missing_or_misnamed_adapter_is_an_error_with_a_hint() {
         "{stderr}"
     );
     assert!(!fx.path(".codex").exists());
+}
+
+/// `install claude --dry-run` shows every file it would write — the hooks file and the skill's
+/// `SKILL.md` — and writes neither; once installed, a dry run has nothing to show.
+#[test]
+fn dry_run_shows_the_skill_it_would_write() {
+    let fx = Fixture::new();
+    let out = fx.stable(ok(&fx.install("claude", &["--dry-run"])));
+    let headers: Vec<&str> = out.lines().filter(|l| l.starts_with("+++ ")).collect();
+    assert_eq!(
+        headers,
+        [
+            "+++ [project]/.claude/settings.json",
+            "+++ [project]/.claude/skills/checkpoint-progress/SKILL.md"
+        ],
+        "{out}"
+    );
+    assert!(out.contains("+name: checkpoint-progress\n"), "{out}");
+    assert!(!fx.path(".claude").exists());
+
+    ok(&fx.install("claude", &[]));
+    assert_eq!(
+        ok(&fx.install("claude", &["--dry-run"])),
+        "nothing to change\n"
+    );
+}
+
+/// A settings file of one line of JSON stays one line, its numbers as written, and uninstall
+/// gives it back byte for byte.
+#[test]
+fn a_one_line_settings_file_stays_one_line() {
+    let fx = Fixture::new();
+    git(fx.project.path(), &["init", "-q"]);
+    let original =
+        r#"{"model": "opus", "cleanupPeriodDays": 30.0, "big": 123456789012345678901234567890}"#;
+    fx.write(".claude/settings.json", original);
+    ok(&fx.install("claude", &[]));
+    let installed = fx.read(".claude/settings.json");
+    assert_eq!(installed.lines().count(), 1, "{installed}");
+    assert!(!installed.ends_with('\n'));
+    assert!(
+        installed.starts_with(
+            r#"{"model":"opus","cleanupPeriodDays":30.0,"big":123456789012345678901234567890,"hooks":{"#
+        ),
+        "{installed}"
+    );
+    let said = ok(&fx.uninstall("claude", &[]));
+    assert_eq!(fx.read(".claude/settings.json"), original, "{said}");
 }

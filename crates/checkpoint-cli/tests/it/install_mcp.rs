@@ -374,22 +374,8 @@ fn reinstalling_from_another_path_updates_our_entry_and_keeps_its_extras() {
     args = ["mcp"]
     startup_timeout_sec = 20
     "#);
-    assert_snapshot!(fx.stable(fx.read(".mcp.json")), @r#"
-    {
-      "mcpServers": {
-        "checkpoint": {
-          "command": "[checkpoint]",
-          "args": [
-            "mcp"
-          ],
-          "env": {
-            "A": "1"
-          },
-          "type": "stdio"
-        }
-      }
-    }
-    "#);
+    // One line stays one line.
+    assert_snapshot!(fx.stable(fx.read(".mcp.json")), @r#"{"mcpServers":{"checkpoint":{"command":"[checkpoint]","args":["mcp"],"env":{"A":"1"},"type":"stdio"}}}"#);
 }
 
 #[test]

@@ -812,3 +812,117 @@ fn a_finished_task_is_no_longer_the_active_one() {
         s.ok(&["task", "start", "next", "--steps", "one"], 0);
     }
 }
+
+/// The `DO NOT REPEAT` lines of `hook.md` for each done step: a step with no declared validation
+/// that `checkpoint validate` validated names that receipt — the one `checkpoint receipts` lists
+/// (it said "no validation receipt") —, one whose validation did not pass says so, and a step
+/// validated by its declared command names the passing run, not the failed one.
+#[test]
+fn hook_md_names_the_receipt_that_validated_each_step() {
+    let s = Setup::new();
+    s.ok(
+        &[
+            "task",
+            "start",
+            "t",
+            "--steps",
+            "plan,implement,test",
+            "--validate",
+            "test=python3 -m unittest -q",
+        ],
+        0,
+    );
+    s.ok(&["step", "start"], 0);
+    s.ok(&["validate", "--", "false"], 1);
+    s.ok(&["step", "done"], 0);
+    s.ok(&["step", "start"], 0);
+    s.ok(&["validate", "--", "python3 -m unittest -q"], 0);
+    s.ok(&["step", "done"], 0);
+    s.ok(&["step", "start"], 0);
+    s.ok(&["validate", "--", "false"], 1);
+    s.ok(&["step", "done"], 0);
+    let receipts = redact_ids(&s.ok(&["receipts"], 0));
+    let hook_md = fs::read_to_string(s.task_dir().join("hook.md")).unwrap();
+    let done: Vec<&str> = hook_md
+        .lines()
+        .skip_while(|l| *l != "## DO NOT REPEAT")
+        .filter(|l| l.starts_with("- [x]") || l.starts_with("  - "))
+        .map(|l| l.split(" — done at ").next().unwrap())
+        .collect();
+    insta::assert_snapshot!(format!("{receipts}\n{}", redact_ids(&done.join("\n"))), @r"
+    r-[id]  [plan]  `false`  did not pass  verified (signed by you)
+    r-[id]  [implement]  `python3 -m unittest -q`  passed  verified (signed by you)
+    r-[id]  [test]  `false`  did not pass  verified (signed by you)
+    r-[id]  [test]  `python3 -m unittest -q`  passed  verified (signed by you)
+
+    - [x] **plan**
+      - no passing validation receipt; the last validation: receipt `r-[id]`: `false` did not pass; verified (signed by you)
+    - [x] **implement**
+      - receipt `r-[id]`: `python3 -m unittest -q` passed; verified (signed by you)
+    - [x] **test**
+      - receipt `r-[id]`: `python3 -m unittest -q` passed; verified (signed by you)
+    ");
+}
+
+/// `task list` shows every task's id (what `--task` takes), newest update first, with its state,
+/// step and age, the active one marked; `--json` says the same for scripts, and a task whose
+/// record is torn is listed as unreadable, not dropped.
+#[test]
+fn task_list_shows_every_task_and_marks_the_active_one() {
+    let s = Setup::new();
+    assert_eq!(
+        s.ok(&["task", "list"], 0),
+        "No tasks. Start one with `checkpoint task start NAME --steps a,b,c`.\n"
+    );
+    s.ok(&["task", "start", "fix the parser", "--steps", "a"], 0);
+    s.ok(&["task", "abandon"], 0);
+    s.ok(&["task", "start", "torn", "--steps", "a"], 0);
+    let torn = s.task_dir();
+    s.ok(&["task", "abandon"], 0);
+    s.ok(
+        &[
+            "task",
+            "start",
+            "add login",
+            "--steps",
+            "plan,implement,test",
+        ],
+        0,
+    );
+    s.ok(&["step", "start"], 0);
+    s.ok(&["step", "done"], 0);
+    s.ok(&["step", "start"], 0);
+    fs::write(torn.join("hook.json"), "{ torn").unwrap();
+
+    let stamp = (r"-\d{8}T\d{6}-[0-9a-f]{4}", "-[stamp]");
+    insta::with_settings!({filters => vec![stamp, (r"/\S+/hook.json", "[dir]/hook.json")]}, {
+        insta::assert_snapshot!(s.ok(&["task", "list"], 0), @r"
+        * add-login-[stamp]       step_running  implement (2 of 3)  updated just now  add login
+          fix-the-parser-[stamp]  abandoned     -                   updated just now  fix the parser
+          torn-[stamp]            unreadable    -                   -                 [dir]/hook.json: corrupt task record (key must be a string at line 1 column 3); left untouched, the last good copy is [dir]/hook.json.prev
+        (* the active task)
+        ");
+    });
+    let json = s.json(&["task", "list", "--json"]);
+    assert_eq!(json["schema_version"], 1);
+    let active = &json["tasks"][0];
+    assert_eq!(active["name"], "add login");
+    assert_eq!(active["state"], "step_running");
+    assert_eq!(active["active"], true);
+    assert_eq!(
+        active["current_step"],
+        serde_json::json!({"name": "implement", "number": 2, "of": 3})
+    );
+    assert!(active["updated_at"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(json["tasks"][1]["active"], false);
+    assert_eq!(json["tasks"].as_array().unwrap().len(), 2);
+    let id = json["unreadable"][0]["id"].as_str().unwrap();
+    assert!(id.starts_with("torn-"), "{json}");
+
+    // The id is what --task takes.
+    let other = json["tasks"][1]["id"].as_str().unwrap();
+    assert!(
+        s.ok(&["status", "--task", other], 0)
+            .contains("State: abandoned")
+    );
+}

@@ -2,6 +2,7 @@
 //! fixture scripts in `tests/fixtures/`.
 
 mod check;
+mod completions;
 mod config;
 mod diff;
 mod doctor;
@@ -14,6 +15,7 @@ mod journal;
 mod mcp;
 mod select;
 mod statusline;
+mod terminal;
 mod trust;
 
 use std::path::Path;

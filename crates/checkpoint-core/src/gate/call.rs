@@ -11,25 +11,34 @@ use crate::event::HookEvent;
 use crate::home::AgentHome;
 use crate::host::Host;
 use crate::project::{Project, ProjectError};
+use crate::runner::RunWatch;
 
 /// One event being answered.
 pub(super) struct Call<'a> {
     pub(super) home: &'a dyn AgentHome,
     pub(super) host: &'a Host,
     pub(super) event: &'a HookEvent,
+    /// Who is told about fresh test runs.
+    pub(super) watch: &'a dyn RunWatch,
 }
 
 impl<'a> Call<'a> {
-    /// The call for `event`; its working directory must exist.
+    /// The call for `event`, its test runs told to `watch`; its working directory must exist.
     pub(super) fn new(
         home: &'a dyn AgentHome,
         host: &'a Host,
         event: &'a HookEvent,
+        watch: &'a dyn RunWatch,
     ) -> Result<Call<'a>, ProjectError> {
         if !event.cwd.is_dir() {
             return Err(ProjectError::MissingCwd(event.cwd.clone()));
         }
-        Ok(Call { home, host, event })
+        Ok(Call {
+            home,
+            host,
+            event,
+            watch,
+        })
     }
 
     /// What the agent's hook protocol can do.

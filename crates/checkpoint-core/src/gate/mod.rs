@@ -22,6 +22,7 @@ use crate::event::{EventKind, HookEvent};
 use crate::home::AgentHome;
 use crate::host::Host;
 use crate::project::ProjectError;
+use crate::runner::{RunWatch, Unwatched};
 
 use call::Call;
 
@@ -59,7 +60,18 @@ pub fn run(
     host: &Host,
     event: &HookEvent,
 ) -> Result<GateOutcome, ProjectError> {
-    let call = Call::new(home, host, event)?;
+    run_watched(home, host, event, &Unwatched)
+}
+
+/// [`run`], telling `watch` when a fresh test run starts and ends (`checkpoint check` on a
+/// terminal shows it).
+pub fn run_watched(
+    home: &dyn AgentHome,
+    host: &Host,
+    event: &HookEvent,
+    watch: &dyn RunWatch,
+) -> Result<GateOutcome, ProjectError> {
+    let call = Call::new(home, host, event, watch)?;
     let mut warnings = Vec::new();
     let context = match &event.kind {
         _ if event.is_judged_stop() => {

@@ -20,7 +20,7 @@ use crate::policy::{IntegrityMode, Policy};
 use crate::project::ProjectError;
 use crate::project::integrity::{Integrity, Stopped};
 use crate::render;
-use crate::runner;
+use crate::runner::{self, RunWatch};
 use crate::session::SessionRecord;
 
 use super::call::Call;
@@ -83,6 +83,7 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
             // no fresh run.
             let runs = TestRuns {
                 journal: &journal,
+                watch: call.watch,
                 cache: project.test_cache(),
                 fingerprint,
                 may_run: plan.may_run,
@@ -292,6 +293,8 @@ fn is_retry(prompt: Option<&str>, last_block: &Option<String>) -> bool {
 /// How one stop runs its planned test commands.
 struct TestRuns<'a> {
     journal: &'a Journal,
+    /// Told about each fresh run.
+    watch: &'a dyn RunWatch,
     cache: TestCache,
     fingerprint: &'a str,
     /// False once the block cap is reached: only cached outcomes are used.
@@ -343,7 +346,9 @@ impl TestRuns<'_> {
             None if !self.may_run => TestOutcome::not_run(),
             None => {
                 let started = Timestamp::now();
+                self.watch.started(command);
                 let recorded = runner::run_recorded(command, self.journal.workdir(), timeout);
+                self.watch.ended();
                 let ended = Timestamp::now();
                 // The cache only saves time; failing to write it must not fail the stop.
                 let _ = self.cache.record(command, &key, &recorded.outcome);

@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use super::receipt::{Receipt, ReceiptSource};
 use super::recovery::RecoveryAction;
 use super::signing::TrustedKeys;
 use super::state::TaskState;
@@ -88,19 +89,17 @@ pub fn render(task: &Task, trusted: &TrustedKeys) -> String {
                 .map(|t| format!(" at {t}"))
                 .unwrap_or_default();
             let _ = writeln!(md, "- [x] **{}** — done{when}", step.name);
-            match step.validated_by.as_deref().and_then(|id| task.receipt(id)) {
-                Some(receipt) => {
-                    let check = receipt.check(task, trusted);
-                    let command = receipt
-                        .parsed()
-                        .map(|p| format!("`{}` {}", p.command, status_word(p.passed())))
-                        .unwrap_or_else(|_| "unreadable payload".to_owned());
-                    let _ = writeln!(md, "  - receipt `{}`: {command}; {check}", receipt.id);
-                }
-                None => {
-                    let _ = writeln!(md, "  - no validation receipt (the step has no validation)");
-                }
-            }
+            let line = match step.validated_by.as_deref().and_then(|id| task.receipt(id)) {
+                Some(receipt) => receipt_line(task, receipt, trusted),
+                None => match last_validation(task, step) {
+                    Some(receipt) => format!(
+                        "no passing validation receipt; the last validation: {}",
+                        receipt_line(task, receipt, trusted)
+                    ),
+                    None => "no validation receipt (the step has no validation)".to_owned(),
+                },
+            };
+            let _ = writeln!(md, "  - {line}");
         }
     }
 
@@ -149,6 +148,28 @@ pub fn render(task: &Task, trusted: &TrustedKeys) -> String {
         }
     }
     md
+}
+
+/// `receipt `<id>`: `<command>` passed; <check>`.
+fn receipt_line(task: &Task, receipt: &Receipt, trusted: &TrustedKeys) -> String {
+    let check = receipt.check(task, trusted);
+    let command = receipt
+        .parsed()
+        .map(|p| format!("`{}` {}", p.command, status_word(p.passed())))
+        .unwrap_or_else(|_| "unreadable payload".to_owned());
+    format!("receipt `{}`: {command}; {check}", receipt.id)
+}
+
+/// The step's latest receipt from `checkpoint validate` (not from the gate's test runs).
+fn last_validation<'t>(task: &'t Task, step: &Step) -> Option<&'t Receipt> {
+    step.receipts
+        .iter()
+        .rev()
+        .filter_map(|id| task.receipt(id))
+        .find(|r| {
+            r.parsed()
+                .is_ok_and(|p| p.source == ReceiptSource::Validate)
+        })
 }
 
 fn status_name(status: StepStatus) -> &'static str {

@@ -115,7 +115,8 @@ pub struct Step {
     pub doing: Option<String>,
     /// Files changed while the step ran.
     pub files: Vec<TouchedFile>,
-    /// The passing receipt of the step's validation in the current attempt.
+    /// The passing receipt of the step's validation in the current attempt: of its declared
+    /// command, or, for a step that declares none, of the latest `checkpoint validate` that passed.
     pub validated_by: Option<String>,
     /// Receipt ids recorded while the step ran.
     pub receipts: Vec<String>,
@@ -442,7 +443,14 @@ impl Task {
         if let Some(i) = self.current_step {
             let step = &mut self.steps[i];
             step.receipts.push(receipt.id.clone());
-            if passed && step.validate.as_deref() == Some(command) {
+            // The declared command validates a step that has one; any passing validation
+            // validates a step that has none.
+            if passed
+                && step
+                    .validate
+                    .as_deref()
+                    .is_none_or(|declared| declared == command)
+            {
                 step.validated_by = Some(receipt.id.clone());
             }
         }
@@ -766,6 +774,30 @@ pub(crate) mod tests {
         t.complete(at(9)).unwrap();
         assert_eq!(t.state, TaskState::Completed);
         assert_eq!(t.updated_at, at(9));
+    }
+
+    #[test]
+    fn any_passing_validation_validates_a_step_that_declares_none() {
+        let mut t = task();
+        t.start_step(None, at(1)).unwrap();
+        for (id, status, passed) in [
+            ("r1", TestStatus::Passed, true),
+            ("r2", TestStatus::Failed, false),
+        ] {
+            t.start_validation("pytest -q", at(2)).unwrap();
+            t.finish_validation(receipt(id, status), passed, "pytest -q", at(3))
+                .unwrap();
+        }
+        assert_eq!(t.steps[0].validated_by.as_deref(), Some("r1"));
+        t.finish_step(None, at(4)).unwrap();
+        t.start_step(None, at(5)).unwrap();
+        t.start_validation("pytest -q", at(6)).unwrap();
+        t.finish_validation(receipt("r3", TestStatus::Passed), true, "pytest -q", at(7))
+            .unwrap();
+        assert_eq!(
+            t.steps[1].validated_by, None,
+            "not the declared `make test`"
+        );
     }
 
     #[test]

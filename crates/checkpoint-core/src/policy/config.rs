@@ -66,7 +66,9 @@
 pub use super::error::ConfigError;
 #[cfg(feature = "io")]
 pub(crate) use super::explain::set_slot;
-pub use super::explain::{Effective, LowerValue, Origin, ProjectCommand, Setting, check_text};
+pub use super::explain::{
+    Effective, LowerValue, Origin, ProjectCommand, Setting, check_text, line_of,
+};
 pub use super::layer::ConfigFile;
 #[cfg(feature = "io")]
 pub use super::load::{ConfigSources, PROJECT_FILE, explain, load};

@@ -311,6 +311,15 @@ pub fn check_text(path: &Path, text: &str) -> Result<(), ConfigError> {
     Effective::merge(vec![file], &[], || None).map(drop)
 }
 
+/// The 1-based line where `text`, the configuration file at `path`, sets `key`; `None` when it
+/// does not parse or does not set it. An error about a proposed change to the file points there,
+/// not at a line of the rejected text.
+pub fn line_of(path: &Path, text: &str, key: &str) -> Option<usize> {
+    let file = ConfigFile::parse(path, text.to_owned()).ok()?;
+    let set = file.layer.0.iter().find(|a| KEYS[a.key].name == key)?;
+    Some(set.place)
+}
+
 /// A key the table orders below another must be below it after merging. The error names the one
 /// of the two that the higher layer set (the lower key when one layer set both), where that layer
 /// set it.

@@ -20,6 +20,8 @@ use super::settings::{KEYS, Write, closest};
 
 /// The top-level key of the `[[rule]]`s.
 const RULES: &str = "rule";
+/// The fields of a `[[rule]]`: [`RawRule`]'s.
+const RULE_FIELDS: &[&str] = &["name", "include", "exclude", "tests", "action", "gate"];
 
 /// The keys one layer sets, in the order it sets them; `P` says where each is set (a line of a
 /// file, or a variable).
@@ -133,8 +135,24 @@ impl ConfigFile {
         Ok(())
     }
 
-    /// Reads the array of `[[rule]]` tables `value`.
+    /// Reads the array of `[[rule]]` tables `value`. A misspelt field gets a "did you mean", as
+    /// a section's keys do.
     fn parse_rules(&self, value: Spanned<DeValue<'_>>) -> Result<Vec<RawRule>, ConfigError> {
+        if let DeValue::Array(items) = value.get_ref() {
+            for (i, item) in items.iter().enumerate() {
+                let DeValue::Table(table) = item.get_ref() else {
+                    continue;
+                };
+                let unknown = table
+                    .keys()
+                    .find(|name| !RULE_FIELDS.contains(&&**name.get_ref()));
+                if let Some(name) = unknown {
+                    let field: &str = name.get_ref();
+                    let key = format!("{RULES}[{i}].{field}");
+                    return Err(self.unknown(name.span(), &key, field, RULE_FIELDS));
+                }
+            }
+        }
         let at = value.span().start;
         Vec::<RawRule>::deserialize(ValueDeserializer::from(value.clone())).map_err(|e| {
             let offset = e.span().map_or(at, |s| s.start);

@@ -97,7 +97,7 @@ mod tests {
     use tempfile::TempDir;
 
     use super::*;
-    use crate::policy::config::{KEYS, Origin, check_text};
+    use crate::policy::config::{KEYS, Origin, check_text, line_of};
     use crate::policy::rules::{Rule, RuleTests};
     use crate::policy::{
         ClearSettings, ContextSettings, GitBackend, GitSettings, JournalSettings, ResumeSettings,
@@ -643,6 +643,20 @@ mod tests {
     }
 
     #[test]
+    fn line_of_finds_where_a_file_sets_a_key() {
+        let path = Path::new("/repo/checkpoint.toml");
+        let text = "# settings\n[context]\n\nwarn = 85\n[stop]\nmax_blocks = 4\n";
+        assert_eq!(line_of(path, text, "context.warn"), Some(4));
+        assert_eq!(line_of(path, text, "stop.max_blocks"), Some(6));
+        assert_eq!(line_of(path, text, "context.critical"), None, "not set");
+        assert_eq!(
+            line_of(path, "[stop\n", "stop.max_blocks"),
+            None,
+            "no parse"
+        );
+    }
+
+    #[test]
     fn project_overrides_user_per_key() {
         let user = "[tests]\ncommand = \"make check\"\ntimeout = \"5m\"\n\
                     [stop]\nmax_blocks = 5\ncapture = true\n[git]\nbackend = \"cli\"\n";
@@ -923,7 +937,13 @@ mod tests {
         let f = Fixture::project("[[rule]]\nname = \"a\"\ninclude = [\"a\"]\ntests = \"\"\n");
         insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:4: rule[0].tests: empty command; write `tests = false` for no tests");
         let f = Fixture::project("rule = [{ name = \"a\", include = [\"a\"], test = true }]\n");
-        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:1: rule[0].test: unknown field `test`, expected one of `name`, `include`, `exclude`, `tests`, `action`, `gate`");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:1: rule[0].test: unknown field `test`, did you mean `rule[0].tests`?");
+        let f = Fixture::project(
+            "[[rule]]\nname = \"a\"\ninclude = [\"a\"]\n\n[[rule]]\nname = \"b\"\nincludes = [\"b\"]\n",
+        );
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:7: rule[1].includes: unknown field `includes`, did you mean `rule[1].include`?");
+        let f = Fixture::project("[[rule]]\nname = \"a\"\ninclude = [\"a\"]\nwhen = 1\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:4: rule[0].when: unknown field `when`, expected one of `name`, `include`, `exclude`, `tests`, `action`, `gate`");
     }
 
     #[test]
