@@ -3,14 +3,16 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 
+use checkpoint_core::sanitize;
 use serde::Serialize;
 
 use crate::error::CliError;
 
-/// Writes `text` and a newline to stdout. A closed pipe is not an error worth reporting.
+/// Writes `text` and a newline to stdout, with nothing a terminal acts on
+/// ([`sanitize::text`]). A closed pipe is not an error worth reporting.
 pub(crate) fn out(text: &str) {
     let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{text}");
+    let _ = writeln!(stdout, "{}", sanitize::text(text));
 }
 
 /// Writes `value` to stdout as pretty JSON.
@@ -20,9 +22,9 @@ pub(crate) fn json(value: &impl Serialize) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Writes a warning or hint line to stderr.
+/// Writes a warning or hint line to stderr, with nothing a terminal acts on.
 pub(crate) fn note(text: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{text}");
+    let _ = writeln!(std::io::stderr().lock(), "{}", sanitize::text(text));
 }
 
 /// Writes an error and its hint to stderr.

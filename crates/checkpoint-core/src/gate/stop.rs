@@ -21,6 +21,7 @@ use crate::project::ProjectError;
 use crate::project::integrity::{Integrity, Stopped};
 use crate::render;
 use crate::runner;
+use crate::sanitize;
 use crate::session::SessionRecord;
 
 use super::call::Call;
@@ -276,9 +277,10 @@ pub(super) fn user_prompt(call: &Call) -> Result<Option<String>, ProjectError> {
 }
 
 /// The digest that recognises our own block message when an agent sends it back as a prompt:
-/// Gemini re-sends the reason verbatim, Codex under tmux receives the terminal-safe form.
+/// both get the [`sanitize::message`] form (Gemini re-sends the reason verbatim, Codex under
+/// tmux receives what was typed).
 fn retry_digest(text: &str) -> String {
-    digest::sha256_hex(render::terminal_safe(text).trim().as_bytes())
+    digest::sha256_hex(sanitize::message(text).trim().as_bytes())
 }
 
 /// Whether `prompt` is our last block message sent back.

@@ -367,14 +367,6 @@ fn durations() {
     assert_eq!(duration(1_800_000), "30m");
 }
 
-#[test]
-fn terminal_safe_keeps_newlines_only() {
-    assert_eq!(
-        terminal_safe("a\tb\x1b[31mred\x1b[0m\r\nnext\x07\x03"),
-        "a b[31mred[0m\nnext"
-    );
-}
-
 fn findings(n: u32) -> Vec<Finding> {
     let deleted = Finding {
         kind: FindingKind::TestFileDeleted,
