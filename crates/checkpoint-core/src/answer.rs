@@ -16,6 +16,9 @@ pub enum HookAnswer {
     Context(String),
     /// The verdict on an end of turn.
     Stop(StopAnswer),
+    /// Text for the user, not the model, on any event (e.g. that the gate is off until its
+    /// config is fixed).
+    Notice(String),
 }
 
 impl HookAnswer {
@@ -24,7 +27,8 @@ impl HookAnswer {
     /// block (with a `systemMessage` when the user should hear something too, e.g. that the
     /// project's commands are not approved), `{"systemMessage": …}` when the user should hear
     /// about an allowed stop,
-    /// `hookSpecificOutput.additionalContext` under the event's wire name for context; `None`
+    /// `hookSpecificOutput.additionalContext` under the event's wire name for context,
+    /// `{"systemMessage": …}` for a notice; `None`
     /// (the agent's no-op) otherwise. Every text in it is a [`sanitize::message`]: nothing a
     /// terminal acts on, at most [`sanitize::MESSAGE_BYTES`].
     pub fn hook_json(&self, event_name: &str, block_word: &str) -> Option<Value> {
@@ -46,6 +50,7 @@ impl HookAnswer {
             HookAnswer::Stop(stop) => stop
                 .user_notice()
                 .map(|notice| json!({"systemMessage": sanitize::message(&notice)})),
+            HookAnswer::Notice(notice) => Some(json!({"systemMessage": sanitize::message(notice)})),
             HookAnswer::Nothing => None,
         }
     }

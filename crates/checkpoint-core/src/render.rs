@@ -172,7 +172,7 @@ fn allow_text(out: &mut String, reason: &AllowReason) {
         AllowReason::ConfigBroken { error } => {
             let _ = writeln!(
                 out,
-                "Checkpoint — The gate is off until its config is fixed (stop allowed \
+                "Checkpoint — The gate is off until its config is fixed (stops are allowed \
                  unchecked): {}",
                 sanitize::line(error, ERROR_CHARS)
             );

@@ -19,6 +19,9 @@ pub const PROGRESS_CHARS: usize = 4_000;
 pub const LINE_CHARS: usize = 160;
 /// The longest progress entry shown, in characters.
 pub const ENTRY_CHARS: usize = 500;
+/// The longest progress entry kept, in characters: a restart context shows less, but a person
+/// reading the log may want more.
+pub const KEPT_ENTRY_CHARS: usize = 16 * 1024;
 
 /// How close the context window is to full.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,11 +176,11 @@ pub fn resume_context(r: &Resume<'_>) -> String {
     }
 
     if let Some(summary) = c.summary.as_deref().filter(|s| !s.trim().is_empty()) {
-        let _ = writeln!(
-            out,
-            "\nYour last message before the reset:\n{}",
-            trimmed(summary.trim(), SUMMARY_CHARS)
-        );
+        // Quoted line by line: none of its lines can pass for one of ours.
+        out.push_str("\nYour last message before the reset:\n");
+        for line in trimmed(summary.trim(), SUMMARY_CHARS).lines() {
+            let _ = writeln!(out, "> {line}");
+        }
     }
 
     out.push_str(

@@ -22,7 +22,7 @@ use crate::project::integrity::{Integrity, Stopped};
 use crate::render;
 use crate::runner;
 use crate::sanitize;
-use crate::session::SessionRecord;
+use crate::session::{SessionRecord, once_per_session};
 
 use super::call::Call;
 use super::continuity;
@@ -174,15 +174,6 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
     let notices: Vec<String> = trust_notice.into_iter().chain(saved_notice).collect();
     answer.notice = (!notices.is_empty()).then(|| notices.join("\n"));
     Ok(answer)
-}
-
-/// `notice` unless the session was already shown it (`shown` holds the digest of the last one
-/// shown, and is updated); no notice forgets it, so that the same one later is shown again.
-fn once_per_session(shown: &mut Option<String>, notice: Option<String>) -> Option<String> {
-    let digest = notice.as_deref().map(|n| digest::sha256_hex(n.as_bytes()));
-    let new = digest.is_some() && digest != *shown;
-    *shown = digest;
-    notice.filter(|_| new)
 }
 
 /// The verdict on a stop for which no repository facts are gathered.
