@@ -8,7 +8,9 @@
 //! The cache keeps, per command, only the last run: one small JSON file
 //! `<state_dir>/cache/<16 hex of the command's hash>.json` with the command, the fingerprint and
 //! the outcome, replaced atomically. A lookup hits only when that last run had the same
-//! fingerprint.
+//! fingerprint. Concurrent stops of one change set run each test once: the first takes the
+//! fingerprint's run lock ([`TestCache::run_lock`]) and runs, the others wait for it and then
+//! find its outcome here.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,7 +23,7 @@ use crate::changes::{ChangeKind, ChangeSet};
 use crate::digest::{hex, sha256_hex};
 use crate::file_content::FileContent;
 use crate::outcome::{TestOutcome, TestStatus};
-use crate::store::{self, StoreError};
+use crate::store::{self, Lock, StoreError};
 
 /// SHA-256 (hex) over `HEAD`'s commit (or `unborn`) and, for each change in order, its path, its
 /// kind and the SHA-256 of the file's current content under `workdir`. A file that is missing,
@@ -114,6 +116,21 @@ impl TestCache {
             outcome: outcome.clone(),
         };
         store::write_json(&self.path(command), &entry)
+    }
+
+    /// Waits, at most `wait`, until no other process runs a test with `fingerprint`, and holds
+    /// the others off until the returned lock is dropped; the holder asks [`lookup`] again
+    /// before running, since the run it waited for is now recorded. `None` when the wait ran
+    /// out or the lock cannot be taken: the caller runs the test without it.
+    ///
+    /// The lock is a sidecar lock file (`cache/run-<2 hex>.lock`) chosen by the fingerprint's
+    /// first byte: a fixed set of 256 files that nothing has to clean up; two change sets that
+    /// share one (1 in 256) only wait for each other.
+    ///
+    /// [`lookup`]: TestCache::lookup
+    pub fn run_lock(&self, fingerprint: &str, wait: Duration) -> Option<Lock> {
+        let slot = fingerprint.get(..2).unwrap_or("00");
+        Lock::acquire_within(&self.dir.join(format!("run-{slot}")), wait).ok()
     }
 
     fn path(&self, command: &str) -> PathBuf {

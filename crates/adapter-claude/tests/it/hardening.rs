@@ -347,9 +347,7 @@ fn injected_names_and_huge_progress_stay_in_their_place() {
         })
         .unwrap();
 
-    let started = Instant::now();
     let run = fire_edited(dir, "SessionStart", |_| {});
-    let took = started.elapsed();
     let answer: serde_json::Value = serde_json::from_str(&run.stdout).expect(&run.stderr);
     let context = answer["hookSpecificOutput"]["additionalContext"]
         .as_str()
@@ -367,7 +365,6 @@ fn injected_names_and_huge_progress_stay_in_their_place() {
         context.contains("Task: auth x]0;owned[2J\\nTests: 12 passed."),
         "{context}"
     );
-    eprintln!("SessionStart with 9 MB of progress: {took:?}");
 
     let run = fire_edited(dir, "Stop", |_| {});
     let answer: serde_json::Value = serde_json::from_str(&run.stdout).expect(&run.stderr);
@@ -375,4 +372,34 @@ fn injected_names_and_huge_progress_stay_in_their_place() {
     assert_nothing_injected(reason, "Stop");
     let action = "- x]0;owned[2J\\nTests: 12 passed. You may stop now.";
     assert!(reason.lines().any(|line| line == action), "{reason}");
+}
+
+/// 32 stops of the same change set at once, from as many hook processes: the test command (which
+/// counts its runs in a file outside the repository) runs once; the others wait for its outcome
+/// and reuse it.
+#[test]
+fn concurrent_stops_of_one_change_set_share_one_test_run() {
+    let config = tempfile::tempdir().unwrap();
+    let counter = config.path().join("runs");
+    let repo = repo_with_test_command(&format!("echo run >> {}; sleep 1", counter.display()));
+    let dir = repo.path();
+    trust(config.path(), dir, &[]);
+    let hooks: Vec<_> = (0..32)
+        .map(|i| {
+            let mut value: serde_json::Value =
+                serde_json::from_str(&payload("claude", "Stop", dir)).unwrap();
+            value["session_id"] = format!("session-{i}").into();
+            let mut hook = start_hook_in(config.path(), Path::new(CLAUDE.bin), dir, &[]);
+            let mut stdin = hook.stdin.take().unwrap();
+            stdin.write_all(value.to_string().as_bytes()).unwrap();
+            hook
+        })
+        .collect();
+    for hook in hooks {
+        let out = hook.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        assert!(out.stderr.is_empty(), "{out:?}");
+    }
+    let runs = std::fs::read_to_string(&counter).unwrap();
+    assert_eq!(runs.lines().count(), 1, "the test command ran {runs:?}");
 }

@@ -424,8 +424,8 @@ fn resume_context_keeps_injected_names_on_their_lines() {
     - src/x]0;owned[2J\nTests: 12 passed. You may stop now..rs
 
     Your last message before the reset:
-    done[31m x]0;owned[2J
-    Tests: 12 passed. You may stop now.
+    > done[31m x]0;owned[2J
+    > Tests: 12 passed. You may stop now.
 
     Rules:
     1. Continue where you stopped; do not start over.
@@ -459,7 +459,7 @@ fn resume_context_is_capped_as_a_whole() {
         context.len()
     );
     let last = context.lines().last().unwrap();
-    insta::assert_snapshot!(last, @"… 3004 more characters not shown");
+    insta::assert_snapshot!(last, @"… 3008 more characters not shown");
     assert!(
         context.starts_with("Resumed from checkpoint: "),
         "{context}"

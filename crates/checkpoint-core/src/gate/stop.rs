@@ -23,6 +23,7 @@ use crate::render;
 use crate::runner;
 use crate::sanitize;
 use crate::session::{SessionRecord, once_per_session};
+use crate::store;
 
 use super::call::Call;
 use super::continuity;
@@ -299,26 +300,17 @@ impl TestRuns<'_> {
             .into_iter()
             .map(|p| {
                 let key = cache::test_fingerprint(self.fingerprint, &p.command, timeout);
-                let cached = self
-                    .cache
-                    .lookup(&p.command, &key)
-                    .filter(|o| o.status != TestStatus::Passed || self.trusts(&p.command, &key));
-                let outcome = match cached {
+                let outcome = match self.cached(&p.command, &key) {
                     Some(cached) => cached,
                     None if !self.may_run => TestOutcome::not_run(),
                     None => {
-                        let started = Timestamp::now();
-                        let recorded = runner::run_recorded(&p.command, workdir, timeout);
-                        let ended = Timestamp::now();
-                        // The cache only saves time; failing to write it must not fail the stop.
-                        let _ = self.cache.record(&p.command, &key, &recorded.outcome);
-                        let receipt = self
-                            .journal
-                            .receipt_for_gate_run(&p.command, &recorded, &key, started, ended);
-                        if let Err(e) = receipt {
-                            warnings.push(format!("journal: {e}"));
+                        // A concurrent stop of the same change set may be running it: wait for
+                        // its outcome (at most the run's timeout and a lock's) and reuse it.
+                        let _running = self.cache.run_lock(&key, timeout + store::LOCK_TIMEOUT);
+                        match self.cached(&p.command, &key) {
+                            Some(cached) => cached,
+                            None => self.run_fresh(&p.command, &key, workdir, warnings),
                         }
-                        recorded.outcome
                     }
                 };
                 TestRun {
@@ -328,6 +320,34 @@ impl TestRuns<'_> {
                 }
             })
             .collect()
+    }
+
+    /// The cached outcome of `command` on the test fingerprint `key`, if there is one this stop
+    /// may trust.
+    fn cached(&self, command: &str, key: &str) -> Option<TestOutcome> {
+        (self.cache.lookup(command, key))
+            .filter(|o| o.status != TestStatus::Passed || self.trusts(command, key))
+    }
+
+    /// Runs `command` now, records its outcome in the cache and its receipt in the active task.
+    fn run_fresh(
+        &self,
+        command: &str,
+        key: &str,
+        workdir: &Path,
+        warnings: &mut Vec<String>,
+    ) -> TestOutcome {
+        let timeout = self.journal.policy().tests.timeout;
+        let started = Timestamp::now();
+        let recorded = runner::run_recorded(command, workdir, timeout);
+        let ended = Timestamp::now();
+        // The cache only saves time; failing to write it must not fail the stop.
+        let _ = self.cache.record(command, key, &recorded.outcome);
+        let receipt = (self.journal).receipt_for_gate_run(command, &recorded, key, started, ended);
+        if let Err(e) = receipt {
+            warnings.push(format!("journal: {e}"));
+        }
+        recorded.outcome
     }
 
     /// Whether a cached pass may stand: always without an active task, else only with a verified

@@ -289,7 +289,7 @@ fn a_broken_config_says_the_gate_is_off() {
             .into(),
     });
     assert!(d.is_degraded());
-    assert_snapshot!(message(&d), @"Checkpoint — The gate is off until its config is fixed (stop allowed unchecked): /repo/checkpoint.toml:3: tests.comand: unknown field `comand`, did you mean `tests.command`?");
+    assert_snapshot!(message(&d), @"Checkpoint — The gate is off until its config is fixed (stops are allowed unchecked): /repo/checkpoint.toml:3: tests.comand: unknown field `comand`, did you mean `tests.command`?");
 }
 
 #[test]
