@@ -22,13 +22,17 @@ use sha2::{Digest, Sha256};
 use crate::changes::{ChangeKind, ChangeSet};
 use crate::digest::{hex, sha256_hex};
 use crate::file_content::FileContent;
+use crate::git;
 use crate::outcome::{TestOutcome, TestStatus};
+use crate::policy::GitBackend;
 use crate::store::{self, Lock, StoreError};
 
 /// SHA-256 (hex) over `HEAD`'s commit (or `unborn`) and, for each change in order, its path, its
 /// kind and the SHA-256 of the file's current content under `workdir`. A file that is missing,
 /// unreadable, a symlink (its target is hashed) or not a regular file gets a distinct marker
-/// instead; the executable bit is included. Reads never fail the fingerprint.
+/// instead; the executable bit is included; a submodule counts with the fingerprint of its own
+/// changes (its checked-out commit and what differs from it, read the same way). Reads never fail
+/// the fingerprint.
 pub fn change_fingerprint(workdir: &Path, changes: &ChangeSet) -> String {
     let mut fields = Fields::new("checkpoint change fingerprint v1");
     fields.add(changes.head.commit().unwrap_or("unborn"));
@@ -182,8 +186,22 @@ fn content_digest(path: &Path) -> String {
             let mode = if executable { "executable" } else { "file" };
             format!("{mode} {id}")
         }
-        FileContent::Other => "not a file".to_owned(),
+        FileContent::Other => match submodule_fingerprint(path) {
+            Some(fingerprint) => format!("submodule {fingerprint}"),
+            None => "not a file".to_owned(),
+        },
     }
+}
+
+/// The [`change_fingerprint`] of the submodule checked out at `path`; `None` for anything else,
+/// or when its changes cannot be read.
+fn submodule_fingerprint(path: &Path) -> Option<String> {
+    if !path.join(".git").exists() {
+        return None;
+    }
+    let repo = git::discover(path).ok()??;
+    let changes = git::changes(&repo, GitBackend::Auto).ok()?;
+    Some(change_fingerprint(&repo.workdir, &changes))
 }
 
 #[cfg(test)]
@@ -228,6 +246,24 @@ mod tests {
             tail: "test result: FAILED".to_owned(),
             ..TestOutcome::not_run()
         }
+    }
+
+    #[test]
+    fn a_submodule_counts_with_its_own_content() {
+        let dir = checkpoint_testkit::repo("submodule-changes");
+        let repo = git::discover(dir.path()).unwrap().unwrap();
+        let fingerprint = || {
+            let changes = git::changes(&repo, GitBackend::Auto).unwrap();
+            change_fingerprint(&repo.workdir, &changes)
+        };
+        let base = fingerprint();
+        assert_eq!(fingerprint(), base);
+        // The same file edited again: the status reads as before, the content does not.
+        fs::write(dir.path().join("dirty/lib.txt"), "dirty\nedited again\n").unwrap();
+        let edited = fingerprint();
+        assert_ne!(edited, base);
+        fs::write(dir.path().join("moved/new.txt"), "new\n").unwrap();
+        assert_ne!(fingerprint(), edited);
     }
 
     #[test]

@@ -403,3 +403,40 @@ fn concurrent_stops_of_one_change_set_share_one_test_run() {
     let runs = std::fs::read_to_string(&counter).unwrap();
     assert_eq!(runs.lines().count(), 1, "the test command ran {runs:?}");
 }
+
+/// A moved gitlink and a dirty submodule are changes of the superproject: a stop is gated on them
+/// like on any file (listed by the submodule's path), and a rule naming a submodule's path applies
+/// (its test command runs, its action is required). An untouched submodule is no change.
+#[test]
+fn submodule_changes_are_gated_like_files() {
+    let repo = checkpoint_testkit::repo("submodule-changes");
+    let dir = repo.path();
+    let config = tempfile::tempdir().unwrap();
+    let counter = config.path().join("runs");
+    std::fs::write(
+        dir.join("checkpoint.toml"),
+        format!(
+            "[[rule]]\nname = \"vendored\"\ninclude = [\"moved\"]\ntests = \"echo run >> {}\"\n\
+             action = \"Rebuild against the new vendored lib\"\n",
+            counter.display()
+        ),
+    )
+    .unwrap();
+    checkpoint_testkit::git(dir, &["add", "checkpoint.toml"]);
+    checkpoint_testkit::git(dir, &["commit", "-qm", "rule"]);
+    let run = fire_edited(dir, "Stop", |_| {});
+    let answer: serde_json::Value = serde_json::from_str(&run.stdout).expect(&run.stderr);
+    assert_eq!(answer["decision"], "block", "{run:?}");
+    let reason = answer["reason"].as_str().unwrap();
+    let lines: Vec<&str> = reason.lines().collect();
+    for line in [
+        "  M dirty",
+        "  M moved",
+        "- Rebuild against the new vendored lib",
+    ] {
+        assert!(lines.contains(&line), "{line:?} missing in {reason}");
+    }
+    assert!(!reason.contains("clean"), "{reason}");
+    let runs = std::fs::read_to_string(&counter).unwrap();
+    assert_eq!(runs, "run\n", "the rule's test command runs once");
+}

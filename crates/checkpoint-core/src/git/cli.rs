@@ -9,7 +9,9 @@ use super::{Collector, Diff, GitError, Repo, single_line};
 use crate::changes::{ChangeSet, Head};
 
 /// The status invocation: no optional locks (no `index.lock`), every untracked file, no rename
-/// pairs, no submodules, no ahead/behind count (it walks history and is not needed).
+/// pairs, no ahead/behind count (it walks history and is not needed); a submodule whose checked
+/// out commit moved, or that has changes of its own (untracked files included), is one changed
+/// path, whatever its `ignore` setting says.
 const STATUS_ARGS: &[&str] = &[
     "--no-optional-locks",
     "status",
@@ -19,7 +21,7 @@ const STATUS_ARGS: &[&str] = &[
     "--no-ahead-behind",
     "--untracked-files=all",
     "--no-renames",
-    "--ignore-submodules=all",
+    "--ignore-submodules=none",
 ];
 
 /// How much of git's standard error goes into [`GitError::Status`].

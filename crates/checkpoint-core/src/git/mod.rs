@@ -10,7 +10,9 @@
 //! machine it is about twice as fast as gitoxide on a 20k-file repository (see `bench/README.md`).
 //!
 //! Both backends report paths without rename detection (a rename is a delete plus an add), list
-//! every untracked file rather than collapsed directories, and skip submodules. Neither takes
+//! every untracked file rather than collapsed directories, and report a submodule as one path
+//! when its checked-out commit moved or it has changes of its own (its files are not listed; see
+//! [`crate::cache::change_fingerprint`] for how its content counts). Neither takes
 //! `index.lock`: the CLI runs with `--no-optional-locks` and gitoxide never writes the index.
 //!
 //! [`discover`] uses gitoxide in both cases (about 0.4 ms). A `.git` that discovery would pass over
