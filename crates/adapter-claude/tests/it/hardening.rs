@@ -406,7 +406,8 @@ fn concurrent_stops_of_one_change_set_share_one_test_run() {
 
 /// A moved gitlink and a dirty submodule are changes of the superproject: a stop is gated on them
 /// like on any file (listed by the submodule's path), and a rule naming a submodule's path applies
-/// (its test command runs, its action is required). An untouched submodule is no change.
+/// (its test command runs, its action is required), one for the files inside it does not. An
+/// untouched submodule is no change.
 #[test]
 fn submodule_changes_are_gated_like_files() {
     let repo = checkpoint_testkit::repo("submodule-changes");
@@ -417,7 +418,9 @@ fn submodule_changes_are_gated_like_files() {
         dir.join("checkpoint.toml"),
         format!(
             "[[rule]]\nname = \"vendored\"\ninclude = [\"moved\"]\ntests = \"echo run >> {}\"\n\
-             action = \"Rebuild against the new vendored lib\"\n",
+             action = \"Rebuild against the new vendored lib\"\n\
+             [[rule]]\nname = \"inside\"\ninclude = [\"dirty/**\"]\ntests = false\n\
+             action = \"Files inside a submodule are not seen\"\n",
             counter.display()
         ),
     )
@@ -437,6 +440,7 @@ fn submodule_changes_are_gated_like_files() {
         assert!(lines.contains(&line), "{line:?} missing in {reason}");
     }
     assert!(!reason.contains("clean"), "{reason}");
+    assert!(!reason.contains("not seen"), "{reason}");
     let runs = std::fs::read_to_string(&counter).unwrap();
     assert_eq!(runs, "run\n", "the rule's test command runs once");
 }
