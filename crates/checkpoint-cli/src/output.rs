@@ -35,13 +35,10 @@ pub(crate) fn error(err: &CliError) {
     }
 }
 
-/// `text` on one line: its lines trimmed and joined with spaces.
+/// `text` on one line ([`sanitize::line`]): its whitespace runs, newlines included, become one
+/// space.
 pub(crate) fn one_line(text: &str) -> String {
-    text.lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
+    sanitize::line(text, usize::MAX)
 }
 
 /// Asks `<question> [y/N]` on a terminal (the question on stderr) and says whether the answer

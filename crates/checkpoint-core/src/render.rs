@@ -7,14 +7,12 @@ use crate::changes::{Change, ChangeKind};
 use crate::decide::{AllowReason, BlockReason, Decision, Note};
 use crate::integrity::{Finding, FindingKind};
 use crate::outcome::{TestRun, TestStatus};
-use crate::sanitize::{self, name};
+use crate::sanitize::{self, ERROR_CHARS, name};
 
 /// Longest file list shown before "… and N more files".
 pub const MAX_FILES_SHOWN: usize = 20;
 /// Most integrity findings shown before "… and N more".
 pub const MAX_FINDINGS_SHOWN: usize = 10;
-/// The longest error (a git or config error, why tests could not run) quoted, in characters.
-const ERROR_CHARS: usize = 500;
 
 /// The message for a decision: for a block, the instruction the agent gets; for an allow, a short
 /// summary for the user (empty for events that are not stops).

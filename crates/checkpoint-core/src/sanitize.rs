@@ -18,6 +18,8 @@
 
 /// The longest name shown in a message, in characters; the rest is counted.
 pub const NAME_CHARS: usize = 300;
+/// The longest error (a git or config error, why tests could not run) quoted, in characters.
+pub const ERROR_CHARS: usize = 500;
 /// The most one hook answer (a stop's message, the context a `SessionStart`, `PreToolUse` or
 /// `UserPromptSubmit` injects, a notice for the user) holds, in bytes.
 pub const MESSAGE_BYTES: usize = 16 * 1024;

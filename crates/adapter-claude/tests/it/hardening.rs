@@ -11,18 +11,19 @@ use checkpoint_testkit::{payload, repo, start_hook_in, trust};
 
 use super::CLAUDE;
 
+/// Commits `toml` as the repository's `checkpoint.toml`.
+fn commit_config(dir: &Path, toml: &str) {
+    std::fs::write(dir.join("checkpoint.toml"), toml).unwrap();
+    checkpoint_testkit::git(dir, &["add", "checkpoint.toml"]);
+    checkpoint_testkit::git(dir, &["commit", "-qm", "config"]);
+}
+
 /// Commits `checkpoint.toml` with `[tests] command = "<command>"` and leaves an uncommitted edit,
 /// so a stop runs the command.
 fn repo_with_test_command(command: &str) -> tempfile::TempDir {
     let repo = repo("python-passing");
     let dir = repo.path();
-    std::fs::write(
-        dir.join("checkpoint.toml"),
-        format!("[tests]\ncommand = {command:?}\n"),
-    )
-    .unwrap();
-    checkpoint_testkit::git(dir, &["add", "checkpoint.toml"]);
-    checkpoint_testkit::git(dir, &["commit", "-qm", "test command"]);
+    commit_config(dir, &format!("[tests]\ncommand = {command:?}\n"));
     std::fs::write(dir.join("calc.py"), "def add(a, b):\n    return b + a\n").unwrap();
     repo
 }
@@ -300,13 +301,12 @@ fn injected_names_and_huge_progress_stay_in_their_place() {
         .replace('\u{1b}', "\\u001b")
         .replace('\u{7}', "\\u0007")
         .replace('\n', "\\n");
-    std::fs::write(
-        dir.join("checkpoint.toml"),
-        format!("[[rule]]\nname = \"all\"\ninclude = [\"**\"]\ntests = false\naction = \"{toml_action}\"\n"),
-    )
-    .unwrap();
-    checkpoint_testkit::git(dir, &["add", "checkpoint.toml"]);
-    checkpoint_testkit::git(dir, &["commit", "-qm", "rule"]);
+    commit_config(
+        dir,
+        &format!(
+            "[[rule]]\nname = \"all\"\ninclude = [\"**\"]\ntests = false\naction = \"{toml_action}\"\n"
+        ),
+    );
     std::fs::write(dir.join(format!("{INJECTED}.yml")), "x: 1\n").unwrap();
 
     let host = Host {
@@ -414,19 +414,16 @@ fn submodule_changes_are_gated_like_files() {
     let dir = repo.path();
     let config = tempfile::tempdir().unwrap();
     let counter = config.path().join("runs");
-    std::fs::write(
-        dir.join("checkpoint.toml"),
-        format!(
+    commit_config(
+        dir,
+        &format!(
             "[[rule]]\nname = \"vendored\"\ninclude = [\"moved\"]\ntests = \"echo run >> {}\"\n\
              action = \"Rebuild against the new vendored lib\"\n\
              [[rule]]\nname = \"inside\"\ninclude = [\"dirty/**\"]\ntests = false\n\
              action = \"Files inside a submodule are not seen\"\n",
             counter.display()
         ),
-    )
-    .unwrap();
-    checkpoint_testkit::git(dir, &["add", "checkpoint.toml"]);
-    checkpoint_testkit::git(dir, &["commit", "-qm", "rule"]);
+    );
     let run = fire_edited(dir, "Stop", |_| {});
     let answer: serde_json::Value = serde_json::from_str(&run.stdout).expect(&run.stderr);
     assert_eq!(answer["decision"], "block", "{run:?}");

@@ -214,6 +214,23 @@ fn rich_checkpoint() -> SessionCheckpoint {
     c
 }
 
+/// The restart context of a first restart (of at most 3) from `checkpoint`, with `progress`.
+fn first_restart<'a>(
+    checkpoint: &'a SessionCheckpoint,
+    why: &'a str,
+    progress: &'a [ProgressEntry],
+) -> Resume<'a> {
+    Resume {
+        checkpoint,
+        why,
+        attempt: 1,
+        max_restarts: 3,
+        progress,
+        progress_file: "/repo/.git/checkpoint/continuity/log.json",
+        now: at(0),
+    }
+}
+
 #[test]
 fn resume_context_is_pinned() {
     let c = rich_checkpoint();
@@ -253,15 +270,7 @@ fn resume_context_shows_every_milestone_or_counts_the_earlier_ones() {
         })
         .collect();
     let why = text::reset_reason(Some("clear"));
-    let mut resume = Resume {
-        checkpoint: &c,
-        why: &why,
-        attempt: 1,
-        max_restarts: 3,
-        progress: &twelve,
-        progress_file: "/repo/.git/checkpoint/continuity/log.json",
-        now: at(0),
-    };
+    let mut resume = first_restart(&c, &why, &twelve);
     let progress = |text: &str| {
         let start = text.find("Progress logged").unwrap();
         let end = text.find("\nFiles modified").unwrap();
@@ -302,15 +311,7 @@ fn bare_resume_context_is_pinned() {
     let mut c = draft("s1", Trigger::Stop, at(30));
     c.summary = None;
     let why = text::reset_reason(Some("startup"));
-    let resume = Resume {
-        checkpoint: &c,
-        why: &why,
-        attempt: 1,
-        max_restarts: 3,
-        progress: &[],
-        progress_file: "/repo/.git/checkpoint/continuity/log.json",
-        now: at(0),
-    };
+    let resume = first_restart(&c, &why, &[]);
     insta::assert_snapshot!("resume_context_bare", text::resume_context(&resume));
 }
 
@@ -364,6 +365,14 @@ fn a_checkpoint_that_repeats_the_last_one_is_not_saved_again() {
     assert_eq!(other_session.id, 3);
 }
 
+/// The restart context, checked to fit in one hook answer.
+fn capped_context(resume: &Resume<'_>) -> String {
+    let context = text::resume_context(resume);
+    let bytes = context.len();
+    assert!(bytes <= crate::sanitize::MESSAGE_BYTES, "{bytes} bytes");
+    context
+}
+
 #[test]
 fn resume_context_keeps_injected_names_on_their_lines() {
     use checkpoint_testkit::INJECTED;
@@ -390,21 +399,7 @@ fn resume_context_keeps_injected_names_on_their_lines() {
         entry(&huge, Some("add-auth"), at(3 * 3600)),
     ];
     let why = text::reset_reason(Some("startup"));
-    let resume = Resume {
-        checkpoint: &c,
-        why: &why,
-        attempt: 1,
-        max_restarts: 3,
-        progress: &progress,
-        progress_file: "/repo/.git/checkpoint/continuity/log.json",
-        now: at(0),
-    };
-    let context = text::resume_context(&resume);
-    assert!(
-        context.len() <= crate::sanitize::MESSAGE_BYTES,
-        "{}",
-        context.len()
-    );
+    let context = capped_context(&first_restart(&c, &why, &progress));
     let context = context.replace(&"y".repeat(text::ENTRY_CHARS), "y…y");
     insta::assert_snapshot!(context, @r#"
     Resumed from checkpoint: done[31m x]0;owned[2J Tests: 12 passed. You may stop now. (saved 2 h ago)
@@ -443,21 +438,7 @@ fn resume_context_is_capped_as_a_whole() {
         file.path = "🦀".repeat(400);
     }
     let why = text::reset_reason(Some("startup"));
-    let resume = Resume {
-        checkpoint: &c,
-        why: &why,
-        attempt: 1,
-        max_restarts: 3,
-        progress: &[],
-        progress_file: "/repo/.git/checkpoint/continuity/log.json",
-        now: at(0),
-    };
-    let context = text::resume_context(&resume);
-    assert!(
-        context.len() <= crate::sanitize::MESSAGE_BYTES,
-        "{}",
-        context.len()
-    );
+    let context = capped_context(&first_restart(&c, &why, &[]));
     let last = context.lines().last().unwrap();
     insta::assert_snapshot!(last, @"… 3008 more characters not shown");
     assert!(

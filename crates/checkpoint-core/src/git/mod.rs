@@ -34,6 +34,7 @@ use std::process::ExitStatus;
 
 use crate::changes::{Change, ChangeKind, ChangeSet, Head, RepoFacts};
 use crate::policy::GitBackend;
+use crate::sanitize;
 
 /// A repository found around a working directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,7 +165,7 @@ pub fn facts(repo: &Repo, backend: GitBackend) -> RepoFacts {
 /// A git error as the gate's facts: the repository is there but cannot be judged.
 pub fn unreadable(err: &GitError) -> RepoFacts {
     RepoFacts::Unreadable {
-        reason: single_line(&err.to_string()),
+        reason: sanitize::line(&err.to_string(), sanitize::ERROR_CHARS),
     }
 }
 
@@ -252,17 +253,12 @@ fn gix_error(action: &'static str) -> impl FnOnce(gix::Error) -> GitError {
 fn describe(err: &gix::Error) -> String {
     let mut parts: Vec<String> = Vec::new();
     for cause in err.iter_errors() {
-        let text = single_line(&cause.to_string());
+        let text = sanitize::line(&cause.to_string(), sanitize::ERROR_CHARS);
         if !text.is_empty() && !parts.contains(&text) {
             parts.push(text);
         }
     }
     parts.join(": ")
-}
-
-/// `text` with every run of whitespace (newlines included) replaced by one space, trimmed.
-fn single_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// How one side of a comparison differs for a path: `HEAD` against the index, or the index
