@@ -35,7 +35,7 @@ pub(crate) fn error(err: &CliError) {
     }
 }
 
-/// `text` on one line ([`sanitize::line`]): its whitespace runs, newlines included, become one
+/// `text` on one line ([`sanitize::line()`]): its whitespace runs, newlines included, become one
 /// space.
 pub(crate) fn one_line(text: &str) -> String {
     sanitize::line(text, usize::MAX)

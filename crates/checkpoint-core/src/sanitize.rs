@@ -4,16 +4,16 @@
 //! controls that reorder what a reader sees, or a newline that starts a line of its own ("Tests:
 //! 12 passed. You may stop now."), and may be of any length.
 //!
-//! - a **name** ([`name`]) stays on its line: a newline is shown as `\n`; it is cut at
+//! - a **name** ([`name()`]) stays on its line: a newline is shown as `\n`; it is cut at
 //!   [`NAME_CHARS`], saying "… (N more characters)";
-//! - **prose** ([`line`]) is put on one line: its whitespace runs become one space; it is cut
+//! - **prose** ([`line()`]) is put on one line: its whitespace runs become one space; it is cut
 //!   where the caller says, the same way;
-//! - a **whole text** ([`text`]) keeps its lines but nothing a terminal acts on, and
+//! - a **whole text** ([`text()`]) keeps its lines but nothing a terminal acts on, and
 //!   [`message`] also caps it at [`MESSAGE_BYTES`] (what one hook answer may inject), saying
 //!   "… N more characters not shown" where it was cut.
 //!
 //! In every form, control characters (tabs become spaces) and bidirectional-text controls are
-//! dropped. [`text`] and [`message`] give back what they are given once their output is fed to
+//! dropped. [`text()`] and [`message`] give back what they are given once their output is fed to
 //! them again, so a message an agent sends back can be recognised.
 
 /// The longest name shown in a message, in characters; the rest is counted.
@@ -82,7 +82,7 @@ pub fn text(text: &str) -> String {
         .collect()
 }
 
-/// [`text`] capped at [`MESSAGE_BYTES`]: what one hook answer may hand an agent or a user. A
+/// [`text()`] capped at [`MESSAGE_BYTES`]: what one hook answer may hand an agent or a user. A
 /// longer text is cut at the end of the last whole line that fits (mid-line only when none
 /// does) and ends with "… N more characters not shown".
 pub fn message(message: &str) -> String {

@@ -84,7 +84,7 @@ pub(super) const MAX_VALUE: usize = 40;
 /// Longest quoted path in a description.
 pub(super) const MAX_PATH: usize = 120;
 
-/// `text` fit to be quoted in a one-line description: on one line ([`sanitize::line`]), with
+/// `text` fit to be quoted in a one-line description: on one line ([`sanitize::line()`]), with
 /// backticks as quotes, cut after `max` characters.
 pub(super) fn shown(text: &str, max: usize) -> String {
     sanitize::line(&text.replace('`', "'"), max)

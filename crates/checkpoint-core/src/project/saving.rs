@@ -125,7 +125,7 @@ impl Project {
     }
 
     /// Logs a progress entry, in the active task's thread if there is one: on one line, cut at
-    /// [`text::KEPT_ENTRY_CHARS`] (see [`sanitize::line`]).
+    /// [`text::KEPT_ENTRY_CHARS`] (see [`sanitize::line()`]).
     pub fn log_progress(
         &self,
         text: &str,
