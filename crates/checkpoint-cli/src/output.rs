@@ -15,10 +15,11 @@ pub(crate) fn out(text: &str) {
     let _ = writeln!(stdout, "{}", sanitize::text(text));
 }
 
-/// Writes `value` to stdout as pretty JSON.
+/// Writes `value` to stdout as pretty JSON, exactly: a program reads it (JSON escapes control
+/// characters itself).
 pub(crate) fn json(value: &impl Serialize) -> Result<(), CliError> {
     let json = serde_json::to_string_pretty(value).map_err(CliError::bug)?;
-    out(&json);
+    let _ = writeln!(std::io::stdout().lock(), "{json}");
     Ok(())
 }
 
