@@ -84,6 +84,46 @@ impl Adapter {
         run_hook(Path::new(self.bin), dir, value.to_string().as_bytes(), env)
     }
 
+    /// A broken `checkpoint.toml` fails open on every event, with the reason on stderr, and
+    /// tells the user that the gate is off on the first event of a session only: `first` shows
+    /// the notice, `then` (same session) does not, `new_session` (another session) shows it
+    /// again. Returns the notice's answer, for the adapter's snapshot.
+    pub fn assert_config_error_told_once_per_session(
+        &self,
+        first: &str,
+        then: &str,
+        new_session: &str,
+    ) -> Value {
+        let repo = repo("failing-test");
+        let dir = repo.path();
+        std::fs::write(dir.join("checkpoint.toml"), "[stop\n").expect("write the config");
+        let fire = |fixture: &str, session: &str| {
+            let run = self.fire_with(dir, fixture, &[("session_id", session.into())], &[]);
+            assert_eq!(run.code, Some(0), "{fixture}: {run:?}");
+            assert!(
+                run.stderr.starts_with("checkpoint: ") && run.stderr.contains("syntax error"),
+                "{fixture}: {run:?}"
+            );
+            run
+        };
+        let told = fire(first, "session-1");
+        let answer: Value = serde_json::from_str(&told.stdout).expect("the notice is JSON");
+        let notice = answer["systemMessage"].as_str().unwrap_or_default();
+        assert!(
+            notice.starts_with("Checkpoint — The gate is off until its config is fixed"),
+            "{first}: {told:?}"
+        );
+        let quiet = fire(then, "session-1");
+        self.assert_no_op(&quiet, 1, &format!("{then} after {first}"));
+        let again = fire(new_session, "session-2");
+        let repeated: Value = serde_json::from_str(&again.stdout).expect("the notice is JSON");
+        assert_eq!(repeated, answer, "{new_session} in a new session");
+        let stable = answer
+            .to_string()
+            .replace(&dir.display().to_string(), "[repo]");
+        serde_json::from_str(&stable).expect("still JSON")
+    }
+
     /// The continuity contract, on a repository with a changed docs file:
     ///
     /// 1. an allowed stop saves a checkpoint and the next `SessionStart` injects it ("Resumed

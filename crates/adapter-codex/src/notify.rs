@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use checkpoint_core::answer::HookAnswer;
 use checkpoint_core::gate;
 use checkpoint_core::host::Host;
-use checkpoint_core::render::terminal_safe;
+use checkpoint_core::sanitize;
 use checkpoint_core::{Agent, EventKind, HookEvent};
 use serde::Deserialize;
 
@@ -103,7 +103,7 @@ fn run(payload: Option<OsString>) -> Result<(), String> {
     let pane = std::env::var(PANE_VAR)
         .or_else(|_| std::env::var("TMUX_PANE"))
         .map_err(|_| format!("no tmux pane to type into: set {PANE_VAR} or run Codex in tmux"))?;
-    tmux::submit(&pane, &terminal_safe(&answer.message))
+    tmux::submit(&pane, &sanitize::message(&answer.message))
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use anstream::ColorChoice;
 use anstream::stream::RawStream;
 use anstyle::{AnsiColor, Style};
+use checkpoint_core::sanitize;
 use serde::Serialize;
 
 use crate::error::CliError;
@@ -54,20 +55,27 @@ fn paint(on: bool, style: Style, text: &str) -> String {
 /// Writes `text` to stdout with its first line marked in `tone`'s colour (when stdout gets
 /// colour).
 pub(crate) fn headline(tone: Tone, text: &str) {
+    // Made safe before the colour goes on: the sanitizer would take the colour off again.
+    let text = sanitize::text(text);
     let (first, rest) = text
         .split_once('\n')
-        .map_or((text, None), |(f, r)| (f, Some(r)));
+        .map_or((text.as_str(), None), |(f, r)| (f, Some(r)));
     let first = paint(colours(&std::io::stdout()), tone.style(), first);
-    match rest {
-        Some(rest) => out(&format!("{first}\n{rest}")),
-        None => out(&first),
-    }
+    let mut stdout = std::io::stdout().lock();
+    let _ = match rest {
+        Some(rest) => writeln!(stdout, "{first}\n{rest}"),
+        None => writeln!(stdout, "{first}"),
+    };
 }
 
 /// `<prefix>: <text>` on stderr, the prefix in `tone`'s colour (when stderr gets colour).
 fn prefixed(tone: Tone, prefix: &str, text: &str) {
     let prefix = paint(colours(&std::io::stderr()), tone.style(), prefix);
-    note(&format!("{prefix} {text}"));
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "{prefix} {}",
+        sanitize::text(text)
+    );
 }
 
 /// `warning: <text>` on stderr.
@@ -91,10 +99,11 @@ pub(crate) fn rewrite_line(old_width: usize, text: &str) {
     let _ = stderr.flush();
 }
 
-/// Writes `text` and a newline to stdout. A closed pipe is not an error worth reporting.
+/// Writes `text` and a newline to stdout, with nothing a terminal acts on
+/// ([`sanitize::text`]). A closed pipe is not an error worth reporting.
 pub(crate) fn out(text: &str) {
     let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{text}");
+    let _ = writeln!(stdout, "{}", sanitize::text(text));
 }
 
 /// Writes `bytes` to stdout as they are (a generated script or page).
@@ -102,16 +111,17 @@ pub(crate) fn bytes(bytes: &[u8]) {
     let _ = std::io::stdout().lock().write_all(bytes);
 }
 
-/// Writes `value` to stdout as pretty JSON.
+/// Writes `value` to stdout as pretty JSON, exactly: a program reads it (JSON escapes control
+/// characters itself).
 pub(crate) fn json(value: &impl Serialize) -> Result<(), CliError> {
     let json = serde_json::to_string_pretty(value).map_err(CliError::bug)?;
-    out(&json);
+    let _ = writeln!(std::io::stdout().lock(), "{json}");
     Ok(())
 }
 
-/// Writes a warning or hint line to stderr.
+/// Writes a warning or hint line to stderr, with nothing a terminal acts on.
 pub(crate) fn note(text: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{text}");
+    let _ = writeln!(std::io::stderr().lock(), "{}", sanitize::text(text));
 }
 
 /// Writes an error and its hint to stderr.
@@ -122,13 +132,10 @@ pub(crate) fn error(err: &CliError) {
     }
 }
 
-/// `text` on one line: its lines trimmed and joined with spaces.
+/// `text` on one line ([`sanitize::line()`]): its whitespace runs, newlines included, become one
+/// space.
 pub(crate) fn one_line(text: &str) -> String {
-    text.lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
+    sanitize::line(text, usize::MAX)
 }
 
 /// Asks `<question> [y/N]` on a terminal (the question on stderr) and says whether the answer

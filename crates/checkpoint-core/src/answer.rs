@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::decide::{AllowReason, Decision, Note};
+use crate::sanitize;
 
 /// The answer to one hook event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,6 +16,9 @@ pub enum HookAnswer {
     Context(String),
     /// The verdict on an end of turn.
     Stop(StopAnswer),
+    /// Text for the user, not the model, on any event (e.g. that the gate is off until its
+    /// config is fixed).
+    Notice(String),
 }
 
 impl HookAnswer {
@@ -23,26 +27,30 @@ impl HookAnswer {
     /// block (with a `systemMessage` when the user should hear something too, e.g. that the
     /// project's commands are not approved), `{"systemMessage": …}` when the user should hear
     /// about an allowed stop,
-    /// `hookSpecificOutput.additionalContext` under the event's wire name for context; `None`
-    /// (the agent's no-op) otherwise.
+    /// `hookSpecificOutput.additionalContext` under the event's wire name for context,
+    /// `{"systemMessage": …}` for a notice; `None`
+    /// (the agent's no-op) otherwise. Every text in it is a [`sanitize::message`]: nothing a
+    /// terminal acts on, at most [`sanitize::MESSAGE_BYTES`].
     pub fn hook_json(&self, event_name: &str, block_word: &str) -> Option<Value> {
         match self {
             HookAnswer::Context(context) => Some(json!({
                 "hookSpecificOutput": {
                     "hookEventName": event_name,
-                    "additionalContext": context,
+                    "additionalContext": sanitize::message(context),
                 }
             })),
             HookAnswer::Stop(stop) if stop.decision.is_block() => {
-                let mut answer = json!({"decision": block_word, "reason": stop.message});
+                let reason = sanitize::message(&stop.message);
+                let mut answer = json!({"decision": block_word, "reason": reason});
                 if let Some(notice) = stop.user_notice() {
-                    answer["systemMessage"] = notice.into();
+                    answer["systemMessage"] = sanitize::message(&notice).into();
                 }
                 Some(answer)
             }
             HookAnswer::Stop(stop) => stop
                 .user_notice()
-                .map(|notice| json!({"systemMessage": notice})),
+                .map(|notice| json!({"systemMessage": sanitize::message(&notice)})),
+            HookAnswer::Notice(notice) => Some(json!({"systemMessage": sanitize::message(notice)})),
             HookAnswer::Nothing => None,
         }
     }

@@ -8,7 +8,9 @@
 //! The cache keeps, per command, only the last run: one small JSON file
 //! `<state_dir>/cache/<16 hex of the command's hash>.json` with the command, the fingerprint and
 //! the outcome, replaced atomically. A lookup hits only when that last run had the same
-//! fingerprint.
+//! fingerprint. Concurrent stops of one change set run each test once: the first takes the
+//! fingerprint's run lock ([`TestCache::run_lock`]) and runs, the others wait for it and then
+//! find its outcome here.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -20,13 +22,17 @@ use sha2::{Digest, Sha256};
 use crate::changes::{ChangeKind, ChangeSet};
 use crate::digest::{hex, sha256_hex};
 use crate::file_content::FileContent;
+use crate::git;
 use crate::outcome::{TestOutcome, TestStatus};
-use crate::store::{self, StoreError};
+use crate::policy::GitBackend;
+use crate::store::{self, Lock, StoreError};
 
 /// SHA-256 (hex) over `HEAD`'s commit (or `unborn`) and, for each change in order, its path, its
 /// kind and the SHA-256 of the file's current content under `workdir`. A file that is missing,
 /// unreadable, a symlink (its target is hashed) or not a regular file gets a distinct marker
-/// instead; the executable bit is included. Reads never fail the fingerprint.
+/// instead; the executable bit is included; a submodule counts with the fingerprint of its own
+/// changes (its checked-out commit and what differs from it, read the same way). Reads never fail
+/// the fingerprint.
 pub fn change_fingerprint(workdir: &Path, changes: &ChangeSet) -> String {
     let mut fields = Fields::new("checkpoint change fingerprint v1");
     fields.add(changes.head.commit().unwrap_or("unborn"));
@@ -116,6 +122,21 @@ impl TestCache {
         store::write_json(&self.path(command), &entry)
     }
 
+    /// Waits, at most `wait`, until no other process runs a test with `fingerprint`, and holds
+    /// the others off until the returned lock is dropped; the holder asks [`lookup`] again
+    /// before running, since the run it waited for is now recorded. `None` when the wait ran
+    /// out or the lock cannot be taken: the caller runs the test without it.
+    ///
+    /// The lock is a sidecar lock file (`cache/run-<2 hex>.lock`) chosen by the fingerprint's
+    /// first byte: a fixed set of 256 files that nothing has to clean up; two change sets that
+    /// share one (1 in 256) only wait for each other.
+    ///
+    /// [`lookup`]: TestCache::lookup
+    pub fn run_lock(&self, fingerprint: &str, wait: Duration) -> Option<Lock> {
+        let slot = fingerprint.get(..2).unwrap_or("00");
+        Lock::acquire_within(&self.dir.join(format!("run-{slot}")), wait).ok()
+    }
+
     fn path(&self, command: &str) -> PathBuf {
         let mut fields = Fields::new("checkpoint cache file v1");
         fields.add(command);
@@ -165,8 +186,22 @@ fn content_digest(path: &Path) -> String {
             let mode = if executable { "executable" } else { "file" };
             format!("{mode} {id}")
         }
-        FileContent::Other => "not a file".to_owned(),
+        FileContent::Other => match submodule_fingerprint(path) {
+            Some(fingerprint) => format!("submodule {fingerprint}"),
+            None => "not a file".to_owned(),
+        },
     }
+}
+
+/// The [`change_fingerprint`] of the submodule checked out at `path`; `None` for anything else,
+/// or when its changes cannot be read.
+fn submodule_fingerprint(path: &Path) -> Option<String> {
+    if !path.join(".git").exists() {
+        return None;
+    }
+    let repo = git::discover(path).ok()??;
+    let changes = git::changes(&repo, GitBackend::Auto).ok()?;
+    Some(change_fingerprint(&repo.workdir, &changes))
 }
 
 #[cfg(test)]
@@ -211,6 +246,24 @@ mod tests {
             tail: "test result: FAILED".to_owned(),
             ..TestOutcome::not_run()
         }
+    }
+
+    #[test]
+    fn a_submodule_counts_with_its_own_content() {
+        let dir = checkpoint_testkit::repo("submodule-changes");
+        let repo = git::discover(dir.path()).unwrap().unwrap();
+        let fingerprint = || {
+            let changes = git::changes(&repo, GitBackend::Auto).unwrap();
+            change_fingerprint(&repo.workdir, &changes)
+        };
+        let base = fingerprint();
+        assert_eq!(fingerprint(), base);
+        // The same file edited again: the status reads as before, the content does not.
+        fs::write(dir.path().join("dirty/lib.txt"), "dirty\nedited again\n").unwrap();
+        let edited = fingerprint();
+        assert_ne!(edited, base);
+        fs::write(dir.path().join("moved/new.txt"), "new\n").unwrap();
+        assert_ne!(fingerprint(), edited);
     }
 
     #[test]

@@ -203,11 +203,7 @@ pub fn check_json_answer(event: &str, stdout: &str, shape: &AnswerShape) -> Resu
 
 /// The start of `text` on one line, for a message.
 fn excerpt(text: &str) -> String {
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match line.char_indices().nth(60) {
-        Some((end, _)) => format!("`{}…`", &line[..end]),
-        None => format!("`{line}`"),
-    }
+    format!("`{}`", crate::sanitize::line(text, 60))
 }
 
 #[cfg(test)]

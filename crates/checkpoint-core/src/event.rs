@@ -334,6 +334,16 @@ impl HookEvent {
         HookEvent::new(Agent::Cli, EventKind::Stop, "Stop", "manual", cwd)
     }
 
+    /// The id the event's session state is kept under: its session id, `unknown` when the agent
+    /// sent none.
+    pub fn session_key(&self) -> &str {
+        if self.session_id.is_empty() {
+            "unknown"
+        } else {
+            &self.session_id
+        }
+    }
+
     /// Whether this is a [`HookEvent::manual_stop`]: a person's look at the gate, judged like a
     /// stop but a read — it saves no checkpoint.
     pub fn is_manual(&self) -> bool {

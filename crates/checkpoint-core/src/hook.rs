@@ -4,8 +4,8 @@
 //! answers. Reading stdin (at most [`MAX_PAYLOAD_BYTES`](crate::event::MAX_PAYLOAD_BYTES)), the
 //! gate call, failing open and the single write to stdout live here, once. Whatever goes wrong —
 //! bad stdin, a broken config, a panic — the hook exits 0 with the agent's no-op answer and a line
-//! on stderr, so an agent is never wedged by its hook; a stop under a broken config is answered
-//! with an allow that tells the user the gate is off.
+//! on stderr, so an agent is never wedged by its hook; under a broken config the first event of a
+//! session also tells the user that the gate is off (the agent's user-visible `systemMessage`).
 
 use std::cell::Cell;
 use std::io::{IsTerminal, Read, Write};
@@ -14,14 +14,15 @@ use std::sync::Once;
 
 use serde_json::Value;
 
-use crate::answer::{HookAnswer, StopAnswer};
+use crate::answer::HookAnswer;
 use crate::decide::{AllowReason, Decision};
-use crate::event::{HookEvent, read_payload};
+use crate::event::{EventKind, HookEvent, read_payload};
 use crate::gate;
 use crate::home::AgentHome;
 use crate::host::Host;
 use crate::project::ProjectError;
 use crate::render;
+use crate::session::{SessionStore, once_per_session};
 
 /// The version an adapter reports for `--version` (`checkpoint doctor` compares it with its own).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -102,6 +103,22 @@ pub fn run(
     let _ = stdout.flush();
 }
 
+/// Whether the user of `event`'s session was not told `notice` yet; records, in the session's
+/// state (one locked update), that they now are. When that state cannot be reached they are told.
+fn untold(host: &Host, event: &HookEvent, notice: &str) -> bool {
+    let Ok(Some(repo)) = host.locate(&event.cwd) else {
+        return true;
+    };
+    let Ok(state_dir) = host.state_dir(&repo) else {
+        return true;
+    };
+    let sessions = SessionStore::new(&state_dir);
+    let told = sessions.update(event.agent, event.session_key(), |record| {
+        once_per_session(&mut record.config_notice, Some(notice.to_owned()))
+    });
+    told.map_or(true, |new| new.is_some())
+}
+
 thread_local! {
     /// Whether this thread is inside [`run`]: its panics are reported in one line.
     static JUDGING: Cell<bool> = const { Cell::new(false) };
@@ -137,22 +154,23 @@ fn answer(
     if !gate::handles(&event.kind) {
         return Ok(None);
     }
-    let outcome = match gate::run(home, &Host::from_process(), &event) {
+    let host = Host::from_process();
+    let outcome = match gate::run(home, &host, &event) {
         Ok(outcome) => outcome,
-        // A broken config lets every stop through: the user hears that the gate is off.
-        Err(ProjectError::Config(error)) if event.kind.is_stop() => {
+        // A broken config lets everything through: the user hears that the gate is off, once per
+        // session (a session that ends has no one left to tell).
+        Err(ProjectError::Config(error)) => {
             let error = error.to_string().replace('\n', " ");
             let _ = writeln!(stderr, "checkpoint: {error}; allowing");
             let decision = Decision::Allow {
                 reason: AllowReason::ConfigBroken { error },
                 notes: Vec::new(),
             };
-            let answer = HookAnswer::Stop(StopAnswer {
-                message: render::message(&decision),
-                decision,
-                notice: None,
-            });
-            return Ok(home.render(&event, &answer));
+            let notice = render::message(&decision);
+            if event.kind == EventKind::SessionEnd || !untold(&host, &event, &notice) {
+                return Ok(None);
+            }
+            return Ok(home.render(&event, &HookAnswer::Notice(notice)));
         }
         Err(error) => return Err(error.to_string()),
     };

@@ -21,7 +21,7 @@
 //!
 //! The pure half — [`agent`], [`answer`], [`changes`], [`decide`](mod@decide), [`doctor`], [`event`],
 //! [`home`], [`outcome`], [`policy`] (parsing and merging settings from given texts),
-//! [`render`], [`tail`] — takes values and returns values. Only the `io` feature's modules touch
+//! [`render`], [`sanitize`], [`tail`] — takes values and returns values. Only the `io` feature's modules touch
 //! the disk, the environment, git or processes: [`host`] and [`project`] (opening),
 //! [`policy`]'s loading, [`git`], [`runner`], [`cache`], [`store`], [`own_files`], [`session`], [`journal`],
 //! [`continuity`], [`context`], [`trust`], [`gate`] and [`hook`]. A tool that gathers its own facts can
@@ -40,6 +40,7 @@ pub mod integrity;
 pub mod outcome;
 pub mod policy;
 pub mod render;
+pub mod sanitize;
 pub mod tail;
 
 #[cfg(feature = "io")]

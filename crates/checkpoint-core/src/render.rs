@@ -7,41 +7,12 @@ use crate::changes::{Change, ChangeKind};
 use crate::decide::{AllowReason, BlockReason, Decision, Note};
 use crate::integrity::{Finding, FindingKind};
 use crate::outcome::{TestRun, TestStatus};
+use crate::sanitize::{self, ERROR_CHARS, name};
 
 /// Longest file list shown before "… and N more files".
 pub const MAX_FILES_SHOWN: usize = 20;
 /// Most integrity findings shown before "… and N more".
 pub const MAX_FINDINGS_SHOWN: usize = 10;
-
-/// `text` with nothing a terminal would act on: tabs become spaces, other control characters
-/// (escape sequences, carriage returns, bells…) are dropped; newlines stay.
-pub fn terminal_safe(text: &str) -> String {
-    text.chars()
-        .filter_map(|c| match c {
-            '\n' => Some('\n'),
-            '\t' => Some(' '),
-            c if c.is_control() => None,
-            c => Some(c),
-        })
-        .collect()
-}
-
-/// A name from the repository (a path, a command) fit for one line of a message: a newline
-/// is shown as `\n`, so it cannot start a line of its own; other control characters (escape
-/// sequences, carriage returns…) and the bidirectional-text controls that can reorder what a
-/// reader sees are dropped.
-pub fn name_safe(name: &str) -> String {
-    let mut safe = String::with_capacity(name.len());
-    for c in name.chars() {
-        match c {
-            '\n' => safe.push_str("\\n"),
-            '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {}
-            c if c.is_control() => {}
-            c => safe.push(c),
-        }
-    }
-    safe
-}
 
 /// The message for a decision: for a block, the instruction the agent gets; for an allow, a short
 /// summary for the user (empty for events that are not stops).
@@ -63,7 +34,7 @@ pub fn message(decision: &Decision) -> String {
     while out.ends_with('\n') {
         out.pop();
     }
-    out
+    sanitize::message(&out)
 }
 
 fn block_text(out: &mut String, reason: &BlockReason) {
@@ -102,7 +73,7 @@ fn block_text(out: &mut String, reason: &BlockReason) {
                 file_list(out, files);
                 out.push_str("Required actions:\n");
                 for action in actions {
-                    let _ = writeln!(out, "- {action}");
+                    let _ = writeln!(out, "- {}", name(action));
                 }
             }
             if !uncommitted.is_empty() {
@@ -149,12 +120,12 @@ fn tests_failed(out: &mut String, failed: &[TestRun]) {
         } else {
             ""
         };
-        let _ = writeln!(out, "$ {}  ({how}{cached})", run.command_run());
+        let _ = writeln!(out, "$ {}  ({how}{cached})", name(run.command_run()));
         selection_line(out, run);
         if !o.failing.is_empty() {
             out.push_str("Failing tests:\n");
-            for name in &o.failing {
-                let _ = writeln!(out, "- {name}");
+            for test in &o.failing {
+                let _ = writeln!(out, "- {}", name(test));
             }
         }
         if !o.tail.is_empty() {
@@ -194,14 +165,16 @@ fn allow_text(out: &mut String, reason: &AllowReason) {
         AllowReason::RepoUnreadable { reason } => {
             let _ = writeln!(
                 out,
-                "Checkpoint — Cannot read the git repository ({reason}): stop allowed unchecked."
+                "Checkpoint — Cannot read the git repository ({}): stop allowed unchecked.",
+                sanitize::line(reason, ERROR_CHARS)
             );
         }
         AllowReason::ConfigBroken { error } => {
             let _ = writeln!(
                 out,
-                "Checkpoint — The gate is off until its config is fixed (stop allowed \
-                 unchecked): {error}"
+                "Checkpoint — The gate is off until its config is fixed (stops are allowed \
+                 unchecked): {}",
+                sanitize::line(error, ERROR_CHARS)
             );
         }
         AllowReason::NoChanges => out.push_str("Checkpoint — No changes since the last commit.\n"),
@@ -229,10 +202,10 @@ fn allow_text(out: &mut String, reason: &AllowReason) {
             for run in unavailable {
                 match run.outcome.error.as_deref() {
                     Some(error) if !error.is_empty() => {
-                        let _ = writeln!(out, "- {error}");
+                        let _ = writeln!(out, "- {}", sanitize::line(error, ERROR_CHARS));
                     }
                     _ => {
-                        let _ = writeln!(out, "- `{}` could not be started", run.command);
+                        let _ = writeln!(out, "- `{}` could not be started", name(&run.command));
                     }
                 }
             }
@@ -304,9 +277,9 @@ fn unresolved(reason: &BlockReason) -> String {
             format!("the tests were weakened ({})", finding_summary(findings))
         }
         BlockReason::TestsFailed { failed } => {
-            let names: Vec<&str> = failed
+            let names: Vec<String> = failed
                 .iter()
-                .flat_map(|r| r.outcome.failing.iter().map(String::as_str))
+                .flat_map(|r| r.outcome.failing.iter().map(|test| name(test)))
                 .take(3)
                 .collect();
             if names.is_empty() {
@@ -335,9 +308,11 @@ fn unresolved(reason: &BlockReason) -> String {
 
 fn note_text(note: &Note) -> String {
     match note {
-        Note::TestsUnavailable { command, error } => {
-            format!("could not run the tests (`{command}`): {error}")
-        }
+        Note::TestsUnavailable { command, error } => format!(
+            "could not run the tests (`{}`): {}",
+            name(command),
+            sanitize::line(error, ERROR_CHARS)
+        ),
         Note::NoTestCommand => "code changed but no test command is configured or detected; set \
              [tests] command in checkpoint.toml."
             .to_owned(),
@@ -375,7 +350,7 @@ fn selection_line(out: &mut String, run: &TestRun) {
             selection.total,
             selection.unit.name(),
             count(selection.changed_files, "changed file"),
-            name_safe(&selection.command),
+            name(&selection.command),
         );
     }
 }
@@ -406,7 +381,7 @@ fn file_list(out: &mut String, files: &[Change]) {
             ChangeKind::Deleted => 'D',
             ChangeKind::Untracked => '?',
         };
-        let _ = writeln!(out, "  {mark} {}", name_safe(&change.path));
+        let _ = writeln!(out, "  {mark} {}", name(&change.path));
     }
     if files.len() > MAX_FILES_SHOWN {
         let _ = writeln!(
@@ -431,7 +406,7 @@ pub fn finding_list(out: &mut String, findings: &[Finding]) {
 /// "file:line: description", on one line whatever the file is called; a finding about a command
 /// names it.
 fn finding_line(finding: &Finding) -> String {
-    let file = name_safe(&finding.file);
+    let file = name(&finding.file);
     if finding.kind.is_about_a_command() {
         return format!("`{file}`: {}", finding.description);
     }

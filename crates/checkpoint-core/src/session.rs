@@ -11,6 +11,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::decide::SessionFacts;
+use crate::digest;
 use crate::event::Agent;
 use crate::store::{self, StoreError};
 
@@ -40,11 +41,27 @@ pub struct SessionRecord {
     /// notice is shown once per session, a new one again.
     #[serde(default)]
     pub trust_notice: Option<String>,
+    /// Digest of the config error the user was last told about in this session (the gate is off
+    /// until it is fixed): told once per session, a different error again.
+    #[serde(default)]
+    pub config_notice: Option<String>,
     /// In a subagent's record: what each changed path held when the subagent started (see
     /// [`crate::cache::change_digests`]). What differs from it at the subagent's stop is what the
     /// subagent changed; `None` when its start was not seen.
     #[serde(default)]
     pub subagent_baseline: Option<BTreeMap<String, String>>,
+}
+
+/// `notice` unless the session was already shown it (`shown` holds the digest of the last one
+/// shown, and is updated); no notice forgets it, so that the same one later is shown again.
+pub(crate) fn once_per_session(
+    shown: &mut Option<String>,
+    notice: Option<String>,
+) -> Option<String> {
+    let digest = notice.as_deref().map(|n| digest::sha256_hex(n.as_bytes()));
+    let new = digest.is_some() && digest != *shown;
+    *shown = digest;
+    notice.filter(|_| new)
 }
 
 /// How long a status line's usage stays fresh: the context watch before a tool call uses a

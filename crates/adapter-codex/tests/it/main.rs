@@ -217,3 +217,10 @@ fn notify_help_says_what_it_is() {
         notify = ["/path/to/checkpoint-codex", "notify"]
     "#);
 }
+
+#[test]
+fn broken_config_fails_open_and_tells_the_user_once_per_session() {
+    let answer =
+        CODEX.assert_config_error_told_once_per_session("PreToolUse", "Stop", "SessionStart");
+    assert_snapshot!(answer, @r#"{"systemMessage":"Checkpoint — The gate is off until its config is fixed (stops are allowed unchecked): [repo]/checkpoint.toml:1: syntax error: unclosed table, expected `]`"}"#);
+}

@@ -181,3 +181,13 @@ fn after_clear_the_resume_goes_with_the_next_prompt() {
     let again = GEMINI.fire(dir, "BeforeAgent");
     GEMINI.assert_no_op(&again, 0, "only once");
 }
+
+#[test]
+fn broken_config_fails_open_and_tells_the_user_once_per_session() {
+    let answer = GEMINI.assert_config_error_told_once_per_session(
+        "BeforeTool",
+        "AfterAgent",
+        "SessionStart",
+    );
+    assert_snapshot!(answer, @r#"{"systemMessage":"Checkpoint — The gate is off until its config is fixed (stops are allowed unchecked): [repo]/checkpoint.toml:1: syntax error: unclosed table, expected `]`"}"#);
+}

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use checkpoint_core::journal::JournalError;
 use checkpoint_core::project::Project;
+use checkpoint_core::sanitize;
 
 use crate::args::ReadArgs;
 use crate::error::CliError;
@@ -34,12 +35,12 @@ pub(crate) fn run(args: &ReadArgs) -> Result<ExitCode, CliError> {
             let step = h
                 .step
                 .as_deref()
-                .map(|s| format!(" [{s}]"))
+                .map(|s| format!(" [{}]", sanitize::name(s)))
                 .unwrap_or_default();
             let detail = h
                 .detail
                 .as_deref()
-                .map(|d| format!(": {d}"))
+                .map(|d| format!(": {}", sanitize::line(d, sanitize::NAME_CHARS)))
                 .unwrap_or_default();
             format!("{}  {kind}{step}{detail}  → {}", h.at, h.state.name())
         })

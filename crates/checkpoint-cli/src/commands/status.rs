@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use checkpoint_core::journal::recovery;
 use checkpoint_core::journal::{Task, TaskState};
+use checkpoint_core::sanitize;
 use serde::Serialize;
 
 use crate::args::ReadArgs;
@@ -50,13 +51,17 @@ pub(crate) fn run(args: &ReadArgs) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::SUCCESS);
     }
     let mut lines = vec![
-        format!("Task: {} ({})", task.name, task.id),
+        format!(
+            "Task: {} ({})",
+            sanitize::name(&task.name),
+            sanitize::name(&task.id)
+        ),
         format!("State: {}", task.state.name()),
     ];
     if let Some((index, step)) = task.current_step.zip(task.current()) {
         lines.push(format!(
             "Step: {} ({} of {}), attempt {}",
-            step.name,
+            sanitize::name(&step.name),
             index + 1,
             task.steps.len(),
             step.attempt

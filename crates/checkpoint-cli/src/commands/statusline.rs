@@ -216,7 +216,7 @@ fn project_parts(
 
 /// A task name cut to [`TASK_CHARS`] characters, on one line.
 fn short(name: &str) -> String {
-    let name = name.split_whitespace().collect::<Vec<_>>().join(" ");
+    let name = checkpoint_core::sanitize::line(name, usize::MAX);
     match name.char_indices().nth(TASK_CHARS) {
         Some((end, _)) => format!("{}…", &name[..end]),
         None => name,

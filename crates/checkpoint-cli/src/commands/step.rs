@@ -2,6 +2,8 @@
 
 use std::process::ExitCode;
 
+use checkpoint_core::sanitize;
+
 use crate::commands::task::{EndArgs, change};
 use crate::commands::validate;
 use crate::error::CliError;
@@ -39,7 +41,7 @@ pub(crate) fn run(command: &Command) -> Result<ExitCode, CliError> {
                 t.note(note.clone());
                 Ok(())
             })?;
-            let step = task.current().map_or("?", |s| s.name.as_str());
+            let step = sanitize::name(task.current().map_or("?", |s| s.name.as_str()));
             output::out(&format!("Working on step {step} of task {}.", task.id));
         }
         Command::Done(args) => {
@@ -57,7 +59,7 @@ pub(crate) fn run(command: &Command) -> Result<ExitCode, CliError> {
             }
             let next = finish.task.next_step().map_or_else(
                 || "every step is done: run `checkpoint task complete`".to_owned(),
-                |(_, s)| format!("next: `checkpoint step start {}`", s.name),
+                |(_, s)| format!("next: `checkpoint step start {}`", sanitize::name(&s.name)),
             );
             output::out(&format!("Step done; {next}."));
         }

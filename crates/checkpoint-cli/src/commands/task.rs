@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use checkpoint_core::host::Host;
 use checkpoint_core::journal::template::{self, Template};
 use checkpoint_core::journal::{Journal, JournalError, StepSpec, Task, TaskError};
+use checkpoint_core::sanitize;
 
 use crate::args::ReadArgs;
 use crate::commands::{status, task_list};
@@ -92,7 +93,11 @@ pub(crate) fn run(command: &Command) -> Result<ExitCode, CliError> {
             })?,
         ),
     };
-    output::out(&format!("{verb} task {} ({}).", task.name, task.id));
+    output::out(&format!(
+        "{verb} task {} ({}).",
+        sanitize::name(&task.name),
+        sanitize::name(&task.id)
+    ));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -122,10 +127,10 @@ fn start(journal: &Journal, host: &Host, args: &StartArgs) -> Result<ExitCode, C
     };
     let name = name.ok_or_else(|| bad_usage("the task needs a NAME".into()))?;
     let task = journal.start_task(&name, steps, host.now)?;
-    let steps: Vec<&str> = task.steps.iter().map(|s| s.name.as_str()).collect();
+    let steps: Vec<String> = task.steps.iter().map(|s| sanitize::name(&s.name)).collect();
     output::out(&format!(
         "Started task {} ({}): {}.\nhook.md: {}",
-        task.name,
+        sanitize::name(&task.name),
         task.id,
         steps.join(" → "),
         journal.hook_md(&task.id)?.display()

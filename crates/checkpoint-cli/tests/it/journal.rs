@@ -926,3 +926,31 @@ fn task_list_shows_every_task_and_marks_the_active_one() {
             .contains("State: abandoned")
     );
 }
+
+/// A task named, and progress logged, with terminal escapes, bidirectional-text controls and a
+/// line of their own: what `task start`, `status`, `step start`, `progress`, `resume` and `log`
+/// print to the terminal, and the `hook.md` an agent reads, stay clean.
+#[test]
+fn injected_names_reach_no_terminal_raw() {
+    use checkpoint_testkit::{INJECTED, assert_nothing_injected};
+    let s = Setup::new();
+    let step = format!("a {}", INJECTED.replace('\n', " "));
+    let mut printed = s.ok(&["task", "start", INJECTED, "--steps", &step], 0);
+    for args in [
+        &["step", "start"][..],
+        &["progress", INJECTED],
+        &["status"],
+        &["save", INJECTED],
+        &["resume"],
+        &["log"],
+    ] {
+        printed += &s.ok(args, 0);
+    }
+    assert_nothing_injected(&printed, "the terminal");
+    assert!(
+        printed.contains("x]0;owned[2J\\nTests: 12 passed."),
+        "{printed}"
+    );
+    let hook_md = std::fs::read_to_string(s.task_dir().join("hook.md")).unwrap();
+    assert_nothing_injected(&hook_md, "hook.md");
+}

@@ -517,11 +517,10 @@ pub(crate) fn succeeded(out: Output, what: &'static str) -> Result<Output, DiffE
         return Ok(out);
     }
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let line = stderr.split_whitespace().collect::<Vec<_>>().join(" ");
     Err(DiffError::Failed {
         what,
         status: out.status.to_string(),
-        stderr: line.chars().take(MAX_STDERR_CHARS).collect(),
+        stderr: crate::sanitize::line(&stderr, MAX_STDERR_CHARS),
     })
 }
 

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use jiff::Timestamp;
 
 use super::record::{ContextMark, ProgressEntry, SessionCheckpoint};
+use crate::sanitize::{self, line, name};
 
 /// Files listed by name before the rest are counted.
 pub const SHOWN_FILES: usize = 20;
@@ -16,6 +17,11 @@ pub const SUMMARY_CHARS: usize = 1_500;
 pub const PROGRESS_CHARS: usize = 4_000;
 /// The longest one-line summary, in characters.
 pub const LINE_CHARS: usize = 160;
+/// The longest progress entry shown, in characters.
+pub const ENTRY_CHARS: usize = 500;
+/// The longest progress entry kept, in characters: a restart context shows less, but a person
+/// reading the log may want more.
+pub const KEPT_ENTRY_CHARS: usize = 16 * 1024;
 
 /// How close the context window is to full.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,17 +106,17 @@ pub fn resume_context(r: &Resume<'_>) -> String {
         let _ = writeln!(
             out,
             "⚠️ The last stop was {}. Resolve that first, or tell the user why not.",
-            trimmed(&one_line(unresolved), SUMMARY_CHARS)
+            line(unresolved, SUMMARY_CHARS)
         );
     }
     if let Some(task) = &c.task {
-        let _ = write!(out, "Task: {} ({})", task.name, task.id);
+        let _ = write!(out, "Task: {} ({})", name(&task.name), name(&task.id));
         if let Some(step) = &task.step {
-            let _ = write!(out, ", step {step}");
+            let _ = write!(out, ", step {}", name(step));
         }
         out.push_str(".\n");
         if let Some(path) = &task.hook_md {
-            let _ = writeln!(out, "Task journal: {path} (read it first).");
+            let _ = writeln!(out, "Task journal: {} (read it first).", name(path));
         }
     }
     if r.attempt > r.max_restarts {
@@ -130,7 +136,7 @@ pub fn resume_context(r: &Resume<'_>) -> String {
     }
     let lines: Vec<String> = (r.progress.iter())
         .map(|entry| {
-            let text = one_line(&entry.text);
+            let text = line(&entry.text, ENTRY_CHARS);
             format!("✓ {text} ({})\n", entry.at.strftime("%H:%M UTC"))
         })
         .collect();
@@ -150,7 +156,7 @@ pub fn resume_context(r: &Resume<'_>) -> String {
             out,
             "… and {earlier} earlier {}, done too (all in {}).",
             plural(earlier, "milestone"),
-            r.progress_file
+            name(r.progress_file)
         );
     }
     for line in &lines[earlier..] {
@@ -162,7 +168,7 @@ pub fn resume_context(r: &Resume<'_>) -> String {
         out.push_str("(none)\n");
     }
     for file in c.files.iter().take(SHOWN_FILES) {
-        let _ = writeln!(out, "- {}", file.path);
+        let _ = writeln!(out, "- {}", name(&file.path));
     }
     let more = c.files.len().saturating_sub(SHOWN_FILES) + c.more_files;
     if more > 0 {
@@ -170,11 +176,11 @@ pub fn resume_context(r: &Resume<'_>) -> String {
     }
 
     if let Some(summary) = c.summary.as_deref().filter(|s| !s.trim().is_empty()) {
-        let _ = writeln!(
-            out,
-            "\nYour last message before the reset:\n{}",
-            trimmed(summary.trim(), SUMMARY_CHARS)
-        );
+        // Quoted line by line: none of its lines can pass for one of ours.
+        out.push_str("\nYour last message before the reset:\n");
+        for line in trimmed(summary.trim(), SUMMARY_CHARS).lines() {
+            let _ = writeln!(out, "> {line}");
+        }
     }
 
     out.push_str(
@@ -184,7 +190,7 @@ pub fn resume_context(r: &Resume<'_>) -> String {
          3. Review the modified files before changing them; they hold your work.\n\
          4. Log each finished milestone with `checkpoint progress \"<what is done>\"`.",
     );
-    out
+    sanitize::message(&out)
 }
 
 /// The one-line offer `[resume] auto = "prompt"` injects instead of the full context.
@@ -206,26 +212,26 @@ pub fn resume_offer(checkpoint: &SessionCheckpoint, now: Timestamp) -> String {
 /// summary.
 pub fn checkpoint_line(c: &SessionCheckpoint, now: Timestamp) -> String {
     let files = c.files.len() + c.more_files;
-    let mut line = format!(
+    let mut text = format!(
         "#{} {} {} ({} {}) {} {}",
         c.id,
         c.trigger.name(),
         ago(c.at, now),
         c.session.agent.name(),
-        short(&c.session.id),
+        name(short(&c.session.id)),
         files,
         plural(files, "file")
     );
     if let Some(mark) = c.context {
-        let _ = write!(line, ", context {} %", mark.percent);
+        let _ = write!(text, ", context {} %", mark.percent);
     }
     if let Some(unresolved) = &c.unresolved {
-        let _ = write!(line, " ⚠ {}", trimmed(&one_line(unresolved), 160));
+        let _ = write!(text, " ⚠ {}", line(unresolved, 160));
     }
     if let Some(summary) = c.summary.as_deref().filter(|s| !s.trim().is_empty()) {
-        let _ = write!(line, " — {}", trimmed(&one_line(summary), 80));
+        let _ = write!(text, " — {}", line(summary, 80));
     }
-    line
+    text
 }
 
 /// "just now", "12 min ago", "2 h ago", "3 d ago".
@@ -241,21 +247,20 @@ pub fn ago(then: Timestamp, now: Timestamp) -> String {
 
 /// The summary as one short line, or a placeholder.
 fn summary_line(summary: Option<&str>) -> String {
-    match summary.map(one_line).filter(|s| !s.is_empty()) {
-        Some(line) => trimmed(&line, LINE_CHARS),
+    match summary
+        .map(|s| line(s, LINE_CHARS))
+        .filter(|s| !s.is_empty())
+    {
+        Some(summary) => summary,
         None => "(no summary recorded)".to_owned(),
     }
 }
 
 fn trigger_text(c: &SessionCheckpoint) -> String {
     match &c.detail {
-        Some(detail) => format!("{}: {}", c.trigger.name(), one_line(detail)),
+        Some(detail) => format!("{}: {}", c.trigger.name(), line(detail, LINE_CHARS)),
         None => c.trigger.name().to_owned(),
     }
-}
-
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// `text` cut to `max` characters, with "…" when cut.
@@ -321,5 +326,5 @@ pub fn file_delta_line(f: &super::diff::FileDelta) -> String {
     } else {
         format!("+{} −{}", f.added, f.removed)
     };
-    format!("  {}  {what}", f.path)
+    format!("  {}  {what}", name(&f.path))
 }

@@ -53,11 +53,7 @@ impl<'a> Call<'a> {
 
     /// The event's session id (`unknown` when the agent sent none).
     pub(super) fn session_id(&self) -> &str {
-        if self.event.session_id.is_empty() {
-            "unknown"
-        } else {
-            &self.event.session_id
-        }
+        self.event.session_key()
     }
 
     /// The id the stop gate keeps its session memory under: the session's, or for a subagent's

@@ -21,7 +21,9 @@ use crate::project::ProjectError;
 use crate::project::integrity::{Integrity, Stopped};
 use crate::render;
 use crate::runner::{self, RunWatch};
-use crate::session::SessionRecord;
+use crate::sanitize;
+use crate::session::{SessionRecord, once_per_session};
+use crate::store;
 
 use super::call::Call;
 use super::continuity;
@@ -179,15 +181,6 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
     Ok(answer)
 }
 
-/// `notice` unless the session was already shown it (`shown` holds the digest of the last one
-/// shown, and is updated); no notice forgets it, so that the same one later is shown again.
-fn once_per_session(shown: &mut Option<String>, notice: Option<String>) -> Option<String> {
-    let digest = notice.as_deref().map(|n| digest::sha256_hex(n.as_bytes()));
-    let new = digest.is_some() && digest != *shown;
-    *shown = digest;
-    notice.filter(|_| new)
-}
-
 /// The verdict on a stop for which no repository facts are gathered.
 fn without_repo(call: &Call, repo: RepoFacts) -> StopAnswer {
     let facts = Facts {
@@ -280,9 +273,10 @@ pub(super) fn user_prompt(call: &Call) -> Result<Option<String>, ProjectError> {
 }
 
 /// The digest that recognises our own block message when an agent sends it back as a prompt:
-/// Gemini re-sends the reason verbatim, Codex under tmux receives the terminal-safe form.
+/// both get the [`sanitize::message`] form (Gemini re-sends the reason verbatim, Codex under
+/// tmux receives what was typed).
 fn retry_digest(text: &str) -> String {
-    digest::sha256_hex(render::terminal_safe(text).trim().as_bytes())
+    digest::sha256_hex(sanitize::message(text).trim().as_bytes())
 }
 
 /// Whether `prompt` is our last block message sent back.
@@ -331,36 +325,43 @@ impl TestRuns<'_> {
     }
 
     /// The outcome of `command` on this change set: the last one when its fingerprint did not
-    /// change, else a fresh run (none once the block cap is reached). While a task is active, a
-    /// cached pass is trusted only with a verified signed receipt for the same fingerprint;
-    /// every fresh run leaves a receipt in that task.
+    /// change, else a fresh run (none once the block cap is reached). A concurrent stop of the
+    /// same change set may be running it: its outcome is waited for (at most the run's timeout
+    /// and a lock's) and reused. While a task is active, a cached pass is trusted only with a
+    /// verified signed receipt for the same fingerprint; every fresh run leaves a receipt in that
+    /// task.
     fn outcome(&self, command: &str, warnings: &mut Vec<String>) -> TestOutcome {
         let timeout = self.journal.policy().tests.timeout;
         let key = cache::test_fingerprint(self.fingerprint, command, timeout);
-        let cached = self
-            .cache
-            .lookup(command, &key)
-            .filter(|o| o.status != TestStatus::Passed || self.trusts(command, &key));
-        match cached {
-            Some(cached) => cached,
-            None if !self.may_run => TestOutcome::not_run(),
-            None => {
-                let started = Timestamp::now();
-                self.watch.started(command);
-                let recorded = runner::run_recorded(command, self.journal.workdir(), timeout);
-                self.watch.ended();
-                let ended = Timestamp::now();
-                // The cache only saves time; failing to write it must not fail the stop.
-                let _ = self.cache.record(command, &key, &recorded.outcome);
-                let receipt = self
-                    .journal
-                    .receipt_for_gate_run(command, &recorded, &key, started, ended);
-                if let Err(e) = receipt {
-                    warnings.push(format!("journal: {e}"));
-                }
-                recorded.outcome
-            }
+        if let Some(cached) = self.cached(command, &key) {
+            return cached;
         }
+        if !self.may_run {
+            return TestOutcome::not_run();
+        }
+        let _running = self.cache.run_lock(&key, timeout + store::LOCK_TIMEOUT);
+        if let Some(cached) = self.cached(command, &key) {
+            return cached;
+        }
+        let started = Timestamp::now();
+        self.watch.started(command);
+        let recorded = runner::run_recorded(command, self.journal.workdir(), timeout);
+        self.watch.ended();
+        let ended = Timestamp::now();
+        // The cache only saves time; failing to write it must not fail the stop.
+        let _ = self.cache.record(command, &key, &recorded.outcome);
+        let receipt = (self.journal).receipt_for_gate_run(command, &recorded, &key, started, ended);
+        if let Err(e) = receipt {
+            warnings.push(format!("journal: {e}"));
+        }
+        recorded.outcome
+    }
+
+    /// The cached outcome of `command` on the test fingerprint `key`, if there is one this stop
+    /// may trust.
+    fn cached(&self, command: &str, key: &str) -> Option<TestOutcome> {
+        (self.cache.lookup(command, key))
+            .filter(|o| o.status != TestStatus::Passed || self.trusts(command, key))
     }
 
     /// Whether a cached pass may stand: always without an active task, else only with a verified

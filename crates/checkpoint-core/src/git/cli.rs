@@ -5,11 +5,14 @@
 
 use std::process::{Command, Stdio};
 
-use super::{Collector, Diff, GitError, Repo, single_line};
+use super::{Collector, Diff, GitError, Repo};
 use crate::changes::{ChangeSet, Head};
+use crate::sanitize;
 
 /// The status invocation: no optional locks (no `index.lock`), every untracked file, no rename
-/// pairs, no submodules, no ahead/behind count (it walks history and is not needed).
+/// pairs, no ahead/behind count (it walks history and is not needed); a submodule whose checked
+/// out commit moved, or that has changes of its own (untracked files included), is one changed
+/// path, whatever its `ignore` setting says.
 const STATUS_ARGS: &[&str] = &[
     "--no-optional-locks",
     "status",
@@ -19,7 +22,7 @@ const STATUS_ARGS: &[&str] = &[
     "--no-ahead-behind",
     "--untracked-files=all",
     "--no-renames",
-    "--ignore-submodules=all",
+    "--ignore-submodules=none",
 ];
 
 /// How much of git's standard error goes into [`GitError::Status`].
@@ -43,10 +46,10 @@ pub(super) fn changes(repo: &Repo) -> Result<ChangeSet, GitError> {
         .output()
         .map_err(GitError::Spawn)?;
     if !out.status.success() {
-        let stderr = single_line(&String::from_utf8_lossy(&out.stderr));
+        let stderr = String::from_utf8_lossy(&out.stderr);
         return Err(GitError::Status {
             status: out.status,
-            stderr: stderr.chars().take(MAX_STDERR_CHARS).collect(),
+            stderr: sanitize::line(&stderr, MAX_STDERR_CHARS),
         });
     }
     parse(&out.stdout)

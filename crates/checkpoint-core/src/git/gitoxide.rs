@@ -26,8 +26,8 @@ pub(super) fn changes(repo: &Repo) -> Result<ChangeSet, GitError> {
         .index_worktree_rewrites(None)
         .tree_index_track_renames(TrackRenames::Disabled)
         .index_worktree_submodules(Submodule::Given {
-            ignore: gix::submodule::config::Ignore::All,
-            check_dirty: false,
+            ignore: gix::submodule::config::Ignore::None,
+            check_dirty: true,
         })
         .into_iter(Vec::<BString>::new())
         .map_err(gix_error("read the status"))?;
@@ -35,10 +35,6 @@ pub(super) fn changes(repo: &Repo) -> Result<ChangeSet, GitError> {
     for item in status {
         match item.map_err(gix_error("read the status"))? {
             Item::TreeIndex(change) => {
-                // Submodules are ignored, as `git status --ignore-submodules=all` does.
-                if change.entry_mode().is_submodule() {
-                    continue;
-                }
                 let diff = match change {
                     IndexChange::Addition { .. } => Diff::Added,
                     IndexChange::Deletion { .. } => Diff::Deleted,

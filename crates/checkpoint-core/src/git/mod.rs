@@ -10,7 +10,9 @@
 //! machine it is about twice as fast as gitoxide on a 20k-file repository (see `bench/README.md`).
 //!
 //! Both backends report paths without rename detection (a rename is a delete plus an add), list
-//! every untracked file rather than collapsed directories, and skip submodules. Neither takes
+//! every untracked file rather than collapsed directories, and report a submodule as one path
+//! when its checked-out commit moved or it has changes of its own (its files are not listed; see
+//! [`crate::cache::change_fingerprint`] for how its content counts). Neither takes
 //! `index.lock`: the CLI runs with `--no-optional-locks` and gitoxide never writes the index.
 //!
 //! [`discover`] uses gitoxide in both cases (about 0.4 ms). A `.git` that discovery would pass over
@@ -32,6 +34,7 @@ use std::process::ExitStatus;
 
 use crate::changes::{Change, ChangeKind, ChangeSet, Head, RepoFacts};
 use crate::policy::GitBackend;
+use crate::sanitize;
 
 /// A repository found around a working directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,7 +165,7 @@ pub fn facts(repo: &Repo, backend: GitBackend) -> RepoFacts {
 /// A git error as the gate's facts: the repository is there but cannot be judged.
 pub fn unreadable(err: &GitError) -> RepoFacts {
     RepoFacts::Unreadable {
-        reason: single_line(&err.to_string()),
+        reason: sanitize::line(&err.to_string(), sanitize::ERROR_CHARS),
     }
 }
 
@@ -252,17 +255,12 @@ fn gix_error(action: &'static str) -> impl FnOnce(gix::Error) -> GitError {
 fn describe(err: &gix::Error) -> String {
     let mut parts: Vec<String> = Vec::new();
     for cause in err.iter_errors() {
-        let text = single_line(&cause.to_string());
+        let text = sanitize::line(&cause.to_string(), sanitize::ERROR_CHARS);
         if !text.is_empty() && !parts.contains(&text) {
             parts.push(text);
         }
     }
     parts.join(": ")
-}
-
-/// `text` with every run of whitespace (newlines included) replaced by one space, trimmed.
-fn single_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// How one side of a comparison differs for a path: `HEAD` against the index, or the index

@@ -211,11 +211,35 @@ fn conflicts_count_as_staged_modifications() {
 }
 
 #[test]
-fn submodules_are_ignored() {
+fn a_new_submodule_is_one_changed_path() {
     let dir = repo("submodule");
     assert_eq!(
         summary(&changes_in(dir.path())),
-        [(".gitmodules", Added, true), ("main.txt", Modified, false)]
+        [
+            (".gitmodules", Added, true),
+            ("main.txt", Modified, false),
+            ("sub", Added, true)
+        ]
+    );
+}
+
+#[test]
+fn a_moved_gitlink_and_a_dirty_submodule_are_changes() {
+    let dir = repo("submodule-changes");
+    assert_eq!(
+        summary(&changes_in(dir.path())),
+        [("dirty", Modified, false), ("moved", Modified, false)]
+    );
+    // A submodule with nothing but a new untracked file of its own is dirty too.
+    fs::write(dir.path().join("clean/new.txt"), "new\n").expect("write");
+    let changed = changes_in(dir.path());
+    assert_eq!(
+        summary(&changed),
+        [
+            ("clean", Modified, false),
+            ("dirty", Modified, false),
+            ("moved", Modified, false)
+        ]
     );
 }
 

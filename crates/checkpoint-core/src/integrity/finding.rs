@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::sanitize;
+
 /// What kind of weakening a [`Finding`] reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -82,23 +84,8 @@ pub(super) const MAX_VALUE: usize = 40;
 /// Longest quoted path in a description.
 pub(super) const MAX_PATH: usize = 120;
 
-/// `text` fit to be quoted in a one-line description: control characters (newlines too) become
-/// spaces, backticks become quotes, and it is cut to `max` characters with "…".
+/// `text` fit to be quoted in a one-line description: on one line ([`sanitize::line()`]), with
+/// backticks as quotes, cut after `max` characters.
 pub(super) fn shown(text: &str, max: usize) -> String {
-    let clean: String = text
-        .chars()
-        .map(|c| match c {
-            c if c.is_control() => ' ',
-            '`' => '\'',
-            c => c,
-        })
-        .collect();
-    let clean = clean.trim();
-    if clean.chars().count() <= max {
-        clean.to_owned()
-    } else {
-        let mut cut: String = clean.chars().take(max.saturating_sub(1)).collect();
-        cut.push('…');
-        cut
-    }
+    sanitize::line(&text.replace('`', "'"), max)
 }

@@ -9,6 +9,7 @@ use crate::continuity::{
     ContextMark, ProgressEntry, ProgressSource, SessionCheckpoint, SessionRef, TaskMark, ThreadKey,
 };
 use crate::journal::Trigger;
+use crate::sanitize;
 
 use super::{Project, ProjectError};
 
@@ -123,7 +124,8 @@ impl Project {
         })?)
     }
 
-    /// Logs a progress entry, in the active task's thread if there is one.
+    /// Logs a progress entry, in the active task's thread if there is one: on one line, cut at
+    /// [`text::KEPT_ENTRY_CHARS`] (see [`sanitize::line()`]).
     pub fn log_progress(
         &self,
         text: &str,
@@ -137,7 +139,7 @@ impl Project {
         self.git()?;
         let entry = ProgressEntry {
             at: self.host.now,
-            text: text.to_owned(),
+            text: sanitize::line(text, text::KEPT_ENTRY_CHARS),
             task: self.journal().active_id()?,
             session,
             source,

@@ -332,7 +332,7 @@ fn a_broken_config_says_the_gate_is_off() {
             .into(),
     });
     assert!(d.is_degraded());
-    assert_snapshot!(message(&d), @"Checkpoint — The gate is off until its config is fixed (stop allowed unchecked): /repo/checkpoint.toml:3: tests.comand: unknown field `comand`, did you mean `tests.command`?");
+    assert_snapshot!(message(&d), @"Checkpoint — The gate is off until its config is fixed (stops are allowed unchecked): /repo/checkpoint.toml:3: tests.comand: unknown field `comand`, did you mean `tests.command`?");
 }
 
 #[test]
@@ -408,14 +408,6 @@ fn durations() {
     assert_eq!(duration(1234), "1.2s");
     assert_eq!(duration(125_000), "2m 05s");
     assert_eq!(duration(1_800_000), "30m");
-}
-
-#[test]
-fn terminal_safe_keeps_newlines_only() {
-    assert_eq!(
-        terminal_safe("a\tb\x1b[31mred\x1b[0m\r\nnext\x07\x03"),
-        "a b[31mred[0m\nnext"
-    );
 }
 
 fn findings(n: u32) -> Vec<Finding> {
