@@ -347,9 +347,8 @@ mod tests {
         runs_here(&here)
     }
 
-    #[test]
-    fn project_and_hook_trust_are_both_needed() {
-        let trusted = r#"
+    /// A trusted project whose two hooks have a review on record.
+    const REVIEWED: &str = r#"
 [projects."/p"]
 trust_level = "trusted"
 [hooks.state."/p/.codex/hooks.json:stop:0:0"]
@@ -357,7 +356,10 @@ trusted_hash = "sha256:x"
 [hooks.state."/p/.codex/hooks.json:pre_tool_use:0:0"]
 trusted_hash = "sha256:y"
 "#;
-        assert!(checks(trusted, true).iter().all(|c| c.ok));
+
+    #[test]
+    fn project_and_hook_trust_are_both_needed() {
+        assert!(checks(REVIEWED, true).iter().all(|c| c.ok));
         let found = checks("", true);
         assert_eq!(found.iter().filter(|c| !c.ok).count(), 2, "{found:?}");
         assert!(found[1].message.contains("Stop, PreToolUse"), "{found:?}");
@@ -367,14 +369,7 @@ trusted_hash = "sha256:y"
 
     #[test]
     fn codex_itself_says_whether_the_hooks_are_trusted_as_they_are_now() {
-        let recorded = r#"
-[projects."/p"]
-trust_level = "trusted"
-[hooks.state."/p/.codex/hooks.json:stop:0:0"]
-trusted_hash = "sha256:old"
-[hooks.state."/p/.codex/hooks.json:pre_tool_use:0:0"]
-trusted_hash = "sha256:old"
-"#;
+        let recorded = REVIEWED;
         let listed = |stop: &str| {
             json!({"id": 2, "result": {"data": [{"cwd": "/p", "hooks": [
                 {"sourcePath": "/p/.codex/hooks.json", "eventName": "stop", "enabled": true,

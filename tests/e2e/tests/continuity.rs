@@ -155,8 +155,12 @@ fn context_notice_at_next_tool_call(agent: Agent) {
         repo.path(),
         "Look around the repository.",
         Scenario::new([
+            // Claude Code writes the reply (and its usage) to the transcript after the
+            // pre-tool hook, asynchronously: the second the command takes lets the post-tool
+            // hook find it even on a loaded machine (without it, the notice comes one tool call
+            // later).
             Step::reply("Checking the worktree.")
-                .shell("git status --short")
+                .shell("sleep 1; git status --short")
                 .usage(USAGE_85),
             Step::reply("Once more, with a small context.").shell("true"),
             Step::reply("All done."),
