@@ -61,6 +61,13 @@ pub fn main(home: &dyn AgentHome) -> std::process::ExitCode {
         let _ = writeln!(std::io::stdout(), "{}", version_line(home));
         return std::process::ExitCode::SUCCESS;
     }
+    if said(&[gate::PREWARM_ARG]) {
+        // The background run a tool hook started: no agent reads it, and it answers no one.
+        if let Some(dir) = std::env::args_os().nth(2) {
+            let _ = gate::prewarm(&Host::from_process(), std::path::Path::new(&dir));
+        }
+        return std::process::ExitCode::SUCCESS;
+    }
     if said(&["--help", "-h"]) || (arg.is_none() && std::io::stdin().is_terminal()) {
         let _ = writeln!(std::io::stdout(), "{}", help_text(home));
         return std::process::ExitCode::SUCCESS;

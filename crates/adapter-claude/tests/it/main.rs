@@ -7,6 +7,7 @@ use insta::assert_snapshot;
 use proptest::prelude::*;
 
 mod hardening;
+mod prewarm;
 
 const CLAUDE: Adapter = Adapter {
     bin: env!("CARGO_BIN_EXE_checkpoint-claude"),

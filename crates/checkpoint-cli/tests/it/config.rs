@@ -118,6 +118,7 @@ fn config_lists_every_key_with_its_value_and_origin() {
     tests.timeout = "2m"                             # default
     tests.select = "affected"                        # default
     tests.full_before_commit = false                 # default
+    tests.prewarm = false                            # default
     stop.commit_gate = true                          # default
     stop.max_blocks = 5                              # [home]/checkpoint/config.toml:3
     stop.capture = false                             # default

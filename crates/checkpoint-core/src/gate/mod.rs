@@ -12,9 +12,11 @@
 //! | [`call`](self) `call.rs` | one event being answered: its agent's home, host, cwd check, session |
 //! | `stop.rs` | ends of turn, subagent starts and new prompts: test runs, the verdict, the block count |
 //! | `continuity.rs` | the context watch, tool results, session start and end, compaction |
+//! | `prewarm.rs` | warm results: the stop's tests started in the background after a tool call |
 
 mod call;
 mod continuity;
+mod prewarm;
 mod stop;
 
 use crate::answer::HookAnswer;
@@ -27,6 +29,7 @@ use crate::runner::{RunWatch, Unwatched};
 use call::Call;
 
 pub use continuity::{CONTEXT_CHECKPOINT_GAP, PROGRESS_SKILL};
+pub use prewarm::{ARG as PREWARM_ARG, run as prewarm};
 
 /// What the gate answers to one event.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,12 +13,13 @@ use crate::changes::{ChangeSet, RepoFacts};
 use crate::decide::{self, Facts, PlannedTest, SessionFacts, Stop, decide};
 use crate::digest;
 use crate::event::{EventKind, HookEvent};
-use crate::git;
+use crate::git::{self, Repo};
+use crate::host::Host;
 use crate::journal::Journal;
 use crate::outcome::{Selection, TestOutcome, TestRun, TestStatus};
 use crate::policy::{IntegrityMode, Policy};
-use crate::project::ProjectError;
 use crate::project::integrity::{Integrity, Stopped};
+use crate::project::{Project, ProjectError};
 use crate::render;
 use crate::runner::{self, RunWatch};
 use crate::sanitize;
@@ -37,16 +38,9 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
         Ok(None) => return Ok(without_repo(call, RepoFacts::NoRepository)),
         Err(e) => return Ok(without_repo(call, git::unreadable(&e))),
     };
-    let mut project = call.host.project(repo)?;
-    // Only the commands and guarded values the user approved for this project apply, here and
-    // in everything the stop does with the project (its test runs' timeout, its checkpoints).
-    let approval = project.approval().unwrap_or_else(|e| {
-        warnings.push(format!("trust: {e}"));
-        None
-    });
-    let (policy, trust_notice) = project.approved_policy(approval.as_ref());
-    project.policy = policy;
+    let (project, trust_notice) = approved_project(call.host, repo, warnings)?;
     let policy = &project.policy;
+    super::prewarm::remember(&project.state_dir, policy.tests.prewarm);
     let repo = project.git()?;
     let journal = project.journal();
     let sessions = project.sessions();
@@ -203,6 +197,24 @@ fn without_repo(call: &Call, repo: RepoFacts) -> StopAnswer {
     }
 }
 
+/// The project of `repo` with only the commands and guarded values the user approved for it, for
+/// everything a stop does with it (its test runs' timeout, its checkpoints); and the notice for
+/// the user when some are not approved.
+pub(super) fn approved_project(
+    host: &Host,
+    repo: Repo,
+    warnings: &mut Vec<String>,
+) -> Result<(Project, Option<String>), ProjectError> {
+    let mut project = host.project(repo)?;
+    let approval = project.approval().unwrap_or_else(|e| {
+        warnings.push(format!("trust: {e}"));
+        None
+    });
+    let (policy, notice) = project.approved_policy(approval.as_ref());
+    project.policy = policy;
+    Ok((project, notice))
+}
+
 /// Whether `stop` answers a block of the same turn: with a turn id on both sides, whether the
 /// turn is the one the stored blocks were counted in; else the agent's `stop_hook_active`, or
 /// our last block message sent back as the prompt (Codex `notify` carries no
@@ -285,21 +297,21 @@ fn is_retry(prompt: Option<&str>, last_block: &Option<String>) -> bool {
 }
 
 /// How one stop runs its planned test commands.
-struct TestRuns<'a> {
-    journal: &'a Journal,
+pub(super) struct TestRuns<'a> {
+    pub(super) journal: &'a Journal,
     /// Told about each fresh run.
-    watch: &'a dyn RunWatch,
-    cache: TestCache,
-    fingerprint: &'a str,
+    pub(super) watch: &'a dyn RunWatch,
+    pub(super) cache: TestCache,
+    pub(super) fingerprint: &'a str,
     /// False once the block cap is reached: only cached outcomes are used.
-    may_run: bool,
+    pub(super) may_run: bool,
 }
 
 impl TestRuns<'_> {
     /// Runs each planned command once (as its selection narrows it). With `[tests]
     /// full_before_commit`, a narrowed run that passes is followed by the whole command, whose
     /// outcome then stands: the stop is not allowed on a selection alone.
-    fn run(
+    pub(super) fn run(
         &self,
         planned: Vec<(Option<Selection>, PlannedTest)>,
         warnings: &mut Vec<String>,

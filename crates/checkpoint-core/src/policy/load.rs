@@ -468,6 +468,7 @@ mod tests {
         tests.timeout = "1m30s"  # /repo/checkpoint.toml:3
         tests.select = "affected"  # default
         tests.full_before_commit = false  # default
+        tests.prewarm = false  # default
         stop.commit_gate = true  # default
         stop.max_blocks = 7  # /repo/checkpoint.toml:6
         stop.capture = false  # default
@@ -578,6 +579,7 @@ mod tests {
             "make",
             "3s",
             "all",
+            "yes",
             "yes",
             "no",
             "4",

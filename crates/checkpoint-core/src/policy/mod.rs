@@ -73,6 +73,9 @@ pub struct TestSettings {
     /// allowed.
     #[serde(default)]
     pub full_before_commit: bool,
+    /// Whether the planned tests start in the background after a tool call.
+    #[serde(default)]
+    pub prewarm: bool,
     /// The project has a test command the user has not approved yet, so `command` is `None` for
     /// that reason (set by the trust check, never by a config file).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -148,6 +151,7 @@ impl Default for TestSettings {
             timeout: Duration::from_secs(120),
             select: TestSelect::Affected,
             full_before_commit: false,
+            prewarm: false,
             awaiting_approval: false,
         }
     }

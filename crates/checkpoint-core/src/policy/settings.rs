@@ -56,6 +56,8 @@ pub const KEYS: &[Key] = &[
         "`affected`: a recognised `cargo test`, `python3 -m unittest` or `pytest` runs only the packages or test modules the changed files can affect (the whole command when in doubt); `all`: always the whole command."),
     key!(tests.full_before_commit: bool, "CHECKPOINT_TESTS_FULL_BEFORE_COMMIT",
         "When the affected tests pass, also run the whole command (once per change set) before the stop is allowed."),
+    key!(tests.prewarm: bool, "CHECKPOINT_TESTS_PREWARM",
+        "After a tool call that may change files, start the stop's tests in the background (one run per worktree, restarted when the files change again), so the stop finds their outcome."),
     key!(stop.commit_gate: bool, "CHECKPOINT_STOP_COMMIT_GATE",
         "Uncommitted changes to gated files block the stop.")
     .guarded(),
