@@ -48,7 +48,8 @@ compare "boltons: one tool call (the outcome cached)" "PostToolUse, prewarm off"
 
 RUNS="${STOP_RUNS:-5}"
 WARMUP=0
-clear="rm -rf '$state/cache'"
+# A new session each time: the same turn would stop running tests after its third block.
+clear="rm -rf '$state/cache' '$state/sessions'"
 row "Stop, prewarm off" "CHECKPOINT_TESTS_PREWARM=false '$hook' < '$payloads/Stop.json'"
 row "Stop, prewarm on" "CHECKPOINT_TESTS_PREWARM=true '$hook' < '$payloads/Stop.json'"
 compare "boltons: a Stop after a one-file change" "Stop, prewarm off" prewarm-stop \

@@ -32,10 +32,8 @@ use super::stop::{TestRuns, approved_project};
 
 /// The marker a stop keeps in the state directory while prewarm is on.
 const MARKER: &str = "prewarm-on";
-/// Which background run is under way, and for which change set.
+/// Which background run is under way, and for which change set (taken over under its lock).
 const RECORD: &str = "prewarm.json";
-/// The lock the take-over happens under.
-const LOCK: &str = "prewarm.lock";
 /// The argument that makes an adapter the background run.
 pub const ARG: &str = "--prewarm";
 
@@ -148,8 +146,8 @@ pub fn run(host: &Host, dir: &Path) -> Result<(), ProjectError> {
 /// Makes this process the background run for `fingerprint`: `false` when a live run of the same
 /// fingerprint is under way; a live run of another one is killed first.
 fn take_over(state_dir: &Path, fingerprint: &str) -> Result<bool, ProjectError> {
-    let _lock = Lock::acquire(&state_dir.join(LOCK))?;
     let record = state_dir.join(RECORD);
+    let _lock = Lock::acquire(&record)?;
     if let Some(running) = store::read_json::<Running>(&record).ok().flatten()
         && is_background_run(running.pid)
     {
@@ -168,8 +166,8 @@ fn take_over(state_dir: &Path, fingerprint: &str) -> Result<bool, ProjectError> 
 
 /// Forgets the record when it is still this process's.
 fn hand_back(state_dir: &Path) -> Result<(), ProjectError> {
-    let _lock = Lock::acquire(&state_dir.join(LOCK))?;
     let record = state_dir.join(RECORD);
+    let _lock = Lock::acquire(&record)?;
     if let Some(running) = store::read_json::<Running>(&record).ok().flatten()
         && running.pid == std::process::id()
     {
