@@ -12,11 +12,13 @@
 //! | [`call`](self) `call.rs` | one event being answered: its agent's home, host, cwd check, session |
 //! | `stop.rs` | ends of turn, subagent starts and new prompts: test runs, the verdict, the block count |
 //! | `continuity.rs` | the context watch, tool results, session start and end, compaction |
+//! | `runs.rs` | the test runs of a change set: the approved project, each command cached or run once |
 //! | `prewarm.rs` | warm results: the stop's tests started in the background after a tool call |
 
 mod call;
 mod continuity;
 mod prewarm;
+mod runs;
 mod stop;
 
 use crate::answer::HookAnswer;

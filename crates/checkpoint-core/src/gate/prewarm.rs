@@ -28,7 +28,7 @@ use crate::project::ProjectError;
 use crate::runner::Unwatched;
 use crate::store::{self, Lock};
 
-use super::stop::{TestRuns, approved_project};
+use super::runs::{TestRuns, approved_project};
 
 /// The marker a stop keeps in the state directory while prewarm is on.
 const MARKER: &str = "prewarm-on";

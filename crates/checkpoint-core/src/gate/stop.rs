@@ -5,29 +5,23 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use jiff::Timestamp;
-
 use crate::answer::StopAnswer;
-use crate::cache::{self, TestCache};
+use crate::cache;
 use crate::changes::{ChangeSet, RepoFacts};
-use crate::decide::{self, Facts, PlannedTest, SessionFacts, Stop, decide};
+use crate::decide::{self, Facts, SessionFacts, Stop, decide};
 use crate::digest;
 use crate::event::{EventKind, HookEvent};
-use crate::git::{self, Repo};
-use crate::host::Host;
-use crate::journal::Journal;
-use crate::outcome::{Selection, TestOutcome, TestRun, TestStatus};
+use crate::git;
 use crate::policy::{IntegrityMode, Policy};
+use crate::project::ProjectError;
 use crate::project::integrity::{Integrity, Stopped};
-use crate::project::{Project, ProjectError};
 use crate::render;
-use crate::runner::{self, RunWatch};
 use crate::sanitize;
 use crate::session::{SessionRecord, once_per_session};
-use crate::store;
 
 use super::call::Call;
 use super::continuity;
+use super::runs::{TestRuns, approved_project};
 
 /// Judges an end of turn. Outside git, or when git cannot be read, the stop is allowed as it is.
 pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer, ProjectError> {
@@ -197,24 +191,6 @@ fn without_repo(call: &Call, repo: RepoFacts) -> StopAnswer {
     }
 }
 
-/// The project of `repo` with only the commands and guarded values the user approved for it, for
-/// everything a stop does with it (its test runs' timeout, its checkpoints); and the notice for
-/// the user when some are not approved.
-pub(super) fn approved_project(
-    host: &Host,
-    repo: Repo,
-    warnings: &mut Vec<String>,
-) -> Result<(Project, Option<String>), ProjectError> {
-    let mut project = host.project(repo)?;
-    let approval = project.approval().unwrap_or_else(|e| {
-        warnings.push(format!("trust: {e}"));
-        None
-    });
-    let (policy, notice) = project.approved_policy(approval.as_ref());
-    project.policy = policy;
-    Ok((project, notice))
-}
-
 /// Whether `stop` answers a block of the same turn: with a turn id on both sides, whether the
 /// turn is the one the stored blocks were counted in; else the agent's `stop_hook_active`, or
 /// our last block message sent back as the prompt (Codex `notify` carries no
@@ -294,95 +270,4 @@ fn retry_digest(text: &str) -> String {
 /// Whether `prompt` is our last block message sent back.
 fn is_retry(prompt: Option<&str>, last_block: &Option<String>) -> bool {
     last_block.is_some() && prompt.map(retry_digest) == *last_block
-}
-
-/// How one stop runs its planned test commands.
-pub(super) struct TestRuns<'a> {
-    pub(super) journal: &'a Journal,
-    /// Told about each fresh run.
-    pub(super) watch: &'a dyn RunWatch,
-    pub(super) cache: TestCache,
-    pub(super) fingerprint: &'a str,
-    /// False once the block cap is reached: only cached outcomes are used.
-    pub(super) may_run: bool,
-}
-
-impl TestRuns<'_> {
-    /// Runs each planned command once (as its selection narrows it). With `[tests]
-    /// full_before_commit`, a narrowed run that passes is followed by the whole command, whose
-    /// outcome then stands: the stop is not allowed on a selection alone.
-    pub(super) fn run(
-        &self,
-        planned: Vec<(Option<Selection>, PlannedTest)>,
-        warnings: &mut Vec<String>,
-    ) -> Vec<TestRun> {
-        let full_before_commit = self.journal.policy().tests.full_before_commit;
-        planned
-            .into_iter()
-            .map(|(selection, p)| {
-                let command = selection.as_ref().map_or(&p.command, |s| &s.command);
-                let outcome = self.outcome(command, warnings);
-                let mut run = TestRun::new(p.command, p.rules, outcome);
-                run.selection = selection;
-                if full_before_commit
-                    && run.selection.is_some()
-                    && run.outcome.status == TestStatus::Passed
-                {
-                    run.outcome = self.outcome(&run.command, warnings);
-                    run.selection = None;
-                }
-                run
-            })
-            .collect()
-    }
-
-    /// The outcome of `command` on this change set: the last one when its fingerprint did not
-    /// change, else a fresh run (none once the block cap is reached). A concurrent stop of the
-    /// same change set may be running it: its outcome is waited for (at most the run's timeout
-    /// and a lock's) and reused. While a task is active, a cached pass is trusted only with a
-    /// verified signed receipt for the same fingerprint; every fresh run leaves a receipt in that
-    /// task.
-    fn outcome(&self, command: &str, warnings: &mut Vec<String>) -> TestOutcome {
-        let timeout = self.journal.policy().tests.timeout;
-        let key = cache::test_fingerprint(self.fingerprint, command, timeout);
-        if let Some(cached) = self.cached(command, &key) {
-            return cached;
-        }
-        if !self.may_run {
-            return TestOutcome::not_run();
-        }
-        let _running = self.cache.run_lock(&key, timeout + store::LOCK_TIMEOUT);
-        if let Some(cached) = self.cached(command, &key) {
-            return cached;
-        }
-        let started = Timestamp::now();
-        self.watch.started(command);
-        let recorded = runner::run_recorded(command, self.journal.workdir(), timeout);
-        self.watch.ended();
-        let ended = Timestamp::now();
-        // The cache only saves time; failing to write it must not fail the stop.
-        let _ = self.cache.record(command, &key, &recorded.outcome);
-        let receipt = (self.journal).receipt_for_gate_run(command, &recorded, &key, started, ended);
-        if let Err(e) = receipt {
-            warnings.push(format!("journal: {e}"));
-        }
-        recorded.outcome
-    }
-
-    /// The cached outcome of `command` on the test fingerprint `key`, if there is one this stop
-    /// may trust.
-    fn cached(&self, command: &str, key: &str) -> Option<TestOutcome> {
-        (self.cache.lookup(command, key))
-            .filter(|o| o.status != TestStatus::Passed || self.trusts(command, key))
-    }
-
-    /// Whether a cached pass may stand: always without an active task, else only with a verified
-    /// passing receipt.
-    fn trusts(&self, command: &str, key: &str) -> bool {
-        match self.journal.active() {
-            Ok(Some(_)) => self.journal.trusted_pass(command, key),
-            Ok(None) => true,
-            Err(_) => false,
-        }
-    }
 }
