@@ -6,8 +6,8 @@
 //! `python3 -m unittest -q`). The scenario's `before` actions play the agent's edits between
 //! model calls. What a block did is read from the next model request: our message, in the CLI's
 //! wrapper. Test names are `<story>::<agent>`; the same stories from a subdirectory and a linked
-//! worktree are `<story>_from_<start>::<agent>`, and Claude Code's subagents have a module of
-//! their own (`subagents::…`).
+//! worktree are `<story>_from_<start>::<agent>`; Claude Code's subagents have a module of their
+//! own (`subagents::…`), and so do warm results (`warm_results::<agent>`).
 
 use std::path::Path;
 use std::process::Command;
@@ -534,5 +534,80 @@ mod subagents {
         assert!(message.contains(TESTS_FAILED), "{message}");
         assert!(message.contains(BROKEN_ASSERTION), "{message}");
         assert_repo(repo.path(), ("", "fix"), &result);
+    }
+}
+
+/// Warm results (`[tests] prewarm = true`): the agent's tool call after an edit starts the tests
+/// in the background; its stop finds their outcome ("cached") and runs nothing itself.
+fn warm_results(agent: Agent) {
+    let outside = tempfile::tempdir().unwrap();
+    let runs = outside.path().join("runs");
+    let mut session = Session::new(agent);
+    let config = format!(
+        "[tests]\ncommand = \"echo run >> {} && python3 -m unittest -q\"\nprewarm = true\n",
+        runs.display()
+    );
+    let repo = checkpoint_testkit::repo("python-passing");
+    std::fs::write(repo.path().join("checkpoint.toml"), config).unwrap();
+    install_checkpoint(&session, repo.path());
+    // A stop (here a person's check) learns that prewarm is on.
+    let check = Command::new(&checkpoint_e2e::workspace_binaries().checkpoint)
+        .arg("check")
+        .current_dir(repo.path())
+        .env_clear()
+        .envs(session.env())
+        .output()
+        .unwrap();
+    assert_eq!(check.status.code(), Some(0), "{check:?}");
+    let mut scenario = Scenario::new([
+        Step::reply("I added mul.")
+            .write("calc.py", CALC_WITH_MUL)
+            .shell("true"),
+        // Long enough for the background run to end before the stop.
+        Step::reply("Checking once more.").shell("sleep 2"),
+        Step::reply("Done."),
+        Step::reply("Committed.").run("git commit -qam 'calc: mul'"),
+    ]);
+    scenario.root = Some(repo.path().to_owned());
+    let result = session.run(repo.path(), PROMPT, scenario);
+    result.report_timing("warm results");
+    let summary = result.summary();
+    assert!(result.status.success(), "{summary}");
+    let carried: Vec<Vec<String>> = (result.turns().iter())
+        .map(|turn| stop_feedback(agent, turn))
+        .collect();
+    let blocks: Vec<&String> = carried.iter().flatten().collect();
+    let [block] = blocks.as_slice() else {
+        panic!("one block, for the commit\n{summary}");
+    };
+    assert!(block.contains(COMMIT_GATE), "{block}");
+    assert!(
+        block.contains(", cached)"),
+        "the stop ran the tests itself: {block}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&runs).unwrap(),
+        "run\n",
+        "{summary}"
+    );
+    assert_repo(repo.path(), ("", "calc: mul"), &result);
+}
+
+mod warm_results {
+    use super::{Agent, warm_results};
+
+    #[test]
+    fn claude() {
+        warm_results(Agent::Claude);
+    }
+
+    #[test]
+    fn gemini() {
+        warm_results(Agent::Gemini);
+    }
+
+    #[test]
+    fn codex() {
+        warm_results(Agent::Codex);
     }
 }
