@@ -35,7 +35,7 @@ impl Fixture {
 
     /// `checkpoint ARGS` in the repository, with HOME (and the config home beside it) in the
     /// fixture and none of the agents' or checkpoint's variables of the developer.
-    fn checkpoint(&self, args: &[&str]) -> Output {
+    fn command(&self, args: &[&str]) -> assert_cmd::Command {
         let mut cmd = cargo_bin_cmd!("checkpoint");
         cmd.current_dir(self.repo.path())
             .args(args)
@@ -48,31 +48,24 @@ impl Fixture {
                 cmd.env_remove(key);
             }
         }
-        cmd.output().expect("run checkpoint")
+        cmd
     }
 
-    /// `checkpoint ARGS` as [`Fixture::checkpoint`] runs it, with the real Codex CLI (installed
-    /// for the e2e suite) first on `PATH`.
+    /// [`Fixture::command`], run.
+    fn checkpoint(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("run checkpoint")
+    }
+
+    /// [`Fixture::checkpoint`] with the real Codex CLI (installed for the e2e suite) first on
+    /// `PATH`.
     fn checkpoint_with_codex(&self, args: &[&str]) -> Output {
         let codex = &checkpoint_e2e::ensure_clis().codex;
         let mut path = vec![codex.parent().unwrap().to_owned()];
         path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap()));
-        let mut cmd = cargo_bin_cmd!("checkpoint");
-        cmd.current_dir(self.repo.path())
-            .args(args)
-            .env("HOME", self.home.path())
-            .env("XDG_CONFIG_HOME", self.home.path().join(".config"))
+        (self.command(args))
             .env("PATH", std::env::join_paths(path).unwrap())
-            .envs(checkpoint_testkit::git_env());
-        for (key, _) in std::env::vars() {
-            if ["CLAUDE_", "GEMINI_", "CODEX_", "CHECKPOINT_"]
-                .iter()
-                .any(|prefix| key.starts_with(prefix))
-            {
-                cmd.env_remove(key);
-            }
-        }
-        cmd.output().expect("run checkpoint")
+            .output()
+            .expect("run checkpoint")
     }
 
     /// `checkpoint install <agent> --adapter <the workspace's adapter>`.
