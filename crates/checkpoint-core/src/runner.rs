@@ -306,6 +306,14 @@ fn terminate_group(group: Pid, handle: &duct::Handle) {
     let _ = handle.wait_deadline(Instant::now() + REAP_LIMIT);
 }
 
+/// SIGKILL to the process group whose leader is `pid` (a program started with its own group);
+/// a group that is already gone is fine.
+pub(crate) fn kill_group(pid: u32) {
+    if let Some(group) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
+        let _ = kill_process_group(group, Signal::KILL);
+    }
+}
+
 /// The one-line error for the shell's 126/127, with the shell's own complaint when there is one
 /// (it is the last line: the script stops right after it).
 fn not_runnable(command: &str, code: i32, tail: &str) -> String {

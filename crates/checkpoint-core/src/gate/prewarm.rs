@@ -25,7 +25,7 @@ use crate::decide::{self, SessionFacts, Stop};
 use crate::git;
 use crate::host::Host;
 use crate::project::ProjectError;
-use crate::runner::Unwatched;
+use crate::runner::{self, Unwatched};
 use crate::store::{self, Lock};
 
 use super::runs::{TestRuns, approved_project};
@@ -154,7 +154,8 @@ fn take_over(state_dir: &Path, fingerprint: &str) -> Result<bool, ProjectError> 
         if running.fingerprint == fingerprint {
             return Ok(false);
         }
-        kill_group(running.pid);
+        // A background run leads its own group; its test runs die with it (they are watched).
+        runner::kill_group(running.pid);
     }
     let me = Running {
         pid: std::process::id(),
@@ -181,12 +182,4 @@ fn hand_back(state_dir: &Path) -> Result<(), ProjectError> {
 fn is_background_run(pid: u32) -> bool {
     std::fs::read(format!("/proc/{pid}/cmdline"))
         .is_ok_and(|cmdline| cmdline.split(|&b| b == 0).any(|arg| arg == ARG.as_bytes()))
-}
-
-/// Kills the process group led by `pid` (a background run is its group's leader).
-fn kill_group(pid: u32) {
-    use rustix::process::{Pid, Signal, kill_process_group};
-    if let Some(group) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
-        let _ = kill_process_group(group, Signal::KILL);
-    }
 }

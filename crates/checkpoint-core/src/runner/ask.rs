@@ -11,8 +11,6 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use rustix::process::{Pid, Signal, kill_process_group};
-
 /// The longest stdout line read; a longer one is read in pieces (none of which answers).
 const MAX_LINE: u64 = 64 * 1024 * 1024;
 
@@ -45,7 +43,6 @@ pub fn ask(
         .process_group(0)
         .spawn()
         .ok()?;
-    let group = i32::try_from(child.id()).ok().and_then(Pid::from_raw);
     let (mut stdin, stdout) = (child.stdin.take()?, child.stdout.take()?);
     let (sender, receiver) = mpsc::channel();
     thread::spawn(move || {
@@ -67,9 +64,7 @@ pub fn ask(
     let answer = written
         .then(|| receiver.recv_timeout(timeout).ok())
         .flatten();
-    if let Some(group) = group {
-        let _ = kill_process_group(group, Signal::KILL);
-    }
+    super::kill_group(child.id());
     drop(stdin);
     let _ = child.wait();
     answer
