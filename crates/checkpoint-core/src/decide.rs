@@ -79,6 +79,9 @@ pub struct PlannedTest {
     pub command: String,
     /// The rules that asked for it, in order.
     pub rules: Vec<String>,
+    /// The changed files that asked for it (through those rules), in change-set order.
+    #[serde(default)]
+    pub files: Vec<String>,
 }
 
 /// Which tests a stop calls for, and whether running them can still change the verdict.
@@ -305,13 +308,22 @@ fn planned_tests(changes: &ChangeSet, policy: &Policy) -> Vec<PlannedTest> {
             let Some(command) = policy.test_command_for(rule) else {
                 continue;
             };
-            match planned.iter_mut().find(|p| p.command == command) {
-                Some(p) if !p.rules.contains(&rule.name) => p.rules.push(rule.name.clone()),
-                Some(_) => {}
-                None => planned.push(PlannedTest {
-                    command: command.to_owned(),
-                    rules: vec![rule.name.clone()],
-                }),
+            let p = match planned.iter_mut().position(|p| p.command == command) {
+                Some(i) => &mut planned[i],
+                None => {
+                    planned.push(PlannedTest {
+                        command: command.to_owned(),
+                        rules: Vec::new(),
+                        files: Vec::new(),
+                    });
+                    planned.last_mut().expect("just pushed")
+                }
+            };
+            if !p.rules.contains(&rule.name) {
+                p.rules.push(rule.name.clone());
+            }
+            if p.files.last() != Some(&change.path) {
+                p.files.push(change.path.clone());
             }
         }
     }

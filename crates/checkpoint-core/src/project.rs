@@ -141,13 +141,7 @@ impl Project {
         if self.policy.tests.select == TestSelect::All || changes.non_utf8_paths > 0 {
             return None;
         }
-        let asked: Vec<&str> = (changes.changes.iter())
-            .filter(|change| {
-                (self.policy.rules.classify(&change.path).iter())
-                    .any(|rule| planned.rules.contains(&rule.name))
-            })
-            .map(|change| change.path.as_str())
-            .collect();
+        let asked: Vec<&str> = planned.files.iter().map(String::as_str).collect();
         select::select(&planned.command, &asked, &self.workdir)
     }
 

@@ -477,11 +477,13 @@ fn planned_tests_are_deduplicated_per_command() {
         vec![
             PlannedTest {
                 command: "cargo test -p core".into(),
-                rules: vec!["core".into()]
+                rules: vec!["core".into()],
+                files: vec!["core/a.rs".into(), "core/b.rs".into()],
             },
             PlannedTest {
                 command: "make test".into(),
-                rules: vec!["all".into()]
+                rules: vec!["all".into()],
+                files: vec!["core/a.rs".into(), "core/b.rs".into(), "cli/c.rs".into()],
             },
         ]
     );
