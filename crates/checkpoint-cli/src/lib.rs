@@ -149,6 +149,11 @@ enum Command {
 
 /// Parses the command line, runs the command and maps the result to an exit status.
 pub fn main() -> ExitCode {
+    // `checkpoint check` answers hook events too, so a tool event it judged may start it as a
+    // background run of warm results.
+    if checkpoint_core::hook::background_run() {
+        return ExitCode::SUCCESS;
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check(args) => check::run(&args),

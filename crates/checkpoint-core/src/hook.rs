@@ -61,11 +61,7 @@ pub fn main(home: &dyn AgentHome) -> std::process::ExitCode {
         let _ = writeln!(std::io::stdout(), "{}", version_line(home));
         return std::process::ExitCode::SUCCESS;
     }
-    if said(&[gate::PREWARM_ARG]) {
-        // The background run a tool hook started: no agent reads it, and it answers no one.
-        if let Some(dir) = std::env::args_os().nth(2) {
-            let _ = gate::prewarm(&Host::from_process(), std::path::Path::new(&dir));
-        }
+    if background_run() {
         return std::process::ExitCode::SUCCESS;
     }
     if said(&["--help", "-h"]) || (arg.is_none() && std::io::stdin().is_terminal()) {
@@ -77,6 +73,20 @@ pub fn main(home: &dyn AgentHome) -> std::process::ExitCode {
     let mut stderr = std::io::stderr();
     run(home, stdin, &mut stdout, &mut stderr);
     std::process::ExitCode::SUCCESS
+}
+
+/// Whether this process was started as the background run of warm results (`<program>
+/// --prewarm <dir>`: every program that answers hook events, since the tool hook starts its own
+/// executable); if so, it has done that run. No agent reads its output, and it answers no one.
+pub fn background_run() -> bool {
+    let mut args = std::env::args_os().skip(1);
+    if args.next().as_deref() != Some(std::ffi::OsStr::new(gate::PREWARM_ARG)) {
+        return false;
+    }
+    if let Some(dir) = args.next() {
+        let _ = gate::prewarm(&Host::from_process(), std::path::Path::new(&dir));
+    }
+    true
 }
 
 /// Runs one hook call: the answer goes to `stdout` (written once), problems to `stderr` (one

@@ -160,3 +160,23 @@ fn full_before_commit_runs_everything_once_the_affected_tests_pass() {
     assert!(text.contains("Tests: 2 passed"), "{text}");
     assert!(!text.contains("Only the affected"), "{text}");
 }
+
+#[test]
+fn the_cli_started_as_a_background_run_warms_the_stop() {
+    let repo = repo("python-package");
+    let dir = repo.path();
+    fs::write(dir.join("checkpoint.toml"), "[tests]\nprewarm = true\n").unwrap();
+    crate::git(dir, &["add", "checkpoint.toml"]);
+    crate::git(dir, &["commit", "-qm", "prewarm"]);
+    append(dir, "pkg/strings.py", "# touched");
+    // What a tool event judged by `checkpoint check` starts: its own executable, `--prewarm`.
+    let dir_arg = dir.to_str().unwrap();
+    let warmed = checkpoint(dir, &["--prewarm", dir_arg], "");
+    assert_eq!(code(&warmed), 0, "{warmed:?}");
+    assert_eq!(stdout(&warmed), "");
+    let (_, text) = check(dir, &[]);
+    assert!(
+        text.contains("Tests: 1 passed (") && text.contains(", cached)"),
+        "{text}"
+    );
+}
