@@ -23,6 +23,7 @@
 
 mod ask;
 mod capture;
+mod output;
 mod watchdog;
 
 use std::io;
@@ -37,6 +38,7 @@ use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 use crate::outcome::{TestOutcome, TestStatus};
 use crate::tail;
 pub use ask::{ask, on_path};
+pub use output::output;
 use capture::Capture;
 use watchdog::Watchdog;
 

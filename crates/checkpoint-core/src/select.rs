@@ -14,7 +14,9 @@
 //! narrows what runs; it never runs a test the configured command would not.
 
 pub mod cargo;
+pub mod node;
 pub mod python;
+pub mod scan;
 
 use std::path::Path;
 
@@ -28,8 +30,13 @@ const SHELL_SYNTAX: &[char] = &[
 
 /// The narrowed form of `command` for the changed files `changed` (repository-relative, `/`
 /// separated: those that asked for the command) in the worktree at `workdir`, or `None` to run
-/// it as configured.
-pub fn select(command: &str, changed: &[&str], workdir: &Path) -> Option<Selection> {
+/// it as configured. Source scans are cached in `state_dir` when given.
+pub fn select(
+    command: &str,
+    changed: &[&str],
+    workdir: &Path,
+    state_dir: Option<&Path>,
+) -> Option<Selection> {
     if changed.is_empty() {
         return None;
     }
@@ -38,7 +45,10 @@ pub fn select(command: &str, changed: &[&str], workdir: &Path) -> Option<Selecti
         return cargo.select(changed, workdir);
     }
     if let Some(python) = python::PythonTests::recognise(&words) {
-        return python.select(changed, workdir);
+        return python.select(changed, workdir, state_dir);
+    }
+    if let Some(node) = node::NodeTests::recognise(&words, workdir) {
+        return node.select(changed, workdir, state_dir);
     }
     None
 }

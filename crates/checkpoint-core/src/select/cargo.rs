@@ -13,10 +13,7 @@
 //! default members, which is the root package of a non-virtual workspace).
 
 use std::collections::BTreeSet;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, mpsc};
-use std::thread;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -273,38 +270,8 @@ struct MetaDependency {
 
 /// The output of `cargo metadata` in `workdir`, bounded in time and size; `None` when it fails.
 fn metadata_json(workdir: &Path) -> Option<Vec<u8>> {
-    let reader = duct::cmd!(
-        "cargo",
-        "metadata",
-        "--format-version",
-        "1",
-        "--no-deps",
-        "--offline"
-    )
-    .dir(workdir)
-    .stdin_null()
-    .stderr_null()
-    .reader()
-    .ok()?;
-    let reader = Arc::new(reader);
-    let (sender, receiver) = mpsc::channel();
-    let reading = Arc::clone(&reader);
-    thread::spawn(move || {
-        let mut out = Vec::new();
-        // Reading to the end also checks the exit status: a failure is an error.
-        let read = (&*reading)
-            .take(METADATA_LIMIT + 1)
-            .read_to_end(&mut out)
-            .map(|_| out);
-        let _ = sender.send(read);
-    });
-    match receiver.recv_timeout(METADATA_TIMEOUT) {
-        Ok(Ok(out)) if out.len() as u64 <= METADATA_LIMIT => Some(out),
-        _ => {
-            let _ = reader.kill();
-            None
-        }
-    }
+    let args = ["metadata", "--format-version", "1", "--no-deps", "--offline"];
+    crate::runner::output("cargo", &args, workdir, METADATA_TIMEOUT, METADATA_LIMIT)
 }
 
 #[cfg(test)]
