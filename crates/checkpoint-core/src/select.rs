@@ -14,6 +14,7 @@
 //! narrows what runs; it never runs a test the configured command would not.
 
 pub mod cargo;
+pub mod go;
 pub mod node;
 pub mod python;
 pub mod scan;
@@ -47,6 +48,9 @@ pub fn select(
     if let Some(python) = python::PythonTests::recognise(&words) {
         return python.select(changed, workdir, state_dir);
     }
+    if let Some(go) = go::GoTest::recognise(&words) {
+        return go.select(changed, workdir);
+    }
     if let Some(node) = node::NodeTests::recognise(&words, workdir) {
         return node.select(changed, workdir, state_dir);
     }
@@ -59,6 +63,12 @@ fn plain_words(command: &str) -> Option<Vec<String>> {
         return None;
     }
     shlex::split(command).filter(|words| !words.is_empty())
+}
+
+/// `path` with `/` separators; `None` when it is not UTF-8.
+fn slash_path(path: &Path) -> Option<String> {
+    let parts: Option<Vec<&str>> = path.components().map(|c| c.as_os_str().to_str()).collect();
+    Some(parts?.join("/"))
 }
 
 /// `words` as one shell command line, each quoted as needed.

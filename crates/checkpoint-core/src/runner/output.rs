@@ -10,18 +10,20 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-/// Runs `program args…` in `dir` (stdin from `/dev/null`, stderr discarded) as the leader of its
-/// own process group and returns its stdout when it exits 0 within `timeout` having printed at
+/// Runs `program args…` in `dir` with `env` added to the inherited environment (stdin from
+/// `/dev/null`, stderr discarded) as the leader of its own process group and returns its stdout when it exits 0 within `timeout` having printed at
 /// most `limit` bytes. `None` when it cannot start, fails, prints more, or runs out of time.
 pub fn output(
     program: &str,
     args: &[&str],
+    env: &[(&str, &str)],
     dir: &Path,
     timeout: Duration,
     limit: u64,
 ) -> Option<Vec<u8>> {
     let mut child = Command::new(program)
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -52,7 +54,7 @@ mod tests {
     use super::*;
 
     fn sh(script: &str, timeout: Duration, limit: u64) -> Option<Vec<u8>> {
-        output("/bin/sh", &["-c", script], Path::new("/"), timeout, limit)
+        output("/bin/sh", &["-c", script], &[], Path::new("/"), timeout, limit)
     }
 
     #[test]
@@ -61,8 +63,10 @@ mod tests {
         assert_eq!(sh("echo hi", long, 3).as_deref(), Some(&b"hi\n"[..]));
         assert_eq!(sh("echo hi; exit 1", long, 100), None);
         assert_eq!(sh("echo hello", long, 3), None);
+        let env = output("/bin/sh", &["-c", "echo $X"], &[("X", "y")], Path::new("/"), long, 9);
+        assert_eq!(env.as_deref(), Some(&b"y\n"[..]));
         assert_eq!(
-            output("/nonexistent", &[], Path::new("/"), long, 100),
+            output("/nonexistent", &[], &[], Path::new("/"), long, 100),
             None
         );
     }

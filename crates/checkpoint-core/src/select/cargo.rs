@@ -181,7 +181,7 @@ impl Graph {
                 .collect();
             packages.push(Package {
                 name: member.name.clone(),
-                dir: slash_path(relative)?,
+                dir: super::slash_path(relative)?,
                 deps,
             });
         }
@@ -238,12 +238,6 @@ impl Graph {
     }
 }
 
-/// `path` with `/` separators; `None` when it is not UTF-8.
-fn slash_path(path: &Path) -> Option<String> {
-    let parts: Option<Vec<&str>> = path.components().map(|c| c.as_os_str().to_str()).collect();
-    Some(parts?.join("/"))
-}
-
 /// What `cargo metadata --no-deps` prints, as far as the selection reads it.
 #[derive(Debug, Deserialize)]
 struct Metadata {
@@ -271,7 +265,7 @@ struct MetaDependency {
 /// The output of `cargo metadata` in `workdir`, bounded in time and size; `None` when it fails.
 fn metadata_json(workdir: &Path) -> Option<Vec<u8>> {
     let args = ["metadata", "--format-version", "1", "--no-deps", "--offline"];
-    crate::runner::output("cargo", &args, workdir, METADATA_TIMEOUT, METADATA_LIMIT)
+    crate::runner::output("cargo", &args, &[], workdir, METADATA_TIMEOUT, METADATA_LIMIT)
 }
 
 #[cfg(test)]
