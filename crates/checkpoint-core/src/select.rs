@@ -4,14 +4,18 @@
 //! | command | what is selected | from |
 //! |---|---|---|
 //! | `cargo test [flags]` | the packages that own a changed file and every workspace package that depends on them, directly or not (`-p` each) | `cargo metadata --no-deps` ([`cargo`]) |
-//! | `python3 -m unittest [flags]`, `pytest [flags]` | the test modules that import a changed module, directly or not, and changed test modules | a static scan of every module's `import` lines ([`python`]) |
+//! | `python3 -m unittest [flags]`, `pytest [flags]` | the test modules that import a changed module, directly or not, and changed test modules | a static scan of every module's `import` lines, cached ([`python`]) |
+//! | `go test [flags] [./patterns]` | the packages that own a changed file and the module's packages that import them, directly or not | `go list -json` ([`go`]) |
+//! | `[npx] jest [flags]`, `[npx] vitest [run] [flags]`, `npm`/`yarn`/`pnpm test` running one of them | the tests the runner relates to the changed files (`--findRelatedTests`, `vitest related`), once a static scan has found a test importing each | a static scan of every source's relative imports, cached ([`node`]) |
 //!
 //! Anything else, and any doubt, runs the command as configured: a command with shell syntax,
 //! flags that already choose what runs, a changed build file (`Cargo.toml`, `Cargo.lock`,
-//! `conftest.py`, `__init__.py`, `setup.py`, runner configuration), a changed file the structure
-//! does not explain (outside every package; a Python file no test reaches; anything but `.py`
-//! for Python), a path that is not UTF-8, or a selection that is everything anyway. Selection
-//! narrows what runs; it never runs a test the configured command would not.
+//! `conftest.py`, `__init__.py`, `setup.py`, `go.mod`, `go.sum`, `package.json`, a lock file,
+//! runner configuration), a changed file the structure does not explain (outside every package;
+//! a Python or JS/TS file no test reaches; anything but `.py` for Python, `.go` for Go, JS/TS
+//! sources for jest and vitest), a path that is not UTF-8, or a selection that is everything
+//! anyway. Selection narrows what runs; it never runs a test the configured command would not.
+//! The scans are cached in the project's state directory ([`scan`]).
 
 pub mod cargo;
 pub mod go;
