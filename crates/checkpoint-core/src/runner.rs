@@ -38,8 +38,8 @@ use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 use crate::outcome::{TestOutcome, TestStatus};
 use crate::tail;
 pub use ask::{ask, on_path};
-pub use output::output;
 use capture::Capture;
+pub use output::output;
 use watchdog::Watchdog;
 
 /// How long the process group gets between SIGTERM and SIGKILL.

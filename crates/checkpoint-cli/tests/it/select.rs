@@ -204,9 +204,7 @@ fn a_go_module_tests_the_changed_package_and_its_importers() {
     assert_eq!(exit, 1, "{text}");
     assert!(text.starts_with("Checkpoint — Tests: FAILED"), "{text}");
     assert!(
-        text.contains(
-            "3 of 4 packages, for 1 changed file (`go test ./cart ./money ./report`)"
-        ),
+        text.contains("3 of 4 packages, for 1 changed file (`go test ./cart ./money ./report`)"),
         "{text}"
     );
     assert!(text.contains("TestAdd"), "{text}");

@@ -54,7 +54,14 @@ mod tests {
     use super::*;
 
     fn sh(script: &str, timeout: Duration, limit: u64) -> Option<Vec<u8>> {
-        output("/bin/sh", &["-c", script], &[], Path::new("/"), timeout, limit)
+        output(
+            "/bin/sh",
+            &["-c", script],
+            &[],
+            Path::new("/"),
+            timeout,
+            limit,
+        )
     }
 
     #[test]
@@ -63,7 +70,14 @@ mod tests {
         assert_eq!(sh("echo hi", long, 3).as_deref(), Some(&b"hi\n"[..]));
         assert_eq!(sh("echo hi; exit 1", long, 100), None);
         assert_eq!(sh("echo hello", long, 3), None);
-        let env = output("/bin/sh", &["-c", "echo $X"], &[("X", "y")], Path::new("/"), long, 9);
+        let env = output(
+            "/bin/sh",
+            &["-c", "echo $X"],
+            &[("X", "y")],
+            Path::new("/"),
+            long,
+            9,
+        );
         assert_eq!(env.as_deref(), Some(&b"y\n"[..]));
         assert_eq!(
             output("/nonexistent", &[], &[], Path::new("/"), long, 100),
@@ -76,7 +90,11 @@ mod tests {
         let started = std::time::Instant::now();
         // The background sleep holds stdout open: the group must be killed for the read to end.
         assert_eq!(
-            sh("sleep 30 & echo started; wait", Duration::from_millis(300), 100),
+            sh(
+                "sleep 30 & echo started; wait",
+                Duration::from_millis(300),
+                100
+            ),
             None
         );
         assert!(started.elapsed() < Duration::from_secs(10));

@@ -264,8 +264,21 @@ struct MetaDependency {
 
 /// The output of `cargo metadata` in `workdir`, bounded in time and size; `None` when it fails.
 fn metadata_json(workdir: &Path) -> Option<Vec<u8>> {
-    let args = ["metadata", "--format-version", "1", "--no-deps", "--offline"];
-    crate::runner::output("cargo", &args, &[], workdir, METADATA_TIMEOUT, METADATA_LIMIT)
+    let args = [
+        "metadata",
+        "--format-version",
+        "1",
+        "--no-deps",
+        "--offline",
+    ];
+    crate::runner::output(
+        "cargo",
+        &args,
+        &[],
+        workdir,
+        METADATA_TIMEOUT,
+        METADATA_LIMIT,
+    )
 }
 
 #[cfg(test)]

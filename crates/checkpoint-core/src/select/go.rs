@@ -118,7 +118,9 @@ impl GoTest {
 fn is_local_pattern(arg: &str) -> bool {
     (arg == "." || arg.starts_with("./"))
         && !arg.split('/').any(|part| part == "..")
-        && arg.chars().all(|c| c.is_alphanumeric() || "./_-".contains(c))
+        && arg
+            .chars()
+            .all(|c| c.is_alphanumeric() || "./_-".contains(c))
 }
 
 /// One package as `go list -json` prints it, as far as the selection reads it.
@@ -253,7 +255,10 @@ mod tests {
         let go = GoTest::recognise(&words("go test -count=1 -v ./...")).expect("recognised");
         assert_eq!(go.head, words("go test -count=1 -v"));
         assert_eq!(go.patterns, ["./..."]);
-        assert_eq!(GoTest::recognise(&words("go test")).unwrap().patterns, ["."]);
+        assert_eq!(
+            GoTest::recognise(&words("go test")).unwrap().patterns,
+            ["."]
+        );
         assert!(GoTest::recognise(&words("go test ./pkg/... ./cmd")).is_some());
         for command in [
             "go test -run TestX ./...",

@@ -101,10 +101,16 @@ impl NodeTests {
     /// `workdir`.
     pub fn recognise(words: &[String], workdir: &Path) -> Option<NodeTests> {
         match words {
-            [pm, test] if is_package_manager(pm) && (test == "test" || (pm == "npm" && test == "t")) => {
+            [pm, test]
+                if is_package_manager(pm) && (test == "test" || (pm == "npm" && test == "t")) =>
+            {
                 script_tests(workdir)
             }
-            [pm, run, test] if is_package_manager(pm) && test == "test" && (run == "run" || run == "run-script") => {
+            [pm, run, test]
+                if is_package_manager(pm)
+                    && test == "test"
+                    && (run == "run" || run == "run-script") =>
+            {
                 script_tests(workdir)
             }
             _ => direct(words),
@@ -119,7 +125,8 @@ impl NodeTests {
         workdir: &Path,
         state_dir: Option<&Path>,
     ) -> Option<Selection> {
-        let doubtful = |path: &&str| !is_source(path) || is_whole_suite(path) || path.starts_with('-');
+        let doubtful =
+            |path: &&str| !is_source(path) || is_whole_suite(path) || path.starts_with('-');
         if changed.iter().any(doubtful) {
             return None;
         }
@@ -182,9 +189,8 @@ fn is_package_manager(word: &str) -> bool {
 /// the script names it bare; `None` when the script is anything else, or has a `pretest` or
 /// `posttest` beside it.
 fn script_tests(workdir: &Path) -> Option<NodeTests> {
-    let text =
-        bounded::read_regular_text(&workdir.join("package.json"), bounded::MAX_CONFIG_BYTES)
-            .ok()?;
+    let text = bounded::read_regular_text(&workdir.join("package.json"), bounded::MAX_CONFIG_BYTES)
+        .ok()?;
     let json: serde_json::Value = serde_json::from_str(&text).ok()?;
     let scripts = json.get("scripts")?;
     if scripts.get("pretest").is_some() || scripts.get("posttest").is_some() {
@@ -290,7 +296,11 @@ fn dependents<'a>(importers: &BTreeMap<&'a str, Vec<&'a str>>, path: &'a str) ->
 /// The scanned file the relative `specifier` in the file at `from` loads, as Node, TypeScript
 /// and the runners resolve it: the path itself, with a source extension, as a directory's
 /// `index`, or a `.js`-family name standing for its TypeScript source.
-fn resolve<'a>(files: &'a BTreeMap<String, Vec<String>>, from: &str, specifier: &str) -> Option<&'a str> {
+fn resolve<'a>(
+    files: &'a BTreeMap<String, Vec<String>>,
+    from: &str,
+    specifier: &str,
+) -> Option<&'a str> {
     let mut parts: Vec<&str> = from.split('/').collect();
     parts.pop();
     for part in specifier.split('/') {
@@ -310,7 +320,13 @@ fn resolve<'a>(files: &'a BTreeMap<String, Vec<String>>, from: &str, specifier: 
     for extension in SOURCE_EXTENSIONS {
         candidates.push(format!("{base}/index.{extension}"));
     }
-    for (js, ts) in [("js", "ts"), ("js", "tsx"), ("jsx", "tsx"), ("mjs", "mts"), ("cjs", "cts")] {
+    for (js, ts) in [
+        ("js", "ts"),
+        ("js", "tsx"),
+        ("jsx", "tsx"),
+        ("mjs", "mts"),
+        ("cjs", "cts"),
+    ] {
         if let Some(stem) = base.strip_suffix(&format!(".{js}")) {
             candidates.push(format!("{stem}.{ts}"));
         }
@@ -334,7 +350,9 @@ pub fn specifiers(text: &str) -> Vec<String> {
     let tokens = tokens(text);
     let mut found = Vec::new();
     for (i, token) in tokens.iter().enumerate() {
-        let Token::Str(specifier) = token else { continue };
+        let Token::Str(specifier) = token else {
+            continue;
+        };
         let word = |at: Option<usize>, names: &[&str]| {
             at.and_then(|at| tokens.get(at))
                 .is_some_and(|t| matches!(t, Token::Word(w) if names.contains(&w.as_str())))
@@ -343,7 +361,10 @@ pub fn specifiers(text: &str) -> Vec<String> {
         let called = i >= 2
             && tokens[i - 1] == Token::Punct('(')
             && word(Some(i - 2), &["require", "import"]);
-        let relative = specifier == "." || specifier == ".." || specifier.starts_with("./") || specifier.starts_with("../");
+        let relative = specifier == "."
+            || specifier == ".."
+            || specifier.starts_with("./")
+            || specifier.starts_with("../");
         if (direct || called) && relative {
             found.push(specifier.clone());
         }
@@ -428,9 +449,19 @@ mod tests {
         let none = Path::new("/nonexistent");
         let recognised = |command: &str| NodeTests::recognise(&words(command), none);
         let jest = recognised("npx jest --ci --maxWorkers=2").expect("npx jest");
-        assert_eq!((jest.runner, jest.program, jest.flags), (Runner::Jest, words("npx jest"), words("--ci --maxWorkers=2")));
+        assert_eq!(
+            (jest.runner, jest.program, jest.flags),
+            (
+                Runner::Jest,
+                words("npx jest"),
+                words("--ci --maxWorkers=2")
+            )
+        );
         let vitest = recognised("vitest run --reporter=dot").expect("vitest run");
-        assert_eq!((vitest.runner, vitest.program, vitest.flags), (Runner::Vitest, words("vitest"), words("--reporter=dot")));
+        assert_eq!(
+            (vitest.runner, vitest.program, vitest.flags),
+            (Runner::Vitest, words("vitest"), words("--reporter=dot"))
+        );
         assert!(recognised("npx vitest").is_some());
         for command in [
             "jest src/a.test.js",
@@ -459,10 +490,23 @@ mod tests {
             NodeTests::recognise(&words(command), root).map(|t| t.program)
         };
         let script = r#"{"scripts": {"test": "jest --ci"}}"#;
-        for command in ["npm test", "npm t", "npm run test", "yarn test", "pnpm run test"] {
-            assert_eq!(with(script, command), Some(words("node_modules/.bin/jest")), "{command}");
+        for command in [
+            "npm test",
+            "npm t",
+            "npm run test",
+            "yarn test",
+            "pnpm run test",
+        ] {
+            assert_eq!(
+                with(script, command),
+                Some(words("node_modules/.bin/jest")),
+                "{command}"
+            );
         }
-        assert_eq!(with(r#"{"scripts": {"test": "npx jest"}}"#, "npm test"), Some(words("npx jest")));
+        assert_eq!(
+            with(r#"{"scripts": {"test": "npx jest"}}"#, "npm test"),
+            Some(words("npx jest"))
+        );
         for manifest in [
             r#"{"scripts": {"test": "vitest"}}"#,
             r#"{"scripts": {"test": "jest && eslint ."}}"#,
@@ -493,16 +537,25 @@ const g = require(`./g/${name}`);
 "#;
         assert_eq!(
             specifiers(source),
-            ["./a", "../lib/b.js", "./side-effect", "./re", "./c", "./d", "./f"]
+            [
+                "./a",
+                "../lib/b.js",
+                "./side-effect",
+                "./re",
+                "./c",
+                "./d",
+                "./f"
+            ]
         );
     }
 
     #[test]
     fn specifiers_resolve_like_node_and_typescript() {
-        let files: BTreeMap<String, Vec<String>> = ["src/a.ts", "src/b/index.js", "src/c.tsx", "lib/d.js"]
-            .into_iter()
-            .map(|p| (p.to_owned(), Vec::new()))
-            .collect();
+        let files: BTreeMap<String, Vec<String>> =
+            ["src/a.ts", "src/b/index.js", "src/c.tsx", "lib/d.js"]
+                .into_iter()
+                .map(|p| (p.to_owned(), Vec::new()))
+                .collect();
         let from = "src/x.test.ts";
         assert_eq!(resolve(&files, from, "./a"), Some("src/a.ts"));
         assert_eq!(resolve(&files, from, "./a.js"), Some("src/a.ts"));

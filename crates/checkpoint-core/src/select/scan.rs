@@ -139,7 +139,9 @@ impl<T: Clone + Serialize + DeserializeOwned> Walk<T> {
     }
 
     fn cache_path(&self, state_dir: &Path) -> PathBuf {
-        state_dir.join("select").join(format!("{}.json", self.cache))
+        state_dir
+            .join("select")
+            .join(format!("{}.json", self.cache))
     }
 }
 
@@ -212,7 +214,10 @@ mod tests {
         fs::write(root.join("two.txt"), "w").unwrap();
         set_mtime(&root.join("two.txt"), Duration::from_secs(30));
         let (found, parsed) = scan();
-        assert_eq!((parsed, found["two.txt"].clone()), (1, vec!["w".to_owned()]));
+        assert_eq!(
+            (parsed, found["two.txt"].clone()),
+            (1, vec!["w".to_owned()])
+        );
 
         // A file modified just now is read every time until it is old enough.
         fs::write(root.join("two.txt"), "v").unwrap();
