@@ -130,7 +130,7 @@ impl AgentSpec {
         }
         std::env::home_dir()
             .filter(|home| !home.as_os_str().is_empty())
-            .map(|home| home.join(self.table.dir))
+            .map(|home| home.join(user_dir.in_home(self.table.dir)))
             .ok_or_else(|| {
                 CliError::new(
                     "cannot find the home directory",
@@ -143,11 +143,15 @@ impl AgentSpec {
     pub(crate) fn handler(&self, command: &str, event: &InstalledEvent) -> Value {
         let mut handler = Map::new();
         handler.insert("type".to_owned(), "command".into());
-        handler.insert("command".to_owned(), command.into());
+        let layout = self.table.layout;
+        handler.insert(layout.command_key().to_owned(), command.into());
         if let Some(name) = self.table.handler_name {
             handler.insert("name".to_owned(), name.into());
         }
-        handler.insert("timeout".to_owned(), self.table.timeout(event).into());
+        handler.insert(
+            layout.timeout_key().to_owned(),
+            self.table.timeout(event).into(),
+        );
         Value::Object(handler)
     }
 
