@@ -18,6 +18,7 @@ pub mod payload;
 pub mod transcript;
 
 use std::borrow::Cow;
+use std::path::PathBuf;
 
 use checkpoint_core::agent::{Agent, Capabilities, InstallSpec, TranscriptFormat};
 use checkpoint_core::answer::HookAnswer;
@@ -37,11 +38,14 @@ impl AgentHome for Copilot {
         Agent::Copilot
     }
 
-    /// Context returned at `preToolUse` reaches the model (after the tool's result).
+    /// Context returned at `preToolUse` reaches the model (after the tool's result). Copilot
+    /// writes its event log in batches: at `preToolUse` the usage record of the reply that asked
+    /// for the tool may not be in it yet, so the context watch looks again after the tool.
     fn capabilities(&self) -> Capabilities {
         Capabilities::NONE
             .context_before_tool(true)
             .context_after_clear(true)
+            .reply_written_after_pre_tool(true)
     }
 
     /// Copilot's own event names, as [`payload`] names the event.
@@ -65,7 +69,7 @@ impl AgentHome for Copilot {
     }
 
     fn shared_payload<'a>(&self, bytes: &'a [u8]) -> Cow<'a, [u8]> {
-        payload::shared(bytes).map_or(Cow::Borrowed(bytes), Cow::Owned)
+        payload::shared(bytes, &session_state()).map_or(Cow::Borrowed(bytes), Cow::Owned)
     }
 
     fn transcript(&self) -> Option<&dyn TranscriptFormat> {
@@ -89,6 +93,17 @@ impl AgentHome for Copilot {
     fn install(&self) -> Option<&InstallSpec> {
         Some(&install::INSTALL)
     }
+}
+
+/// Copilot's `session-state` directory, which holds each session's transcript:
+/// `$COPILOT_HOME/session-state`, else `~/.copilot/session-state`.
+fn session_state() -> PathBuf {
+    let config = std::env::var_os("COPILOT_HOME")
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::home_dir().map(|home| home.join(".copilot")))
+        .unwrap_or_default();
+    config.join("session-state")
 }
 
 /// Runs one GitHub Copilot CLI hook call.

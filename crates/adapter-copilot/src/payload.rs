@@ -2,7 +2,11 @@
 //! (`sessionId`, `transcriptPath`, `toolName`, `toolArgs`; `stop_hook_active` is the one in
 //! snake_case) and does not name the event: each event is told by the fields it alone sends
 //! ([`EVENTS`]). A `sessionStart` of a new session says `source: "new"`, which is what the
-//! other agents call `startup`.
+//! other agents call `startup`. Only `agentStop` and `preCompact` name the transcript; it is
+//! the session's `events.jsonl` in Copilot's `session-state` directory, so the other events get
+//! that path too.
+
+use std::path::{Component, Path};
 
 use serde_json::{Map, Value};
 
@@ -49,9 +53,20 @@ pub fn event_of(payload: &Map<String, Value>) -> Option<&'static str> {
     })
 }
 
+/// The transcript of the session `id` in Copilot's `session-state` directory `state`:
+/// `<state>/<id>/events.jsonl`, when `id` is a plain file name.
+pub fn transcript_of(state: &Path, id: &str) -> Option<std::path::PathBuf> {
+    let mut parts = Path::new(id).components();
+    match (parts.next(), parts.next()) {
+        (Some(Component::Normal(name)), None) => Some(state.join(name).join("events.jsonl")),
+        _ => None,
+    }
+}
+
 /// The payload `bytes` in the shared shape, when they are a Copilot payload (a JSON object with
-/// a `sessionId`, of an event [`event_of`] knows); `None` otherwise.
-pub fn shared(bytes: &[u8]) -> Option<Vec<u8>> {
+/// a `sessionId`, of an event [`event_of`] knows); `None` otherwise. A payload that names no
+/// transcript gets its session's in the `session-state` directory `state`.
+pub fn shared(bytes: &[u8], state: &Path) -> Option<Vec<u8>> {
     let Value::Object(payload) = serde_json::from_slice(bytes).ok()? else {
         return None;
     };
@@ -66,6 +81,15 @@ pub fn shared(bytes: &[u8]) -> Option<Vec<u8>> {
             shared.insert((*ours).to_owned(), value.clone());
         }
     }
+    if !shared.contains_key("transcript_path") {
+        let id = payload["sessionId"].as_str().unwrap_or_default();
+        if let Some(path) = transcript_of(state, id) {
+            shared.insert(
+                "transcript_path".to_owned(),
+                path.display().to_string().into(),
+            );
+        }
+    }
     if event == "sessionStart" && shared["source"] == "new" {
         shared.insert("source".to_owned(), "startup".into());
     }
@@ -76,6 +100,7 @@ pub fn shared(bytes: &[u8]) -> Option<Vec<u8>> {
 mod tests {
     use checkpoint_core::HookEvent;
     use checkpoint_core::event::EventKind;
+    use serde_json::json;
 
     use super::*;
 
@@ -147,7 +172,34 @@ mod tests {
             "[1]",
             "not json",
         ] {
-            assert_eq!(shared(raw.as_bytes()), None, "{raw}");
+            assert_eq!(shared(raw.as_bytes(), Path::new("/s")), None, "{raw}");
+        }
+    }
+
+    /// Events that name no transcript read their session's.
+    #[test]
+    fn every_event_gets_its_sessions_transcript() {
+        let state = Path::new("/h/.copilot/session-state");
+        let transcript = |raw: &str| {
+            let shared: Value =
+                serde_json::from_slice(&shared(raw.as_bytes(), state).unwrap()).unwrap();
+            shared["transcript_path"].as_str().map(str::to_owned)
+        };
+        assert_eq!(
+            transcript(r#"{"sessionId":"abc","cwd":"/p","toolName":"bash","toolArgs":{}}"#)
+                .as_deref(),
+            Some("/h/.copilot/session-state/abc/events.jsonl")
+        );
+        assert_eq!(
+            transcript(
+                r#"{"sessionId":"abc","cwd":"/p","stopReason":"end_turn","transcriptPath":"/t"}"#
+            )
+            .as_deref(),
+            Some("/t")
+        );
+        for id in ["../x", "a/b", "", ".", "/abs"] {
+            let raw = json!({"sessionId": id, "cwd": "/p", "reason": "complete"}).to_string();
+            assert_eq!(transcript(&raw), None, "{id}");
         }
     }
 }
