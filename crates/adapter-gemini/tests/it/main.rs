@@ -1,7 +1,7 @@
 //! `checkpoint-gemini` against real repositories, with payloads captured from Gemini CLI 0.61.0.
 
 use adapter_gemini::HOME;
-use checkpoint_testkit::adapter::{self, Adapter, uncommitted};
+use checkpoint_testkit::adapter::{self, Adapter, Wire, uncommitted};
 use checkpoint_testkit::{payload, repo, run_hook};
 use insta::assert_snapshot;
 use proptest::prelude::*;
@@ -12,6 +12,7 @@ const GEMINI: Adapter = Adapter {
     stop: "AfterAgent",
     stop_again: "AfterAgent-2",
     no_op: "{}",
+    wire: Wire::SHARED,
 };
 
 #[test]
@@ -101,7 +102,7 @@ proptest! {
 
 #[test]
 fn sessions_resume_and_context_is_watched() {
-    let (_, notice) = GEMINI.assert_continuity("BeforeTool", "AfterTool");
+    let (_, notice) = GEMINI.assert_continuity("SessionStart", "BeforeTool", "AfterTool");
     assert_snapshot!(notice.to_string());
 }
 
