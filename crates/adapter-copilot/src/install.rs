@@ -34,7 +34,7 @@ pub static INSTALL: InstallSpec = InstallSpec {
         InstalledEvent::quick("preCompact"),
         InstalledEvent::session_end("sessionEnd"),
     ],
-    project_hooks: ProjectHooks::StartDirOnly,
+    project_hooks: ProjectHooks::ProjectRoot,
     skills: false,
     mcp: McpSpec {
         project: McpFile::AtProjectRoot(".mcp.json"),

@@ -119,7 +119,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     if !agents_found.iter().any(|agent| agent.installed) {
         checks.push(Line::from(Check::problem(
             "checkpoint is installed for no agent: nothing runs the gate",
-            "checkpoint install claude --user  # or gemini, codex",
+            "checkpoint install claude --user  # or gemini, codex, copilot",
         )));
     }
     let ok = (agents_found.iter().flat_map(|a| &a.checks))

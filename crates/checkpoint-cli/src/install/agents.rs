@@ -216,7 +216,7 @@ mod tests {
     #[test]
     fn project_files_live_under_the_root() {
         let root = Scope::Project(PathBuf::from("/p"));
-        let paths: Vec<_> = ["claude", "gemini", "codex"]
+        let paths: Vec<_> = ["claude", "gemini", "codex", "copilot"]
             .into_iter()
             .map(|agent| spec(agent).config_path(&root).unwrap())
             .collect();
@@ -226,6 +226,7 @@ mod tests {
                 Path::new("/p/.claude/settings.json"),
                 Path::new("/p/.gemini/settings.json"),
                 Path::new("/p/.codex/hooks.json"),
+                Path::new("/p/.github/hooks/checkpoint.json"),
             ]
         );
     }
@@ -240,6 +241,6 @@ mod tests {
         let names: Vec<_> = InstallTarget::possible_values()
             .map(|v| v.get_name().to_owned())
             .collect();
-        assert_eq!(names, ["claude", "gemini", "codex", "git"]);
+        assert_eq!(names, ["claude", "gemini", "codex", "copilot", "git"]);
     }
 }

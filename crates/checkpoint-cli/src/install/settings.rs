@@ -535,6 +535,45 @@ mod tests {
         assert_eq!(after.to_string(), r#"{"theme":"dark"}"#);
     }
 
+    const VERSIONED: HooksLayout = HooksLayout::Versioned {
+        version: 1,
+        command_key: "command",
+        timeout_key: "timeout",
+    };
+
+    /// In a versioned file the handlers stand in the event's list; the version comes with the
+    /// first and goes with the last when nothing else is left.
+    #[test]
+    fn versioned_files_list_handlers_directly() {
+        let handlers = [("stop", handler("/new/ours"))];
+        let mut edited = settings(json!({}));
+        set_ours(&mut edited, VERSIONED, ours, &handlers).unwrap();
+        assert_eq!(
+            Value::Object(edited.clone()).to_string(),
+            r#"{"version":1,"hooks":{"stop":[{"type":"command","command":"/new/ours"}]}}"#
+        );
+        let mut again = edited.clone();
+        set_ours(&mut again, VERSIONED, ours, &handlers).unwrap();
+        assert_eq!(again, edited);
+
+        let mut theirs = settings(json!({"version": 1, "hooks": {"stop": [
+            handler("/x/theirs"), handler("/old/ours"), handler("/older/ours")]}}));
+        set_ours(&mut theirs, VERSIONED, ours, &handlers).unwrap();
+        assert_eq!(
+            Value::Object(theirs.clone()).to_string(),
+            json!({"version": 1, "hooks": {"stop": [handler("/x/theirs"), handler("/new/ours")]}})
+                .to_string()
+        );
+        let removed = set_ours(&mut theirs, VERSIONED, ours, &[]).unwrap();
+        assert_eq!(removed, ["stop"]);
+        assert_eq!(
+            Value::Object(theirs).to_string(),
+            json!({"version": 1, "hooks": {"stop": [handler("/x/theirs")]}}).to_string()
+        );
+        set_ours(&mut edited, VERSIONED, ours, &[]).unwrap();
+        assert!(edited.is_empty(), "{edited:?}");
+    }
+
     #[test]
     fn uninstall_without_hooks_changes_nothing() {
         let (after, removed) = uninstall(json!({"a": 1, "hooks": {}}));
