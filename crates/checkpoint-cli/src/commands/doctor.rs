@@ -459,8 +459,8 @@ mod tests {
                 let (_, payload) = (spec.table.doctor.payloads.iter())
                     .find(|(name, _)| *name == event.name)
                     .unwrap_or_else(|| panic!("{}: {}", spec.name(), event.name));
-                let value: serde_json::Value = serde_json::from_str(payload).unwrap();
-                assert_eq!(value["hook_event_name"], event.name, "{}", spec.name());
+                let parsed = checkpoint_core::HookEvent::parse(home, payload.as_bytes()).unwrap();
+                assert_eq!(parsed.wire_name, event.name, "{}", spec.name());
             }
         }
     }

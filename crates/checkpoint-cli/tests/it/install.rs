@@ -405,17 +405,77 @@ fn copilot_gets_a_versioned_hooks_file_of_its_own() {
     let fx = Fixture::new();
     let file = ".github/hooks/checkpoint.json";
     let out = ok(&fx.install("copilot", &[]));
-    assert_snapshot!(fx.stable(out), @"");
+    assert_snapshot!(fx.stable(out), @r#"
+    Installed checkpoint hooks for GitHub Copilot CLI in [project]/.github/hooks/checkpoint.json: agentStop, userPromptSubmitted, preToolUse, postToolUse, sessionStart, preCompact, sessionEnd.
+    Where: the hooks fire when GitHub Copilot CLI starts anywhere inside [project]; in another worktree only once .github/hooks/checkpoint.json is committed there. To gate every worktree: `checkpoint install copilot --user`.
+    Next: trust the folder when GitHub Copilot CLI asks (or start it with --trust-folder, or COPILOT_ALLOW_ALL=true); it loads a project's hooks only in a trusted folder.
+    Checkpoint's files in this project: .github/hooks/checkpoint.json. Commit them to share the hooks with everyone working here; until then the stop gate does not count them (nor the `*.checkpoint.bak` backups) as uncommitted work. `checkpoint uninstall --all` removes them.
+    "#);
     let installed = fx.read(file);
-    assert_snapshot!(fx.stable(&installed), @"");
+    assert_snapshot!(fx.stable(&installed), @r#"
+    {
+      "version": 1,
+      "hooks": {
+        "agentStop": [
+          {
+            "type": "command",
+            "bash": "[bin]/checkpoint-copilot --hook",
+            "timeoutSec": 1800
+          }
+        ],
+        "userPromptSubmitted": [
+          {
+            "type": "command",
+            "bash": "[bin]/checkpoint-copilot --hook",
+            "timeoutSec": 30
+          }
+        ],
+        "preToolUse": [
+          {
+            "type": "command",
+            "bash": "[bin]/checkpoint-copilot --hook",
+            "timeoutSec": 30
+          }
+        ],
+        "postToolUse": [
+          {
+            "type": "command",
+            "bash": "[bin]/checkpoint-copilot --hook",
+            "timeoutSec": 30
+          }
+        ],
+        "sessionStart": [
+          {
+            "type": "command",
+            "bash": "[bin]/checkpoint-copilot --hook",
+            "timeoutSec": 30
+          }
+        ],
+        "preCompact": [
+          {
+            "type": "command",
+            "bash": "[bin]/checkpoint-copilot --hook",
+            "timeoutSec": 30
+          }
+        ],
+        "sessionEnd": [
+          {
+            "type": "command",
+            "bash": "[bin]/checkpoint-copilot --hook",
+            "timeoutSec": 5
+          }
+        ]
+      }
+    }
+    "#);
     ok(&fx.install("copilot", &[]));
     assert_eq!(fx.read(file), installed, "a second install changes nothing");
 
     let mut edited: serde_json::Value = serde_json::from_str(&installed).unwrap();
-    edited["hooks"]["agentStop"]
-        .as_array_mut()
-        .unwrap()
-        .insert(0, serde_json::json!({"type": "command", "bash": "./notify.sh"}));
+    edited["hooks"]["agentStop"].as_array_mut().unwrap().insert(
+        0,
+        serde_json::json!({"type": "command", "bash": "./notify.sh"}),
+    );
     fx.write(file, &serde_json::to_string_pretty(&edited).unwrap());
     ok(&fx.install("copilot", &[]));
     assert_eq!(
@@ -424,12 +484,29 @@ fn copilot_gets_a_versioned_hooks_file_of_its_own() {
         "the reinstall keeps the other handler and its place"
     );
     ok(&fx.uninstall("copilot", &[]));
-    assert_snapshot!(fx.read(file), @"");
+    assert_snapshot!(fx.read(file), @r#"
+    {
+      "version": 1,
+      "hooks": {
+        "agentStop": [
+          {
+            "type": "command",
+            "bash": "./notify.sh"
+          }
+        ]
+      }
+    }
+    "#);
 
-    fs::remove_dir_all(fx.path(".github")).unwrap();
-    ok(&fx.install("copilot", &[]));
-    ok(&fx.uninstall("copilot", &[]));
-    assert!(!fx.path(".github").exists(), "nothing of the install is left");
+    // In a git repository, where install's ledger (`.git/checkpoint/`) outlives each command.
+    let fresh = Fixture::new();
+    git(fresh.project.path(), &["init", "-q"]);
+    ok(&fresh.install("copilot", &[]));
+    let out = ok(&fresh.uninstall("copilot", &[]));
+    assert!(
+        !fresh.path(".github").exists(),
+        "nothing of the install is left: {out}"
+    );
 }
 
 #[test]
