@@ -161,10 +161,10 @@ pub(crate) fn set_ours(
         HooksLayout::Versioned { version, .. } => Some(version),
         _ => None,
     };
-    if let Some(version) = version.filter(|_| !handlers.is_empty()) {
-        if !settings.contains_key("version") {
-            settings.shift_insert(0, "version".to_owned(), version.into());
-        }
+    if let Some(version) = version.filter(|_| !handlers.is_empty())
+        && !settings.contains_key("version")
+    {
+        settings.shift_insert(0, "version".to_owned(), version.into());
     }
     let grouped = version.is_none();
     let hooks = settings
