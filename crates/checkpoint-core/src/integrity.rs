@@ -11,7 +11,7 @@
 //! | [`MarkerAdded`](FindingKind::MarkerAdded) | the new text has more occurrences of a skip/ignore/focus marker than the old |
 //! | [`TestRemoved`](FindingKind::TestRemoved) | a test is found in no test file of the worktree by name, nor among the new names by body |
 //! | [`AssertionRemoved`](FindingKind::AssertionRemoved) | the new text has fewer assertion lines than the old |
-//! | [`ExpectedValueChanged`](FindingKind::ExpectedValueChanged) | a check line's one literal operand changed while code the test exercises changed (see `expected`) |
+//! | [`ExpectedValueChanged`](FindingKind::ExpectedValueChanged) | a check line's one literal operand changed, or the literal value of a name a check compares, while code the test exercises changed (see `expected`) |
 //! | [`RunnerConfigNarrowed`](FindingKind::RunnerConfigNarrowed) | runner configuration leaves more tests out (see `config`), or a Go test file gained a build constraint |
 //! | [`ProtectedFileChanged`](FindingKind::ProtectedFileChanged) | a file matching `[integrity] protected` changed at all |
 //! | [`TestCountDropped`](FindingKind::TestCountDropped) | a passing command ran fewer tests than in the last green stop (see [`GreenCounts`]; from the runs, not the texts) |

@@ -74,6 +74,29 @@ fn python_weakenings_block() {
         "expected value changed from `5` to `-1`",
     );
 
+    // The expected value lives in a name, committed first; the code breaks and the name follows.
+    let r = repo("python-passing");
+    edit(
+        r.path(),
+        "test_calc.py",
+        "add(2, 3), 5)",
+        "add(2, 3), EXPECTED)",
+    );
+    edit(
+        r.path(),
+        "test_calc.py",
+        "\n\nclass",
+        "\nEXPECTED = 5\n\n\nclass",
+    );
+    git(r.path(), &["commit", "-qam", "expected value in a name"]);
+    edit(r.path(), "calc.py", "return a + b", "return a - b");
+    edit(r.path(), "test_calc.py", "EXPECTED = 5", "EXPECTED = -1");
+    blocked(
+        r.path(),
+        "test_calc.py:",
+        "expected value `EXPECTED` changed from `5` to `-1`",
+    );
+
     // The test file moves where unittest does not look.
     let r = repo("python-passing");
     fs::rename(

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::expected::{Sources, changed_operand, is_literal};
+use super::expected::{Sources, binding, changed_operand, compares, is_literal};
 use super::finding::{Finding, FindingKind, MAX_VALUE, shown};
 use super::lang::{Lang, Source, TestFn, has_token, test_fns};
 
@@ -121,16 +121,26 @@ impl<'a> Subject<'a> {
     }
 
     /// Check lines that went away paired with new ones of the same shape whose one changed
-    /// operand is a literal.
+    /// operand is a literal, and changed bindings the checks compare.
     fn expected_values(&self, code: &(Lines<'a>, Lines<'a>), findings: &mut Vec<Finding>) {
         let (before, after) = Self::both(code, |line| self.lang.is_check(line));
         let removed = unmatched(&before, &after);
         let mut added = unmatched(&after, &before);
-        if removed.is_empty()
-            || added.is_empty()
-            || !(self.code_changed || self.sources.exercised_by(self.file, self.new.text))
-        {
+        let exercised = || self.code_changed || self.sources.exercised_by(self.file, self.new.text);
+        let bound = |lines: Vec<(u32, &'a str)>| {
+            let bindings = lines
+                .into_iter()
+                .filter(|(_, line)| binding(line).is_some());
+            bindings.collect::<Vec<_>>()
+        };
+        let old_bound = bound(unmatched(&code.0, &code.1));
+        let new_bound = bound(unmatched(&code.1, &code.0));
+        let bindings_changed = !old_bound.is_empty() && !new_bound.is_empty();
+        if !((!removed.is_empty() && !added.is_empty()) || bindings_changed) || !exercised() {
             return;
+        }
+        if bindings_changed {
+            self.expected_bindings(&old_bound, &new_bound, &after, findings);
         }
         added.truncate(MAX_PAIRED);
         for (_, old) in removed.into_iter().take(MAX_PAIRED) {
@@ -145,6 +155,42 @@ impl<'a> Subject<'a> {
                     Some(line),
                     format!(
                         "expected value changed from `{}` to `{}`",
+                        shown(from, MAX_VALUE),
+                        shown(to, MAX_VALUE)
+                    ),
+                ));
+            }
+        }
+    }
+
+    /// Bindings that went away paired with new ones of the same name whose value changed, a
+    /// literal on one side at least, where a check line of the new text compares the name.
+    fn expected_bindings(
+        &self,
+        removed: &Lines<'a>,
+        added: &Lines<'a>,
+        checks: &Lines<'a>,
+        findings: &mut Vec<Finding>,
+    ) {
+        let new: Vec<_> = (added.iter().take(MAX_PAIRED))
+            .filter_map(|&(line, text)| Some((line, binding(text)?)))
+            .collect();
+        for (_, old) in removed.iter().take(MAX_PAIRED) {
+            let Some((name, from)) = binding(old) else {
+                continue;
+            };
+            let changed = new.iter().find(|(_, (other, to))| {
+                *other == name && *to != from && (is_literal(from) || is_literal(to))
+            });
+            if let Some(&(line, (_, to))) = changed
+                && checks.iter().any(|(_, check)| compares(check, name))
+            {
+                findings.push(self.finding(
+                    FindingKind::ExpectedValueChanged,
+                    Some(line),
+                    format!(
+                        "expected value `{}` changed from `{}` to `{}`",
+                        shown(name, MAX_VALUE),
                         shown(from, MAX_VALUE),
                         shown(to, MAX_VALUE)
                     ),

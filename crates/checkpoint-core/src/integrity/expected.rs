@@ -8,6 +8,10 @@
 //!   strings, `true`/`None`/`nil`…, constructors written with a capital like `Some(5)`, and
 //!   lists of these), so that renaming a variable in an assertion is not an expected value
 //!   changing.
+//! - An expected value may live in a name the checks use (`EXPECTED = 5`, `const WANT: i32 = 5;`,
+//!   `want := 5`): a binding line whose value changed, a literal on at least one side, counts
+//!   as an expected value changing when a check line of the new text compares the name itself
+//!   (not an argument of the call under test).
 //! - A test *exercises* a changed source file when its text names the file's module stem as a
 //!   whole word (`calc` for `calc.py`, `src/calc/index.ts`, `Calc.java`), when both are Go files
 //!   of one directory (one package), or when the source is under the `src/` of the Rust crate
@@ -16,7 +20,7 @@
 use std::collections::BTreeMap;
 
 use super::files::dir_of;
-use super::lang::{Lang, is_ident};
+use super::lang::{Lang, is_ident, token_positions};
 
 /// Check lines longer than this are not compared for expected values (minified code).
 pub(super) const MAX_CHECK_LINE: usize = 400;
@@ -175,6 +179,79 @@ impl Depths {
             .unwrap_or(self.depth.len());
         Some((left, right))
     }
+}
+
+/// Words before a binding's name that say how it is bound.
+const BINDING_WORDS: &[&str] = &[
+    "pub",
+    "const",
+    "static",
+    "final",
+    "private",
+    "protected",
+    "let",
+    "mut",
+    "var",
+];
+
+/// The name and the value of a line that binds one (`NAME = 5`, `const NAME: i32 = 5;`,
+/// `static final int NAME = 5;`, `name := 5`), trimmed; `None` for any other line.
+pub(super) fn binding(line: &str) -> Option<(&str, &str)> {
+    let mut rest = line.trim();
+    while let Some(word) = BINDING_WORDS.iter().find_map(|word| {
+        rest.strip_prefix(word)
+            .filter(|after| after.starts_with(char::is_whitespace))
+    }) {
+        rest = word.trim_start();
+    }
+    let (mut name, mut after) = split_ident(rest)?;
+    // A type before the name (Java, C#): `int NAME = 5`.
+    if let Some((second, tail)) = after
+        .strip_prefix(char::is_whitespace)
+        .and_then(|tail| split_ident(tail.trim_start()))
+    {
+        (name, after) = (second, tail);
+    }
+    let after = after.trim_start();
+    let value = if let Some(value) = after.strip_prefix(":=") {
+        value
+    } else if let Some(typed) = after.strip_prefix(':') {
+        // A type annotation, then `=`.
+        let at = typed.find('=')?;
+        typed[at..].strip_prefix('=')?
+    } else {
+        after.strip_prefix('=')?
+    };
+    if value.starts_with('=') {
+        return None;
+    }
+    let value = value.trim().trim_end_matches([';', ',']).trim_end();
+    (!value.is_empty()).then_some((name, value))
+}
+
+/// The identifier `text` starts with (not a number) and what follows it.
+fn split_ident(text: &str) -> Option<(&str, &str)> {
+    let end = text.find(|c: char| !is_ident(c)).unwrap_or(text.len());
+    let name = &text[..end];
+    (!name.is_empty() && !name.starts_with(|c: char| c.is_ascii_digit()))
+        .then_some((name, &text[end..]))
+}
+
+/// Whether the check line `line` compares `name` itself: the whole word, at the check's own
+/// level (no deeper than its shallowest `,`/`==`/`!=`; inside at most one bracket when it has
+/// none), so that `assertEqual(add(x, 1), 4)` does not compare `x`.
+pub(super) fn compares(line: &str, name: &str) -> bool {
+    if line.len() > MAX_CHECK_LINE {
+        return false;
+    }
+    let depths = Depths::of(line);
+    let level = (depths.separator.iter().zip(&depths.depth))
+        .filter(|(separator, _)| **separator > 0)
+        .map(|(_, depth)| *depth)
+        .min()
+        .unwrap_or(1);
+    token_positions(line, name)
+        .any(|at| !line[at + name.len()..].starts_with(is_ident) && depths.depth[at] <= level)
 }
 
 /// Whether `operand` is a literal value: every word in it (outside strings) is a number, a

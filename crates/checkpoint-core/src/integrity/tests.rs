@@ -396,6 +396,96 @@ fn expected_values_may_change_when_no_exercised_code_did() {
 }
 
 #[test]
+fn expected_values_moved_into_a_name() {
+    let cases = [
+        (
+            "calc.py",
+            "test_calc.py",
+            "from calc import add\n\nEXPECTED = 5\n\n\ndef test_add():\n    assert add(2, 3) == EXPECTED\n",
+        ),
+        (
+            "calc.js",
+            "calc.test.js",
+            "const { add } = require('./calc');\nconst EXPECTED = 5;\n\ntest('adds', () => {\n  expect(add(2, 3)).toBe(EXPECTED);\n});\n",
+        ),
+        (
+            "calc.go",
+            "calc_test.go",
+            "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\twant := 5\n\tif got := Add(2, 3); got != want {\n\t\tt.Fatalf(\"got %d\", got)\n\t}\n}\n",
+        ),
+        (
+            "src/lib.rs",
+            "tests/calc.rs",
+            "use calc::add;\n\nconst EXPECTED: i32 = 5;\n\n#[test]\nfn adds() {\n    assert_eq!(add(2, 3), EXPECTED);\n}\n",
+        ),
+    ];
+    let mut found = Vec::new();
+    for (source, test, old) in cases {
+        let new = old
+            .replacen("EXPECTED = 5", "EXPECTED = -1", 1)
+            .replacen("EXPECTED: i32 = 5", "EXPECTED: i32 = -1", 1)
+            .replacen("want := 5", "want := -1", 1);
+        assert_ne!(old, new);
+        let findings = analyzed(&[src(source), m(test, old, &new)]);
+        found.extend(
+            findings
+                .iter()
+                .map(|f| format!("{}:{:?}: {}", f.file, f.line, f.description)),
+        );
+        // The same change with no exercised code changed is a test's own business.
+        assert_eq!(analyzed(&[m(test, old, &new)]), [], "{test}");
+    }
+    assert_eq!(
+        found,
+        [
+            "test_calc.py:Some(3): expected value `EXPECTED` changed from `5` to `-1`",
+            "calc.test.js:Some(2): expected value `EXPECTED` changed from `5` to `-1`",
+            "calc_test.go:Some(6): expected value `want` changed from `5` to `-1`",
+            "tests/calc.rs:Some(3): expected value `EXPECTED` changed from `5` to `-1`",
+        ]
+    );
+}
+
+#[test]
+fn changed_inputs_in_a_name_are_no_findings() {
+    // The name is an argument of the call under test, not what the result is compared with;
+    // or the name's new value is no literal on either side.
+    let old = "from calc import add\n\nX = 2\nY = 3\n\n\ndef test_add():\n    assert add(X, 3) == 5\n    self.assertEqual(add(Y, 2), 5)\n    result = add(2, 3)\n    assert result == 5\n";
+    let new = old
+        .replace("X = 2", "X = 4")
+        .replace("Y = 3", "Y = 1")
+        .replace("result = add(2, 3)", "result = add(3, 2)");
+    assert_eq!(
+        analyzed(&[src("calc.py"), m("test_calc.py", old, &new)]),
+        []
+    );
+    for (line, name, compared) in [
+        ("assert add(X, 3) == 5", "X", false),
+        ("assert add(2, 3) == X", "X", true),
+        ("self.assertEqual(add(X, 2), 5)", "X", false),
+        ("self.assertEqual(add(2, 2), X)", "X", true),
+        ("expect(add(X)).toBe(5)", "X", false),
+        ("expect(add(2)).toBe(X)", "X", true),
+        ("assert XS == 5", "X", false),
+    ] {
+        assert_eq!(expected::compares(line, name), compared, "{line}");
+    }
+    for (line, bound) in [
+        ("EXPECTED = 5", Some(("EXPECTED", "5"))),
+        ("const WANT: i32 = -1;", Some(("WANT", "-1"))),
+        ("static final int EXPECTED = 5;", Some(("EXPECTED", "5"))),
+        ("want := \"a\"", Some(("want", "\"a\""))),
+        ("let mut total = 0;", Some(("total", "0"))),
+        ("assert x == 5", None),
+        ("x == 5", None),
+        ("self.assertEqual(x, 5)", None),
+        ("5 = x", None),
+    ] {
+        assert_eq!(expected::binding(line), bound, "{line}");
+    }
+}
+
+#[test]
 fn honest_assertion_changes_are_no_findings() {
     // New assertions next to the old ones, an assertion on a renamed variable, a changed input
     // (not a literal expected value), a longer message: all with the code changed.
