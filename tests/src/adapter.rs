@@ -247,6 +247,31 @@ impl Adapter {
         answer
     }
 
+    /// For an agent that sends a block's reason back as the next prompt (`retry_prompt`, a
+    /// captured payload of that prompt): the retry does not count as a new user turn, so the
+    /// block count goes on and the fourth stop is allowed. `block` is the agent's word for a block.
+    pub fn assert_retry_prompt_counts_on(&self, retry_prompt: &str, block: &str) {
+        let repo = uncommitted();
+        let dir = repo.path();
+        let mut reason = String::new();
+        let mut answers = Vec::new();
+        for i in 0..4 {
+            if i > 0 {
+                let prompt = [("prompt", Value::String(reason.clone()))];
+                let run = self.fire_with(dir, retry_prompt, &prompt, &[]);
+                self.assert_no_op(&run, 0, "retry prompt");
+            }
+            let stop = if i == 0 { self.stop } else { self.stop_again };
+            let run = self.fire(dir, stop);
+            let answer: Value = serde_json::from_str(&run.stdout).unwrap_or(Value::Null);
+            if let Some(r) = answer["reason"].as_str() {
+                reason = r.to_owned();
+            }
+            answers.push(answer["decision"].as_str().unwrap_or("allow").to_owned());
+        }
+        assert_eq!(answers, [block, block, block, "allow"]);
+    }
+
     /// Three blocked stops in a row, then the fourth: the answer once the cap is reached.
     pub fn fourth_stop(&self, dir: &Path) -> HookRun {
         let first = self.fire(dir, self.stop);

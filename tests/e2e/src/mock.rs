@@ -254,56 +254,18 @@ fn route(method: &str, path: &str, headers: &BTreeMap<String, String>, body: &Va
             model: body_model,
             stream: false,
         },
-        "/v1/messages" => {
-            let last_message = body
-                .get("messages")
-                .and_then(Value::as_array)
-                .and_then(|m| m.last())
-                .map(Value::to_string)
-                .unwrap_or_default();
-            let has_tools = body
-                .get("tools")
-                .and_then(Value::as_array)
-                .is_some_and(|t| !t.is_empty());
-            let kind = if last_message.contains(CLAUDE_COMPACTION_MARKER) {
-                Kind::Compaction
-            } else if has_tools {
-                Kind::Turn
-            } else {
-                Kind::Side
-            };
-            Route {
-                api: Api::Anthropic,
-                kind,
-                model: body_model,
-                stream: body_stream,
-            }
-        }
-        "/v1/chat/completions" => {
-            let last_message = body
-                .get("messages")
-                .and_then(Value::as_array)
-                .and_then(|m| m.last())
-                .map(Value::to_string)
-                .unwrap_or_default();
-            let has_tools = body
-                .get("tools")
-                .and_then(Value::as_array)
-                .is_some_and(|t| !t.is_empty());
-            let kind = if last_message.contains(COPILOT_COMPACTION_MARKER) {
-                Kind::Compaction
-            } else if has_tools {
-                Kind::Turn
-            } else {
-                Kind::Side
-            };
-            Route {
-                api: Api::OpenAiChat,
-                kind,
-                model: body_model,
-                stream: body_stream,
-            }
-        }
+        "/v1/messages" => Route {
+            api: Api::Anthropic,
+            kind: messages_kind(body, CLAUDE_COMPACTION_MARKER),
+            model: body_model,
+            stream: body_stream,
+        },
+        "/v1/chat/completions" => Route {
+            api: Api::OpenAiChat,
+            kind: messages_kind(body, COPILOT_COMPACTION_MARKER),
+            model: body_model,
+            stream: body_stream,
+        },
         "/v1/responses" => {
             let request_kind = headers
                 .get("x-codex-turn-metadata")
@@ -355,6 +317,28 @@ fn route(method: &str, path: &str, headers: &BTreeMap<String, String>, body: &Va
                 stream,
             }
         }
+    }
+}
+
+/// What a request with a `messages` list is for: a compaction when its last message holds the
+/// CLI's `compaction_marker`, a turn when it offers tools, else a side call.
+fn messages_kind(body: &Value, compaction_marker: &str) -> Kind {
+    let last_message = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .and_then(|m| m.last())
+        .map(Value::to_string)
+        .unwrap_or_default();
+    let has_tools = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|t| !t.is_empty());
+    if last_message.contains(compaction_marker) {
+        Kind::Compaction
+    } else if has_tools {
+        Kind::Turn
+    } else {
+        Kind::Side
     }
 }
 
