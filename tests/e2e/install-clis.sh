@@ -5,7 +5,7 @@
 #
 # Usage: install-clis.sh            (cache: ${CHECKPOINT_E2E_CACHE:-$HOME/.cache/checkpoint-e2e})
 # Prints, on stdout and nothing else, one `<agent>=<absolute binary path>` line per CLI:
-#   claude=…  gemini=…  codex=…
+#   claude=…  gemini=…  codex=…  copilot=…
 # npm's own output goes to stderr. Exits non-zero, naming the CLI, when an install or the
 # `--version` check fails.
 set -euo pipefail
@@ -15,6 +15,7 @@ CACHE="${CHECKPOINT_E2E_CACHE:-${HOME:?HOME is not set}/.cache/checkpoint-e2e}"
 CLAUDE_VERSION=2.1.330
 GEMINI_VERSION=0.61.0
 CODEX_VERSION=0.169.0
+COPILOT_VERSION=1.0.102
 
 log() { printf 'install-clis: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -53,7 +54,10 @@ ensure() {
     # HOME points at a scratch dir so that `--version` cannot touch the user's real config.
     local scratch
     scratch="$(mktemp -d)"
-    if ! out="$(cd "$scratch" && HOME="$scratch" timeout 120 "$bin" --version </dev/null 2>&1)"; then
+    # Copilot CLI's launcher unpacks its package under $XDG_CACHE_HOME/copilot on first use: into
+    # the prefix, where the tests point XDG_CACHE_HOME, so that no test run unpacks it again.
+    if ! out="$(cd "$scratch" && HOME="$scratch" XDG_CACHE_HOME="$prefix/xdg-cache" \
+        timeout 120 "$bin" --version </dev/null 2>&1)"; then
         rm -rf "$scratch"
         rm -f "$stamp"
         die "$name: '$bin --version' failed: $out"
@@ -71,3 +75,4 @@ ensure claude "$CLAUDE_VERSION" node_modules/.bin/claude \
     "@anthropic-ai/claude-code@$CLAUDE_VERSION" "@anthropic-ai/claude-code-linux-x64@$CLAUDE_VERSION"
 ensure gemini "$GEMINI_VERSION" node_modules/.bin/gemini "@google/gemini-cli@$GEMINI_VERSION"
 ensure codex "$CODEX_VERSION" node_modules/.bin/codex "@openai/codex@$CODEX_VERSION"
+ensure copilot "$COPILOT_VERSION" node_modules/.bin/copilot "@github/copilot@$COPILOT_VERSION"

@@ -7,6 +7,30 @@ use serde_json::Value;
 
 use crate::{HookRun, payload, repo, run_hook, run_hook_in};
 
+/// How an agent's payloads name the fields the contract's checks change, and where its answers
+/// hold context.
+#[derive(Debug, Clone, Copy)]
+pub struct Wire {
+    /// The session id's field.
+    pub session_id: &'static str,
+    /// The transcript path's field.
+    pub transcript_path: &'static str,
+    /// The field that names the event, when the payload has one.
+    pub event_name: Option<&'static str>,
+    /// Where a context answer holds its text (a JSON pointer).
+    pub context: &'static str,
+}
+
+impl Wire {
+    /// Claude Code's payloads and answers, which Gemini CLI and Codex share.
+    pub const SHARED: Wire = Wire {
+        session_id: "session_id",
+        transcript_path: "transcript_path",
+        event_name: Some("hook_event_name"),
+        context: "/hookSpecificOutput/additionalContext",
+    };
+}
+
 /// One adapter binary and the names of its captured payloads.
 #[derive(Debug, Clone, Copy)]
 pub struct Adapter {
@@ -20,6 +44,8 @@ pub struct Adapter {
     pub stop_again: &'static str,
     /// The agent's no-op answer on stdout.
     pub no_op: &'static str,
+    /// Its payloads' field names and its answers' context.
+    pub wire: Wire,
 }
 
 impl Adapter {
@@ -50,7 +76,7 @@ impl Adapter {
     /// Every broken payload gets the no-op answer and exactly one `checkpoint: …` stderr line.
     pub fn assert_bad_input_fails_open(&self) {
         let repo = repo("failing-test");
-        for (what, bytes) in bad_payloads(self.agent, self.stop, repo.path()) {
+        for (what, bytes) in bad_payloads(self, repo.path()) {
             let run = run_hook(Path::new(self.bin), repo.path(), &bytes, &[]);
             self.assert_no_op(&run, 1, what);
             assert!(run.stderr.starts_with("checkpoint: "), "{what}: {run:?}");
@@ -98,7 +124,7 @@ impl Adapter {
         let dir = repo.path();
         std::fs::write(dir.join("checkpoint.toml"), "[stop\n").expect("write the config");
         let fire = |fixture: &str, session: &str| {
-            let run = self.fire_with(dir, fixture, &[("session_id", session.into())], &[]);
+            let run = self.fire_with(dir, fixture, &[(self.wire.session_id, session.into())], &[]);
             assert_eq!(run.code, Some(0), "{fixture}: {run:?}");
             assert!(
                 run.stderr.starts_with("checkpoint: ") && run.stderr.contains("syntax error"),
@@ -134,18 +160,34 @@ impl Adapter {
     /// 3. the next tool call within five minutes says nothing.
     ///
     /// Returns the two answers (resume, notice) for the adapter's wire-format snapshots.
-    pub fn assert_continuity(&self, pre_tool: &str, post_tool: &str) -> (Value, Value) {
+    pub fn assert_continuity(
+        &self,
+        session_start: &str,
+        pre_tool: &str,
+        post_tool: &str,
+    ) -> (Value, Value) {
         let repo = repo("docs-only");
         let dir = repo.path();
-        let quiet = self.fire(dir, "SessionStart");
+        let quiet = self.fire(dir, session_start);
         self.assert_no_op(&quiet, 0, "SessionStart before any checkpoint");
 
-        let stop = self.fire(dir, self.stop);
+        // An agent whose stop names no reply (Copilot) has it read from its transcript.
+        let replies = tempfile::tempdir().expect("temp dir");
+        let stop = match reply_line(self.agent, "Done.") {
+            Some(line) => {
+                let transcript = replies.path().join("transcript.jsonl");
+                std::fs::write(&transcript, line).expect("write transcript");
+                let path = Value::String(transcript.display().to_string());
+                self.fire_with(dir, self.stop, &[(self.wire.transcript_path, path)], &[])
+            }
+            None => self.fire(dir, self.stop),
+        };
         self.assert_no_op(&stop, 0, "allowed stop");
-        let resume = self.fire(dir, "SessionStart");
-        let resume = context_of(&resume, "SessionStart");
-        let text = resume["hookSpecificOutput"]["additionalContext"]
-            .as_str()
+        let resume = self.fire(dir, session_start);
+        let resume = self.context_of(&resume, session_start);
+        let text = resume
+            .pointer(self.wire.context)
+            .and_then(Value::as_str)
             .unwrap_or_default();
         for expected in [
             "Resumed from checkpoint: Done. (saved just now)",
@@ -159,7 +201,7 @@ impl Adapter {
         let transcript = transcripts.path().join("transcript.jsonl");
         std::fs::write(&transcript, usage_line(self.agent, 170_000)).expect("write transcript");
         let fields = [(
-            "transcript_path",
+            self.wire.transcript_path,
             Value::String(transcript.display().to_string()),
         )];
         let env = [("CHECKPOINT_CONTEXT_WINDOW", "200000")];
@@ -170,9 +212,10 @@ impl Adapter {
             run = self.fire_with(dir, post_tool, &fields, &env);
             event = post_tool;
         }
-        let notice = context_of(&run, event);
-        let text = notice["hookSpecificOutput"]["additionalContext"]
-            .as_str()
+        let notice = self.context_of(&run, event);
+        let text = notice
+            .pointer(self.wire.context)
+            .and_then(Value::as_str)
             .unwrap_or_default();
         assert!(
             text.starts_with("Checkpoint saved (context 85 %) — 170,000 of 200,000 tokens"),
@@ -183,6 +226,50 @@ impl Adapter {
             self.assert_no_op(&again, 0, "a second tool call within five minutes");
         }
         (resume, notice)
+    }
+
+    /// The JSON answer of `run`, checked to be context for `event` and nothing else: the text
+    /// where the agent's answers hold it, under the event's name where they name it.
+    fn context_of(&self, run: &HookRun, event: &str) -> Value {
+        assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""), "{run:?}");
+        let answer: Value =
+            serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
+        assert!(
+            answer
+                .pointer(self.wire.context)
+                .is_some_and(Value::is_string),
+            "{run:?}"
+        );
+        if let Some(specific) = answer.get("hookSpecificOutput") {
+            assert_eq!(specific["hookEventName"], event, "{run:?}");
+        }
+        assert_eq!(answer.as_object().map(|o| o.len()), Some(1), "{run:?}");
+        answer
+    }
+
+    /// For an agent that sends a block's reason back as the next prompt (`retry_prompt`, a
+    /// captured payload of that prompt): the retry does not count as a new user turn, so the
+    /// block count goes on and the fourth stop is allowed. `block` is the agent's word for a block.
+    pub fn assert_retry_prompt_counts_on(&self, retry_prompt: &str, block: &str) {
+        let repo = uncommitted();
+        let dir = repo.path();
+        let mut reason = String::new();
+        let mut answers = Vec::new();
+        for i in 0..4 {
+            if i > 0 {
+                let prompt = [("prompt", Value::String(reason.clone()))];
+                let run = self.fire_with(dir, retry_prompt, &prompt, &[]);
+                self.assert_no_op(&run, 0, "retry prompt");
+            }
+            let stop = if i == 0 { self.stop } else { self.stop_again };
+            let run = self.fire(dir, stop);
+            let answer: Value = serde_json::from_str(&run.stdout).unwrap_or(Value::Null);
+            if let Some(r) = answer["reason"].as_str() {
+                reason = r.to_owned();
+            }
+            answers.push(answer["decision"].as_str().unwrap_or("allow").to_owned());
+        }
+        assert_eq!(answers, [block, block, block, "allow"]);
     }
 
     /// Three blocked stops in a row, then the fourth: the answer once the cap is reached.
@@ -367,7 +454,9 @@ pub fn assert_turns_are_told_by(adapter: &Adapter, field: &str) {
 pub fn stored_blocks(dir: &Path, adapter: &Adapter, suffix: &str) -> u32 {
     let stop: Value =
         serde_json::from_str(&payload(adapter.agent, adapter.stop, dir)).expect("fixture is JSON");
-    let id = stop["session_id"].as_str().expect("a session id");
+    let id = stop[adapter.wire.session_id]
+        .as_str()
+        .expect("a session id");
     let file = dir
         .join(".git/checkpoint/sessions")
         .join(format!("{}-{id}{suffix}.json", adapter.agent));
@@ -381,19 +470,6 @@ pub fn stored_blocks(dir: &Path, adapter: &Adapter, suffix: &str) -> u32 {
         .expect("consecutive_blocks")
 }
 
-/// The JSON answer of `run`, checked to be context for `event` and nothing else.
-fn context_of(run: &HookRun, event: &str) -> Value {
-    assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""), "{run:?}");
-    let answer: Value =
-        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
-    assert_eq!(
-        answer["hookSpecificOutput"]["hookEventName"], event,
-        "{run:?}"
-    );
-    assert_eq!(answer.as_object().map(|o| o.len()), Some(1), "{run:?}");
-    answer
-}
-
 /// One transcript line of `agent` saying the context holds `used` tokens.
 fn usage_line(agent: &str, used: u64) -> String {
     let line = match agent {
@@ -404,9 +480,22 @@ fn usage_line(agent: &str, used: u64) -> String {
             "tokens": {"input": used, "output": 5}}),
         "codex" => serde_json::json!({"type": "event_msg", "payload": {"type": "token_count",
             "info": {"last_token_usage": {"input_tokens": used}, "model_context_window": 258_400}}}),
+        "copilot" => serde_json::json!({"type": "session.usage_record", "data": {"usage": {
+            "model": "gpt-4.1", "inputTokens": used, "maxPromptTokens": 111_616}}}),
         other => panic!("no transcript format for {other}"),
     };
     format!("{line}\n")
+}
+
+/// One transcript line of `agent` holding the reply `text`, for agents whose stop payload names
+/// no reply; `None` for the others.
+fn reply_line(agent: &str, text: &str) -> Option<String> {
+    let line = match agent {
+        "copilot" => serde_json::json!({"type": "assistant.message", "data": {"content": text,
+            "toolRequests": []}}),
+        _ => return None,
+    };
+    Some(format!("{line}\n"))
 }
 
 /// A clean repository plus one uncommitted file that needs no tests: a deterministic block.
@@ -418,13 +507,22 @@ pub fn uncommitted() -> tempfile::TempDir {
 
 /// Payloads every adapter must answer with its no-op (exit 0, one stderr line): the agent's own
 /// end-of-turn fixture broken in every way a pipe can break it.
-pub fn bad_payloads(agent: &str, stop_fixture: &str, dir: &Path) -> Vec<(&'static str, Vec<u8>)> {
+pub fn bad_payloads(adapter: &Adapter, dir: &Path) -> Vec<(&'static str, Vec<u8>)> {
     let good: serde_json::Value =
-        serde_json::from_str(&payload(agent, stop_fixture, dir)).expect("fixture is JSON");
+        serde_json::from_str(&payload(adapter.agent, adapter.stop, dir)).expect("fixture is JSON");
+    let wire = adapter.wire;
     let with = |key: &str, value: serde_json::Value| {
         let mut v = good.clone();
         v[key] = value;
         v.to_string().into_bytes()
+    };
+    // An agent whose payloads do not name their event is told it by their fields: without them,
+    // the event is not known.
+    let no_event = match wire.event_name {
+        Some(key) => with(key, serde_json::Value::Null),
+        None => serde_json::json!({wire.session_id: good[wire.session_id], "cwd": good["cwd"]})
+            .to_string()
+            .into_bytes(),
     };
     let mut huge = b"{\"pad\":\"".to_vec();
     huge.resize(33 * 1024 * 1024, b'x');
@@ -434,10 +532,7 @@ pub fn bad_payloads(agent: &str, stop_fixture: &str, dir: &Path) -> Vec<(&'stati
         ("truncated", good.to_string().as_bytes()[..20].to_vec()),
         ("array", b"[1,2,3]".to_vec()),
         ("cwd is a number", with("cwd", serde_json::json!(7))),
-        (
-            "event is null",
-            with("hook_event_name", serde_json::Value::Null),
-        ),
+        ("event is null", no_event),
         (
             "stop_hook_active is a string",
             with("stop_hook_active", serde_json::json!("yes")),
@@ -448,7 +543,7 @@ pub fn bad_payloads(agent: &str, stop_fixture: &str, dir: &Path) -> Vec<(&'stati
         ),
         (
             "session id escapes",
-            with("session_id", serde_json::json!("../../etc")),
+            with(wire.session_id, serde_json::json!("../../etc")),
         ),
         ("huge", huge),
     ]

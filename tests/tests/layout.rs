@@ -247,9 +247,14 @@ fn the_core_names_no_particular_agent() {
             continue;
         }
         for (n, line) in code(&file).lines().enumerate() {
-            if ["Agent::Claude", "Agent::Gemini", "Agent::Codex"]
-                .iter()
-                .any(|name| line.contains(name))
+            if [
+                "Agent::Claude",
+                "Agent::Gemini",
+                "Agent::Codex",
+                "Agent::Copilot",
+            ]
+            .iter()
+            .any(|name| line.contains(name))
             {
                 problems.push(format!("{}:{}: {}", rel.display(), n + 1, line.trim()));
             }

@@ -3,8 +3,8 @@
 //! skill beside them, and the MCP server in `.mcp.json` (the user's `.claude.json`).
 
 use checkpoint_core::agent::{
-    InstallScope, InstallSpec, InstalledEvent, McpFile, McpFormat, McpSpec, ProjectHooks, TimeUnit,
-    UserDir,
+    HooksLayout, InstallScope, InstallSpec, InstalledEvent, McpFile, McpFormat, McpSpec,
+    ProjectHooks, TimeUnit, UserDir,
 };
 
 /// The events the adapter handles, in the order they are written. Codex adopted Claude's hook
@@ -29,6 +29,7 @@ pub static INSTALL: InstallSpec = InstallSpec {
     title: "Claude Code",
     dir: ".claude",
     file: "settings.json",
+    layout: HooksLayout::MatcherGroups,
     user_dir: UserDir::ConfigDir("CLAUDE_CONFIG_DIR"),
     unit: TimeUnit::Seconds,
     handler_name: None,

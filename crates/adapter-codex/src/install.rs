@@ -3,7 +3,8 @@
 //! server in `config.toml` beside it.
 
 use checkpoint_core::agent::{
-    InstallScope, InstallSpec, McpFile, McpFormat, McpSpec, ProjectHooks, TimeUnit, UserDir,
+    HooksLayout, InstallScope, InstallSpec, McpFile, McpFormat, McpSpec, ProjectHooks, TimeUnit,
+    UserDir,
 };
 
 /// Codex CLI's install table.
@@ -11,6 +12,7 @@ pub static INSTALL: InstallSpec = InstallSpec {
     title: "Codex CLI",
     dir: ".codex",
     file: "hooks.json",
+    layout: HooksLayout::MatcherGroups,
     user_dir: UserDir::ConfigDir("CODEX_HOME"),
     unit: TimeUnit::Seconds,
     handler_name: None,

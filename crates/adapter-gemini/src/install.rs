@@ -3,8 +3,8 @@
 //! milliseconds, and the MCP server in the same file.
 
 use checkpoint_core::agent::{
-    InstallScope, InstallSpec, InstalledEvent, McpFile, McpFormat, McpSpec, ProjectHooks, TimeUnit,
-    UserDir,
+    HooksLayout, InstallScope, InstallSpec, InstalledEvent, McpFile, McpFormat, McpSpec,
+    ProjectHooks, TimeUnit, UserDir,
 };
 
 /// Gemini CLI's install table.
@@ -12,6 +12,7 @@ pub static INSTALL: InstallSpec = InstallSpec {
     title: "Gemini CLI",
     dir: ".gemini",
     file: "settings.json",
+    layout: HooksLayout::MatcherGroups,
     user_dir: UserDir::Home("GEMINI_CLI_HOME"),
     unit: TimeUnit::Milliseconds,
     handler_name: Some("checkpoint"),

@@ -1,7 +1,7 @@
 //! What the core knows about an agent, as data: an identity for state files, what its hook
 //! protocol can do ([`Capabilities`]), how its transcript reads ([`TranscriptFormat`]) and what
 //! `checkpoint install` writes for it ([`InstallSpec`]). Each agent's home — its adapter crate
-//! (`adapter-claude`, `adapter-gemini`, `adapter-codex`) — fills these in through
+//! (`adapter-claude`, `adapter-gemini`, `adapter-codex`, `adapter-copilot`) — fills these in through
 //! [`AgentHome`](crate::home::AgentHome). The core never branches on which agent it serves; it
 //! asks the home's capabilities instead.
 
@@ -23,6 +23,8 @@ pub enum Agent {
     Gemini,
     /// OpenAI Codex CLI.
     Codex,
+    /// GitHub Copilot CLI.
+    Copilot,
     /// A human running `checkpoint` by hand.
     Cli,
 }
@@ -34,6 +36,7 @@ impl Agent {
             Agent::Claude => "claude",
             Agent::Gemini => "gemini",
             Agent::Codex => "codex",
+            Agent::Copilot => "copilot",
             Agent::Cli => "cli",
         }
     }
@@ -155,20 +158,37 @@ pub enum UserDir {
     ConfigDir(&'static str),
     /// This variable stands in for the home directory (`$VAR/<dir>`, else `~/<dir>`).
     Home(&'static str),
+    /// The user's config directory is not named like the project's: `$VAR` (the variable names
+    /// it), else `~/<dir>`.
+    Named {
+        /// The variable that names the user's config directory.
+        var: &'static str,
+        /// The user's config directory in the home directory.
+        dir: &'static str,
+    },
 }
 
 impl UserDir {
     /// The environment variable that moves the user's config directory.
     pub fn variable(self) -> &'static str {
         match self {
-            UserDir::ConfigDir(var) | UserDir::Home(var) => var,
+            UserDir::ConfigDir(var) | UserDir::Home(var) | UserDir::Named { var, .. } => var,
         }
     }
 
     /// Whether the variable names the config directory itself; else it stands in for the home
     /// directory, and the config directory is `$VAR/<dir>`.
     pub fn names_config_dir(self) -> bool {
-        matches!(self, UserDir::ConfigDir(_))
+        matches!(self, UserDir::ConfigDir(_) | UserDir::Named { .. })
+    }
+
+    /// The user's config directory in the home directory, when the variable is not set: the
+    /// project's `dir`, unless the agent names it otherwise.
+    pub fn in_home(self, dir: &'static str) -> &'static str {
+        match self {
+            UserDir::Named { dir, .. } => dir,
+            _ => dir,
+        }
     }
 }
 
@@ -269,6 +289,45 @@ pub struct McpSpec {
     pub project_next_step: Option<&'static str>,
 }
 
+/// How an agent's hooks file lays its handlers out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HooksLayout {
+    /// `{"hooks": {"<Event>": [{"matcher"?, "hooks": [handler, …]}, …]}}`, each handler
+    /// `{"type": "command", "command": …, "timeout": …}`: Claude Code's, which other agents
+    /// adopted.
+    MatcherGroups,
+    /// `{"version": <version>, "hooks": {"<event>": [handler, …]}}`, each handler
+    /// `{"type": "command", <command_key>: …, <timeout_key>: …}`: the handlers straight in the
+    /// event's list, in a versioned file.
+    Versioned {
+        /// The file's `version`.
+        version: u64,
+        /// The handler's key for the shell command.
+        command_key: &'static str,
+        /// The handler's key for the timeout.
+        timeout_key: &'static str,
+    },
+}
+
+impl HooksLayout {
+    /// The handler's key for the shell command.
+    pub fn command_key(self) -> &'static str {
+        match self {
+            HooksLayout::MatcherGroups => "command",
+            HooksLayout::Versioned { command_key, .. } => command_key,
+        }
+    }
+
+    /// The handler's key for the timeout.
+    pub fn timeout_key(self) -> &'static str {
+        match self {
+            HooksLayout::MatcherGroups => "timeout",
+            HooksLayout::Versioned { timeout_key, .. } => timeout_key,
+        }
+    }
+}
+
 /// Where an agent keeps its hooks and how a handler is spelled: what `checkpoint install` writes.
 #[derive(Debug, Clone, Copy)]
 pub struct InstallSpec {
@@ -278,6 +337,8 @@ pub struct InstallSpec {
     pub dir: &'static str,
     /// The hooks file inside it.
     pub file: &'static str,
+    /// How the hooks file lays its handlers out.
+    pub layout: HooksLayout,
     /// How the user-level config directory is found.
     pub user_dir: UserDir,
     /// The unit of handler timeouts.

@@ -1,10 +1,12 @@
 //! One home per agent: the trait each adapter crate (`adapter-claude`, `adapter-gemini`,
-//! `adapter-codex`) implements for its agent — its event names, which payloads are its own, its
+//! `adapter-codex`, `adapter-copilot`) implements for its agent — its event names, which payloads are its own, its
 //! answer shapes, its transcript format and its install table — and [`Manual`], the home of a
 //! human at the command line.
 //!
 //! Parsing a payload needs the home's event names, so [`HookEvent::parse`] lives here, beside the
 //! trait: [`crate::event`] knows only the fields every agent shares.
+
+use std::borrow::Cow;
 
 use serde_json::Value;
 
@@ -26,6 +28,13 @@ pub trait AgentHome: Sync {
     /// Whether a payload of unknown origin is this agent's (for `checkpoint check` without
     /// `--agent`).
     fn claims(&self, payload: &Value) -> bool;
+
+    /// The payload `bytes` in the shape every agent's is read in (snake_case fields, the event's
+    /// name in `hook_event_name`), for an agent whose own payloads differ; as they are by default.
+    /// Bytes it cannot read are left as they are (parsing them reports the problem).
+    fn shared_payload<'a>(&self, bytes: &'a [u8]) -> Cow<'a, [u8]> {
+        Cow::Borrowed(bytes)
+    }
 
     /// How the agent writes its transcript; `None` when it keeps none the gate can read.
     fn transcript(&self) -> Option<&dyn TranscriptFormat>;
@@ -84,6 +93,7 @@ impl HookEvent {
     /// Parses a stdin payload of the agent whose home is `home`: the fields every agent shares,
     /// and the event kind the home gives its event name.
     pub fn parse(home: &dyn AgentHome, bytes: &[u8]) -> Result<HookEvent, EventError> {
-        HookEvent::parse_shared(home.agent(), |name| home.event_kind(name), bytes)
+        let bytes = home.shared_payload(bytes);
+        HookEvent::parse_shared(home.agent(), |name| home.event_kind(name), &bytes)
     }
 }

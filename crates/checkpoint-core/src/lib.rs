@@ -11,7 +11,8 @@
 //! The core knows no particular agent. [`agent`] declares what it asks of one — an identity,
 //! [`Capabilities`](agent::Capabilities), a [`TranscriptFormat`](agent::TranscriptFormat), an
 //! install table — and [`home`] the [`AgentHome`](home::AgentHome) trait, which each adapter crate
-//! (`adapter-claude`, `adapter-gemini`, `adapter-codex`) implements for its agent.
+//! (`adapter-claude`, `adapter-gemini`, `adapter-codex`, `adapter-copilot`) implements for its
+//! agent.
 //!
 //! Every call of a process starts from one [`Host`](host::Host) (configuration sources, the
 //! `CHECKPOINT_*` environment, the clock) and opens one [`Project`](project::Project) from it:

@@ -16,6 +16,8 @@ pub struct Clis {
     pub gemini: PathBuf,
     /// `codex` (Codex CLI 0.169.0, a Node launcher for the native binary).
     pub codex: PathBuf,
+    /// `copilot`.
+    pub copilot: PathBuf,
 }
 
 impl Clis {
@@ -25,6 +27,7 @@ impl Clis {
             Agent::Claude => &self.claude,
             Agent::Gemini => &self.gemini,
             Agent::Codex => &self.codex,
+            Agent::Copilot => &self.copilot,
         }
     }
 }
@@ -96,6 +99,7 @@ fn parse_paths(stdout: &str) -> Result<Clis, String> {
         claude: find(Agent::Claude)?,
         gemini: find(Agent::Gemini)?,
         codex: find(Agent::Codex)?,
+        copilot: find(Agent::Copilot)?,
     })
 }
 
@@ -105,7 +109,10 @@ mod tests {
 
     #[test]
     fn parses_the_script_output() {
-        let clis = parse_paths("claude=/c/claude\ngemini=/g/gemini\ncodex=/x/codex\n").unwrap();
+        let clis =
+            parse_paths("claude=/c/claude\ngemini=/g/gemini\ncodex=/x/codex\ncopilot=/p/copilot\n")
+                .unwrap();
+        assert_eq!(clis.path(Agent::Copilot), Path::new("/p/copilot"));
         assert_eq!(clis.path(Agent::Gemini), Path::new("/g/gemini"));
         assert_eq!(clis.path(Agent::Codex), Path::new("/x/codex"));
         assert_eq!(clis.path(Agent::Claude), Path::new("/c/claude"));

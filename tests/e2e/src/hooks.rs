@@ -10,9 +10,10 @@ use crate::Agent;
 const HOOK_TIMEOUT_SECS: u64 = 60;
 
 /// Writes `repo`'s project hook config for `agent`: `.claude/settings.json`,
-/// `.gemini/settings.json` or `.codex/hooks.json`. `end_of_turn` is the command for the agent's
-/// end-of-turn event ([`Agent::end_of_turn_event`]); `others` adds `(event, command)` pairs,
-/// with event names in the agent's own vocabulary. Each command gets its own matcher-less group.
+/// `.gemini/settings.json`, `.codex/hooks.json` or `.github/hooks/e2e.json` (version 1).
+/// `end_of_turn` is the command for the agent's end-of-turn event
+/// ([`Agent::end_of_turn_event`]); `others` adds `(event, command)` pairs, with event names in the
+/// agent's own vocabulary. Each command gets its own matcher-less group (Copilot: its own entry).
 ///
 /// Other keys of an existing settings file are kept; its `hooks` are replaced. Tests whose hooks
 /// were installed some other way (for example by `checkpoint install <agent>`) skip this.
@@ -27,6 +28,7 @@ pub fn write_hooks(
         Agent::Claude => ".claude/settings.json",
         Agent::Gemini => ".gemini/settings.json",
         Agent::Codex => ".codex/hooks.json",
+        Agent::Copilot => ".github/hooks/e2e.json",
     });
     let mut settings = match std::fs::read_to_string(&path) {
         Ok(text) => serde_json::from_str::<Map<String, Value>>(&text)
@@ -34,6 +36,9 @@ pub fn write_hooks(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
         Err(e) => panic!("read {}: {e}", path.display()),
     };
+    if agent == Agent::Copilot {
+        settings.insert("version".to_owned(), 1.into());
+    }
     settings.insert("hooks".to_owned(), hooks_value(agent, end_of_turn, others));
     let dir = path.parent().expect("a config path has a parent");
     std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
@@ -55,12 +60,19 @@ fn hooks_value(agent: Agent, end_of_turn: &str, others: &[(&str, &str)]) -> Valu
             Agent::Gemini => json!({"type": "command", "command": command,
                                     "name": format!("e2e-{event}-{index}"),
                                     "timeout": HOOK_TIMEOUT_SECS * 1000}),
+            Agent::Copilot => {
+                json!({"type": "command", "bash": command, "timeoutSec": HOOK_TIMEOUT_SECS})
+            }
         };
-        let groups = hooks
+        let entries = hooks
             .entry(event)
             .or_insert_with(|| Value::Array(Vec::new()));
-        if let Value::Array(groups) = groups {
-            groups.push(json!({ "hooks": [handler] }));
+        if let Value::Array(entries) = entries {
+            // Copilot lists handlers straight in the event's list; the others in groups.
+            entries.push(match agent {
+                Agent::Copilot => handler,
+                _ => json!({ "hooks": [handler] }),
+            });
         }
     }
     Value::Object(hooks)

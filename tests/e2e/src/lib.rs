@@ -56,11 +56,13 @@ pub enum Agent {
     Gemini,
     /// Codex CLI (`codex exec`).
     Codex,
+    /// GitHub Copilot CLI (`copilot -p`).
+    Copilot,
 }
 
 impl Agent {
     /// All three, in a fixed order.
-    pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Gemini, Agent::Codex];
+    pub const ALL: [Agent; 4] = [Agent::Claude, Agent::Gemini, Agent::Codex, Agent::Copilot];
 
     /// The lowercase name: `claude`, `gemini`, `codex`.
     pub fn name(self) -> &'static str {
@@ -68,6 +70,7 @@ impl Agent {
             Agent::Claude => "claude",
             Agent::Gemini => "gemini",
             Agent::Codex => "codex",
+            Agent::Copilot => "copilot",
         }
     }
 
@@ -76,6 +79,7 @@ impl Agent {
         match self {
             Agent::Claude | Agent::Codex => "Stop",
             Agent::Gemini => "AfterAgent",
+            Agent::Copilot => "agentStop",
         }
     }
 }

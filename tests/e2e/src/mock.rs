@@ -1,5 +1,5 @@
-//! The scripted model server: Anthropic Messages, Gemini `generateContent` and OpenAI Responses
-//! on 127.0.0.1, answering from a [`Scenario`] and logging every request as JSONL.
+//! The scripted model server: Anthropic Messages, Gemini `generateContent`, OpenAI Responses and
+//! OpenAI Chat Completions on 127.0.0.1, answering from a [`Scenario`] and logging every request as JSONL.
 //!
 //! Replies are sent whole (`Content-Length`, no chunking), SSE included; all three CLIs accept
 //! that. Which requests consume a scenario step (see [`Kind::Turn`]):
@@ -9,6 +9,7 @@
 //! | Anthropic `POST /v1/messages` | a request that offers tools | `count_tokens`; the `/compact` summary request ("CRITICAL: Respond with TEXT ONLY"); tool-less side calls |
 //! | Gemini `POST /v1beta/models/<m>:<method>` | `streamGenerateContent` | `countTokens`; `generateContent` with a JSON schema (the router) or without one |
 //! | OpenAI `POST /v1/responses` | `x-codex-turn-metadata` `request_kind` `turn` (or no header) | `request_kind` `compaction` or anything else; title generation |
+//! | OpenAI `POST /v1/chat/completions` | a request that offers tools | its compaction summary request ("Tools are unavailable in this step"); tool-less side calls |
 //!
 //! A step with a [`ToolCall`] answers with its text and then a call of the CLI's shell tool:
 //!
@@ -17,6 +18,7 @@
 //! | Anthropic | a `tool_use` block `Bash` `{"command", "description"}` (streamed as one `input_json_delta`) | `stop_reason: "tool_use"` |
 //! | Gemini | a `functionCall` part `run_shell_command` `{"command", "description"}` | `finishReason: "STOP"` |
 //! | OpenAI | a `function_call` output item `exec_command`, `arguments` `{"cmd"}`, `call_id` `call_mock_<seq>` | `response.completed` |
+//! | OpenAI Chat | a `tool_calls` delta `bash` `{"command", "description"}`, `id` `call_mock_<seq>` | `finish_reason: "tool_calls"` |
 //!
 //! Each CLI then runs the command (with its tool hooks) and sends the result in its next turn
 //! request. The log line of the request that got the call has it under `tool`. A step with a
@@ -47,6 +49,8 @@ pub const SIDE_REPLY: &str = "OK";
 
 /// Marker text of Claude's `/compact` summary prompt.
 const CLAUDE_COMPACTION_MARKER: &str = "CRITICAL: Respond with TEXT ONLY";
+/// Marker text of Copilot CLI's compaction (summary) prompt.
+const COPILOT_COMPACTION_MARKER: &str = "Tools are unavailable in this step";
 /// Marker text of Codex's title-generation prompt.
 const CODEX_TITLE_MARKER: &str = "Generate a concise, single-line task title";
 /// Claude Code's shell tool.
@@ -57,6 +61,8 @@ pub const CLAUDE_SUBAGENT_TOOL: &str = "Agent";
 pub const GEMINI_SHELL_TOOL: &str = "run_shell_command";
 /// Codex's shell tool.
 pub const CODEX_SHELL_TOOL: &str = "exec_command";
+/// GitHub Copilot CLI's shell tool.
+pub const COPILOT_SHELL_TOOL: &str = "bash";
 /// The `description` argument the mock gives Claude's and Gemini's shell tools.
 const SHELL_DESCRIPTION: &str = "e2e scenario step";
 /// Headers whose values are replaced in the log.
@@ -72,6 +78,8 @@ pub enum Api {
     Gemini,
     /// OpenAI Responses (Codex).
     OpenAi,
+    /// OpenAI Chat Completions (GitHub Copilot CLI's bring-your-own-model default).
+    OpenAiChat,
     /// No route matched; answered 404.
     Unknown,
 }
@@ -246,31 +254,18 @@ fn route(method: &str, path: &str, headers: &BTreeMap<String, String>, body: &Va
             model: body_model,
             stream: false,
         },
-        "/v1/messages" => {
-            let last_message = body
-                .get("messages")
-                .and_then(Value::as_array)
-                .and_then(|m| m.last())
-                .map(Value::to_string)
-                .unwrap_or_default();
-            let has_tools = body
-                .get("tools")
-                .and_then(Value::as_array)
-                .is_some_and(|t| !t.is_empty());
-            let kind = if last_message.contains(CLAUDE_COMPACTION_MARKER) {
-                Kind::Compaction
-            } else if has_tools {
-                Kind::Turn
-            } else {
-                Kind::Side
-            };
-            Route {
-                api: Api::Anthropic,
-                kind,
-                model: body_model,
-                stream: body_stream,
-            }
-        }
+        "/v1/messages" => Route {
+            api: Api::Anthropic,
+            kind: messages_kind(body, CLAUDE_COMPACTION_MARKER),
+            model: body_model,
+            stream: body_stream,
+        },
+        "/v1/chat/completions" => Route {
+            api: Api::OpenAiChat,
+            kind: messages_kind(body, COPILOT_COMPACTION_MARKER),
+            model: body_model,
+            stream: body_stream,
+        },
         "/v1/responses" => {
             let request_kind = headers
                 .get("x-codex-turn-metadata")
@@ -322,6 +317,28 @@ fn route(method: &str, path: &str, headers: &BTreeMap<String, String>, body: &Va
                 stream,
             }
         }
+    }
+}
+
+/// What a request with a `messages` list is for: a compaction when its last message holds the
+/// CLI's `compaction_marker`, a turn when it offers tools, else a side call.
+fn messages_kind(body: &Value, compaction_marker: &str) -> Kind {
+    let last_message = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .and_then(|m| m.last())
+        .map(Value::to_string)
+        .unwrap_or_default();
+    let has_tools = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|t| !t.is_empty());
+    if last_message.contains(compaction_marker) {
+        Kind::Compaction
+    } else if has_tools {
+        Kind::Turn
+    } else {
+        Kind::Side
     }
 }
 
@@ -554,6 +571,8 @@ fn render(route: &Route, answer: &Answer<'_>, count: u64) -> (u16, &'static str,
         }
         (Api::OpenAi, _) if route.stream => (200, SSE, openai_sse(&route.model, answer)),
         (Api::OpenAi, _) => json_body(openai_response(&route.model, answer)),
+        (Api::OpenAiChat, _) if route.stream => (200, SSE, chat_sse(&route.model, answer)),
+        (Api::OpenAiChat, _) => json_body(chat_completion(&route.model, answer)),
     }
 }
 
@@ -787,6 +806,66 @@ fn openai_sse(model: &str, answer: &Answer<'_>) -> Vec<u8> {
     out
 }
 
+/// The Chat Completions message: the text, then a `bash` call for a tool.
+fn chat_message(answer: &Answer<'_>) -> Value {
+    let mut message = json!({"role": "assistant", "content": answer.text});
+    if let Some(ToolCall::Shell(command)) = answer.tool {
+        message["tool_calls"] = json!([{"index": 0, "id": format!("call_mock_{}", answer.seq),
+            "type": "function", "function": {"name": COPILOT_SHELL_TOOL,
+            "arguments": json!({"command": command, "description": SHELL_DESCRIPTION}).to_string()}}]);
+    }
+    message
+}
+
+/// Why the Chat Completions answer ends: a tool call, or the end of the reply.
+fn chat_finish_reason(answer: &Answer<'_>) -> &'static str {
+    match answer.tool {
+        Some(ToolCall::Shell(_)) => "tool_calls",
+        _ => "stop",
+    }
+}
+
+/// Chat Completions usage: the prompt size, its cached part and the output.
+fn chat_usage(usage: &Usage) -> Value {
+    let prompt = usage.prompt_tokens();
+    json!({"prompt_tokens": prompt, "completion_tokens": usage.output_tokens,
+           "total_tokens": prompt + usage.output_tokens,
+           "prompt_tokens_details": {"cached_tokens": usage.cache_read_input_tokens}})
+}
+
+/// A whole Chat Completions answer.
+fn chat_completion(model: &str, answer: &Answer<'_>) -> Value {
+    json!({"id": format!("chatcmpl_mock_{}", answer.seq), "object": "chat.completion",
+           "created": 0, "model": model,
+           "choices": [{"index": 0, "message": chat_message(answer),
+                        "finish_reason": chat_finish_reason(answer)}],
+           "usage": chat_usage(answer.usage)})
+}
+
+/// A streamed Chat Completions answer: the message as one delta, then the finish reason with
+/// the usage, then `[DONE]`.
+fn chat_sse(model: &str, answer: &Answer<'_>) -> Vec<u8> {
+    let chunk = |choice: Value, usage: Option<Value>| {
+        let mut chunk = json!({"id": format!("chatcmpl_mock_{}", answer.seq),
+            "object": "chat.completion.chunk", "created": 0, "model": model,
+            "choices": [choice]});
+        if let Some(usage) = usage {
+            chunk["usage"] = usage;
+        }
+        format!("data: {chunk}\n\n")
+    };
+    let mut out = chunk(
+        json!({"index": 0, "delta": chat_message(answer), "finish_reason": null}),
+        None,
+    );
+    out.push_str(&chunk(
+        json!({"index": 0, "delta": {}, "finish_reason": chat_finish_reason(answer)}),
+        Some(chat_usage(answer.usage)),
+    ));
+    out.push_str("data: [DONE]\n\n");
+    out.into_bytes()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -821,6 +900,19 @@ mod tests {
             route("POST", "/v1/messages/count_tokens", &none, &json!({})).kind,
             Kind::CountTokens
         );
+
+        let chat = |body: Value| route("POST", "/v1/chat/completions", &none, &body);
+        let tools = json!([{"type": "function", "function": {"name": "bash"}}]);
+        let copilot_turn = chat(json!({"model": "gpt-4.1", "stream": true, "tools": tools,
+                                       "messages": [{"role": "user", "content": "hi"}]}));
+        assert_eq!(
+            (copilot_turn.api, copilot_turn.kind, copilot_turn.stream),
+            (Api::OpenAiChat, Kind::Turn, true)
+        );
+        let copilot_compact = chat(json!({"tools": tools, "messages": [{"role": "user",
+            "content": "Summarize. Tools are unavailable in this step, so do not call any."}]}));
+        assert_eq!(copilot_compact.kind, Kind::Compaction);
+        assert_eq!(chat(json!({"messages": []})).kind, Kind::Side);
 
         let gem =
             |m: &str, body: Value| route("POST", &format!("/v1beta/models/g-1:{m}"), &none, &body);
@@ -884,6 +976,7 @@ mod tests {
         String::from_utf8_lossy(body)
             .lines()
             .filter_map(|l| l.strip_prefix("data: "))
+            .filter(|d| *d != "[DONE]")
             .map(|d| serde_json::from_str(d).unwrap())
             .collect()
     }
@@ -909,6 +1002,12 @@ mod tests {
         assert_eq!(openai["usage"]["input_tokens"], 32100);
         assert_eq!(
             openai["usage"]["input_tokens_details"]["cached_tokens"],
+            30000
+        );
+        let chat = chat_completion("o", &answer);
+        assert_eq!(chat["usage"]["prompt_tokens"], 32100);
+        assert_eq!(
+            chat["usage"]["prompt_tokens_details"]["cached_tokens"],
             30000
         );
         let sse = String::from_utf8(anthropic_sse("c", &answer)).unwrap();
@@ -958,6 +1057,19 @@ mod tests {
             json!([{"text": "Running it."}, {"functionCall": {"name": "run_shell_command",
                    "args": {"command": "echo 'hi'", "description": SHELL_DESCRIPTION}}}])
         );
+
+        let chat = sse_data(&chat_sse("o", &answer));
+        assert_eq!(chat[0]["choices"][0]["delta"]["content"], "Running it.");
+        let call = &chat[0]["choices"][0]["delta"]["tool_calls"][0];
+        assert_eq!(
+            (&call["id"], &call["function"]["name"]),
+            (&json!("call_mock_4"), &json!("bash"))
+        );
+        assert_eq!(
+            serde_json::from_str::<Value>(call["function"]["arguments"].as_str().unwrap()).unwrap(),
+            json!({"command": "echo 'hi'", "description": SHELL_DESCRIPTION})
+        );
+        assert_eq!(chat[1]["choices"][0]["finish_reason"], "tool_calls");
 
         let openai = openai_response("o", &answer);
         assert_eq!(openai["output"][0]["type"], "message");

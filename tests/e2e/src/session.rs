@@ -24,6 +24,9 @@ const KILL_GRACE: Duration = Duration::from_secs(3);
 const DEAD_PROXY: &str = "http://127.0.0.1:9";
 /// The API key every CLI is given; the mock accepts anything.
 const API_KEY: &str = "sk-e2e-mock-key";
+/// The model Copilot CLI asks the mock for: one its catalog does not know, so that the prompt
+/// limit is `COPILOT_PROVIDER_MAX_PROMPT_TOKENS` (a known model's catalog limit caps it).
+const COPILOT_MODEL: &str = "e2e-mock";
 
 /// What one CLI run did.
 #[derive(Debug)]
@@ -214,6 +217,24 @@ impl Session {
                 set("CODEX_HOME", home.join(".codex").as_os_str());
                 set("MOCK_API_KEY", API_KEY.as_ref());
             }
+            Agent::Copilot => {
+                set("COPILOT_HOME", home.join(".copilot").as_os_str());
+                set("COPILOT_OFFLINE", "true".as_ref());
+                set(
+                    "COPILOT_PROVIDER_BASE_URL",
+                    format!("{base_url}/v1").as_ref(),
+                );
+                set("COPILOT_PROVIDER_API_KEY", API_KEY.as_ref());
+                set("COPILOT_MODEL", COPILOT_MODEL.as_ref());
+                // Copilot compacts near its prompt limit: the usage the scenarios report (up to
+                // 170,000 tokens) must not make it compact.
+                set("COPILOT_PROVIDER_MAX_PROMPT_TOKENS", "1000000".as_ref());
+                // The launcher unpacks its package under $XDG_CACHE_HOME/copilot once;
+                // install-clis.sh did that beside the binary (<prefix>/node_modules/.bin).
+                if let Some(prefix) = self.program.ancestors().nth(3) {
+                    set("XDG_CACHE_HOME", prefix.join("xdg-cache").as_os_str());
+                }
+            }
         }
         env
     }
@@ -222,6 +243,7 @@ impl Session {
     fn write_user_config(&self) {
         let home = self.home();
         match self.agent {
+            Agent::Copilot => create_dir(&home.join(".copilot")),
             Agent::Claude => create_dir(&home.join(".claude")),
             Agent::Gemini => write_file(
                 &home.join(".gemini/settings.json"),
@@ -268,6 +290,24 @@ plugins = false
         let repo_str = repo.to_str().expect("the repo path is UTF-8");
         match self.agent {
             Agent::Claude => {}
+            // Copilot loads a project's hooks only from a folder in `trustedFolders`.
+            Agent::Copilot => {
+                let path = self.home().join(".copilot/config.json");
+                let mut config: Map<String, Value> = std::fs::read_to_string(&path)
+                    .ok()
+                    .and_then(|t| serde_json::from_str(&t).ok())
+                    .unwrap_or_default();
+                let folders = config.entry("trustedFolders").or_insert_with(|| json!([]));
+                if let Value::Array(folders) = folders
+                    && !folders.iter().any(|f| f == repo_str)
+                {
+                    folders.push(repo_str.into());
+                }
+                write_file(
+                    &path,
+                    &serde_json::to_string_pretty(&config).expect("JSON serializes"),
+                );
+            }
             Agent::Gemini => {
                 let path = self.home().join(".gemini/trustedFolders.json");
                 let mut folders: Map<String, Value> = std::fs::read_to_string(&path)
@@ -328,6 +368,7 @@ plugins = false
                 "--approval-mode",
                 "yolo",
             ],
+            Agent::Copilot => &["-p", prompt, "--allow-all", "--no-color"],
             Agent::Codex => &[
                 "exec",
                 "--skip-git-repo-check",

@@ -25,6 +25,10 @@ const CLAUDE_STOP_PREFIX: &str = "Stop hook feedback:\n";
 /// Codex's wrapper around a Stop hook's reason.
 const CODEX_OPEN: &str = "<hook_prompt";
 const CODEX_CLOSE: &str = "</hook_prompt>";
+/// What Copilot CLI puts around a prompt.
+const COPILOT_TIME_OPEN: &str = "<current_datetime>";
+const COPILOT_TIME_CLOSE: &str = "</current_datetime>";
+const COPILOT_REMINDER_OPEN: &str = "\n\n<system_reminder>";
 
 /// The user-role texts sent after the last assistant (model) message of a logged request (a
 /// line of the mock's log; its `body` is read), in order. For the first request of a
@@ -72,6 +76,20 @@ pub fn stop_feedback(agent: Agent, request: &Value) -> Vec<String> {
             .flatten()
             .flat_map(|t| codex_hook_prompts(t))
             .collect(),
+        Agent::Copilot => {
+            let follows_assistant = request["body"]["messages"]
+                .as_array()
+                .is_some_and(|m| m.iter().any(|m| m["role"] == "assistant"));
+            if follows_assistant {
+                turns
+                    .iter()
+                    .flatten()
+                    .filter_map(|t| copilot_prompt(t))
+                    .collect()
+            } else {
+                Vec::new()
+            }
+        }
     }
 }
 
@@ -160,6 +178,19 @@ pub fn conversation_texts(agent: Agent, request: &Value) -> Vec<ConversationText
                 }
             }
         }
+        Agent::Copilot => {
+            for message in items("messages") {
+                let place = match message["role"].as_str() {
+                    Some("assistant") => Place::Assistant,
+                    Some("system") => Place::System,
+                    Some("tool") => Place::ToolResult,
+                    _ => Place::User,
+                };
+                for text in content_texts(&message["content"]) {
+                    push(place, &text);
+                }
+            }
+        }
         Agent::Codex => {
             for item in items("input") {
                 if item["type"] == "function_call_output" {
@@ -214,6 +245,11 @@ fn trailing_user_turns(agent: Agent, body: &Value) -> Vec<Vec<String>> {
             gemini_user_texts,
         ),
         Agent::Codex => (&body["input"], codex_is_assistant, codex_user_texts),
+        Agent::Copilot => (
+            &body["messages"],
+            |m| m["role"] == "assistant",
+            codex_user_texts,
+        ),
     };
     let items = items.as_array().map(Vec::as_slice).unwrap_or_default();
     let start = items.iter().rposition(is_assistant).map_or(0, |i| i + 1);
@@ -300,6 +336,20 @@ fn codex_hook_prompts(text: &str) -> Vec<String> {
 }
 
 /// Undoes the HTML escaping Codex applies to hook prompts.
+/// The prompt in a user message of Copilot CLI: it puts `<current_datetime>…</current_datetime>`
+/// and a blank line before the prompt, and a `<system_reminder>` block with
+/// `userPromptSubmitted` context after it.
+fn copilot_prompt(text: &str) -> Option<String> {
+    let (_, prompt) = text
+        .strip_prefix(COPILOT_TIME_OPEN)?
+        .split_once(COPILOT_TIME_CLOSE)?;
+    let prompt = prompt.strip_prefix("\n\n").unwrap_or(prompt);
+    let prompt = prompt
+        .rsplit_once(COPILOT_REMINDER_OPEN)
+        .map_or(prompt, |(before, _)| before);
+    Some(prompt.trim_end().to_owned())
+}
+
 fn html_unescape(text: &str) -> String {
     text.replace("&lt;", "<")
         .replace("&gt;", ">")

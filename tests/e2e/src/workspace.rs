@@ -1,13 +1,13 @@
-//! Our own binaries under test: `checkpoint` and the three adapters, built from this workspace,
+//! Our own binaries under test: `checkpoint` and the four adapters, built from this workspace,
 //! and their hooks installed into a repository the way a user installs them.
 //!
 //! A dev-dependency on an adapter crate gives this crate its library, not its binary
 //! (`CARGO_BIN_EXE_*` exists only for the package's own binaries), and guessing `target/debug`
 //! breaks with `CARGO_TARGET_DIR`, `build.target-dir` or another profile. So the harness asks
 //! Cargo: it runs `cargo build --bins -p adapter-claude -p adapter-gemini -p adapter-codex
-//! -p checkpoint-cli --message-format=json-render-diagnostics` against the workspace manifest,
-//! once per test process, and takes each binary's path from the `compiler-artifact` messages.
-//! Cargo's own lock on the target directory serialises parallel test processes; when the
+//! -p adapter-copilot -p checkpoint-cli --message-format=json-render-diagnostics` against the
+//! workspace manifest, once per test process, and takes each binary's path from the
+//! `compiler-artifact` messages. Cargo's own lock on the target directory serialises parallel test processes; when the
 //! binaries are up to date the build is a no-op.
 
 use std::path::{Path, PathBuf};
@@ -22,10 +22,11 @@ use crate::{Agent, Session};
 pub const HOOKS_COMMIT: &str = "checkpoint: install hooks";
 
 /// The packages whose binaries the harness builds.
-const PACKAGES: [&str; 4] = [
+const PACKAGES: [&str; 5] = [
     "adapter-claude",
     "adapter-gemini",
     "adapter-codex",
+    "adapter-copilot",
     "checkpoint-cli",
 ];
 
@@ -40,6 +41,8 @@ pub struct Binaries {
     pub gemini: PathBuf,
     /// `checkpoint-codex`.
     pub codex: PathBuf,
+    /// `checkpoint-copilot`.
+    pub copilot: PathBuf,
 }
 
 impl Binaries {
@@ -49,6 +52,7 @@ impl Binaries {
             Agent::Claude => &self.claude,
             Agent::Gemini => &self.gemini,
             Agent::Codex => &self.codex,
+            Agent::Copilot => &self.copilot,
         }
     }
 }
@@ -111,6 +115,7 @@ fn parse_executables(messages: &str) -> Result<Binaries, String> {
         claude: find("checkpoint-claude")?,
         gemini: find("checkpoint-gemini")?,
         codex: find("checkpoint-codex")?,
+        copilot: find("checkpoint-copilot")?,
     })
 }
 
@@ -225,6 +230,7 @@ mod tests {
             r#"{"reason":"build-finished","success":true}"#.to_owned(),
             artifact("checkpoint-gemini", Some("/t/debug/checkpoint-gemini")),
             artifact("checkpoint-codex", Some("/t/debug/checkpoint-codex")),
+            artifact("checkpoint-copilot", Some("/t/debug/checkpoint-copilot")),
             artifact("checkpoint", Some("/t/debug/checkpoint")),
         ]
         .join("\n");

@@ -139,6 +139,19 @@ fn assert_notice_placed(agent: Agent, notice: &ConversationText, summary: &str) 
         }
         // A developer message after the function call.
         Agent::Codex => notice.place == Place::System,
+        // A user message after the tool's result, "Additional context from preToolUse
+        // hook:\n<context>"; or appended to the result, "…\n\nTool \"bash\" succeeded.
+        // Additional guidance from postToolUse hooks:\n<context>", when Copilot had not yet
+        // written the reply's usage to its event log when preToolUse ran.
+        Agent::Copilot => match notice.place {
+            Place::User => text.starts_with(&format!(
+                "Additional context from preToolUse hook:\n{NOTICE}"
+            )),
+            Place::ToolResult => text.contains(&format!(
+                "Additional guidance from postToolUse hooks:\n{NOTICE}"
+            )),
+            _ => false,
+        },
     };
     assert!(
         placed,
@@ -244,7 +257,8 @@ fn tool_results(agent: Agent, request: &Value) -> Vec<String> {
 /// - Claude: a `role: "system"` text `SessionStart hook additional context: <context>…` (the
 ///   CLI's `# Environment` section follows);
 /// - Gemini: a user text `<hook_context><context></hook_context>\n\n<prompt>`, `<`/`>` escaped;
-/// - Codex: a developer message that is the context.
+/// - Codex: a developer message that is the context;
+/// - Copilot: a user message that is the context.
 fn restart_context(agent: Agent, request: &Value) -> Option<String> {
     conversation_texts(agent, request)
         .into_iter()
@@ -263,6 +277,9 @@ fn restart_context(agent: Agent, request: &Value) -> Option<String> {
             }
             Agent::Codex => {
                 (t.place == Place::System && t.text.starts_with(RESUMED)).then_some(t.text)
+            }
+            Agent::Copilot => {
+                (t.place == Place::User && t.text.starts_with(RESUMED)).then_some(t.text)
             }
         })
 }
@@ -387,6 +404,11 @@ fn context_notice_at_next_tool_call_codex() {
 }
 
 #[test]
+fn context_notice_at_next_tool_call_copilot() {
+    context_notice_at_next_tool_call(Agent::Copilot);
+}
+
+#[test]
 fn second_session_resumes_claude() {
     second_session_resumes(Agent::Claude);
 }
@@ -399,4 +421,9 @@ fn second_session_resumes_gemini() {
 #[test]
 fn second_session_resumes_codex() {
     second_session_resumes(Agent::Codex);
+}
+
+#[test]
+fn second_session_resumes_copilot() {
+    second_session_resumes(Agent::Copilot);
 }

@@ -18,7 +18,7 @@ const REASON: &str = "E2E_REASON_123";
 /// the first time only (a marker file remembers), then allows it. Returns its path.
 fn write_block_once_hook(dir: &Path, agent: Agent) -> String {
     let (block, allow) = match agent {
-        Agent::Claude | Agent::Codex => {
+        Agent::Claude | Agent::Codex | Agent::Copilot => {
             (format!(r#"{{"decision":"block","reason":"{REASON}"}}"#), "")
         }
         Agent::Gemini => (
@@ -57,6 +57,10 @@ fn assert_wrapped(agent: Agent, texts: &[String]) {
         Agent::Codex => {
             t.starts_with("<hook_prompt hook_run_id=")
                 && t.ends_with(&format!(">{REASON}</hook_prompt>"))
+        }
+        Agent::Copilot => {
+            t.starts_with("<current_datetime>")
+                && t.ends_with(&format!("</current_datetime>\n\n{REASON}"))
         }
     };
     assert!(
@@ -106,7 +110,11 @@ fn block_once_reaches_the_model(agent: Agent) {
         .collect();
     assert_eq!(payloads.len(), 2, "{payloads:#?}\n{summary}");
     for (payload, active) in payloads.iter().zip([false, true]) {
-        assert_eq!(payload["hook_event_name"], agent.end_of_turn_event());
+        // Copilot names no event in its payloads (it sends `stopReason` at the end of a turn).
+        match agent {
+            Agent::Copilot => assert_eq!(payload["stopReason"], "end_turn", "{payload}"),
+            _ => assert_eq!(payload["hook_event_name"], agent.end_of_turn_event()),
+        }
         assert_eq!(payload["stop_hook_active"], active, "{payload}");
     }
 
@@ -134,11 +142,23 @@ fn codex_stop_block_reaches_the_model() {
     block_once_reaches_the_model(Agent::Codex);
 }
 
+#[test]
+fn copilot_agent_stop_block_reaches_the_model() {
+    block_once_reaches_the_model(Agent::Copilot);
+}
+
 /// Writes `context-hook.sh EVENT TEXT`: reads the payload, then prints
 /// `{"hookSpecificOutput":{"hookEventName":EVENT,"additionalContext":TEXT}}`, or, for the
 /// end-of-turn event, nothing (Gemini: `{}`). Returns its path.
 fn write_context_hook(dir: &Path, agent: Agent) -> String {
     let allow = if agent == Agent::Gemini { "{}" } else { "" };
+    // Copilot reads a top-level `additionalContext`; the others Claude's `hookSpecificOutput`.
+    let context = match agent {
+        Agent::Copilot => r#"printf '{"additionalContext":"%s"}\n' "$2""#,
+        _ => {
+            r#"printf '{"hookSpecificOutput":{"hookEventName":"%s","additionalContext":"%s"}}\n' "$1" "$2""#
+        }
+    };
     let script = dir.join("context-hook.sh");
     std::fs::write(
         &script,
@@ -146,7 +166,7 @@ fn write_context_hook(dir: &Path, agent: Agent) -> String {
             "#!/bin/sh\n\
              cat > /dev/null\n\
              if [ \"$1\" = {end} ]; then printf '%s' '{allow}'; exit 0; fi\n\
-             printf '{{\"hookSpecificOutput\":{{\"hookEventName\":\"%s\",\"additionalContext\":\"%s\"}}}}\\n' \"$1\" \"$2\"\n",
+             {context}\n",
             end = agent.end_of_turn_event()
         ),
     )
@@ -167,17 +187,18 @@ fn tool_call_and_hook_context_reach_the_model(agent: Agent) {
     let repo = checkpoint_testkit::repo("python-passing");
     let hook_dir = tempfile::tempdir().unwrap();
     let hook = write_context_hook(hook_dir.path(), agent);
-    let tool_event = match agent {
-        Agent::Claude | Agent::Codex => "PreToolUse",
-        Agent::Gemini => "AfterTool",
+    let (start_event, tool_event) = match agent {
+        Agent::Claude | Agent::Codex => ("SessionStart", "PreToolUse"),
+        Agent::Gemini => ("SessionStart", "AfterTool"),
+        Agent::Copilot => ("sessionStart", "preToolUse"),
     };
-    let start_hook = format!("{hook} SessionStart E2E_START_CONTEXT");
+    let start_hook = format!("{hook} {start_event} E2E_START_CONTEXT");
     let tool_hook = format!("{hook} {tool_event} E2E_TOOL_CONTEXT");
     write_hooks(
         agent,
         repo.path(),
         &format!("{hook} {}", agent.end_of_turn_event()),
-        &[("SessionStart", &start_hook), (tool_event, &tool_hook)],
+        &[(start_event, &start_hook), (tool_event, &tool_hook)],
     );
     let scenario = Scenario::new([
         Step::reply("E2E_RUNNING").shell("echo E2E_TOOL_OUTPUT; touch tool-ran.txt"),
@@ -208,7 +229,7 @@ fn tool_call_and_hook_context_reach_the_model(agent: Agent) {
     };
     let start_place = match agent {
         Agent::Claude | Agent::Codex => Place::System,
-        Agent::Gemini => Place::User,
+        Agent::Gemini | Agent::Copilot => Place::User,
     };
     assert_eq!(
         places(turns[0], "E2E_START_CONTEXT"),
@@ -224,6 +245,7 @@ fn tool_call_and_hook_context_reach_the_model(agent: Agent) {
     let tool_place = match agent {
         Agent::Claude | Agent::Codex => Place::System,
         Agent::Gemini => Place::ToolResult,
+        Agent::Copilot => Place::User,
     };
     assert_eq!(
         places(turns[1], "E2E_TOOL_CONTEXT"),
@@ -250,4 +272,9 @@ fn gemini_tool_call_and_hook_context_reach_the_model() {
 #[test]
 fn codex_tool_call_and_hook_context_reach_the_model() {
     tool_call_and_hook_context_reach_the_model(Agent::Codex);
+}
+
+#[test]
+fn copilot_tool_call_and_hook_context_reach_the_model() {
+    tool_call_and_hook_context_reach_the_model(Agent::Copilot);
 }

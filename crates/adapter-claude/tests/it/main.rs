@@ -1,7 +1,7 @@
 //! `checkpoint-claude` against real repositories, with payloads captured from Claude Code 2.1.330.
 
 use adapter_claude::HOME;
-use checkpoint_testkit::adapter::{self, Adapter, uncommitted};
+use checkpoint_testkit::adapter::{self, Adapter, Wire, uncommitted};
 use checkpoint_testkit::repo;
 use insta::assert_snapshot;
 use proptest::prelude::*;
@@ -15,6 +15,7 @@ const CLAUDE: Adapter = Adapter {
     stop: "Stop",
     stop_again: "Stop-2",
     no_op: "",
+    wire: Wire::SHARED,
 };
 
 #[test]
@@ -130,7 +131,7 @@ proptest! {
 
 #[test]
 fn sessions_resume_and_context_is_watched() {
-    let (_, notice) = CLAUDE.assert_continuity("PreToolUse", "PostToolUse");
+    let (_, notice) = CLAUDE.assert_continuity("SessionStart", "PreToolUse", "PostToolUse");
     assert_snapshot!(notice.to_string());
 }
 

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Command;
 
 use adapter_codex::HOME;
-use checkpoint_testkit::adapter::{self, Adapter, uncommitted};
+use checkpoint_testkit::adapter::{self, Adapter, Wire, uncommitted};
 use checkpoint_testkit::repo;
 use insta::assert_snapshot;
 use proptest::prelude::*;
@@ -16,6 +16,7 @@ const CODEX: Adapter = Adapter {
     stop: "Stop",
     stop_again: "Stop-2",
     no_op: "",
+    wire: Wire::SHARED,
 };
 
 #[test]
@@ -194,7 +195,7 @@ proptest! {
 
 #[test]
 fn sessions_resume_and_context_is_watched() {
-    let (_, notice) = CODEX.assert_continuity("PreToolUse", "PostToolUse");
+    let (_, notice) = CODEX.assert_continuity("SessionStart", "PreToolUse", "PostToolUse");
     assert_snapshot!(notice.to_string());
 }
 

@@ -1,8 +1,8 @@
 //! `checkpoint-gemini` against real repositories, with payloads captured from Gemini CLI 0.61.0.
 
 use adapter_gemini::HOME;
-use checkpoint_testkit::adapter::{self, Adapter, uncommitted};
-use checkpoint_testkit::{payload, repo, run_hook};
+use checkpoint_testkit::adapter::{self, Adapter, Wire, uncommitted};
+use checkpoint_testkit::repo;
 use insta::assert_snapshot;
 use proptest::prelude::*;
 
@@ -12,6 +12,7 @@ const GEMINI: Adapter = Adapter {
     stop: "AfterAgent",
     stop_again: "AfterAgent-2",
     no_op: "{}",
+    wire: Wire::SHARED,
 };
 
 #[test]
@@ -58,29 +59,7 @@ fn the_cap_is_told_to_the_user() {
 /// a new user turn, or the block count would start over and the cap would never be reached.
 #[test]
 fn the_retry_prompt_does_not_reset_the_cap() {
-    let repo = uncommitted();
-    let bin = std::path::Path::new(GEMINI.bin);
-    let mut reason = String::new();
-    let mut answers = Vec::new();
-    for i in 0..4 {
-        if i > 0 {
-            let mut prompt: serde_json::Value =
-                serde_json::from_str(&payload("gemini", "BeforeAgent-2", repo.path())).unwrap();
-            prompt["prompt"] = reason.clone().into();
-            let run = run_hook(bin, repo.path(), prompt.to_string().as_bytes(), &[]);
-            GEMINI.assert_no_op(&run, 0, "retry prompt");
-        }
-        let run = GEMINI.fire(
-            repo.path(),
-            if i == 0 { "AfterAgent" } else { "AfterAgent-2" },
-        );
-        let answer: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-        if let Some(r) = answer["reason"].as_str() {
-            reason = r.to_owned();
-        }
-        answers.push(answer["decision"].as_str().unwrap_or("allow").to_owned());
-    }
-    assert_eq!(answers, ["deny", "deny", "deny", "allow"]);
+    GEMINI.assert_retry_prompt_counts_on("BeforeAgent-2", "deny");
 }
 
 #[test]
@@ -101,7 +80,7 @@ proptest! {
 
 #[test]
 fn sessions_resume_and_context_is_watched() {
-    let (_, notice) = GEMINI.assert_continuity("BeforeTool", "AfterTool");
+    let (_, notice) = GEMINI.assert_continuity("SessionStart", "BeforeTool", "AfterTool");
     assert_snapshot!(notice.to_string());
 }
 

@@ -119,7 +119,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     if !agents_found.iter().any(|agent| agent.installed) {
         checks.push(Line::from(Check::problem(
             "checkpoint is installed for no agent: nothing runs the gate",
-            "checkpoint install claude --user  # or gemini, codex",
+            "checkpoint install claude --user  # or gemini, codex, copilot",
         )));
     }
     let ok = (agents_found.iter().flat_map(|a| &a.checks))
@@ -459,8 +459,8 @@ mod tests {
                 let (_, payload) = (spec.table.doctor.payloads.iter())
                     .find(|(name, _)| *name == event.name)
                     .unwrap_or_else(|| panic!("{}: {}", spec.name(), event.name));
-                let value: serde_json::Value = serde_json::from_str(payload).unwrap();
-                assert_eq!(value["hook_event_name"], event.name, "{}", spec.name());
+                let parsed = checkpoint_core::HookEvent::parse(home, payload.as_bytes()).unwrap();
+                assert_eq!(parsed.wire_name, event.name, "{}", spec.name());
             }
         }
     }

@@ -75,15 +75,12 @@ pub(crate) fn command_line(program: &Path, arg: &str) -> Result<String, CliError
         .map_err(|e| CliError::new(format!("{}: {e}", program.display()), hint))
 }
 
-/// Whether `entry`'s command is one [`command_line`] writes for a program named `program` and
-/// `arg`: an absolute path to a file of that name followed by `arg` — or by nothing, as installs
+/// Whether `entry`'s command (under `key`: `command`, or what the agent's hooks layout calls it)
+/// is one [`command_line`] writes for a program named `program` and `arg`: an absolute path to a file of that name followed by `arg` — or by nothing, as installs
 /// before the marker wrote it — after any environment assignments (`NAME=value`, also after
 /// `env`). Any other argument, or a program found on `PATH`, is somebody else's.
-pub(crate) fn runs(entry: &Value, program: &str, arg: &str) -> bool {
-    let words = entry
-        .get("command")
-        .and_then(Value::as_str)
-        .and_then(invocation);
+pub(crate) fn runs(entry: &Value, key: &str, program: &str, arg: &str) -> bool {
+    let words = entry.get(key).and_then(Value::as_str).and_then(invocation);
     match words.as_deref() {
         Some([path, rest @ ..]) => {
             let path = Path::new(path);
@@ -138,6 +135,7 @@ mod tests {
         for command in [plain, spaced] {
             assert!(runs(
                 &json!({"command": command}),
+                "command",
                 "checkpoint-codex",
                 HOOK_MARKER
             ));
@@ -167,13 +165,14 @@ mod tests {
         for (command, expected) in cases {
             let handler = json!({"type": "command", "command": command});
             assert_eq!(
-                runs(&handler, "checkpoint-claude", HOOK_MARKER),
+                runs(&handler, "command", "checkpoint-claude", HOOK_MARKER),
                 expected,
                 "{command}"
             );
         }
         assert!(!runs(
             &json!({"type": "prompt"}),
+            "command",
             "checkpoint-claude",
             HOOK_MARKER
         ));

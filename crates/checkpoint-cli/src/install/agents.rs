@@ -130,7 +130,7 @@ impl AgentSpec {
         }
         std::env::home_dir()
             .filter(|home| !home.as_os_str().is_empty())
-            .map(|home| home.join(self.table.dir))
+            .map(|home| home.join(user_dir.in_home(self.table.dir)))
             .ok_or_else(|| {
                 CliError::new(
                     "cannot find the home directory",
@@ -143,11 +143,15 @@ impl AgentSpec {
     pub(crate) fn handler(&self, command: &str, event: &InstalledEvent) -> Value {
         let mut handler = Map::new();
         handler.insert("type".to_owned(), "command".into());
-        handler.insert("command".to_owned(), command.into());
+        let layout = self.table.layout;
+        handler.insert(layout.command_key().to_owned(), command.into());
         if let Some(name) = self.table.handler_name {
             handler.insert("name".to_owned(), name.into());
         }
-        handler.insert("timeout".to_owned(), self.table.timeout(event).into());
+        handler.insert(
+            layout.timeout_key().to_owned(),
+            self.table.timeout(event).into(),
+        );
         Value::Object(handler)
     }
 
@@ -212,7 +216,7 @@ mod tests {
     #[test]
     fn project_files_live_under_the_root() {
         let root = Scope::Project(PathBuf::from("/p"));
-        let paths: Vec<_> = ["claude", "gemini", "codex"]
+        let paths: Vec<_> = ["claude", "gemini", "codex", "copilot"]
             .into_iter()
             .map(|agent| spec(agent).config_path(&root).unwrap())
             .collect();
@@ -222,6 +226,7 @@ mod tests {
                 Path::new("/p/.claude/settings.json"),
                 Path::new("/p/.gemini/settings.json"),
                 Path::new("/p/.codex/hooks.json"),
+                Path::new("/p/.github/hooks/checkpoint.json"),
             ]
         );
     }
@@ -236,6 +241,6 @@ mod tests {
         let names: Vec<_> = InstallTarget::possible_values()
             .map(|v| v.get_name().to_owned())
             .collect();
-        assert_eq!(names, ["claude", "gemini", "codex", "git"]);
+        assert_eq!(names, ["claude", "gemini", "codex", "copilot", "git"]);
     }
 }

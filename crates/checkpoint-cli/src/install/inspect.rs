@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use checkpoint_core::agent::HooksLayout;
 use checkpoint_core::doctor::TrustFile;
 use serde_json::Value;
 
@@ -75,15 +76,24 @@ fn ours(spec: &AgentSpec, settings: &Settings) -> Vec<(String, String)> {
     let Some(hooks) = settings.get("hooks").and_then(Value::as_object) else {
         return Vec::new();
     };
+    let key = spec.table.layout.command_key();
+    let grouped = spec.table.layout == HooksLayout::MatcherGroups;
     let mut found = Vec::new();
-    for (event, groups) in hooks {
-        let handlers = (groups.as_array().into_iter().flatten())
-            .filter_map(|group| group.get("hooks").and_then(Value::as_array))
-            .flatten();
-        for handler in
-            handlers.filter(|handler| adapter::runs(handler, &adapter, adapter::HOOK_MARKER))
-        {
-            if let Some(command) = handler.get("command").and_then(Value::as_str) {
+    for (event, entries) in hooks {
+        let entries = entries.as_array().into_iter().flatten();
+        let handlers: Vec<&Value> = if grouped {
+            entries
+                .filter_map(|group| group.get("hooks").and_then(Value::as_array))
+                .flatten()
+                .collect()
+        } else {
+            entries.collect()
+        };
+        let ours = handlers
+            .into_iter()
+            .filter(|handler| adapter::runs(handler, key, &adapter, adapter::HOOK_MARKER));
+        for handler in ours {
+            if let Some(command) = handler.get(key).and_then(Value::as_str) {
                 found.push((event.clone(), command.to_owned()));
             }
         }

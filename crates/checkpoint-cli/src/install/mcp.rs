@@ -47,7 +47,7 @@ pub(crate) fn not_for_git(target: &Target) -> Result<(), CliError> {
     if target.mcp {
         return Err(CliError::new(
             "--mcp needs an agent: git runs no MCP servers",
-            "run `checkpoint install claude --mcp` (or gemini, codex)",
+            "run `checkpoint install claude --mcp` (or gemini, codex, copilot)",
         ));
     }
     Ok(())

@@ -275,9 +275,11 @@ fn edit(
     let before = file.settings()?;
     let mut after = before.clone();
     let adapter = spec.adapter();
+    let layout = spec.table.layout;
     let removed = settings::set_ours(
         &mut after,
-        |h| adapter::runs(h, &adapter, adapter::HOOK_MARKER),
+        layout,
+        |h| adapter::runs(h, layout.command_key(), &adapter, adapter::HOOK_MARKER),
         handlers,
     )
     .map_err(|e| file.invalid(e))?;

@@ -1,7 +1,8 @@
-//! Editing the `hooks` of an agent's settings file, a JSON object of the shape
-//! `{"hooks": {"<Event>": [{"matcher"?, "hooks": [handler, …]}, …]}, …}` that all three agents
-//! share. Everything else in the file, and every handler that is not ours, stays as it is and where
-//! it is.
+//! Editing the `hooks` of an agent's settings file, a JSON object laid out as the agent's
+//! [`HooksLayout`] says: `{"hooks": {"<Event>": [{"matcher"?, "hooks": [handler, …]}, …]}, …}`
+//! (Claude Code's, which Gemini CLI and Codex share), or `{"version": N, "hooks": {"<event>":
+//! [handler, …]}}`. Everything else in the file, and every handler that is not ours, stays as it
+//! is and where it is.
 //!
 //! Numbers are kept as they were written: one that `serde_json` would write differently (a float
 //! like `1.50` or `1e3`, an integer beyond 64 bits) or cannot hold (`1e400`) is held as its raw
@@ -9,6 +10,7 @@
 
 use std::io;
 
+use checkpoint_core::agent::HooksLayout;
 use serde::Serialize;
 use serde::de::{Deserializer as _, MapAccess, Visitor};
 use serde_json::ser::{CharEscape, CompactFormatter, Formatter, PrettyFormatter};
@@ -139,19 +141,32 @@ impl<'de> Visitor<'de> for EntriesVisitor {
 
 /// Makes `handlers` (event name, handler) the only handlers in `settings` that `ours` recognises,
 /// one per event: the first of ours in an event is replaced where it stands, the others are
-/// removed, and an event without one of ours gets a new matcher-less group at its end. Matcher
-/// groups, events and the `hooks` object left empty by a removal go with it. Returns the events
-/// that lost their handlers of ours without a replacement.
+/// removed, and an event without one of ours gets a new one at its end (in `layout`'s matcher
+/// groups, a new matcher-less group). Matcher groups, events and the `hooks` object left empty by
+/// a removal go with it; in a versioned layout, the `version` is written with the first handler
+/// and goes when nothing else is left. Returns the events that lost their handlers of ours
+/// without a replacement.
 ///
 /// With an error, `settings` may be partly edited: edit a copy.
 pub(crate) fn set_ours(
     settings: &mut Settings,
+    layout: HooksLayout,
     ours: impl Fn(&Value) -> bool,
     handlers: &[(&str, Value)],
 ) -> Result<Vec<String>, SettingsError> {
     if handlers.is_empty() && !settings.contains_key("hooks") {
         return Ok(Vec::new());
     }
+    let version = match layout {
+        HooksLayout::Versioned { version, .. } => Some(version),
+        _ => None,
+    };
+    if let Some(version) = version.filter(|_| !handlers.is_empty())
+        && !settings.contains_key("version")
+    {
+        settings.shift_insert(0, "version".to_owned(), version.into());
+    }
+    let grouped = version.is_none();
     let hooks = settings
         .entry("hooks")
         .or_insert_with(|| Value::Object(Map::new()))
@@ -166,9 +181,15 @@ pub(crate) fn set_ours(
         let replacement = handlers
             .iter()
             .find_map(|(name, handler)| (name == event).then_some(handler));
-        let found = edit_event(groups, &at, &ours, replacement)?;
+        let found = if grouped {
+            edit_event(groups, &at, &ours, replacement)?
+        } else {
+            let mut found = false;
+            edit_handlers(groups, &ours, replacement, &mut found);
+            found
+        };
         match replacement {
-            Some(handler) if !found => groups.push(group(handler)),
+            Some(handler) if !found => groups.push(entry(grouped, handler)),
             None if found => removed.push(event.clone()),
             _ => {}
         }
@@ -176,13 +197,28 @@ pub(crate) fn set_ours(
     hooks.retain(|event, groups| !(removed.contains(event) && is_empty_array(groups)));
     for (event, handler) in handlers {
         if !hooks.contains_key(*event) {
-            hooks.insert((*event).to_owned(), Value::Array(vec![group(handler)]));
+            hooks.insert(
+                (*event).to_owned(),
+                Value::Array(vec![entry(grouped, handler)]),
+            );
         }
     }
     if hooks.is_empty() && !removed.is_empty() {
         settings.shift_remove("hooks");
+        if version.is_some() && settings.len() == 1 {
+            settings.shift_remove("version");
+        }
     }
     Ok(removed)
+}
+
+/// What an event's list holds for `handler`: a matcher-less group of it, or the handler itself.
+fn entry(grouped: bool, handler: &Value) -> Value {
+    if grouped {
+        group(handler)
+    } else {
+        handler.clone()
+    }
 }
 
 /// Replaces the first handler of ours in an event's `groups` with `replacement` and removes the
@@ -209,25 +245,37 @@ fn edit_event(
             .as_array_mut()
             .ok_or_else(|| shape(&format!("{at}.hooks"), "an array"))?;
         let before = handlers.len();
-        handlers.retain_mut(|handler| {
-            if !ours(handler) {
-                return true;
-            }
-            let keep = match replacement {
-                Some(new) if !found => {
-                    *handler = new.clone();
-                    true
-                }
-                _ => false,
-            };
-            found = true;
-            keep
-        });
+        edit_handlers(handlers, ours, replacement, &mut found);
         emptied.push(before > 0 && handlers.is_empty());
     }
     let mut emptied = emptied.into_iter();
     groups.retain(|_| !emptied.next().unwrap_or(false));
     Ok(found)
+}
+
+/// Replaces the first handler of ours in `handlers` with `replacement`, unless one was `found`
+/// before, and removes the others (all of them without a replacement); sets `found` when there
+/// was any handler of ours.
+fn edit_handlers(
+    handlers: &mut Vec<Value>,
+    ours: &impl Fn(&Value) -> bool,
+    replacement: Option<&Value>,
+    found: &mut bool,
+) {
+    handlers.retain_mut(|handler| {
+        if !ours(handler) {
+            return true;
+        }
+        let keep = match replacement {
+            Some(new) if !*found => {
+                *handler = new.clone();
+                true
+            }
+            _ => false,
+        };
+        *found = true;
+        keep
+    });
 }
 
 /// A matcher-less group holding one handler.
@@ -388,13 +436,13 @@ mod tests {
             ("Stop", handler("/new/ours")),
             ("Prompt", handler("/new/ours")),
         ];
-        set_ours(&mut edited, ours, &handlers).unwrap();
+        set_ours(&mut edited, HooksLayout::MatcherGroups, ours, &handlers).unwrap();
         Value::Object(edited)
     }
 
     fn uninstall(value: Value) -> (Value, Vec<String>) {
         let mut edited = settings(value);
-        let removed = set_ours(&mut edited, ours, &[]).unwrap();
+        let removed = set_ours(&mut edited, HooksLayout::MatcherGroups, ours, &[]).unwrap();
         (Value::Object(edited), removed)
     }
 
@@ -487,6 +535,45 @@ mod tests {
         assert_eq!(after.to_string(), r#"{"theme":"dark"}"#);
     }
 
+    const VERSIONED: HooksLayout = HooksLayout::Versioned {
+        version: 1,
+        command_key: "command",
+        timeout_key: "timeout",
+    };
+
+    /// In a versioned file the handlers stand in the event's list; the version comes with the
+    /// first and goes with the last when nothing else is left.
+    #[test]
+    fn versioned_files_list_handlers_directly() {
+        let handlers = [("stop", handler("/new/ours"))];
+        let mut edited = settings(json!({}));
+        set_ours(&mut edited, VERSIONED, ours, &handlers).unwrap();
+        assert_eq!(
+            Value::Object(edited.clone()).to_string(),
+            r#"{"version":1,"hooks":{"stop":[{"type":"command","command":"/new/ours"}]}}"#
+        );
+        let mut again = edited.clone();
+        set_ours(&mut again, VERSIONED, ours, &handlers).unwrap();
+        assert_eq!(again, edited);
+
+        let mut theirs = settings(json!({"version": 1, "hooks": {"stop": [
+            handler("/x/theirs"), handler("/old/ours"), handler("/older/ours")]}}));
+        set_ours(&mut theirs, VERSIONED, ours, &handlers).unwrap();
+        assert_eq!(
+            Value::Object(theirs.clone()).to_string(),
+            json!({"version": 1, "hooks": {"stop": [handler("/x/theirs"), handler("/new/ours")]}})
+                .to_string()
+        );
+        let removed = set_ours(&mut theirs, VERSIONED, ours, &[]).unwrap();
+        assert_eq!(removed, ["stop"]);
+        assert_eq!(
+            Value::Object(theirs).to_string(),
+            json!({"version": 1, "hooks": {"stop": [handler("/x/theirs")]}}).to_string()
+        );
+        set_ours(&mut edited, VERSIONED, ours, &[]).unwrap();
+        assert!(edited.is_empty(), "{edited:?}");
+    }
+
     #[test]
     fn uninstall_without_hooks_changes_nothing() {
         let (after, removed) = uninstall(json!({"a": 1, "hooks": {}}));
@@ -514,7 +601,8 @@ mod tests {
             ),
         ];
         for (value, message) in cases {
-            let err = set_ours(&mut settings(value), ours, &[]).unwrap_err();
+            let err =
+                set_ours(&mut settings(value), HooksLayout::MatcherGroups, ours, &[]).unwrap_err();
             assert_eq!(err.to_string(), message);
         }
     }

@@ -143,7 +143,7 @@ fn edit(settings: &mut Settings, command: Option<&str>) -> Result<Option<String>
 
 /// Whether a status line is the one [`own_command`] writes (from any path).
 fn is_ours(status_line: &Value) -> bool {
-    status_line.is_object() && adapter::runs(status_line, PROGRAM, SUBCOMMAND)
+    status_line.is_object() && adapter::runs(status_line, "command", PROGRAM, SUBCOMMAND)
 }
 
 /// A foreign status line for a message: its command, else its JSON.

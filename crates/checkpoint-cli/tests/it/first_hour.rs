@@ -57,6 +57,7 @@ impl Machine {
             &binaries.claude,
             &binaries.gemini,
             &binaries.codex,
+            &binaries.copilot,
         ]
         .iter()
         .map(|bin| format!("ln -sf '{}' \"$bin/\"", bin.display()))
@@ -169,7 +170,7 @@ fn the_readme_works_on_a_fresh_machine() {
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("==> [1/4] cargo install checkpoint-cli"),
+        stderr.contains("==> [1/5] cargo install checkpoint-cli"),
         "{stderr}"
     );
     assert!(

@@ -19,7 +19,7 @@ struct Fixture {
 impl Fixture {
     fn new() -> Fixture {
         let bin = tempfile::tempdir().unwrap();
-        for agent in ["claude", "gemini", "codex"] {
+        for agent in ["claude", "gemini", "codex", "copilot"] {
             fs::write(bin.path().join(format!("checkpoint-{agent}")), "").unwrap();
         }
         Fixture {
@@ -395,6 +395,118 @@ fn install_writes_each_agents_handlers_into_an_empty_project() {
       }
     }
     "#);
+}
+
+/// Copilot CLI's hooks go into a versioned file of checkpoint's own, each handler straight in its
+/// event's list; a handler someone adds to that file stays through a reinstall and an
+/// uninstall, and without one the uninstall leaves nothing behind.
+#[test]
+fn copilot_gets_a_versioned_hooks_file_of_its_own() {
+    let fx = Fixture::new();
+    let file = ".github/hooks/checkpoint.json";
+    let out = ok(&fx.install("copilot", &[]));
+    assert_snapshot!(fx.stable(out), @r#"
+    Installed checkpoint hooks for GitHub Copilot CLI in [project]/.github/hooks/checkpoint.json: agentStop, userPromptSubmitted, preToolUse, postToolUse, sessionStart, preCompact, sessionEnd.
+    Where: the hooks fire when GitHub Copilot CLI starts anywhere inside [project]; in another worktree only once .github/hooks/checkpoint.json is committed there. To gate every worktree: `checkpoint install copilot --user`.
+    Next: trust the folder when GitHub Copilot CLI asks (or start it with --trust-folder, or COPILOT_ALLOW_ALL=true); it loads a project's hooks only in a trusted folder.
+    Checkpoint's files in this project: .github/hooks/checkpoint.json. Commit them to share the hooks with everyone working here; until then the stop gate does not count them (nor the `*.checkpoint.bak` backups) as uncommitted work. `checkpoint uninstall --all` removes them.
+    "#);
+    let installed = fx.read(file);
+    assert_snapshot!(fx.stable(&installed), @r#"
+    {
+      "version": 1,
+      "hooks": {
+        "agentStop": [
+          {
+            "type": "command",
+            "bash": "[bin]/checkpoint-copilot --hook",
+            "timeoutSec": 1800
+          }
+        ],
+        "userPromptSubmitted": [
+          {
+            "type": "command",
+            "bash": "[bin]/checkpoint-copilot --hook",
+            "timeoutSec": 30
+          }
+        ],
+        "preToolUse": [
+          {
+            "type": "command",
+            "bash": "[bin]/checkpoint-copilot --hook",
+            "timeoutSec": 30
+          }
+        ],
+        "postToolUse": [
+          {
+            "type": "command",
+            "bash": "[bin]/checkpoint-copilot --hook",
+            "timeoutSec": 30
+          }
+        ],
+        "sessionStart": [
+          {
+            "type": "command",
+            "bash": "[bin]/checkpoint-copilot --hook",
+            "timeoutSec": 30
+          }
+        ],
+        "preCompact": [
+          {
+            "type": "command",
+            "bash": "[bin]/checkpoint-copilot --hook",
+            "timeoutSec": 30
+          }
+        ],
+        "sessionEnd": [
+          {
+            "type": "command",
+            "bash": "[bin]/checkpoint-copilot --hook",
+            "timeoutSec": 5
+          }
+        ]
+      }
+    }
+    "#);
+    ok(&fx.install("copilot", &[]));
+    assert_eq!(fx.read(file), installed, "a second install changes nothing");
+
+    let mut edited: serde_json::Value = serde_json::from_str(&installed).unwrap();
+    edited["hooks"]["agentStop"].as_array_mut().unwrap().insert(
+        0,
+        serde_json::json!({"type": "command", "bash": "./notify.sh"}),
+    );
+    fx.write(file, &serde_json::to_string_pretty(&edited).unwrap());
+    ok(&fx.install("copilot", &[]));
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&fx.read(file)).unwrap(),
+        edited,
+        "the reinstall keeps the other handler and its place"
+    );
+    ok(&fx.uninstall("copilot", &[]));
+    assert_snapshot!(fx.read(file), @r#"
+    {
+      "version": 1,
+      "hooks": {
+        "agentStop": [
+          {
+            "type": "command",
+            "bash": "./notify.sh"
+          }
+        ]
+      }
+    }
+    "#);
+
+    // In a git repository, where install's ledger (`.git/checkpoint/`) outlives each command.
+    let fresh = Fixture::new();
+    git(fresh.project.path(), &["init", "-q"]);
+    ok(&fresh.install("copilot", &[]));
+    let out = ok(&fresh.uninstall("copilot", &[]));
+    assert!(
+        !fresh.path(".github").exists(),
+        "nothing of the install is left: {out}"
+    );
 }
 
 #[test]
@@ -791,7 +903,7 @@ fn user_scope_writes_under_each_agents_home() {
     let homes = tempfile::tempdir().unwrap();
     let home = homes.path().join("home");
     let custom = homes.path().join("custom");
-    let cases: [(&str, Option<&str>, PathBuf); 6] = [
+    let cases: [(&str, Option<&str>, PathBuf); 8] = [
         ("claude", None, home.join(".claude/settings.json")),
         (
             "claude",
@@ -806,6 +918,12 @@ fn user_scope_writes_under_each_agents_home() {
         ),
         ("codex", None, home.join(".codex/hooks.json")),
         ("codex", Some("CODEX_HOME"), custom.join("hooks.json")),
+        ("copilot", None, home.join(".copilot/hooks/checkpoint.json")),
+        (
+            "copilot",
+            Some("COPILOT_HOME"),
+            custom.join("hooks/checkpoint.json"),
+        ),
     ];
     for (agent, var, expected) in cases {
         let mut env = vec![("HOME", home.as_path())];

@@ -302,7 +302,7 @@ pub(super) fn stop_checkpoint(
                     session: call.session(),
                     trigger: Trigger::Stop,
                     detail: None,
-                    summary: call.event.last_assistant_message.clone(),
+                    summary: call.reply(),
                     context: None,
                     unresolved,
                 },
