@@ -20,9 +20,7 @@ WARMUP="${WARMUP:-2}"
 work="$target/bench-repos/scan-cache"
 bin="$target/release/checkpoint"
 export XDG_CONFIG_HOME="$work/config"
-export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
-export GIT_AUTHOR_NAME=Bench GIT_AUTHOR_EMAIL=bench@example.com
-export GIT_COMMITTER_NAME=Bench GIT_COMMITTER_EMAIL=bench@example.com
+isolated_git
 mkdir -p "$work"
 
 cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli

@@ -25,7 +25,7 @@ pub mod scan;
 
 use std::path::Path;
 
-use crate::outcome::Selection;
+use crate::outcome::{Selection, SelectionUnit};
 
 /// Characters that make a command more than plain words: it is then run as configured.
 const SHELL_SYNTAX: &[char] = &[
@@ -75,14 +75,41 @@ fn slash_path(path: &Path) -> Option<String> {
     Some(parts?.join("/"))
 }
 
+/// The selection that runs `words` in place of the configured command: `selected` of the
+/// `total` units the command runs, for `changed_files` changed files; `None` when it selects
+/// nothing or everything, or the words cannot be one command line.
+fn narrowed(
+    words: &[String],
+    unit: SelectionUnit,
+    selected: usize,
+    total: usize,
+    changed_files: usize,
+) -> Option<Selection> {
+    if selected == 0 || selected >= total {
+        return None;
+    }
+    Some(Selection {
+        command: command_line(words)?,
+        unit,
+        selected,
+        total,
+        changed_files,
+    })
+}
+
 /// `words` as one shell command line, each quoted as needed.
 fn command_line(words: &[String]) -> Option<String> {
     shlex::try_join(words.iter().map(String::as_str)).ok()
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// The words of a command line, for the recognisers' tests.
+    pub(crate) fn words(command: &str) -> Vec<String> {
+        shlex::split(command).unwrap()
+    }
 
     #[test]
     fn only_plain_words_are_understood() {

@@ -102,22 +102,19 @@ impl CargoTest {
             graph.default_members.iter().copied().collect()
         };
         let selected: Vec<usize> = tested.intersection(&affected).copied().collect();
-        if selected.is_empty() || selected.len() == tested.len() {
-            return None;
-        }
         let mut words = self.head.clone();
         for &package in &selected {
             words.push("-p".to_owned());
             words.push(graph.packages[package].name.clone());
         }
         words.extend(self.tail.iter().cloned());
-        Some(Selection {
-            command: super::command_line(&words)?,
-            unit: SelectionUnit::Packages,
-            selected: selected.len(),
-            total: tested.len(),
-            changed_files: changed.len(),
-        })
+        super::narrowed(
+            &words,
+            SelectionUnit::Packages,
+            selected.len(),
+            tested.len(),
+            changed.len(),
+        )
     }
 }
 
@@ -284,10 +281,7 @@ fn metadata_json(workdir: &Path) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn words(command: &str) -> Vec<String> {
-        shlex::split(command).unwrap()
-    }
+    use crate::select::tests::words;
 
     #[test]
     fn cargo_test_is_recognised_unless_it_chooses_packages_itself() {

@@ -96,20 +96,17 @@ impl GoTest {
             .iter()
             .filter(|p| tested.contains(&p.import_path) && affected.contains(&p.import_path))
             .collect();
-        if selected.is_empty() || selected.len() == tested.len() {
-            return None;
-        }
         let mut words = self.head.clone();
         for package in &selected {
             words.push(graph.relative_dir(package)?);
         }
-        Some(Selection {
-            command: super::command_line(&words)?,
-            unit: SelectionUnit::Packages,
-            selected: selected.len(),
-            total: tested.len(),
-            changed_files: changed.len(),
-        })
+        super::narrowed(
+            &words,
+            SelectionUnit::Packages,
+            selected.len(),
+            tested.len(),
+            changed.len(),
+        )
     }
 }
 
@@ -245,10 +242,7 @@ impl<'a> Graph<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn words(command: &str) -> Vec<String> {
-        shlex::split(command).unwrap()
-    }
+    use crate::select::tests::words;
 
     #[test]
     fn go_test_is_recognised_with_neutral_flags_and_local_patterns() {

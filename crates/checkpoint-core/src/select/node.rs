@@ -151,9 +151,6 @@ impl NodeTests {
             }
             selected.extend(reaching);
         }
-        if selected.len() == tests.len() {
-            return None;
-        }
         let changed_files = changed.len();
         let changed = changed.iter().map(|path| (*path).to_owned());
         let mut words = self.program.clone();
@@ -170,13 +167,13 @@ impl NodeTests {
                 words.extend(self.flags.iter().cloned());
             }
         }
-        Some(Selection {
-            command: super::command_line(&words)?,
-            unit: SelectionUnit::TestFiles,
-            selected: selected.len(),
-            total: tests.len(),
+        super::narrowed(
+            &words,
+            SelectionUnit::TestFiles,
+            selected.len(),
+            tests.len(),
             changed_files,
-        })
+        )
     }
 }
 
@@ -439,10 +436,7 @@ fn tokens(text: &str) -> Vec<Token> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn words(command: &str) -> Vec<String> {
-        shlex::split(command).unwrap()
-    }
+    use crate::select::tests::words;
 
     #[test]
     fn runners_are_recognised_with_neutral_flags_only() {

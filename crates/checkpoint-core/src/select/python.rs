@@ -143,7 +143,7 @@ impl PythonTests {
             }
         }
         // A changed file no test reaches may still be run by one (a script, a subprocess).
-        if reached_changed.len() != changed.len() || selected.len() == tests.len() {
+        if reached_changed.len() != changed.len() {
             return None;
         }
         // A path that reads as a flag would not be taken as a path.
@@ -157,13 +157,13 @@ impl PythonTests {
                 Runner::Pytest => (*test).to_owned(),
             });
         }
-        Some(Selection {
-            command: super::command_line(&words)?,
-            unit: SelectionUnit::TestModules,
-            selected: selected.len(),
-            total: tests.len(),
-            changed_files: changed.len(),
-        })
+        super::narrowed(
+            &words,
+            SelectionUnit::TestModules,
+            selected.len(),
+            tests.len(),
+            changed.len(),
+        )
     }
 }
 
@@ -468,10 +468,7 @@ impl<'a> Graph<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn words(command: &str) -> Vec<String> {
-        shlex::split(command).unwrap()
-    }
+    use crate::select::tests::words;
 
     #[test]
     fn runners_are_recognised_with_neutral_flags_only() {
