@@ -572,4 +572,19 @@ const g = require(`./g/${name}`);
         assert!(is_whole_suite("src/__mocks__/fs.js"));
         assert!(is_whole_suite("jest.config.ts"));
     }
+
+    proptest::proptest! {
+        /// Any text, however broken, gives only relative specifiers, and each resolves to a
+        /// scanned file or nothing.
+        #[test]
+        fn any_text_gives_relative_specifiers(text in r#"(import|from|require|\(|'\.\./?[a-z/]*'|"\./x"|//|/\*|\*/|`|\$\{|\n| |[a-z])*"#) {
+            let files: BTreeMap<String, Vec<String>> =
+                [("src/x.js".to_owned(), Vec::new())].into_iter().collect();
+            for specifier in specifiers(&text) {
+                proptest::prop_assert!(specifier.starts_with('.'), "{specifier}");
+                let resolved = resolve(&files, "src/a/b.test.js", &specifier);
+                proptest::prop_assert!(resolved.is_none() || resolved == Some("src/x.js"));
+            }
+        }
+    }
 }
