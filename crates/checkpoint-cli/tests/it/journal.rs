@@ -102,6 +102,14 @@ impl Setup {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// Starts task `t` with one step `a`, starts it and validates it with `command` (which must
+    /// pass): a task holding one signed receipt.
+    fn validated(&self, command: &str) {
+        self.ok(&["task", "start", "t", "--steps", "a"], 0);
+        self.ok(&["step", "start"], 0);
+        self.ok(&["validate", "--", command], 0);
+    }
+
     fn json(&self, args: &[&str]) -> Value {
         serde_json::from_str(&self.ok(args, 0)).unwrap()
     }
@@ -267,9 +275,7 @@ fn status_says_what_to_do_next_while_the_task_waits() {
 #[test]
 fn tampered_receipts_and_corrupt_state_are_reported() {
     let s = Setup::new();
-    s.ok(&["task", "start", "t", "--steps", "a"], 0);
-    s.ok(&["step", "start"], 0);
-    s.ok(&["validate", "--", "true"], 0);
+    s.validated("true");
     let dir = s.task_dir();
     let json = dir.join("hook.json");
     let text = fs::read_to_string(&json).unwrap();
@@ -743,9 +749,7 @@ fn receipts_verify_only_against_trusted_keys() {
 #[test]
 fn a_teammate_verifies_through_allowed_signers() {
     let s = Setup::new();
-    s.ok(&["task", "start", "t", "--steps", "a"], 0);
-    s.ok(&["step", "start"], 0);
-    s.ok(&["validate", "--", "true"], 0);
+    s.validated("true");
     let teammate_home = tempfile::tempdir().unwrap();
     let teammate = |args: &[&str]| {
         let mut cmd = s.command(args);
@@ -992,13 +996,11 @@ fn verify_checks_each_commit_against_the_receipts_of_its_tree() {
         }
         text
     };
-    s.ok(&["task", "start", "t", "--steps", "a"], 0);
-    s.ok(&["step", "start"], 0);
     let mut calc = fs::read_to_string(s.dir().join("calc.py")).unwrap();
     calc.push_str("\n\ndef mul(a, b):\n    return a * b\n");
     fs::write(s.dir().join("calc.py"), &calc).unwrap();
     fs::write(s.dir().join("notes.txt"), "untracked, tested too\n").unwrap();
-    s.ok(&["validate", "--", "python3 -m unittest -q"], 0);
+    s.validated("python3 -m unittest -q");
     let tested = commit("mul");
     let names = [(tested.as_str(), "[tested]")];
     insta::assert_snapshot!(redacted(s.ok(&["verify"], 0), &names), @"[tested]  verified: `python3 -m unittest -q` passed on its tree (receipt r-[id] of task [task], signed by you)  mul");
@@ -1065,9 +1067,7 @@ fn verify_checks_each_commit_against_the_receipts_of_its_tree() {
 #[test]
 fn receipts_without_a_tree_say_so() {
     let s = Setup::new();
-    s.ok(&["task", "start", "t", "--steps", "a"], 0);
-    s.ok(&["step", "start"], 0);
-    s.ok(&["validate", "--", "true"], 0);
+    s.validated("true");
     // Strip the tree from the stored receipt, as receipts were made before (a receipt without a
     // tree vouches for no commit, so its signature is not even looked at).
     let task_dir = s.task_dir();

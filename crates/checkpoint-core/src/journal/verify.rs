@@ -110,6 +110,7 @@ impl fmt::Display for CommitCheck {
     /// `<commit> <verdict>  <subject>`, on one line.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let short = self.commit.commit.get(..12).unwrap_or(&self.commit.commit);
+        let shown = |text: &str| sanitize::line(text, SHOWN_CHARS);
         let verdict = match &self.result {
             CommitResult::Verified {
                 task,
@@ -118,10 +119,10 @@ impl fmt::Display for CommitCheck {
                 signer,
             } => format!(
                 "verified: `{}` passed on its tree (receipt {} of task {}, signed by {})",
-                sanitize::line(command, SHOWN_CHARS),
-                sanitize::line(receipt, SHOWN_CHARS),
-                sanitize::line(task, SHOWN_CHARS),
-                sanitize::line(signer, SHOWN_CHARS)
+                shown(command),
+                shown(receipt),
+                shown(task),
+                shown(signer)
             ),
             CommitResult::Unverified {
                 task,
@@ -129,8 +130,8 @@ impl fmt::Display for CommitCheck {
                 check,
             } => format!(
                 "NOT VERIFIED: receipt {} of task {} tested its tree but is {}",
-                sanitize::line(receipt, SHOWN_CHARS),
-                sanitize::line(task, SHOWN_CHARS),
+                shown(receipt),
+                shown(task),
                 sanitize::line(&check.to_string(), SHOWN_CHARS * 2)
             ),
             CommitResult::NoReceipt { without_tree: 0 } => {
