@@ -6,6 +6,7 @@
 //! cargo run --release -p checkpoint-core --example tree -- [DIR]
 //! ```
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -20,14 +21,17 @@ fn main() -> ExitCode {
         Ok(None) => Err("not inside a git repository".to_owned()),
         Err(err) => Err(err.to_string()),
     };
-    match tree {
-        Ok(tree) => {
-            println!("{tree}");
-            ExitCode::SUCCESS
-        }
+    let written = match tree {
+        Ok(tree) => writeln!(std::io::stdout(), "{tree}"),
         Err(err) => {
-            eprintln!("tree: {err}");
-            ExitCode::from(2)
+            // Reporting the failure is best effort; the exit code carries it either way.
+            let _ = writeln!(std::io::stderr(), "tree: {err}");
+            return ExitCode::FAILURE;
         }
+    };
+    if written.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }
