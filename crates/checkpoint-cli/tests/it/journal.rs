@@ -64,6 +64,14 @@ impl Setup {
         self.command(args).output().expect("run checkpoint")
     }
 
+    /// `checkpoint ARGS` in the repository as another user, whose home (and key) is `home`.
+    fn run_as(&self, home: &Path, args: &[&str]) -> Output {
+        let mut cmd = self.command(args);
+        cmd.env("HOME", home)
+            .env("XDG_CONFIG_HOME", home.join("config"));
+        cmd.output().expect("run checkpoint")
+    }
+
     /// Runs and asserts the exit status; returns stdout.
     fn ok(&self, args: &[&str], expected: i32) -> String {
         let out = self.run(args);
@@ -751,12 +759,7 @@ fn a_teammate_verifies_through_allowed_signers() {
     let s = Setup::new();
     s.validated("true");
     let teammate_home = tempfile::tempdir().unwrap();
-    let teammate = |args: &[&str]| {
-        let mut cmd = s.command(args);
-        cmd.env("HOME", teammate_home.path())
-            .env("XDG_CONFIG_HOME", teammate_home.path().join("config"));
-        cmd.output().unwrap()
-    };
+    let teammate = |args: &[&str]| s.run_as(teammate_home.path(), args);
     let stdout = |out: &Output| String::from_utf8_lossy(&out.stdout).into_owned();
 
     let untrusted = teammate(&["receipts", "verify"]);
@@ -1027,12 +1030,7 @@ fn verify_checks_each_commit_against_the_receipts_of_its_tree() {
 
     // Another user (another key), on the same repository.
     let teammate_home = tempfile::tempdir().unwrap();
-    let teammate = |args: &[&str]| {
-        let mut cmd = s.command(args);
-        cmd.env("HOME", teammate_home.path())
-            .env("XDG_CONFIG_HOME", teammate_home.path().join("config"));
-        cmd.output().unwrap()
-    };
+    let teammate = |args: &[&str]| s.run_as(teammate_home.path(), args);
     let untrusted = teammate(&["verify", &tested]);
     assert_eq!(code(&untrusted), 1);
     let line = String::from_utf8_lossy(&untrusted.stdout).into_owned();
