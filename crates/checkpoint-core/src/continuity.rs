@@ -10,6 +10,7 @@
 
 pub mod diff;
 pub mod record;
+pub mod restore;
 pub mod text;
 
 use std::fs;
@@ -24,7 +25,7 @@ use crate::journal::Trigger;
 use crate::store::{self, StoreError};
 
 pub use record::{
-    ContextMark, ContinuityLog, FileState, ProgressEntry, ProgressSource, RestartCount,
+    ContextMark, ContinuityLog, FileMode, FileState, ProgressEntry, ProgressSource, RestartCount,
     SessionCheckpoint, SessionRef, TaskMark, ThreadKey,
 };
 
@@ -191,14 +192,15 @@ impl Continuity {
             .iter()
             .take(record::MAX_FILES)
             .map(|change| {
-                let sha256 = match change.kind {
-                    ChangeKind::Deleted => None,
+                let (sha256, mode) = match change.kind {
+                    ChangeKind::Deleted => (None, None),
                     _ => self.keep(&workdir.join(&change.path))?,
                 };
                 Ok(FileState {
                     path: change.path.clone(),
                     kind: change.kind,
                     sha256,
+                    mode,
                 })
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
@@ -206,17 +208,26 @@ impl Continuity {
     }
 
     /// Names what is at `path` by a digest and keeps its content when small (a symbolic link's
-    /// content is its target, never what it points to); `None` when it is neither a regular file
-    /// nor a link.
-    fn keep(&self, path: &Path) -> Result<Option<String>, StoreError> {
+    /// content is its target, never what it points to), with the kind of file it is; `None`
+    /// when it is neither a regular file nor a link.
+    fn keep(&self, path: &Path) -> Result<(Option<String>, Option<FileMode>), StoreError> {
         let content = FileContent::read(path, MAX_BLOB_BYTES);
         let Some(sha) = content.id() else {
-            return Ok(None);
+            return Ok((None, None));
         };
-        let bytes = match &content {
-            FileContent::File { bytes, .. } => bytes.as_deref(),
-            FileContent::Link(target) => Some(target.as_slice()),
-            FileContent::Missing | FileContent::Other => None,
+        let (bytes, mode) = match &content {
+            FileContent::File {
+                bytes, executable, ..
+            } => (
+                bytes.as_deref(),
+                if *executable {
+                    FileMode::Executable
+                } else {
+                    FileMode::Regular
+                },
+            ),
+            FileContent::Link(target) => (Some(target.as_slice()), FileMode::Link),
+            FileContent::Missing | FileContent::Other => return Ok((None, None)),
         };
         let blob = self.blob_dir().join(&sha);
         if let Some(bytes) = bytes
@@ -224,7 +235,7 @@ impl Continuity {
         {
             store::write_atomic(&blob, bytes)?;
         }
-        Ok(Some(sha))
+        Ok((Some(sha), Some(mode)))
     }
 
     /// The content a checkpoint kept for `sha256`, if it was small enough to keep.

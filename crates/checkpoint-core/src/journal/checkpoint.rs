@@ -33,6 +33,9 @@ pub enum Trigger {
     PreCompact,
     /// The agent's session ended (reserved).
     SessionEnd,
+    /// `checkpoint restore` is about to change files: the state it changes them from, which
+    /// `checkpoint restore --undo` returns to.
+    Restore,
 }
 
 impl Trigger {
@@ -51,6 +54,7 @@ impl Trigger {
             Trigger::Auto90 => "auto_90",
             Trigger::PreCompact => "pre_compact",
             Trigger::SessionEnd => "session_end",
+            Trigger::Restore => "restore",
         }
     }
 }

@@ -324,6 +324,7 @@ mod tests {
             stdout_sha256: None,
             stderr_sha256: None,
             fingerprint: None,
+            tree: None,
         };
         Receipt::new(&payload, Some(&task_key(task).signer))
     }

@@ -31,6 +31,7 @@ mod snapshot;
 pub mod state;
 pub mod task;
 pub mod template;
+pub mod verify;
 
 use std::fs;
 use std::io;
@@ -51,7 +52,7 @@ pub use signing::{KeyCertificate, MasterKey, TaskKey, TrustedKey, TrustedKeys};
 pub use state::{InvalidTransition, TaskEvent, TaskState};
 pub use task::{HistoryEntry, HistoryKind, Step, StepSpec, StepStatus, Task, TaskError};
 
-use crate::git::Repo;
+use crate::git::{self, Repo};
 use crate::policy::{JournalSettings, Policy};
 use crate::runner::{self, Recorded};
 use crate::store::{self, StoreError};
@@ -180,6 +181,7 @@ fn run_payload(
     run: &Recorded,
     (started, ended): (Timestamp, Timestamp),
     fingerprint: Option<String>,
+    tree: Option<String>,
 ) -> Result<ReceiptPayload, JournalError> {
     Ok(ReceiptPayload {
         version: receipt::RECEIPT_VERSION,
@@ -196,6 +198,7 @@ fn run_payload(
         stdout_sha256: run.stdout_sha256.clone(),
         stderr_sha256: run.stderr_sha256.clone(),
         fingerprint,
+        tree,
     })
 }
 
@@ -567,6 +570,8 @@ impl Journal {
             task.start_validation(command, started)?;
             Ok(())
         })?;
+        // Named before the run: what the command tested, not what it left behind.
+        let tree = self.worktree_tree();
         let run = runner::run_recorded(command, &self.workdir, timeout);
         let ended = Timestamp::now();
         let payload = run_payload(
@@ -576,6 +581,7 @@ impl Journal {
             &run,
             (started, ended),
             None,
+            tree,
         )?;
         let (receipt, certificate) = Journal::signed(&payload, key.as_ref());
         let passed = payload.passed();
@@ -678,17 +684,32 @@ impl Journal {
         Ok(Recovered { task, recorded })
     }
 
+    /// The git tree id of the worktree now, as a receipt records it (see [`crate::git::tree`]);
+    /// `None` outside git or when git cannot say.
+    pub fn worktree_tree(&self) -> Option<String> {
+        git::tree::worktree_tree(self.repo.as_ref()?).ok()
+    }
+
+    /// The tree a receipt of the gate's next run would record: [`Journal::worktree_tree`] while
+    /// a task is active, `None` (nothing computed) otherwise, since only then is a receipt
+    /// written. The gate asks before the run, so that files the tests create are not in it.
+    pub fn tree_for_gate_receipt(&self) -> Option<String> {
+        self.active().ok().flatten()?;
+        self.worktree_tree()
+    }
+
     /// The receipt for one of the stop gate's own test runs, recorded in the active task (when
     /// there is an unfinished one) and returned. The gate calls this after a fresh run, with
-    /// the run's test fingerprint.
+    /// the run's test fingerprint and the tree it tested ([`Journal::tree_for_gate_receipt`]).
     pub fn receipt_for_gate_run(
         &self,
         command: &str,
         run: &Recorded,
-        fingerprint: &str,
+        tested: (&str, Option<String>),
         started: Timestamp,
         ended: Timestamp,
     ) -> Result<Option<Receipt>, JournalError> {
+        let (fingerprint, tree) = tested;
         let Some(task) = self.active()? else {
             return Ok(None);
         };
@@ -700,6 +721,7 @@ impl Journal {
             run,
             (started, ended),
             Some(fingerprint.to_owned()),
+            tree,
         )?;
         let (receipt, certificate) = Journal::signed(&payload, key.as_ref());
         let verdict = if payload.passed() {
