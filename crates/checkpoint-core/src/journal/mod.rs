@@ -32,6 +32,7 @@ pub mod state;
 pub mod task;
 pub mod template;
 
+use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -418,11 +419,15 @@ impl Journal {
         let Some(i) = task.current_step else {
             return Vec::new();
         };
+        let snapshots: Option<HashMap<&str, &FileSnapshot>> = last
+            .as_ref()
+            .map(|c| c.files.iter().map(|s| (s.path.as_str(), s)).collect());
         let mut drifted = Vec::new();
         for file in &mut task.steps[i].files {
             let changed =
-                last.as_ref()
-                    .is_some_and(|c| match c.files.iter().find(|s| s.path == file.path) {
+                snapshots
+                    .as_ref()
+                    .is_some_and(|snaps| match snaps.get(file.path.as_str()) {
                         Some(snap) => snapshot::changed_since(&self.workdir, snap),
                         None => true,
                     });
