@@ -123,6 +123,15 @@ fn remove_stale_temp_files(dir: &Path) {
 
 /// Replaces `path` with `bytes` atomically and durably, creating parent directories.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let dir = write_atomic_unsynced_dir(path, bytes)?;
+    sync_dir(dir)
+}
+
+/// [`write_atomic`] without the directory's fsync: the content is durable, the new name only
+/// once [`sync_dir`] has run on the directory this returns. For a batch of files written into
+/// one directory (one fsync per file, one for the directory), which the caller makes durable
+/// before anything that refers to them.
+pub fn write_atomic_unsynced_dir<'a>(path: &'a Path, bytes: &[u8]) -> Result<&'a Path, StoreError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir).map_err(io_err(dir))?;
     let mut tmp = temp_file_in(dir).map_err(io_err(dir))?;
@@ -132,6 +141,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         path: path.to_owned(),
         source: e.error,
     })?;
+    Ok(dir)
+}
+
+/// Makes the names in `dir` durable (fsync of the directory).
+pub fn sync_dir(dir: &Path) -> Result<(), StoreError> {
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(io_err(dir))
