@@ -388,16 +388,13 @@ impl Journal {
         now: Timestamp,
     ) -> Checkpoint {
         task.touch_files(&seen.changed);
-        let files = task
+        let step_files = task
             .current()
             .filter(|s| s.status == StepStatus::Running)
-            .map(|s| {
-                s.files
-                    .iter()
-                    .map(|f| snapshot::snapshot(&self.workdir, &f.path))
-                    .collect()
-            })
-            .unwrap_or_default();
+            .map_or(&[][..], |s| &s.files[..]);
+        let files = (step_files.iter().take(checkpoint::MAX_FILES))
+            .map(|f| snapshot::snapshot(&self.workdir, &f.path))
+            .collect();
         let checkpoint = Checkpoint {
             id: 0,
             trigger,
@@ -405,6 +402,7 @@ impl Journal {
             step: task.current_ref(),
             vcs: seen.vcs.clone(),
             files,
+            more_files: step_files.len().saturating_sub(checkpoint::MAX_FILES),
             message,
         };
         let max = usize::try_from(self.settings().max_checkpoints).unwrap_or(usize::MAX);

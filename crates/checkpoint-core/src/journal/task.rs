@@ -832,6 +832,7 @@ pub(crate) mod tests {
                 step: t.current_ref(),
                 vcs: None,
                 files: Vec::new(),
+                more_files: 0,
                 message: Some(format!("m{i}")),
             };
             t.add_checkpoint(c, 5);
@@ -904,6 +905,7 @@ pub(crate) mod tests {
                     step: t.current_ref(),
                     vcs: None,
                     files: Vec::new(),
+                    more_files: 0,
                     message: None,
                 };
                 t.add_checkpoint(c, 3);

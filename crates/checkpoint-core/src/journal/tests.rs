@@ -281,6 +281,33 @@ fn checkpoints_snapshot_the_steps_files_and_are_pruned() {
 }
 
 #[test]
+fn checkpoints_snapshot_at_most_max_files_and_count_the_rest() {
+    let f = fixture();
+    let j = &f.journal;
+    let task = j.start_task("t", steps(&[("a", None)]), at(0)).unwrap();
+    j.update(&task.id, |t| Ok(t.start_step(None, at(1))?))
+        .unwrap();
+    let dir = f.repo.path().join("many");
+    fs::create_dir(&dir).unwrap();
+    for i in 0..checkpoint::MAX_FILES + 5 {
+        fs::write(dir.join(format!("f{i:04}.txt")), "x").unwrap();
+    }
+    let c = j
+        .checkpoint(&task.id, Trigger::Manual, None, at(2))
+        .unwrap();
+    assert_eq!(c.files.len(), checkpoint::MAX_FILES);
+    assert_eq!(c.more_files, 5);
+    assert_eq!(c.files[0].path, "many/f0000.txt");
+    let md = fs::read_to_string(j.hook_md(&task.id).unwrap()).unwrap();
+    assert!(md.contains("- `many/f0199.txt`\n"), "{md}");
+    assert!(!md.contains("many/f0200.txt"), "{md}");
+    assert!(
+        md.contains("- … and 5 more (`checkpoint status --json` lists all 205)"),
+        "{md}"
+    );
+}
+
+#[test]
 fn interval_checkpoints_come_only_when_due() {
     let mut policy = Policy::builtin();
     policy.journal.checkpoint_interval = Duration::from_secs(300);
