@@ -162,8 +162,8 @@ pub(super) fn post_tool(call: &Call) -> Result<Option<String>, ProjectError> {
         _ => None,
     };
     match pr_command {
-        Some(command) => journal.checkpoint_active(Trigger::Pr, Some(command), now),
-        None => journal.maybe_interval_checkpoint(now),
+        Some(command) => journal.checkpoint_active(Trigger::Pr, Some(command), now, None),
+        None => journal.maybe_interval_checkpoint(now, None),
     }?;
     Ok(context)
 }
@@ -287,13 +287,13 @@ pub(super) fn stop_checkpoint(
         Switch::Off => {
             project
                 .journal()
-                .checkpoint_active(Trigger::Stop, None, now)?;
+                .checkpoint_active(Trigger::Stop, None, now, changes)?;
             Ok(None)
         }
         Switch::Prompt => {
             project
                 .journal()
-                .checkpoint_active(Trigger::Stop, None, now)?;
+                .checkpoint_active(Trigger::Stop, None, now, changes)?;
             project.unsaved_work()
         }
         Switch::On => {

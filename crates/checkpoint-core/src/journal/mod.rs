@@ -52,6 +52,7 @@ pub use signing::{KeyCertificate, MasterKey, TaskKey, TrustedKey, TrustedKeys};
 pub use state::{InvalidTransition, TaskEvent, TaskState};
 pub use task::{HistoryEntry, HistoryKind, Step, StepSpec, StepStatus, Task, TaskError};
 
+use crate::changes::ChangeSet;
 use crate::git::Repo;
 use crate::policy::{JournalSettings, Policy};
 use crate::runner::{self, Recorded};
@@ -377,6 +378,11 @@ impl Journal {
         snapshot::observe(self.repo.as_ref(), self.policy.git.backend)
     }
 
+    /// What `changes` says about the worktree when the caller read them, else what git says now.
+    fn observe_or(&self, changes: Option<&ChangeSet>) -> Observation {
+        changes.map_or_else(|| self.observe(), snapshot::observed)
+    }
+
     /// Records the changed files in the task's current step, snapshots them and adds a
     /// checkpoint; returns it.
     fn take_checkpoint(
@@ -445,7 +451,18 @@ impl Journal {
         message: Option<String>,
         now: Timestamp,
     ) -> Result<Checkpoint, JournalError> {
-        let mut seen = self.observe();
+        self.checkpoint_seen(id, trigger, message, now, self.observe())
+    }
+
+    /// [`Journal::checkpoint`] of what `seen` says about the worktree.
+    fn checkpoint_seen(
+        &self,
+        id: &str,
+        trigger: Trigger,
+        message: Option<String>,
+        now: Timestamp,
+        mut seen: Observation,
+    ) -> Result<Checkpoint, JournalError> {
         if let (Trigger::Commit, Some(repo)) = (trigger, &self.repo) {
             seen.changed.extend(snapshot::head_commit_paths(repo));
         }
@@ -456,27 +473,32 @@ impl Journal {
         Ok(checkpoint)
     }
 
-    /// Takes a checkpoint of the active task, if there is an unfinished one. The git hooks
-    /// (commit, push), the adapters (PR creation) and the gate (every allowed stop, with
-    /// [`Trigger::Stop`]) call this.
+    /// Takes a checkpoint of the active task, if there is an unfinished one, of `changes` when
+    /// the caller has read them (a stop: one `git status` per stop), else of what git says now.
+    /// The git hooks (commit, push), the adapters (PR creation) and the gate (every allowed
+    /// stop, with [`Trigger::Stop`]) call this.
     pub fn checkpoint_active(
         &self,
         trigger: Trigger,
         message: Option<String>,
         now: Timestamp,
+        changes: Option<&ChangeSet>,
     ) -> Result<Option<Checkpoint>, JournalError> {
-        match self.active()? {
-            Some(task) => self.checkpoint(&task.id, trigger, message, now).map(Some),
-            None => Ok(None),
-        }
+        let Some(task) = self.active()? else {
+            return Ok(None);
+        };
+        let seen = self.observe_or(changes);
+        self.checkpoint_seen(&task.id, trigger, message, now, seen)
+            .map(Some)
     }
 
     /// On any hook event: when the active task's running step has had no checkpoint for the
-    /// checkpoint interval, takes an [`Trigger::Interval`] checkpoint. Cheap when none is due
-    /// (one small file read, no git).
+    /// checkpoint interval, takes an [`Trigger::Interval`] checkpoint (of `changes` when the
+    /// caller has read them). Cheap when none is due (one small file read, no git).
     pub fn maybe_interval_checkpoint(
         &self,
         now: Timestamp,
+        changes: Option<&ChangeSet>,
     ) -> Result<Option<Checkpoint>, JournalError> {
         let interval = self.settings().checkpoint_interval;
         let Some(task) = self.active()? else {
@@ -485,7 +507,7 @@ impl Journal {
         if !interval_due(&task, now, interval) {
             return Ok(None);
         }
-        let seen = self.observe();
+        let seen = self.observe_or(changes);
         let (checkpoint, _) = self.update(&task.id, |task| {
             // Another process may have taken it meanwhile.
             Ok(interval_due(task, now, interval)
