@@ -128,7 +128,10 @@ fn usage_at_tool(
         return Some((usage, Some(status.percent)));
     }
     let transcript = call.event.transcript_path.as_deref()?;
-    let usage = context::read_usage(format, transcript).ok().flatten()?;
+    let memo = context::memo_path(&project.state_dir);
+    let usage = context::read_usage_remembered(format, transcript, Some(&memo))
+        .ok()
+        .flatten()?;
     Some((usage, None))
 }
 
@@ -214,7 +217,10 @@ pub(super) fn pre_compact(call: &Call) -> Result<(), ProjectError> {
         .as_deref()
         .zip(format)
         .and_then(|(t, format)| {
-            let usage = context::read_usage(format, t).ok().flatten()?;
+            let memo = context::memo_path(&project.state_dir);
+            let usage = context::read_usage_remembered(format, t, Some(&memo))
+                .ok()
+                .flatten()?;
             Some(measure(
                 format,
                 event,
