@@ -117,7 +117,8 @@ pub fn memo_path(state_dir: &Path) -> PathBuf {
 }
 
 /// [`read_usage`], remembering in the file `memo` how far a compressed transcript was read, so
-/// that the next call decompresses only the frames added since (see [`frames`]).
+/// that the next call decompresses only the frames added since: an unchanged file is answered
+/// from the memo, a rewritten or shorter one is read again from the start.
 pub fn read_usage_remembered(
     format: &dyn TranscriptFormat,
     path: &Path,
