@@ -187,6 +187,7 @@ impl Continuity {
         changes: &ChangeSet,
     ) -> Result<(Vec<FileState>, usize), StoreError> {
         let more = changes.changes.len().saturating_sub(record::MAX_FILES);
+        let mut kept = false;
         let files = changes
             .changes
             .iter()
@@ -194,7 +195,7 @@ impl Continuity {
             .map(|change| {
                 let (sha256, mode) = match change.kind {
                     ChangeKind::Deleted => (None, None),
-                    _ => self.keep(&workdir.join(&change.path))?,
+                    _ => self.keep(&workdir.join(&change.path), &mut kept)?,
                 };
                 Ok(FileState {
                     path: change.path.clone(),
@@ -204,13 +205,23 @@ impl Continuity {
                 })
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
+        // Each blob's content was synced as it was written; their names are, once, here —
+        // before the checkpoint that refers to them is written.
+        if kept {
+            store::sync_dir(&self.blob_dir())?;
+        }
         Ok((files, more))
     }
 
     /// Names what is at `path` by a digest and keeps its content when small (a symbolic link's
     /// content is its target, never what it points to), with the kind of file it is; `None`
-    /// when it is neither a regular file nor a link.
-    fn keep(&self, path: &Path) -> Result<(Option<String>, Option<FileMode>), StoreError> {
+    /// when it is neither a regular file nor a link. Sets `kept` when it wrote a blob, whose
+    /// name the caller makes durable.
+    fn keep(
+        &self,
+        path: &Path,
+        kept: &mut bool,
+    ) -> Result<(Option<String>, Option<FileMode>), StoreError> {
         let content = FileContent::read(path, MAX_BLOB_BYTES);
         let Some(sha) = content.id() else {
             return Ok((None, None));
@@ -233,7 +244,8 @@ impl Continuity {
         if let Some(bytes) = bytes
             && !blob.exists()
         {
-            store::write_atomic(&blob, bytes)?;
+            store::write_atomic_unsynced_dir(&blob, bytes)?;
+            *kept = true;
         }
         Ok((Some(sha), Some(mode)))
     }

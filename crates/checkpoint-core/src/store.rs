@@ -124,16 +124,30 @@ fn remove_stale_temp_files(dir: &Path) {
 /// Replaces `path` with `bytes` atomically and durably, creating parent directories. The file
 /// is readable by its owner only (mode 0600).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    write_atomic_with(path, bytes, None)
+    let dir = write_unsynced_dir(path, bytes, None)?;
+    sync_dir(dir)
 }
 
 /// [`write_atomic`], with the file's permission bits set to `mode` (for a file of the user's
 /// worktree, which `checkpoint restore` writes).
 pub fn write_atomic_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<(), StoreError> {
-    write_atomic_with(path, bytes, Some(mode))
+    let dir = write_unsynced_dir(path, bytes, Some(mode))?;
+    sync_dir(dir)
 }
 
-fn write_atomic_with(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<(), StoreError> {
+/// [`write_atomic`] without the directory's fsync: the content is durable, the new name only
+/// once [`sync_dir`] has run on the directory this returns. For a batch of files written into
+/// one directory (one fsync per file, one for the directory), which the caller makes durable
+/// before anything that refers to them.
+pub fn write_atomic_unsynced_dir<'a>(path: &'a Path, bytes: &[u8]) -> Result<&'a Path, StoreError> {
+    write_unsynced_dir(path, bytes, None)
+}
+
+fn write_unsynced_dir<'a>(
+    path: &'a Path,
+    bytes: &[u8],
+    mode: Option<u32>,
+) -> Result<&'a Path, StoreError> {
     use std::os::unix::fs::PermissionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir).map_err(io_err(dir))?;
@@ -149,7 +163,7 @@ fn write_atomic_with(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<(),
         path: path.to_owned(),
         source: e.error,
     })?;
-    sync_dir(dir)
+    Ok(dir)
 }
 
 /// Replaces `path` with a symbolic link to `target`, atomically (the link is made under a
@@ -175,7 +189,8 @@ pub fn link_atomic(path: &Path, target: &Path) -> Result<(), StoreError> {
     sync_dir(dir)
 }
 
-fn sync_dir(dir: &Path) -> Result<(), StoreError> {
+/// Makes the names in `dir` durable (fsync of the directory).
+pub fn sync_dir(dir: &Path) -> Result<(), StoreError> {
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(io_err(dir))

@@ -595,6 +595,41 @@ fn the_gate_checkpoints_allowed_stops_and_signs_its_test_runs() {
     assert_eq!(task()["receipts"].as_array().unwrap().len(), 2);
 }
 
+/// An allowed stop with an active task reads the change set once: the task's checkpoint reuses
+/// the stop's `git status`.
+#[test]
+fn an_allowed_stop_with_a_task_runs_git_status_once() {
+    let trace = tempfile::NamedTempFile::new().unwrap();
+    let s = Setup::new().env("GIT_TRACE", trace.path().to_str().unwrap());
+    fs::write(
+        s.dir().join("checkpoint.toml"),
+        "[stop]\ncommit_gate = false\n",
+    )
+    .unwrap();
+    git(s.dir(), &["commit", "-qam", "no commit gate"]);
+    s.ok(&["trust", "--yes"], 0);
+    s.ok(&["task", "start", "t", "--steps", "build"], 0);
+    s.ok(&["step", "start"], 0);
+    fs::write(s.dir().join("new.py"), "x = 1\n").unwrap();
+    fs::write(trace.path(), "").unwrap();
+    s.agent_stop();
+    let statuses = fs::read_to_string(trace.path())
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("built-in: git") && l.contains(" status "))
+        .count();
+    assert_eq!(statuses, 1, "{}", fs::read_to_string(trace.path()).unwrap());
+    let task = hook_json(&s.task_dir());
+    let last = task["checkpoints"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["trigger"], "stop", "{task:#}");
+    assert_eq!(last["files"][0]["path"], "new.py", "{task:#}");
+}
+
 /// A `gh pr create` seen after a shell tool call checkpoints the active task.
 #[test]
 fn a_pull_request_creation_checkpoints_the_task() {
