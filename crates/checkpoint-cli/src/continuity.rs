@@ -1,12 +1,13 @@
 //! Session continuity by hand — save a checkpoint, log progress, the restart context, the list of
-//! checkpoints — as both `checkpoint save|progress|resume|log` and the MCP tools
-//! `checkpoint_save|progress|resume|list` do it, and the one sentence each result is told in, so
+//! checkpoints, a restore — as both `checkpoint save|progress|resume|log|restore` and the MCP
+//! tools `checkpoint_save|progress|resume|list|restore` do it, and the one sentence each result is told in, so
 //! that a person in a terminal and an agent over MCP read the same thing.
 
 use checkpoint_core::continuity::{ProgressSource, SessionCheckpoint, SessionRef, text};
 use checkpoint_core::event::Agent;
 use checkpoint_core::journal::Trigger;
 use checkpoint_core::project::Project;
+use checkpoint_core::project::restoring::{RestoreRequest, RestoreTo, Restored};
 use checkpoint_core::project::saving::SaveRequest;
 
 use crate::error::CliError;
@@ -71,6 +72,25 @@ pub(crate) fn save(
         checkpoint.id,
         if files == 1 { "file" } else { "files" }
     ))
+}
+
+/// Restores the worktree's files to the checkpoint `to` (only the repository-relative paths
+/// `only`, when given; with `dry_run` nothing is changed); returns what was done and its report.
+pub(crate) fn restore(
+    project: &Project,
+    caller: Caller,
+    to: RestoreTo,
+    only: Vec<String>,
+    dry_run: bool,
+) -> Result<(Restored, String), CliError> {
+    let restored = project.restore(RestoreRequest {
+        to,
+        only,
+        dry_run,
+        session: caller.session(),
+    })?;
+    let report = text::restore_report(&restored.plan, restored.safety, dry_run, project.host.now);
+    Ok((restored, report))
 }
 
 /// Logs a finished milestone for the next session's restart context; says what was logged.

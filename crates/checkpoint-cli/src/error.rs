@@ -10,7 +10,7 @@
 //! | status | meaning |
 //! |---|---|
 //! | 0 | done; `check`: the stop is allowed |
-//! | 1 | a "no", not an error: `check` blocks, `validate` or `step done` did not pass, `receipts verify` found a receipt that does not verify against a trusted key, `diff --exit-code` found changed work |
+//! | 1 | a "no", not an error: `check` blocks, `validate` or `step done` did not pass, `receipts verify` found a receipt that does not verify against a trusted key, `verify` found a commit no trusted passing receipt covers, `diff --exit-code` found changed work |
 //! | 2 | an error, of any [`ErrorKind`] (clap's usage errors exit 2 too); `check`: the gate could not check everything (degraded) |
 //!
 //! The hidden `git-hook` and `statusline` always exit 0: they run inside git and Claude Code.
@@ -18,8 +18,10 @@
 use std::process::ExitCode;
 
 use checkpoint_core::continuity::diff::DiffError;
+use checkpoint_core::continuity::restore::RestoreError;
 use checkpoint_core::event::EventError;
 use checkpoint_core::git::GitError;
+use checkpoint_core::git::call::GitCallError;
 use checkpoint_core::journal::{JournalError, KeyError, TaskError};
 use checkpoint_core::policy::config::ConfigError;
 use checkpoint_core::project::ProjectError;
@@ -116,6 +118,11 @@ impl From<ProjectError> for CliError {
             ProjectError::EmptyProgress => {
                 CliError::usage(message, "say what is done, e.g. \"created the schema\"")
             }
+            ProjectError::NoCheckpoint(_) => CliError::usage(
+                message,
+                "`checkpoint log` lists the session checkpoints; `checkpoint save` saves one",
+            ),
+            ProjectError::Restore(inner) => CliError::from(inner),
             _ => CliError::new(message, REPOSITORY_HINT),
         }
     }
@@ -213,8 +220,35 @@ impl From<DiffError> for CliError {
     fn from(err: DiffError) -> CliError {
         match err {
             DiffError::Status(inner) => CliError::from(inner),
-            DiffError::Spawn { .. } => CliError::new(err, NO_GIT_HINT),
-            DiffError::TimedOut { .. } => CliError::new(
+            DiffError::Call(inner) => CliError::from(inner),
+            _ => CliError::new(err, REPOSITORY_HINT),
+        }
+    }
+}
+
+impl From<RestoreError> for CliError {
+    fn from(err: RestoreError) -> CliError {
+        match err {
+            RestoreError::Diff(inner) => CliError::from(inner),
+            RestoreError::Refused { .. } => CliError::usage(
+                err,
+                "`checkpoint restore --dry-run` shows the plan; `--files PATH…` restores the \
+                 others alone",
+            ),
+            _ => CliError::new(
+                err,
+                "some files were restored before this failed; `checkpoint restore --undo` \
+                 returns to the state before",
+            ),
+        }
+    }
+}
+
+impl From<GitCallError> for CliError {
+    fn from(err: GitCallError) -> CliError {
+        match err {
+            GitCallError::Spawn { .. } => CliError::new(err, NO_GIT_HINT),
+            GitCallError::TimedOut { .. } => CliError::new(
                 err,
                 "git is slow or stuck in this repository; try again, or check `git status` there",
             ),

@@ -38,7 +38,8 @@ pub use error::{CliError, ErrorKind};
 
 use commands::{
     check, cleanup, completions, config, diff, doctor, git_hook, integrity, keys, log, man, mcp,
-    progress, receipts, recover, resume, save, status, statusline, step, task, trust, validate,
+    progress, receipts, recover, restore, resume, save, status, statusline, step, task, trust,
+    validate, verify,
 };
 
 /// Makes AI coding agents stop only when their work is validated.
@@ -87,12 +88,18 @@ enum Command {
     /// Verify the work before clearing an agent's context. With --exit-code, exits 1 when
     /// work changed.
     Diff(diff::Args),
+    /// Put the worktree's files back to a session checkpoint (default: the latest), after saving
+    /// a safety checkpoint of their current state; --undo returns to that.
+    ///
+    /// Files created since the checkpoint are deleted, deleted ones recreated; ignored files are
+    /// never touched. Refuses, changing nothing, when a file's content was not kept.
+    Restore(restore::Args),
     /// Log a finished milestone; a new session's restart context lists it as done.
     Progress(progress::Args),
     /// Print the restart context a new session would start with (from the latest checkpoint).
     Resume(resume::Args),
     /// Serve checkpoint's tools to an agent over MCP on stdin/stdout (for the project in the
-    /// current directory): save, list, resume, progress, configure.
+    /// current directory): save, list, restore, resume, progress, configure.
     Mcp(mcp::Args),
     /// After a crash: record it, pick how to go on, and print hook.md.
     Recover(args::ReadArgs),
@@ -103,6 +110,9 @@ enum Command {
     Log(args::ReadArgs),
     /// List the task's validation receipts; `receipts verify` checks their signatures.
     Receipts(receipts::Args),
+    /// For each commit of REV or RANGE (default HEAD): whether a passing receipt of exactly its
+    /// tree verifies against a trusted key. Exit 1 unless every commit does.
+    Verify(verify::Args),
     /// The receipt-signing key: `keys export` prints this user's line for the project's
     /// `.checkpoint/allowed_signers`.
     Keys(keys::Args),
@@ -165,6 +175,7 @@ pub fn main() -> ExitCode {
         Command::Validate(args) => validate::run(&args),
         Command::Save(args) => save::run(&args),
         Command::Diff(args) => diff::run(&args),
+        Command::Restore(args) => restore::run(&args),
         Command::Progress(args) => progress::run(&args),
         Command::Resume(args) => resume::run(&args),
         Command::Mcp(args) => mcp::run(&args),
@@ -172,6 +183,7 @@ pub fn main() -> ExitCode {
         Command::Status(args) => status::run(&args),
         Command::Log(args) => log::run(&args),
         Command::Receipts(args) => receipts::run(&args),
+        Command::Verify(args) => verify::run(&args),
         Command::Keys(args) => keys::run(&args),
         Command::Cleanup(args) => cleanup::run(&args),
         Command::Config(args) => config::run(&args),

@@ -9,15 +9,18 @@
 //!
 //! Only the end of the file is read (64 KiB, doubling up to [`MAX_TAIL_BYTES`] until a usage
 //! record turns up), so the cost does not grow with the transcript. Transcripts compressed to
-//! `.jsonl.zst` are decompressed as a stream, keeping only what the last record needs.
+//! `.jsonl.zst` are decompressed as a stream, keeping only what the last record needs; with a
+//! memo ([`read_usage_remembered`]) only the frames added since the last call are.
 
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::agent::{LineUsage, TranscriptFormat};
 use crate::bounded;
+
+mod frames;
 
 /// The furthest back from the end of a transcript the reader looks.
 pub const MAX_TAIL_BYTES: u64 = 4 * 1024 * 1024;
@@ -104,11 +107,33 @@ fn last_usage<'a>(
 /// Context usage from the tail of the transcript at `path`; `Ok(None)` when the tail holds no
 /// usage record (a new session).
 pub fn read_usage(format: &dyn TranscriptFormat, path: &Path) -> io::Result<Option<ContextUsage>> {
+    read_usage_remembered(format, path, None)
+}
+
+/// The memo of compressed transcripts [`read_usage_remembered`] keeps in `state_dir`: one small
+/// file (at most eight transcripts).
+pub fn memo_path(state_dir: &Path) -> PathBuf {
+    state_dir.join("transcripts.json")
+}
+
+/// [`read_usage`], remembering in the file `memo` how far a compressed transcript was read, so
+/// that the next call decompresses only the frames added since: an unchanged file is answered
+/// from the memo, a rewritten or shorter one is read again from the start.
+pub fn read_usage_remembered(
+    format: &dyn TranscriptFormat,
+    path: &Path,
+    memo: Option<&Path>,
+) -> io::Result<Option<ContextUsage>> {
     if path.extension().is_some_and(|e| e == "zst") {
-        let decoder = ruzstd::decoding::StreamingDecoder::new(bounded::open_regular(path)?)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?
-            .take(MAX_DECOMPRESSED_BYTES);
-        return Ok(last_usage_streamed(format, decoder));
+        let feed = |latest: &mut Option<ContextUsage>, line: &str| {
+            if let Some(mut usage) = last_usage(format, std::iter::once(line)) {
+                if usage.window.is_none() {
+                    usage.window = latest.as_ref().and_then(|l| l.window);
+                }
+                *latest = Some(usage);
+            }
+        };
+        return frames::scan(path, memo, MAX_DECOMPRESSED_BYTES, &feed);
     }
     scan_tail(path, |lines| last_usage(format, lines.iter().copied()))
 }
@@ -150,21 +175,6 @@ fn scan_tail<T>(path: &Path, find: impl Fn(&[&str]) -> Option<T>) -> io::Result<
         }
         span *= 2;
     }
-}
-
-/// Reads a compressed transcript front to back, remembering only the latest usage.
-fn last_usage_streamed(format: &dyn TranscriptFormat, reader: impl Read) -> Option<ContextUsage> {
-    let mut latest = None;
-    for line in BufReader::new(reader).lines() {
-        let Ok(line) = line else { break };
-        if let Some(mut usage) = last_usage(format, std::iter::once(line.as_str())) {
-            if usage.window.is_none() {
-                usage.window = latest.as_ref().and_then(|l: &ContextUsage| l.window);
-            }
-            latest = Some(usage);
-        }
-    }
-    latest
 }
 
 #[cfg(test)]

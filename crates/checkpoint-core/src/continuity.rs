@@ -10,6 +10,7 @@
 
 pub mod diff;
 pub mod record;
+pub mod restore;
 pub mod text;
 
 use std::fs;
@@ -24,7 +25,7 @@ use crate::journal::Trigger;
 use crate::store::{self, StoreError};
 
 pub use record::{
-    ContextMark, ContinuityLog, FileState, ProgressEntry, ProgressSource, RestartCount,
+    ContextMark, ContinuityLog, FileMode, FileState, ProgressEntry, ProgressSource, RestartCount,
     SessionCheckpoint, SessionRef, TaskMark, ThreadKey,
 };
 
@@ -186,45 +187,67 @@ impl Continuity {
         changes: &ChangeSet,
     ) -> Result<(Vec<FileState>, usize), StoreError> {
         let more = changes.changes.len().saturating_sub(record::MAX_FILES);
+        let mut kept = false;
         let files = changes
             .changes
             .iter()
             .take(record::MAX_FILES)
             .map(|change| {
-                let sha256 = match change.kind {
-                    ChangeKind::Deleted => None,
-                    _ => self.keep(&workdir.join(&change.path))?,
+                let (sha256, mode) = match change.kind {
+                    ChangeKind::Deleted => (None, None),
+                    _ => self.keep(&workdir.join(&change.path), &mut kept)?,
                 };
                 Ok(FileState {
                     path: change.path.clone(),
                     kind: change.kind,
                     sha256,
+                    mode,
                 })
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
+        // Each blob's content was synced as it was written; their names are, once, here —
+        // before the checkpoint that refers to them is written.
+        if kept {
+            store::sync_dir(&self.blob_dir())?;
+        }
         Ok((files, more))
     }
 
     /// Names what is at `path` by a digest and keeps its content when small (a symbolic link's
-    /// content is its target, never what it points to); `None` when it is neither a regular file
-    /// nor a link.
-    fn keep(&self, path: &Path) -> Result<Option<String>, StoreError> {
+    /// content is its target, never what it points to), with the kind of file it is; `None`
+    /// when it is neither a regular file nor a link. Sets `kept` when it wrote a blob, whose
+    /// name the caller makes durable.
+    fn keep(
+        &self,
+        path: &Path,
+        kept: &mut bool,
+    ) -> Result<(Option<String>, Option<FileMode>), StoreError> {
         let content = FileContent::read(path, MAX_BLOB_BYTES);
         let Some(sha) = content.id() else {
-            return Ok(None);
+            return Ok((None, None));
         };
-        let bytes = match &content {
-            FileContent::File { bytes, .. } => bytes.as_deref(),
-            FileContent::Link(target) => Some(target.as_slice()),
-            FileContent::Missing | FileContent::Other => None,
+        let (bytes, mode) = match &content {
+            FileContent::File {
+                bytes, executable, ..
+            } => (
+                bytes.as_deref(),
+                if *executable {
+                    FileMode::Executable
+                } else {
+                    FileMode::Regular
+                },
+            ),
+            FileContent::Link(target) => (Some(target.as_slice()), FileMode::Link),
+            FileContent::Missing | FileContent::Other => return Ok((None, None)),
         };
         let blob = self.blob_dir().join(&sha);
         if let Some(bytes) = bytes
             && !blob.exists()
         {
-            store::write_atomic(&blob, bytes)?;
+            store::write_atomic_unsynced_dir(&blob, bytes)?;
+            *kept = true;
         }
-        Ok(Some(sha))
+        Ok((Some(sha), Some(mode)))
     }
 
     /// The content a checkpoint kept for `sha256`, if it was small enough to keep.

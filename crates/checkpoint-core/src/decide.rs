@@ -535,13 +535,11 @@ fn requirements(
         Vec::new()
     };
     if !actions.is_empty() || !uncommitted.is_empty() {
+        // Sorted, without repeats: linear-logarithmic in the change set, never quadratic.
         let mut files = action_files;
-        for change in &uncommitted {
-            if !files.contains(change) {
-                files.push(change.clone());
-            }
-        }
+        files.extend(uncommitted.iter().cloned());
         files.sort();
+        files.dedup();
         return Judged::Block(BlockReason::Required {
             tests: passed,
             files,

@@ -7,6 +7,7 @@
 
 pub mod integrity;
 mod proof;
+pub mod restoring;
 pub mod saving;
 
 use std::path::{Path, PathBuf};
@@ -14,6 +15,7 @@ use std::path::{Path, PathBuf};
 use crate::cache::TestCache;
 use crate::changes::ChangeSet;
 use crate::continuity::Continuity;
+use crate::continuity::restore::RestoreError;
 use crate::decide::PlannedTest;
 use crate::git::{GitError, Repo};
 use crate::host::{Host, StateDirError};
@@ -66,6 +68,12 @@ pub enum ProjectError {
     /// The worktree could not be compared with the last checkpoint.
     #[error("comparing with the last checkpoint: {0}")]
     Diff(String),
+    /// There is no checkpoint to restore; the message says which was asked for.
+    #[error("{0}")]
+    NoCheckpoint(String),
+    /// A restore was refused (nothing changed) or failed.
+    #[error(transparent)]
+    Restore(#[from] RestoreError),
 }
 
 /// An opened project.

@@ -121,17 +121,76 @@ fn remove_stale_temp_files(dir: &Path) {
     }
 }
 
-/// Replaces `path` with `bytes` atomically and durably, creating parent directories.
+/// Replaces `path` with `bytes` atomically and durably, creating parent directories. The file
+/// is readable by its owner only (mode 0600).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let dir = write_unsynced_dir(path, bytes, None)?;
+    sync_dir(dir)
+}
+
+/// [`write_atomic`], with the file's permission bits set to `mode` (for a file of the user's
+/// worktree, which `checkpoint restore` writes).
+pub fn write_atomic_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<(), StoreError> {
+    let dir = write_unsynced_dir(path, bytes, Some(mode))?;
+    sync_dir(dir)
+}
+
+/// [`write_atomic`] without the directory's fsync: the content is durable, the new name only
+/// once [`sync_dir`] has run on the directory this returns. For a batch of files written into
+/// one directory (one fsync per file, one for the directory), which the caller makes durable
+/// before anything that refers to them.
+pub fn write_atomic_unsynced_dir<'a>(path: &'a Path, bytes: &[u8]) -> Result<&'a Path, StoreError> {
+    write_unsynced_dir(path, bytes, None)
+}
+
+fn write_unsynced_dir<'a>(
+    path: &'a Path,
+    bytes: &[u8],
+    mode: Option<u32>,
+) -> Result<&'a Path, StoreError> {
+    use std::os::unix::fs::PermissionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir).map_err(io_err(dir))?;
     let mut tmp = temp_file_in(dir).map_err(io_err(dir))?;
     tmp.write_all(bytes).map_err(io_err(path))?;
+    if let Some(mode) = mode {
+        (tmp.as_file())
+            .set_permissions(fs::Permissions::from_mode(mode))
+            .map_err(io_err(path))?;
+    }
     tmp.as_file().sync_all().map_err(io_err(path))?;
     tmp.persist(path).map_err(|e| StoreError::Io {
         path: path.to_owned(),
         source: e.error,
     })?;
+    Ok(dir)
+}
+
+/// Replaces `path` with a symbolic link to `target`, atomically (the link is made under a
+/// temporary name beside it and renamed into place) and durably.
+pub fn link_atomic(path: &Path, target: &Path) -> Result<(), StoreError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).map_err(io_err(dir))?;
+    let tmp = tempfile::Builder::new()
+        .prefix(TEMP_PREFIX)
+        .make_in(dir, |name| std::os::unix::fs::symlink(target, name))
+        .map_err(io_err(dir))?;
+    let (_, name) = tmp.keep().map_err(|e| StoreError::Io {
+        path: path.to_owned(),
+        source: e.error,
+    })?;
+    if let Err(source) = fs::rename(&name, path) {
+        let _ = fs::remove_file(&name);
+        return Err(StoreError::Io {
+            path: path.to_owned(),
+            source,
+        });
+    }
+    sync_dir(dir)
+}
+
+/// Makes the names in `dir` durable (fsync of the directory).
+pub fn sync_dir(dir: &Path) -> Result<(), StoreError> {
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(io_err(dir))

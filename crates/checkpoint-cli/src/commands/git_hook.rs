@@ -34,7 +34,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     let result = project::open().and_then(|project| {
         project
             .journal()
-            .checkpoint_active(trigger, None, project.host.now)
+            .checkpoint_active(trigger, None, project.host.now, None)
             .map_err(CliError::from)
     });
     if let Err(err) = result {

@@ -1,6 +1,6 @@
 //! `checkpoint mcp`: an MCP server on stdin/stdout that gives an agent checkpoint's session
-//! continuity as tools — save a checkpoint, list them, read the restart context, log progress and
-//! read or change the project's settings.
+//! continuity as tools — save a checkpoint, list them, restore one, read the restart context, log
+//! progress and read or change the project's settings.
 //!
 //! The project is the directory the server was started in (agents start MCP servers in the
 //! project). Every tool answers with text; a failure is a tool error result with a one-line
@@ -19,6 +19,7 @@ use std::process::ExitCode;
 
 use checkpoint_core::policy::config::{Key, Origin};
 use checkpoint_core::project::Project;
+use checkpoint_core::project::restoring::RestoreTo;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{ErrorCode, Implementation, ServerCapabilities, ServerConfig};
@@ -249,6 +250,19 @@ struct ProgressParams {
     text: String,
 }
 
+/// Arguments of `checkpoint_restore`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct RestoreParams {
+    /// The checkpoint's number (as `checkpoint_list` shows it); default: the latest.
+    checkpoint: Option<u64>,
+    /// Only these files or directories, relative to the repository root; default: every file.
+    files: Option<Vec<String>>,
+    /// Only say what would change; change nothing.
+    dry_run: Option<bool>,
+    /// Return to the state before the last restore instead.
+    undo: Option<bool>,
+}
+
 /// Arguments of `checkpoint_configure`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 struct ConfigureParams {
@@ -318,6 +332,29 @@ impl Server {
     )]
     fn checkpoint_progress(&self, Parameters(params): Parameters<ProgressParams>) -> Answer {
         continuity::progress(&self.open()?, Caller::Mcp, &params.text).map_err(failure)
+    }
+
+    #[tool(
+        description = "Put the project's files back to a session checkpoint (default: the \
+                       latest), whatever changed them since: files created since are deleted, \
+                       deleted ones recreated. A safety checkpoint of the current state is saved \
+                       first; `undo` returns to it. Refuses, changing nothing, when a file's \
+                       content was not kept. Use `dry_run` first to see what would change."
+    )]
+    fn checkpoint_restore(&self, Parameters(params): Parameters<RestoreParams>) -> Answer {
+        let to = match (params.undo.unwrap_or(false), params.checkpoint) {
+            (true, Some(_)) => {
+                return Err("give either `checkpoint` or `undo`, not both".to_owned());
+            }
+            (true, None) => RestoreTo::Undo,
+            (false, Some(id)) => RestoreTo::Id(id),
+            (false, None) => RestoreTo::Latest,
+        };
+        let only = params.files.unwrap_or_default();
+        let dry_run = params.dry_run.unwrap_or(false);
+        continuity::restore(&self.open()?, Caller::Mcp, to, only, dry_run)
+            .map(|(_, report)| report)
+            .map_err(failure)
     }
 
     #[tool(
@@ -436,7 +473,7 @@ mod tests {
     }
 
     #[test]
-    fn the_five_tools_are_routed() {
+    fn the_six_tools_are_routed() {
         let names: Vec<String> = Server::tool_router()
             .list_all()
             .into_iter()
@@ -448,6 +485,7 @@ mod tests {
                 "checkpoint_configure",
                 "checkpoint_list",
                 "checkpoint_progress",
+                "checkpoint_restore",
                 "checkpoint_resume",
                 "checkpoint_save"
             ]

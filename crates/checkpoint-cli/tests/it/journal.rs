@@ -64,6 +64,14 @@ impl Setup {
         self.command(args).output().expect("run checkpoint")
     }
 
+    /// `checkpoint ARGS` in the repository as another user, whose home (and key) is `home`.
+    fn run_as(&self, home: &Path, args: &[&str]) -> Output {
+        let mut cmd = self.command(args);
+        cmd.env("HOME", home)
+            .env("XDG_CONFIG_HOME", home.join("config"));
+        cmd.output().expect("run checkpoint")
+    }
+
     /// Runs and asserts the exit status; returns stdout.
     fn ok(&self, args: &[&str], expected: i32) -> String {
         let out = self.run(args);
@@ -100,6 +108,14 @@ impl Setup {
         let out = child.wait_with_output().unwrap();
         assert_eq!(code(&out), 0, "{}", String::from_utf8_lossy(&out.stdout));
         String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Starts task `t` with one step `a`, starts it and validates it with `command` (which must
+    /// pass): a task holding one signed receipt.
+    fn validated(&self, command: &str) {
+        self.ok(&["task", "start", "t", "--steps", "a"], 0);
+        self.ok(&["step", "start"], 0);
+        self.ok(&["validate", "--", command], 0);
     }
 
     fn json(&self, args: &[&str]) -> Value {
@@ -267,9 +283,7 @@ fn status_says_what_to_do_next_while_the_task_waits() {
 #[test]
 fn tampered_receipts_and_corrupt_state_are_reported() {
     let s = Setup::new();
-    s.ok(&["task", "start", "t", "--steps", "a"], 0);
-    s.ok(&["step", "start"], 0);
-    s.ok(&["validate", "--", "true"], 0);
+    s.validated("true");
     let dir = s.task_dir();
     let json = dir.join("hook.json");
     let text = fs::read_to_string(&json).unwrap();
@@ -549,6 +563,17 @@ fn the_gate_checkpoints_allowed_stops_and_signs_its_test_runs() {
         "{after_first:#}"
     );
     assert_eq!(stops(&after_first), 1, "{after_first:#}");
+    // The receipt names the tree it tested: once committed, that commit verifies.
+    let payload = after_first["receipts"][0]["payload"].as_str().unwrap();
+    let tree = serde_json::from_str::<Value>(payload).unwrap()["tree"].clone();
+    git(s.dir(), &["add", "-A"]);
+    let index_tree = git(s.dir(), &["write-tree"]).stdout;
+    assert_eq!(
+        tree,
+        String::from_utf8(index_tree).unwrap().trim(),
+        "{payload}"
+    );
+    git(s.dir(), &["reset", "-q"]);
 
     // Nothing changed: the cached pass is trusted because its signed receipt verifies.
     assert!(s.agent_stop().contains(", cached)"));
@@ -568,6 +593,41 @@ fn the_gate_checkpoints_allowed_stops_and_signs_its_test_runs() {
     fs::write(&hook_json, serde_json::to_vec_pretty(&forged).unwrap()).unwrap();
     assert!(!s.agent_stop().contains("cached"));
     assert_eq!(task()["receipts"].as_array().unwrap().len(), 2);
+}
+
+/// An allowed stop with an active task reads the change set once: the task's checkpoint reuses
+/// the stop's `git status`.
+#[test]
+fn an_allowed_stop_with_a_task_runs_git_status_once() {
+    let trace = tempfile::NamedTempFile::new().unwrap();
+    let s = Setup::new().env("GIT_TRACE", trace.path().to_str().unwrap());
+    fs::write(
+        s.dir().join("checkpoint.toml"),
+        "[stop]\ncommit_gate = false\n",
+    )
+    .unwrap();
+    git(s.dir(), &["commit", "-qam", "no commit gate"]);
+    s.ok(&["trust", "--yes"], 0);
+    s.ok(&["task", "start", "t", "--steps", "build"], 0);
+    s.ok(&["step", "start"], 0);
+    fs::write(s.dir().join("new.py"), "x = 1\n").unwrap();
+    fs::write(trace.path(), "").unwrap();
+    s.agent_stop();
+    let statuses = fs::read_to_string(trace.path())
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("built-in: git") && l.contains(" status "))
+        .count();
+    assert_eq!(statuses, 1, "{}", fs::read_to_string(trace.path()).unwrap());
+    let task = hook_json(&s.task_dir());
+    let last = task["checkpoints"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["trigger"], "stop", "{task:#}");
+    assert_eq!(last["files"][0]["path"], "new.py", "{task:#}");
 }
 
 /// A `gh pr create` seen after a shell tool call checkpoints the active task.
@@ -732,16 +792,9 @@ fn receipts_verify_only_against_trusted_keys() {
 #[test]
 fn a_teammate_verifies_through_allowed_signers() {
     let s = Setup::new();
-    s.ok(&["task", "start", "t", "--steps", "a"], 0);
-    s.ok(&["step", "start"], 0);
-    s.ok(&["validate", "--", "true"], 0);
+    s.validated("true");
     let teammate_home = tempfile::tempdir().unwrap();
-    let teammate = |args: &[&str]| {
-        let mut cmd = s.command(args);
-        cmd.env("HOME", teammate_home.path())
-            .env("XDG_CONFIG_HOME", teammate_home.path().join("config"));
-        cmd.output().unwrap()
-    };
+    let teammate = |args: &[&str]| s.run_as(teammate_home.path(), args);
     let stdout = |out: &Output| String::from_utf8_lossy(&out.stdout).into_owned();
 
     let untrusted = teammate(&["receipts", "verify"]);
@@ -953,4 +1006,117 @@ fn injected_names_reach_no_terminal_raw() {
     );
     let hook_md = std::fs::read_to_string(s.task_dir().join("hook.md")).unwrap();
     assert_nothing_injected(&hook_md, "hook.md");
+}
+
+/// `checkpoint verify`: a commit whose exact tree a passing validation tested verifies, one
+/// nobody tested does not; another user trusts the receipt only once the project's
+/// `.checkpoint/allowed_signers` lists the key that signed it.
+#[test]
+fn verify_checks_each_commit_against_the_receipts_of_its_tree() {
+    let s = Setup::new();
+    let commit = |message: &str| {
+        git(s.dir(), &["add", "-A"]);
+        git(s.dir(), &["commit", "-qm", message]);
+        let out = git(s.dir(), &["rev-parse", "HEAD"]);
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    let redacted = |text: String, commits: &[(&str, &str)]| {
+        let task = s
+            .task_dir()
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let mut text = redact_ids(&text).replace(&task, "[task]");
+        for (id, name) in commits {
+            text = text.replace(&id[..12], name);
+        }
+        text
+    };
+    let mut calc = fs::read_to_string(s.dir().join("calc.py")).unwrap();
+    calc.push_str("\n\ndef mul(a, b):\n    return a * b\n");
+    fs::write(s.dir().join("calc.py"), &calc).unwrap();
+    fs::write(s.dir().join("notes.txt"), "untracked, tested too\n").unwrap();
+    s.validated("python3 -m unittest -q");
+    let tested = commit("mul");
+    let names = [(tested.as_str(), "[tested]")];
+    insta::assert_snapshot!(redacted(s.ok(&["verify"], 0), &names), @"[tested]  verified: `python3 -m unittest -q` passed on its tree (receipt r-[id] of task [task], signed by you)  mul");
+
+    fs::write(s.dir().join("calc.py"), calc.replace("a * b", "b * a")).unwrap();
+    let untested = commit("untested");
+    let names = [
+        (tested.as_str(), "[tested]"),
+        (untested.as_str(), "[untested]"),
+    ];
+    insta::assert_snapshot!(redacted(s.ok(&["verify", "HEAD~2..HEAD"], 1), &names), @r"
+    [untested]  NOT VERIFIED: no passing receipt of its tree  untested
+    [tested]  verified: `python3 -m unittest -q` passed on its tree (receipt r-[id] of task [task], signed by you)  mul
+    2 commits: 1 verified, 1 not
+    ");
+    let json = s.json(&["verify", "--json", &tested]);
+    assert_eq!(json["ok"], true);
+    assert_eq!(json["commits"][0]["result"], "verified");
+    assert_eq!(json["commits"][0]["signer"], "you");
+    let json: Value = serde_json::from_str(&s.ok(&["verify", "--json"], 1)).unwrap();
+    assert_eq!(json["ok"], false);
+    assert_eq!(json["commits"][0]["result"], "no_receipt");
+    assert_eq!(s.run(&["verify", "no-such-rev"]).status.code(), Some(2));
+
+    // Another user (another key), on the same repository.
+    let teammate_home = tempfile::tempdir().unwrap();
+    let teammate = |args: &[&str]| s.run_as(teammate_home.path(), args);
+    let untrusted = teammate(&["verify", &tested]);
+    assert_eq!(code(&untrusted), 1);
+    let line = String::from_utf8_lossy(&untrusted.stdout).into_owned();
+    assert!(
+        line.contains("NOT VERIFIED: receipt r-")
+            && line.contains("is UNTRUSTED: certified by unknown key"),
+        "{line}"
+    );
+    let teammates_own =
+        String::from_utf8(teammate(&["keys", "export", "--name", "bob"]).stdout).unwrap();
+    fs::create_dir_all(s.dir().join(".checkpoint")).unwrap();
+    let signers = s.dir().join(".checkpoint/allowed_signers");
+    fs::write(&signers, &teammates_own).unwrap();
+    assert_eq!(
+        code(&teammate(&["verify", &tested])),
+        1,
+        "bob's key did not sign it"
+    );
+    let authors = s.ok(&["keys", "export", "--name", "alice@laptop"], 0);
+    fs::write(&signers, format!("{teammates_own}{authors}")).unwrap();
+    let trusted = teammate(&["verify", &tested]);
+    assert_eq!(
+        code(&trusted),
+        0,
+        "{}",
+        String::from_utf8_lossy(&trusted.stdout)
+    );
+    assert!(String::from_utf8_lossy(&trusted.stdout).contains("signed by alice@laptop"));
+}
+
+/// Receipts made before receipts recorded a tree cannot vouch for a commit, and say so.
+#[test]
+fn receipts_without_a_tree_say_so() {
+    let s = Setup::new();
+    s.validated("true");
+    // Strip the tree from the stored receipt, as receipts were made before (a receipt without a
+    // tree vouches for no commit, so its signature is not even looked at).
+    let task_dir = s.task_dir();
+    let mut task = hook_json(&task_dir);
+    let receipt = task["receipts"][0].clone();
+    let mut payload: Value = serde_json::from_str(receipt["payload"].as_str().unwrap()).unwrap();
+    assert!(
+        payload["tree"].as_str().is_some_and(|t| t.len() == 40),
+        "{payload}"
+    );
+    payload.as_object_mut().unwrap().remove("tree");
+    task["receipts"][0]["payload"] = Value::String(payload.to_string());
+    fs::write(task_dir.join("hook.json"), task.to_string()).unwrap();
+    let out = s.ok(&["verify"], 1);
+    assert!(
+        out.contains("NOT VERIFIED: no passing receipt of its tree (1 passing receipt(s) have no tree recorded: made before receipts recorded one)"),
+        "{out}"
+    );
 }

@@ -13,6 +13,7 @@ mod integrity;
 mod integrity_gate;
 mod journal;
 mod mcp;
+mod restore;
 mod select;
 mod statusline;
 mod terminal;

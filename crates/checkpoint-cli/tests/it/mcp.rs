@@ -166,6 +166,7 @@ fn the_tools_save_list_resume_and_log_progress_in_the_project() {
             "checkpoint_configure",
             "checkpoint_list",
             "checkpoint_progress",
+            "checkpoint_restore",
             "checkpoint_resume",
             "checkpoint_save"
         ]
@@ -215,6 +216,31 @@ fn the_tools_save_list_resume_and_log_progress_in_the_project() {
     assert!(!error, "{resume}");
     assert!(resume.contains("✓ parser rewritten"), "{resume}");
     assert!(resume.contains("- notes.py"), "{resume}");
+
+    // The agent's shell breaks the file; the tool puts it back, and takes that back.
+    std::fs::write(repo.path().join("notes.py"), "x = 2\ny = 3\n").unwrap();
+    let (error, dry) = server.call("checkpoint_restore", json!({"dry_run": true}));
+    assert!(!error, "{dry}");
+    insta::assert_snapshot!(dry, @r"
+    Restoring checkpoint #2 (saved just now) would change 1 file (--dry-run: nothing was changed):
+      restore notes.py  +1 −2
+    ");
+    let (error, restored) = server.call("checkpoint_restore", json!({}));
+    assert!(!error, "{restored}");
+    assert!(
+        restored.starts_with("Restored 1 file to checkpoint #2"),
+        "{restored}"
+    );
+    let read = || std::fs::read_to_string(repo.path().join("notes.py")).unwrap();
+    assert_eq!(read(), "x = 1\n");
+    let (error, undone) = server.call("checkpoint_restore", json!({"undo": true}));
+    assert!(!error, "{undone}");
+    assert_eq!(read(), "x = 2\ny = 3\n");
+    let (error, text) = server.call("checkpoint_restore", json!({"undo": true, "checkpoint": 1}));
+    assert_eq!(
+        (error, text.as_str()),
+        (true, "give either `checkpoint` or `undo`, not both")
+    );
 
     server.finish();
 }

@@ -123,3 +123,109 @@ fn windows_and_percentages() {
     assert_eq!(usage.percent_of(100_000), 100);
     assert_eq!(usage.percent_of(0), 100);
 }
+
+fn zst(text: &str) -> Vec<u8> {
+    ruzstd::encoding::compress_to_vec(text.as_bytes(), ruzstd::encoding::CompressionLevel::Fastest)
+}
+
+fn used(path: &Path, memo: &Path) -> Option<(u64, Option<u64>)> {
+    read_usage_remembered(&CARRY, path, Some(memo))
+        .unwrap()
+        .map(|u| (u.used, u.window))
+}
+
+/// The memo's entry for the one transcript: (the end of its last complete frame, its length).
+fn remembered(memo: &Path) -> (u64, u64) {
+    let memo: Value = serde_json::from_slice(&std::fs::read(memo).unwrap()).unwrap();
+    let entry = &memo["entries"][0];
+    (
+        entry["offset"].as_u64().unwrap(),
+        entry["len"].as_u64().unwrap(),
+    )
+}
+
+#[test]
+fn compressed_transcripts_are_read_frame_by_frame_and_only_what_is_new() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl.zst");
+    let memo = dir.path().join("memo.json");
+    // The second frame starts in the middle of a line.
+    let first = zst("{\"used\":1,\"window\":50}\n{\"reply\":\"a\"}\n{\"us");
+    let second = zst("ed\":2}\n");
+    std::fs::write(&path, [first.clone(), second.clone()].concat()).unwrap();
+    assert_eq!(used(&path, &memo), Some((2, Some(50))));
+    assert_eq!(
+        remembered(&memo),
+        (
+            first.len() as u64 + second.len() as u64,
+            first.len() as u64 + second.len() as u64
+        )
+    );
+    assert_eq!(
+        used(&path, &memo),
+        Some((2, Some(50))),
+        "unchanged: from the memo"
+    );
+
+    // A frame appended: only it is read (the memo's state carries the window).
+    let third = zst("{\"used\":3}\n{\"used\":4}");
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    file.write_all(&third).unwrap();
+    drop(file);
+    assert_eq!(used(&path, &memo), Some((4, Some(50))));
+    let total = (first.len() + second.len() + third.len()) as u64;
+    assert_eq!(remembered(&memo), (total, total));
+
+    // A frame still being written counts now, and is read again next time.
+    let fourth = zst("{\"used\":5}\n{\"used\":6}\n");
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    let cut = fourth.len() / 2;
+    file.write_all(&fourth[..cut]).unwrap();
+    drop(file);
+    assert_eq!(
+        used(&path, &memo).map(|u| u.0),
+        Some(4),
+        "its block is not complete"
+    );
+    assert_eq!(remembered(&memo).0, total);
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    file.write_all(&fourth[cut..]).unwrap();
+    drop(file);
+    assert_eq!(used(&path, &memo), Some((6, Some(50))));
+
+    // Rewritten in place, shorter, with other content: read again from the start.
+    std::fs::write(&path, zst("{\"used\":9}\n")).unwrap();
+    assert_eq!(used(&path, &memo), Some((9, None)));
+    assert_eq!(
+        read_usage(&CARRY, &path).unwrap().map(|u| u.used),
+        Some(9),
+        "without a memo"
+    );
+}
+
+#[test]
+fn a_broken_memo_only_costs_a_full_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl.zst");
+    let memo = dir.path().join("memo.json");
+    std::fs::write(&path, zst("{\"used\":7,\"window\":9}\n")).unwrap();
+    std::fs::write(&memo, "{ not json").unwrap();
+    assert_eq!(used(&path, &memo), Some((7, Some(9))));
+    // A memo that lies about the file (its check digest does not match) is not trusted.
+    assert_eq!(used(&path, &memo), Some((7, Some(9))));
+    let mut lie: Value = serde_json::from_slice(&std::fs::read(&memo).unwrap()).unwrap();
+    lie["entries"][0]["check"] = "00".repeat(32).into();
+    lie["entries"][0]["len"] = 0.into();
+    lie["entries"][0]["state"] = serde_json::json!({"used": 1000, "window": 1, "model": null});
+    std::fs::write(&memo, lie.to_string()).unwrap();
+    assert_eq!(used(&path, &memo), Some((7, Some(9))));
+}

@@ -32,13 +32,10 @@
 //! hang. A status that times out is abandoned on its helper thread, which ends when git does.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::ffi::OsStr;
-use std::io;
 use std::path::Path;
-use std::process::Output;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use jiff::Timestamp;
 use serde::Serialize;
@@ -49,6 +46,7 @@ use super::{Continuity, SessionCheckpoint};
 use crate::changes::ChangeSet;
 use crate::digest;
 use crate::file_content::FileContent;
+use crate::git::call::{GitCallError, git, output, run};
 use crate::git::{self, GitError, Repo};
 use crate::policy::GitBackend;
 
@@ -59,8 +57,6 @@ pub const MAX_COUNTED_BYTES: u64 = 16 * 1024 * 1024;
 /// How long the line diff of one file may take before it settles for an approximation (which
 /// may count a few more lines than a minimal diff would).
 const LINE_DIFF_TIMEOUT: Duration = Duration::from_secs(1);
-/// How much of git's standard error goes into [`DiffError::Failed`].
-const MAX_STDERR_CHARS: usize = 300;
 
 /// How one file differs from the checkpoint.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -110,32 +106,9 @@ pub enum DiffError {
     /// The current change set could not be read.
     #[error("cannot read the change set: {0}")]
     Status(#[source] GitError),
-    /// A git process (or the thread reading the status) could not be started.
-    #[error("cannot run git {what}: {source}")]
-    Spawn {
-        /// Which git command, e.g. `cat-file`.
-        what: &'static str,
-        /// The OS error.
-        source: io::Error,
-    },
-    /// Git did not answer in time; the process was killed.
-    #[error("git {what} did not finish within {} s", timeout.as_secs_f64())]
-    TimedOut {
-        /// Which git command.
-        what: &'static str,
-        /// How long it was given.
-        timeout: Duration,
-    },
-    /// Git exited unsuccessfully.
-    #[error("git {what} failed ({status}): {stderr}")]
-    Failed {
-        /// Which git command.
-        what: &'static str,
-        /// How it exited.
-        status: String,
-        /// Its standard error, on one line.
-        stderr: String,
-    },
+    /// A git call failed: it could not start, timed out or exited unsuccessfully.
+    #[error(transparent)]
+    Call(#[from] GitCallError),
     /// Git printed something other than what was asked for.
     #[error("unexpected git {what} output: {reason}")]
     Output {
@@ -154,6 +127,35 @@ pub fn diff(
     backend: GitBackend,
     from: &SessionCheckpoint,
 ) -> Result<WorkDiff, DiffError> {
+    let (old, _) = then(continuity, repo, backend, from)?;
+    let files = old
+        .into_iter()
+        .filter_map(|(path, old)| {
+            let new = worktree(&repo.workdir, &path);
+            compare(&old, &new).map(|(added, removed, binary)| FileDelta {
+                path,
+                added,
+                removed,
+                binary,
+            })
+        })
+        .collect();
+    Ok(WorkDiff {
+        checkpoint: from.id,
+        at: from.at,
+        files,
+    })
+}
+
+/// What each path that may differ from the checkpoint `from` held then (see the module
+/// documentation for which paths and where their old side comes from), and the current change
+/// set.
+pub(super) fn then(
+    continuity: &Continuity,
+    repo: &Repo,
+    backend: GitBackend,
+    from: &SessionCheckpoint,
+) -> Result<(BTreeMap<String, Side>, ChangeSet), DiffError> {
     let current = changes_within(repo, backend, GIT_TIMEOUT)?;
     let head_now = current.head.commit();
 
@@ -181,29 +183,12 @@ pub fn diff(
         }
         None => old.extend(unrecorded.into_iter().map(|path| (path, Side::Absent))),
     }
-
-    let files = old
-        .into_iter()
-        .filter_map(|(path, old)| {
-            let new = worktree(&repo.workdir, &path);
-            compare(&old, &new).map(|(added, removed, binary)| FileDelta {
-                path,
-                added,
-                removed,
-                binary,
-            })
-        })
-        .collect();
-    Ok(WorkDiff {
-        checkpoint: from.id,
-        at: from.at,
-        files,
-    })
+    Ok((old, current))
 }
 
 /// One side of a comparison.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Side {
+pub(super) enum Side {
     /// No file (deleted, never created, or not a regular file).
     Absent,
     /// The file's bytes.
@@ -224,7 +209,7 @@ fn recorded(continuity: &Continuity, file: &FileState) -> Side {
 
 /// The worktree side of `path`. Like the checkpoint's capture, a symbolic link is its target
 /// (never followed) and anything else that is not a regular file is absent.
-fn worktree(workdir: &Path, path: &str) -> Side {
+pub(super) fn worktree(workdir: &Path, path: &str) -> Side {
     match FileContent::read(&workdir.join(path), MAX_COUNTED_BYTES) {
         FileContent::File {
             bytes: Some(bytes), ..
@@ -236,7 +221,7 @@ fn worktree(workdir: &Path, path: &str) -> Side {
 }
 
 /// `(added, removed, binary)` when the two sides differ; `None` when they are equal.
-fn compare(old: &Side, new: &Side) -> Option<(u64, u64, bool)> {
+pub(super) fn compare(old: &Side, new: &Side) -> Option<(u64, u64, bool)> {
     match (old, new) {
         (Side::Absent, Side::Absent) => None,
         (Side::Hashed(a), Side::Hashed(b)) => (a != b).then_some((0, 0, false)),
@@ -304,7 +289,7 @@ fn count_lines(old: &str, new: &str) -> (u64, u64) {
 }
 
 /// The change set, read on a helper thread so that a hanging git (or a very slow status) ends in
-/// [`DiffError::TimedOut`] after `timeout`. The thread is left to finish by itself then.
+/// [`GitCallError::TimedOut`] after `timeout`. The thread is left to finish by itself then.
 pub fn changes_within(
     repo: &Repo,
     backend: GitBackend,
@@ -318,16 +303,17 @@ pub fn changes_within(
             // The receiver is gone when the wait timed out; the result is not needed then.
             let _ = sender.send(git::changes(&repo, backend));
         })
-        .map_err(|source| DiffError::Spawn {
+        .map_err(|source| GitCallError::Spawn {
             what: "status",
             source,
         })?;
     match receiver.recv_timeout(timeout) {
         Ok(changes) => changes.map_err(DiffError::Status),
-        Err(RecvTimeoutError::Timeout) => Err(DiffError::TimedOut {
+        Err(RecvTimeoutError::Timeout) => Err(GitCallError::TimedOut {
             what: "status",
             timeout,
-        }),
+        }
+        .into()),
         Err(RecvTimeoutError::Disconnected) => Err(DiffError::Output {
             what: "status",
             reason: "the status reader stopped without an answer".to_owned(),
@@ -355,17 +341,11 @@ fn moved_paths(
                 from,
                 to,
             ];
-            succeeded(
-                run(git(repo, &args, None), "diff-tree", GIT_TIMEOUT)?,
-                "diff-tree",
-            )?
+            output(git(repo, &args, None), "diff-tree", GIT_TIMEOUT)?
         }
         (Some(only), None) | (None, Some(only)) => {
             let args = ["ls-tree", "-r", "-z", "--name-only", "--full-tree", only];
-            succeeded(
-                run(git(repo, &args, None), "ls-tree", GIT_TIMEOUT)?,
-                "ls-tree",
-            )?
+            output(git(repo, &args, None), "ls-tree", GIT_TIMEOUT)?
         }
         (None, None) => return Ok(Vec::new()),
     };
@@ -394,7 +374,7 @@ fn read_blobs(
             .map(|path| format!("{commit}:{path}\n"))
             .collect();
         let expression = git(repo, &["cat-file", "--batch"], Some(input.into_bytes()));
-        let out = succeeded(run(expression, "cat-file", GIT_TIMEOUT)?, "cat-file")?;
+        let out = output(expression, "cat-file", GIT_TIMEOUT)?;
         let contents = parse_batch(&out.stdout, batched.len())?;
         for (path, content) in batched.into_iter().zip(contents) {
             if let Some(content) = content {
@@ -463,67 +443,6 @@ fn parse_batch(mut out: &[u8], count: usize) -> Result<Vec<Option<Vec<u8>>>, Dif
     Ok(answers)
 }
 
-/// `git ARGS` for `repo`, reading nothing else: `GIT_DIR` and `GIT_WORK_TREE` name the
-/// repository explicitly, its config runs no program ([`SAFE_CONFIG`](crate::git::SAFE_CONFIG)),
-/// no optional locks are taken, and stdin is `input` or empty.
-pub(crate) fn git(repo: &Repo, args: &[&str], input: Option<Vec<u8>>) -> duct::Expression {
-    let mut argv: Vec<&OsStr> = crate::git::SAFE_CONFIG.iter().map(OsStr::new).collect();
-    argv.push(OsStr::new("--no-optional-locks"));
-    argv.extend(args.iter().map(OsStr::new));
-    let expression = duct::cmd("git", argv)
-        .dir(&repo.workdir)
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .env("GIT_DIR", &repo.git_dir)
-        .env("GIT_WORK_TREE", &repo.workdir)
-        .env_remove("GIT_INDEX_FILE");
-    match input {
-        Some(bytes) => expression.stdin_bytes(bytes),
-        None => expression.stdin_null(),
-    }
-}
-
-/// Runs `expression` with its output captured, killing it when it takes longer than `timeout`.
-/// Any exit status is returned; see [`succeeded`].
-pub(crate) fn run(
-    expression: duct::Expression,
-    what: &'static str,
-    timeout: Duration,
-) -> Result<Output, DiffError> {
-    let handle = expression
-        .stdout_capture()
-        .stderr_capture()
-        .unchecked()
-        .start()
-        .map_err(|source| DiffError::Spawn { what, source })?;
-    let waited = match Instant::now().checked_add(timeout) {
-        Some(deadline) => handle.wait_deadline(deadline),
-        None => handle.wait().map(Some),
-    };
-    match waited {
-        Ok(Some(out)) => Ok(out.clone()),
-        Ok(None) => {
-            let _ = handle.kill();
-            // Reaped here when it dies at once; dropping the handle reaps it later otherwise.
-            let _ = handle.wait_deadline(Instant::now() + Duration::from_millis(200));
-            Err(DiffError::TimedOut { what, timeout })
-        }
-        Err(source) => Err(DiffError::Spawn { what, source }),
-    }
-}
-
-/// `out` when the process exited successfully, else [`DiffError::Failed`] with its stderr.
-pub(crate) fn succeeded(out: Output, what: &'static str) -> Result<Output, DiffError> {
-    if out.status.success() {
-        return Ok(out);
-    }
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    Err(DiffError::Failed {
-        what,
-        status: out.status.to_string(),
-        stderr: crate::sanitize::line(&stderr, MAX_STDERR_CHARS),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -579,44 +498,5 @@ mod tests {
         assert!(err.to_string().contains("ends early"), "{err}");
         assert!(parse_batch(b"", 1).is_err());
         assert!(parse_batch(b"what is this\n", 1).is_err());
-    }
-
-    #[test]
-    fn a_slow_process_is_killed_at_the_timeout() {
-        let started = Instant::now();
-        let err = run(
-            duct::cmd!("sleep", "10"),
-            "sleep",
-            Duration::from_millis(100),
-        )
-        .unwrap_err();
-        assert!(matches!(err, DiffError::TimedOut { .. }), "{err}");
-        assert_eq!(err.to_string(), "git sleep did not finish within 0.1 s");
-        assert!(started.elapsed() < Duration::from_secs(5));
-    }
-
-    #[test]
-    fn missing_programs_and_failures_are_errors() {
-        let err = run(
-            duct::cmd!("checkpoint-no-such-program-here"),
-            "x",
-            GIT_TIMEOUT,
-        )
-        .unwrap_err();
-        assert!(matches!(err, DiffError::Spawn { .. }), "{err}");
-        let out = run(
-            duct::cmd!("sh", "-c", "echo 'bad\nthing' >&2; exit 3"),
-            "y",
-            GIT_TIMEOUT,
-        )
-        .unwrap();
-        let err = succeeded(out, "y").unwrap_err();
-        assert!(
-            err.to_string()
-                .starts_with("git y failed (exit status: 3): bad thing"),
-            "{err}"
-        );
-        let out = run(duct::cmd!("sh", "-c", "echo hi"), "z", GIT_TIMEOUT).unwrap();
-        assert_eq!(succeeded(out, "z").unwrap().stdout, b"hi\n");
     }
 }

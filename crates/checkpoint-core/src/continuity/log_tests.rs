@@ -202,6 +202,7 @@ fn rich_checkpoint() -> SessionCheckpoint {
             path: format!("src/module_{i:02}.rs"),
             kind: ChangeKind::Modified,
             sha256: None,
+            mode: None,
         })
         .collect();
     c.more_files = 2;
@@ -427,6 +428,7 @@ fn resume_context_keeps_injected_names_on_their_lines() {
     2. Do not redo completed work: the progress above is done.
     3. Review the modified files before changing them; they hold your work.
     4. Log each finished milestone with `checkpoint progress "<what is done>"`.
+    5. Should the files be worse off than at a checkpoint, `checkpoint restore --dry-run` shows what `checkpoint restore [N]` would put back (`--undo` reverses it).
     "#);
 }
 
@@ -440,7 +442,7 @@ fn resume_context_is_capped_as_a_whole() {
     let why = text::reset_reason(Some("startup"));
     let context = capped_context(&first_restart(&c, &why, &[]));
     let last = context.lines().last().unwrap();
-    insta::assert_snapshot!(last, @"… 3008 more characters not shown");
+    insta::assert_snapshot!(last, @"… 3169 more characters not shown");
     assert!(
         context.starts_with("Resumed from checkpoint: "),
         "{context}"

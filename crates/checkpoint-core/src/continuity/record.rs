@@ -98,8 +98,25 @@ pub struct FileState {
     /// How it differed from `HEAD`.
     pub kind: ChangeKind,
     /// SHA-256 of the content; `None` when the file is gone or unreadable. The content itself is
-    /// kept in the log's blob store when it is small enough, for `checkpoint diff`.
+    /// kept in the log's blob store when it is small enough, for `checkpoint diff` and
+    /// `checkpoint restore`.
     pub sha256: Option<String>,
+    /// What kind of file held that content (`None` in checkpoints saved before it was recorded,
+    /// and when the file is gone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<FileMode>,
+}
+
+/// What kind of file a checkpoint saw at a path, for `checkpoint restore` to recreate it alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileMode {
+    /// A regular file no execute bit is set on.
+    Regular,
+    /// A regular file with an execute bit.
+    Executable,
+    /// A symbolic link; the kept content is its target.
+    Link,
 }
 
 /// A saved moment of an agent session, independent of tasks: what a fresh session needs to go

@@ -188,7 +188,9 @@ pub fn resume_context(r: &Resume<'_>) -> String {
          1. Continue where you stopped; do not start over.\n\
          2. Do not redo completed work: the progress above is done.\n\
          3. Review the modified files before changing them; they hold your work.\n\
-         4. Log each finished milestone with `checkpoint progress \"<what is done>\"`.",
+         4. Log each finished milestone with `checkpoint progress \"<what is done>\"`.\n\
+         5. Should the files be worse off than at a checkpoint, `checkpoint restore --dry-run` \
+         shows what `checkpoint restore [N]` would put back (`--undo` reverses it).",
     );
     sanitize::message(&out)
 }
@@ -319,12 +321,66 @@ pub fn diff_line(d: &super::diff::WorkDiff, now: Timestamp) -> String {
 /// One file of `checkpoint diff`: "  src/db.rs  +120 −3"; a binary file says so, and a change
 /// whose lines were not counted (a file too big to keep, or an empty file) says that.
 pub fn file_delta_line(f: &super::diff::FileDelta) -> String {
-    let what = if f.binary {
+    format!("  {}  {}", name(&f.path), delta_text(f))
+}
+
+/// How a file's lines changed: "+120 −3", "binary", or that no lines were counted.
+fn delta_text(f: &super::diff::FileDelta) -> String {
+    if f.binary {
         "binary".to_owned()
     } else if f.added == 0 && f.removed == 0 {
         "changed, no lines counted".to_owned()
     } else {
         format!("+{} −{}", f.added, f.removed)
+    }
+}
+
+/// What `checkpoint restore` did (`safety` is the checkpoint saved before it changed files) or,
+/// with `dry_run`, would do: a headline, then one line per file — "  restore src/db.rs  +3 −1",
+/// "  recreate", "  delete" — and per directory left alone.
+pub fn restore_report(
+    plan: &super::restore::RestorePlan,
+    safety: Option<u64>,
+    dry_run: bool,
+    now: Timestamp,
+) -> String {
+    use super::restore::RestoreAction;
+    let at = format!(
+        "checkpoint #{} (saved {})",
+        plan.checkpoint,
+        ago(plan.at, now)
+    );
+    let count = format!("{} {}", plan.files.len(), plural(plan.files.len(), "file"));
+    let mut out = match (plan.files.is_empty(), dry_run, safety) {
+        (true, _, _) => format!("Nothing to restore: the files already match {at}."),
+        (false, true, _) => {
+            format!("Restoring {at} would change {count} (--dry-run: nothing was changed):")
+        }
+        (false, false, Some(safety)) => format!(
+            "Restored {count} to {at}. The state before is checkpoint #{safety}: `checkpoint \
+             restore --undo` returns to it."
+        ),
+        (false, false, None) => format!("Restored {count} to {at}."),
     };
-    format!("  {}  {what}", name(&f.path))
+    for file in &plan.files {
+        let action = match file.action {
+            RestoreAction::Restore => "restore",
+            RestoreAction::Recreate => "recreate",
+            RestoreAction::Delete => "delete",
+        };
+        let _ = write!(
+            out,
+            "\n  {action} {}  {}",
+            name(&file.delta.path),
+            delta_text(&file.delta)
+        );
+    }
+    for path in &plan.skipped {
+        let _ = write!(
+            out,
+            "\n  left alone: {} (a directory now; submodules are not restored)",
+            name(path)
+        );
+    }
+    sanitize::message(&out)
 }

@@ -128,7 +128,10 @@ fn usage_at_tool(
         return Some((usage, Some(status.percent)));
     }
     let transcript = call.event.transcript_path.as_deref()?;
-    let usage = context::read_usage(format, transcript).ok().flatten()?;
+    let memo = context::memo_path(&project.state_dir);
+    let usage = context::read_usage_remembered(format, transcript, Some(&memo))
+        .ok()
+        .flatten()?;
     Some((usage, None))
 }
 
@@ -162,8 +165,8 @@ pub(super) fn post_tool(call: &Call) -> Result<Option<String>, ProjectError> {
         _ => None,
     };
     match pr_command {
-        Some(command) => journal.checkpoint_active(Trigger::Pr, Some(command), now),
-        None => journal.maybe_interval_checkpoint(now),
+        Some(command) => journal.checkpoint_active(Trigger::Pr, Some(command), now, None),
+        None => journal.maybe_interval_checkpoint(now, None),
     }?;
     Ok(context)
 }
@@ -214,7 +217,10 @@ pub(super) fn pre_compact(call: &Call) -> Result<(), ProjectError> {
         .as_deref()
         .zip(format)
         .and_then(|(t, format)| {
-            let usage = context::read_usage(format, t).ok().flatten()?;
+            let memo = context::memo_path(&project.state_dir);
+            let usage = context::read_usage_remembered(format, t, Some(&memo))
+                .ok()
+                .flatten()?;
             Some(measure(
                 format,
                 event,
@@ -287,13 +293,13 @@ pub(super) fn stop_checkpoint(
         Switch::Off => {
             project
                 .journal()
-                .checkpoint_active(Trigger::Stop, None, now)?;
+                .checkpoint_active(Trigger::Stop, None, now, changes)?;
             Ok(None)
         }
         Switch::Prompt => {
             project
                 .journal()
-                .checkpoint_active(Trigger::Stop, None, now)?;
+                .checkpoint_active(Trigger::Stop, None, now, changes)?;
             project.unsaved_work()
         }
         Switch::On => {

@@ -92,6 +92,7 @@ impl TestRuns<'_> {
         if let Some(cached) = self.cached(command, &key) {
             return cached;
         }
+        let tree = self.journal.tree_for_gate_receipt();
         let started = Timestamp::now();
         self.watch.started(command);
         let recorded = runner::run_recorded(command, self.journal.workdir(), timeout);
@@ -99,7 +100,9 @@ impl TestRuns<'_> {
         let ended = Timestamp::now();
         // The cache only saves time; failing to write it must not fail the stop.
         let _ = self.cache.record(command, &key, &recorded.outcome);
-        let receipt = (self.journal).receipt_for_gate_run(command, &recorded, &key, started, ended);
+        let tested = (key.as_str(), tree);
+        let receipt =
+            (self.journal).receipt_for_gate_run(command, &recorded, tested, started, ended);
         if let Err(e) = receipt {
             warnings.push(format!("journal: {e}"));
         }

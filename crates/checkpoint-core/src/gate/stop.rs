@@ -148,8 +148,12 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
     let recorded = if call.event.is_manual() {
         Ok(None)
     } else if answer.decision.is_block() {
+        let changes = match &facts.repo {
+            RepoFacts::Changes(changes) => Some(changes),
+            _ => None,
+        };
         journal
-            .maybe_interval_checkpoint(now)
+            .maybe_interval_checkpoint(now, changes)
             .map(|_| None)
             .map_err(ProjectError::from)
     } else {

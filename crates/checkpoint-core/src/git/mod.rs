@@ -19,8 +19,10 @@
 //! because it is damaged (for example a corrupt `HEAD`) is reported as [`GitError::Invalid`]
 //! instead of silently falling through to a parent repository or to "no repository".
 
+pub mod call;
 mod cli;
 mod gitoxide;
+pub mod tree;
 
 pub(crate) use gitoxide::small_blobs;
 #[cfg(test)]

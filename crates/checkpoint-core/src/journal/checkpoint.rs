@@ -33,6 +33,9 @@ pub enum Trigger {
     PreCompact,
     /// The agent's session ended (reserved).
     SessionEnd,
+    /// `checkpoint restore` is about to change files: the state it changes them from, which
+    /// `checkpoint restore --undo` returns to.
+    Restore,
 }
 
 impl Trigger {
@@ -51,6 +54,7 @@ impl Trigger {
             Trigger::Auto90 => "auto_90",
             Trigger::PreCompact => "pre_compact",
             Trigger::SessionEnd => "session_end",
+            Trigger::Restore => "restore",
         }
     }
 }
@@ -90,6 +94,10 @@ pub struct StepRef {
     pub attempt: u32,
 }
 
+/// The most files a checkpoint snapshots (and `hook.md` lists for a step), as in the continuity
+/// log; the rest are counted.
+pub const MAX_FILES: usize = 200;
+
 /// A saved moment of a task.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Checkpoint {
@@ -103,10 +111,17 @@ pub struct Checkpoint {
     pub step: Option<StepRef>,
     /// The repository's state; `None` outside a git repository or when git could not be read.
     pub vcs: Option<VcsState>,
-    /// The files changed in the step, as they were.
+    /// The files changed in the step, as they were: the first [`MAX_FILES`] by path.
     pub files: Vec<FileSnapshot>,
+    /// The step's changed files beyond [`MAX_FILES`], not snapshotted.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub more_files: usize,
     /// What the agent or user said about it.
     pub message: Option<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Whether a `PostToolUse` call created a pull request: a Bash tool call whose command runs

@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use super::checkpoint::MAX_FILES;
 use super::receipt::{Receipt, ReceiptSource};
 use super::recovery::RecoveryAction;
 use super::signing::TrustedKeys;
@@ -113,7 +114,7 @@ pub fn render(task: &Task, trusted: &TrustedKeys) -> String {
             let _ = writeln!(md, "None recorded yet.");
         }
         let last = task.last_step_checkpoint().map(|c| c.id);
-        for file in &step.files {
+        for file in step.files.iter().take(MAX_FILES) {
             match (file.changed_since_checkpoint, last) {
                 (true, Some(id)) => {
                     let _ = writeln!(
@@ -127,6 +128,13 @@ pub fn render(task: &Task, trusted: &TrustedKeys) -> String {
                     let _ = writeln!(md, "- `{}`", name(&file.path));
                 }
             }
+        }
+        if let Some(more) = step.files.len().checked_sub(MAX_FILES).filter(|n| *n > 0) {
+            let _ = writeln!(
+                md,
+                "- … and {more} more (`checkpoint status --json` lists all {})",
+                step.files.len()
+            );
         }
     }
 
@@ -324,6 +332,7 @@ mod tests {
             stdout_sha256: None,
             stderr_sha256: None,
             fingerprint: None,
+            tree: None,
         };
         Receipt::new(&payload, Some(&task_key(task).signer))
     }
@@ -361,6 +370,7 @@ mod tests {
                 dirty: true,
             }),
             files,
+            more_files: 0,
             message: None,
         };
         task.add_checkpoint(c, 50);

@@ -31,7 +31,9 @@ mod snapshot;
 pub mod state;
 pub mod task;
 pub mod template;
+pub mod verify;
 
+use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -51,7 +53,8 @@ pub use signing::{KeyCertificate, MasterKey, TaskKey, TrustedKey, TrustedKeys};
 pub use state::{InvalidTransition, TaskEvent, TaskState};
 pub use task::{HistoryEntry, HistoryKind, Step, StepSpec, StepStatus, Task, TaskError};
 
-use crate::git::Repo;
+use crate::changes::ChangeSet;
+use crate::git::{self, Repo};
 use crate::policy::{JournalSettings, Policy};
 use crate::runner::{self, Recorded};
 use crate::store::{self, StoreError};
@@ -180,6 +183,7 @@ fn run_payload(
     run: &Recorded,
     (started, ended): (Timestamp, Timestamp),
     fingerprint: Option<String>,
+    tree: Option<String>,
 ) -> Result<ReceiptPayload, JournalError> {
     Ok(ReceiptPayload {
         version: receipt::RECEIPT_VERSION,
@@ -196,6 +200,7 @@ fn run_payload(
         stdout_sha256: run.stdout_sha256.clone(),
         stderr_sha256: run.stderr_sha256.clone(),
         fingerprint,
+        tree,
     })
 }
 
@@ -376,6 +381,11 @@ impl Journal {
         snapshot::observe(self.repo.as_ref(), self.policy.git.backend)
     }
 
+    /// What `changes` says about the worktree when the caller read them, else what git says now.
+    fn observe_or(&self, changes: Option<&ChangeSet>) -> Observation {
+        changes.map_or_else(|| self.observe(), snapshot::observed)
+    }
+
     /// Records the changed files in the task's current step, snapshots them and adds a
     /// checkpoint; returns it.
     fn take_checkpoint(
@@ -387,16 +397,13 @@ impl Journal {
         now: Timestamp,
     ) -> Checkpoint {
         task.touch_files(&seen.changed);
-        let files = task
+        let step_files = task
             .current()
             .filter(|s| s.status == StepStatus::Running)
-            .map(|s| {
-                s.files
-                    .iter()
-                    .map(|f| snapshot::snapshot(&self.workdir, &f.path))
-                    .collect()
-            })
-            .unwrap_or_default();
+            .map_or(&[][..], |s| &s.files[..]);
+        let files = (step_files.iter().take(checkpoint::MAX_FILES))
+            .map(|f| snapshot::snapshot(&self.workdir, &f.path))
+            .collect();
         let checkpoint = Checkpoint {
             id: 0,
             trigger,
@@ -404,6 +411,7 @@ impl Journal {
             step: task.current_ref(),
             vcs: seen.vcs.clone(),
             files,
+            more_files: step_files.len().saturating_sub(checkpoint::MAX_FILES),
             message,
         };
         let max = usize::try_from(self.settings().max_checkpoints).unwrap_or(usize::MAX);
@@ -418,11 +426,15 @@ impl Journal {
         let Some(i) = task.current_step else {
             return Vec::new();
         };
+        let snapshots: Option<HashMap<&str, &FileSnapshot>> = last
+            .as_ref()
+            .map(|c| c.files.iter().map(|s| (s.path.as_str(), s)).collect());
         let mut drifted = Vec::new();
         for file in &mut task.steps[i].files {
             let changed =
-                last.as_ref()
-                    .is_some_and(|c| match c.files.iter().find(|s| s.path == file.path) {
+                snapshots
+                    .as_ref()
+                    .is_some_and(|snaps| match snaps.get(file.path.as_str()) {
                         Some(snap) => snapshot::changed_since(&self.workdir, snap),
                         None => true,
                     });
@@ -442,7 +454,18 @@ impl Journal {
         message: Option<String>,
         now: Timestamp,
     ) -> Result<Checkpoint, JournalError> {
-        let mut seen = self.observe();
+        self.checkpoint_seen(id, trigger, message, now, self.observe())
+    }
+
+    /// [`Journal::checkpoint`] of what `seen` says about the worktree.
+    fn checkpoint_seen(
+        &self,
+        id: &str,
+        trigger: Trigger,
+        message: Option<String>,
+        now: Timestamp,
+        mut seen: Observation,
+    ) -> Result<Checkpoint, JournalError> {
         if let (Trigger::Commit, Some(repo)) = (trigger, &self.repo) {
             seen.changed.extend(snapshot::head_commit_paths(repo));
         }
@@ -453,27 +476,32 @@ impl Journal {
         Ok(checkpoint)
     }
 
-    /// Takes a checkpoint of the active task, if there is an unfinished one. The git hooks
-    /// (commit, push), the adapters (PR creation) and the gate (every allowed stop, with
-    /// [`Trigger::Stop`]) call this.
+    /// Takes a checkpoint of the active task, if there is an unfinished one, of `changes` when
+    /// the caller has read them (a stop: one `git status` per stop), else of what git says now.
+    /// The git hooks (commit, push), the adapters (PR creation) and the gate (every allowed
+    /// stop, with [`Trigger::Stop`]) call this.
     pub fn checkpoint_active(
         &self,
         trigger: Trigger,
         message: Option<String>,
         now: Timestamp,
+        changes: Option<&ChangeSet>,
     ) -> Result<Option<Checkpoint>, JournalError> {
-        match self.active()? {
-            Some(task) => self.checkpoint(&task.id, trigger, message, now).map(Some),
-            None => Ok(None),
-        }
+        let Some(task) = self.active()? else {
+            return Ok(None);
+        };
+        let seen = self.observe_or(changes);
+        self.checkpoint_seen(&task.id, trigger, message, now, seen)
+            .map(Some)
     }
 
     /// On any hook event: when the active task's running step has had no checkpoint for the
-    /// checkpoint interval, takes an [`Trigger::Interval`] checkpoint. Cheap when none is due
-    /// (one small file read, no git).
+    /// checkpoint interval, takes an [`Trigger::Interval`] checkpoint (of `changes` when the
+    /// caller has read them). Cheap when none is due (one small file read, no git).
     pub fn maybe_interval_checkpoint(
         &self,
         now: Timestamp,
+        changes: Option<&ChangeSet>,
     ) -> Result<Option<Checkpoint>, JournalError> {
         let interval = self.settings().checkpoint_interval;
         let Some(task) = self.active()? else {
@@ -482,7 +510,7 @@ impl Journal {
         if !interval_due(&task, now, interval) {
             return Ok(None);
         }
-        let seen = self.observe();
+        let seen = self.observe_or(changes);
         let (checkpoint, _) = self.update(&task.id, |task| {
             // Another process may have taken it meanwhile.
             Ok(interval_due(task, now, interval)
@@ -567,6 +595,8 @@ impl Journal {
             task.start_validation(command, started)?;
             Ok(())
         })?;
+        // Named before the run: what the command tested, not what it left behind.
+        let tree = self.worktree_tree();
         let run = runner::run_recorded(command, &self.workdir, timeout);
         let ended = Timestamp::now();
         let payload = run_payload(
@@ -576,6 +606,7 @@ impl Journal {
             &run,
             (started, ended),
             None,
+            tree,
         )?;
         let (receipt, certificate) = Journal::signed(&payload, key.as_ref());
         let passed = payload.passed();
@@ -678,17 +709,32 @@ impl Journal {
         Ok(Recovered { task, recorded })
     }
 
+    /// The git tree id of the worktree now, as a receipt records it (see [`crate::git::tree`]);
+    /// `None` outside git or when git cannot say.
+    pub fn worktree_tree(&self) -> Option<String> {
+        git::tree::worktree_tree(self.repo.as_ref()?).ok()
+    }
+
+    /// The tree a receipt of the gate's next run would record: [`Journal::worktree_tree`] while
+    /// a task is active, `None` (nothing computed) otherwise, since only then is a receipt
+    /// written. The gate asks before the run, so that files the tests create are not in it.
+    pub fn tree_for_gate_receipt(&self) -> Option<String> {
+        self.active().ok().flatten()?;
+        self.worktree_tree()
+    }
+
     /// The receipt for one of the stop gate's own test runs, recorded in the active task (when
     /// there is an unfinished one) and returned. The gate calls this after a fresh run, with
-    /// the run's test fingerprint.
+    /// the run's test fingerprint and the tree it tested ([`Journal::tree_for_gate_receipt`]).
     pub fn receipt_for_gate_run(
         &self,
         command: &str,
         run: &Recorded,
-        fingerprint: &str,
+        tested: (&str, Option<String>),
         started: Timestamp,
         ended: Timestamp,
     ) -> Result<Option<Receipt>, JournalError> {
+        let (fingerprint, tree) = tested;
         let Some(task) = self.active()? else {
             return Ok(None);
         };
@@ -700,6 +746,7 @@ impl Journal {
             run,
             (started, ended),
             Some(fingerprint.to_owned()),
+            tree,
         )?;
         let (receipt, certificate) = Journal::signed(&payload, key.as_ref());
         let verdict = if payload.passed() {

@@ -64,6 +64,11 @@ pub struct ReceiptPayload {
     pub stderr_sha256: Option<String>,
     /// The gate's test fingerprint (changes + command) for gate runs.
     pub fingerprint: Option<String>,
+    /// The git tree id of the tested state: `HEAD` plus the worktree's changes, untracked files
+    /// that are not ignored included (see [`crate::git::tree`]); `None` outside git, when git
+    /// could not say, and in receipts made before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<String>,
 }
 
 impl ReceiptPayload {
@@ -193,6 +198,7 @@ pub(crate) mod tests {
             stdout_sha256: Some(crate::digest::sha256_hex(b"")),
             stderr_sha256: Some(crate::digest::sha256_hex(b"OK\n")),
             fingerprint: None,
+            tree: None,
         }
     }
 

@@ -112,6 +112,7 @@ mod tests {
             step: t.current_ref(),
             vcs: None,
             files: Vec::new(),
+            more_files: 0,
             message: None,
         };
         t.add_checkpoint(checkpoint, 50);

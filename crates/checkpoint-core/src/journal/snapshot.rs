@@ -7,7 +7,7 @@ use std::process::Command;
 use jiff::Timestamp;
 
 use super::checkpoint::{FileSnapshot, VcsState};
-use crate::changes::Head;
+use crate::changes::{ChangeSet, Head};
 use crate::file_content::FileContent;
 use crate::git::{self, Repo};
 use crate::policy::GitBackend;
@@ -23,9 +23,14 @@ pub(crate) struct Observation {
 
 /// Reads the repository's state; outside a repository, or when git fails, nothing is known.
 pub(crate) fn observe(repo: Option<&Repo>, backend: GitBackend) -> Observation {
-    let Some(changes) = repo.and_then(|repo| git::changes(repo, backend).ok()) else {
-        return Observation::default();
-    };
+    match repo.and_then(|repo| git::changes(repo, backend).ok()) {
+        Some(changes) => observed(&changes),
+        None => Observation::default(),
+    }
+}
+
+/// What a change set the caller already read says about the worktree.
+pub(crate) fn observed(changes: &ChangeSet) -> Observation {
     let (branch, commit) = match &changes.head {
         Head::Branch { name, commit } => (Some(name.clone()), Some(commit.clone())),
         Head::Detached { commit } => (None, Some(commit.clone())),
@@ -37,7 +42,7 @@ pub(crate) fn observe(repo: Option<&Repo>, backend: GitBackend) -> Observation {
             commit,
             dirty: !changes.is_empty(),
         }),
-        changed: changes.changes.into_iter().map(|c| c.path).collect(),
+        changed: changes.changes.iter().map(|c| c.path.clone()).collect(),
     }
 }
 

@@ -4,6 +4,8 @@
 //! [`transition`], appending to the history, bumping `updated_at`) or returns an error and leaves
 //! it untouched.
 
+use std::collections::HashSet;
+
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
@@ -603,14 +605,17 @@ impl Task {
             return;
         }
         let files = &mut self.steps[i].files;
-        for path in paths {
-            if !files.iter().any(|f| &f.path == path) {
-                files.push(TouchedFile {
-                    path: path.clone(),
-                    changed_since_checkpoint: false,
-                });
-            }
-        }
+        let known: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+        let mut fresh: Vec<&String> = paths
+            .iter()
+            .filter(|p| !known.contains(p.as_str()))
+            .collect();
+        fresh.sort_unstable();
+        fresh.dedup();
+        files.extend(fresh.into_iter().map(|path| TouchedFile {
+            path: path.clone(),
+            changed_since_checkpoint: false,
+        }));
         files.sort_by(|a, b| a.path.cmp(&b.path));
     }
 }
@@ -827,6 +832,7 @@ pub(crate) mod tests {
                 step: t.current_ref(),
                 vcs: None,
                 files: Vec::new(),
+                more_files: 0,
                 message: Some(format!("m{i}")),
             };
             t.add_checkpoint(c, 5);
@@ -899,11 +905,31 @@ pub(crate) mod tests {
                     step: t.current_ref(),
                     vcs: None,
                     files: Vec::new(),
+                    more_files: 0,
                     message: None,
                 };
                 t.add_checkpoint(c, 3);
                 Ok(())
             }
+        }
+    }
+
+    proptest! {
+        /// The step's files are the sorted union of every batch touched, each path once.
+        #[test]
+        fn touched_files_are_the_sorted_union(
+            batches in prop::collection::vec(prop::collection::vec("[a-d]{1,2}", 0..12), 0..5)
+        ) {
+            let mut t = task();
+            t.start_step(None, at(1)).unwrap();
+            for batch in &batches {
+                t.touch_files(batch);
+            }
+            let mut want: Vec<&String> = batches.iter().flatten().collect();
+            want.sort();
+            want.dedup();
+            let got: Vec<&String> = t.steps[0].files.iter().map(|f| &f.path).collect();
+            prop_assert_eq!(got, want);
         }
     }
 

@@ -258,7 +258,7 @@ fn checkpoints_snapshot_the_steps_files_and_are_pruned() {
     let paths: Vec<&str> = c.files.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(paths, ["committed.py", "new.py"]);
     for i in 0..3 {
-        j.checkpoint_active(Trigger::Commit, None, at(3 + i))
+        j.checkpoint_active(Trigger::Commit, None, at(3 + i), None)
             .unwrap()
             .unwrap();
     }
@@ -269,7 +269,7 @@ fn checkpoints_snapshot_the_steps_files_and_are_pruned() {
     j.update(&task.id, |t| Ok(t.abandon(None, at(10))?))
         .unwrap();
     assert!(
-        j.checkpoint_active(Trigger::Stop, None, at(11))
+        j.checkpoint_active(Trigger::Stop, None, at(11), None)
             .unwrap()
             .is_none()
     );
@@ -281,24 +281,65 @@ fn checkpoints_snapshot_the_steps_files_and_are_pruned() {
 }
 
 #[test]
+fn checkpoints_snapshot_at_most_max_files_and_count_the_rest() {
+    let f = fixture();
+    let j = &f.journal;
+    let task = j.start_task("t", steps(&[("a", None)]), at(0)).unwrap();
+    j.update(&task.id, |t| Ok(t.start_step(None, at(1))?))
+        .unwrap();
+    let dir = f.repo.path().join("many");
+    fs::create_dir(&dir).unwrap();
+    for i in 0..checkpoint::MAX_FILES + 5 {
+        fs::write(dir.join(format!("f{i:04}.txt")), "x").unwrap();
+    }
+    let c = j
+        .checkpoint(&task.id, Trigger::Manual, None, at(2))
+        .unwrap();
+    assert_eq!(c.files.len(), checkpoint::MAX_FILES);
+    assert_eq!(c.more_files, 5);
+    assert_eq!(c.files[0].path, "many/f0000.txt");
+    let md = fs::read_to_string(j.hook_md(&task.id).unwrap()).unwrap();
+    assert!(md.contains("- `many/f0199.txt`\n"), "{md}");
+    assert!(!md.contains("many/f0200.txt"), "{md}");
+    assert!(
+        md.contains("- … and 5 more (`checkpoint status --json` lists all 205)"),
+        "{md}"
+    );
+}
+
+#[test]
 fn interval_checkpoints_come_only_when_due() {
     let mut policy = Policy::builtin();
     policy.journal.checkpoint_interval = Duration::from_secs(300);
     let f = fixture_with(policy);
     let j = &f.journal;
-    assert!(j.maybe_interval_checkpoint(at(0)).unwrap().is_none());
+    assert!(j.maybe_interval_checkpoint(at(0), None).unwrap().is_none());
     let task = j.start_task("t", steps(&[("a", None)]), at(0)).unwrap();
     assert!(
-        j.maybe_interval_checkpoint(at(1000)).unwrap().is_none(),
+        j.maybe_interval_checkpoint(at(1000), None)
+            .unwrap()
+            .is_none(),
         "no step running"
     );
     j.update(&task.id, |t| Ok(t.start_step(None, at(100))?))
         .unwrap();
-    assert!(j.maybe_interval_checkpoint(at(399)).unwrap().is_none());
-    let first = j.maybe_interval_checkpoint(at(400)).unwrap().unwrap();
+    assert!(
+        j.maybe_interval_checkpoint(at(399), None)
+            .unwrap()
+            .is_none()
+    );
+    let first = j.maybe_interval_checkpoint(at(400), None).unwrap().unwrap();
     assert_eq!(first.trigger, Trigger::Interval);
-    assert!(j.maybe_interval_checkpoint(at(699)).unwrap().is_none());
-    assert!(j.maybe_interval_checkpoint(at(700)).unwrap().is_some());
+    assert!(
+        j.maybe_interval_checkpoint(at(699), None)
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        j.maybe_interval_checkpoint(at(700), None)
+            .unwrap()
+            .is_some()
+    );
 }
 
 #[test]
@@ -382,13 +423,13 @@ fn gate_runs_leave_receipts_the_cache_may_trust() {
     let j = &f.journal;
     let run = runner::run_recorded("true", f.repo.path(), LONG);
     assert!(
-        j.receipt_for_gate_run("true", &run, "fp", at(0), at(1))
+        j.receipt_for_gate_run("true", &run, ("fp", None), at(0), at(1))
             .unwrap()
             .is_none()
     );
     let task = j.start_task("t", steps(&[("a", None)]), at(0)).unwrap();
     let receipt = j
-        .receipt_for_gate_run("true", &run, "fp", at(0), at(1))
+        .receipt_for_gate_run("true", &run, ("fp", None), at(0), at(1))
         .unwrap()
         .unwrap();
     let payload = receipt.parsed().unwrap();
@@ -554,7 +595,7 @@ fn each_task_signs_with_its_own_certified_key_and_teammates_verify_through_allow
         let first = j.validate(&task.id, None, "true", LONG).unwrap().receipt;
         let run = runner::run_recorded("true", f.repo.path(), LONG);
         let gate = j
-            .receipt_for_gate_run("true", &run, "fp", at(2), at(3))
+            .receipt_for_gate_run("true", &run, ("fp", None), at(2), at(3))
             .unwrap()
             .unwrap();
         // Every receipt of a task shares the task key; the task holds one certificate of it.

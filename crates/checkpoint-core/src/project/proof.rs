@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use crate::cache;
 use crate::changes::{Change, ChangeKind};
-use crate::continuity::diff;
 use crate::git::Repo;
+use crate::git::call;
 use crate::integrity::{Finding, FindingKind, TestFiles};
 use crate::outcome::TestStatus;
 use crate::runner;
@@ -177,8 +177,7 @@ fn worktree(repo: &Repo, args: &[&str]) -> Result<(), String> {
     let argv: Vec<&str> = std::iter::once("worktree")
         .chain(args.iter().copied())
         .collect();
-    let out = diff::run(diff::git(repo, &argv, None), "worktree", WORKTREE_TIMEOUT);
-    out.and_then(|out| diff::succeeded(out, "worktree"))
+    call::output(call::git(repo, &argv, None), "worktree", WORKTREE_TIMEOUT)
         .map(drop)
         .map_err(|e| e.to_string())
 }

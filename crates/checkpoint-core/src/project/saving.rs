@@ -56,8 +56,6 @@ impl Project {
             Trigger::Stop => request.detail.clone().or(request.unresolved.clone()),
             _ => request.detail.clone(),
         };
-        let task = journal.checkpoint_active(request.trigger, detail, now)?;
-        let task = task.and_then(|_| journal.active().ok().flatten());
         let read;
         let changes = match changes {
             Some(changes) => Some(changes),
@@ -67,6 +65,8 @@ impl Project {
                 read.as_ref()
             }
         };
+        let task = journal.checkpoint_active(request.trigger, detail, now, changes)?;
+        let task = task.and_then(|_| journal.active().ok().flatten());
         let (files, more_files) = match changes {
             Some(changes) => continuity.capture(&repo.workdir, changes)?,
             None => (Vec::new(), 0),

@@ -1,0 +1,284 @@
+#!/usr/bin/env bash
+# Per-event cost against the task's history, the change set and a compressed Codex rollout,
+# each curve measured in one hyperfine run and printed as ratios to its smallest point:
+#
+#   1. an active task with 10 / 100 / 300 / 1k / 10k checkpoints (and as many history entries):
+#      PostToolUse, an allowed Stop and `checkpoint status`, × the same after 10;
+#   2. 1 / 100 / 1k / 10k changed files, without and with an active task (with: after 50 stops):
+#      an allowed Stop × `git status --porcelain` on the same repository, and its peak RSS;
+#   3. Codex PreToolUse on a 1 MB and a 100 MB `.jsonl.zst` rollout.
+#
+#   bench/history.sh                 all three
+#   bench/history.sh checkpoints     or any of: checkpoints changes rollout
+#
+# With BASELINE_BIN=<dir> (a release target directory of an earlier build) every checkpoint row
+# is measured for those binaries too, in the same hyperfine run, named `… (baseline)`.
+#
+# Fixtures go under target/bench-repos/history/ (each task's state is restored before every
+# timed run, so a stop's own checkpoint does not grow the next run's history). Needs hyperfine,
+# python3, zstd and GNU time. Not run in CI.
+set -euo pipefail
+shopt -s inherit_errexit
+
+RUNS="${RUNS:-10}"
+WARMUP="${WARMUP:-2}"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+bin="$target/release"
+work="$target/bench-repos/history"
+prepares=()
+
+build() {
+    cargo build --quiet --release --manifest-path "$root/Cargo.toml" \
+        -p checkpoint-cli -p adapter-claude -p adapter-codex
+}
+
+# Appends a row for this build (and BASELINE_BIN's), with PREPARE run untimed before each run.
+# `{bin}` in COMMAND is the binaries' directory.
+ours() {
+    local name="$1" prepare="$2" command="$3"
+    row "$name" "${command//\{bin\}/$bin}"
+    prepares+=(--prepare "$prepare")
+    if [ -n "${BASELINE_BIN:-}" ]; then
+        row "$name (baseline)" "${command//\{bin\}/$BASELINE_BIN}"
+        prepares+=(--prepare "$prepare")
+    fi
+}
+
+# A row with nothing to prepare.
+plain() {
+    row "$1" "$2"
+    prepares+=(--prepare true)
+}
+
+run_compare() {
+    compare "$1" "$2" "$3" "${prepares[@]}"
+    prepares=()
+}
+
+# A fresh python-passing repository in DIR with its state (and user config) inside it, no
+# commit gate, and `[journal] max_checkpoints` at 10,000.
+fixture() {
+    local dir="$1"
+    rm -rf "$dir"
+    mkdir -p "$dir/repo"
+    (
+        cd "$dir/repo"
+        bash -eu "$root/tests/fixtures/python-passing.sh" > /dev/null
+        printf '[tests]\ncommand = "true"\n[stop]\ncommit_gate = false\n[journal]\nmax_checkpoints = 10000\n' > checkpoint.toml
+        git add checkpoint.toml && git commit -qm bench
+    )
+    cp_in "$dir" trust --yes > /dev/null
+}
+
+# Runs checkpoint with DIR's state and config.
+cp_in() {
+    local dir="$1"
+    shift
+    (cd "$dir/repo" && CHECKPOINT_STATE_DIR="$dir/state" XDG_CONFIG_HOME="$dir/config" \
+        "$bin/checkpoint" "$@")
+}
+
+# The claude payload EVENT with `cwd` set to DIR's repository, written to DIR/EVENT.json.
+payload() {
+    local dir="$1" agent="$2" event="$3" transcript="${4:-/dev/null}"
+    python3 - "$root/tests/payloads/$agent/$event.json" "$dir/repo" "$transcript" \
+        "$dir/$agent-$event.json" <<'PY'
+import json
+import sys
+
+src, cwd, transcript, out = sys.argv[1:]
+payload = json.load(open(src))
+payload["cwd"] = cwd
+payload["transcript_path"] = transcript
+payload.pop("last_assistant_message", None)
+json.dump(payload, open(out, "w"))
+PY
+}
+
+# Starts a task with one running step in DIR and gives it N checkpoints (each with its history
+# entry) by copying the first one, as `checkpoint save` would have left them; the state is then
+# kept as DIR/state.saved, which every timed run starts from.
+task_with() {
+    local dir="$1" n="$2"
+    cp_in "$dir" task start bench --steps work > /dev/null
+    cp_in "$dir" step start > /dev/null
+    cp_in "$dir" save "first" > /dev/null
+    local json
+    json="$(ls "$dir"/state/tasks/*/hook.json)"
+    python3 - "$json" "$n" <<'PY'
+import copy
+import json
+import sys
+
+path, n = sys.argv[1], int(sys.argv[2])
+task = json.load(open(path))
+history = task.get("history")
+first = task["checkpoints"][0]
+entry = next(h for h in history if h["kind"] == "checkpoint") if history else None
+task["checkpoints"] = []
+for i in range(1, n + 1):
+    c = copy.deepcopy(first)
+    c["id"], c["message"] = i, f"save {i}"
+    task["checkpoints"].append(c)
+    if entry is not None:
+        h = copy.deepcopy(entry)
+        h["detail"] = f"#{i} manual: save {i}"
+        history.append(h)
+task["next_checkpoint"] = n + 1
+json.dump(task, open(path, "w"), indent=2)
+PY
+    # One stop first: the test command's outcome is cached, as on a real task's later stops.
+    payload "$dir" claude Stop
+    (cd "$dir/repo" && CHECKPOINT_STATE_DIR="$dir/state" XDG_CONFIG_HOME="$dir/config" \
+        "$bin/checkpoint-claude" < "$dir/claude-Stop.json" > /dev/null)
+    snapshot_state "$dir"
+}
+
+snapshot_state() {
+    mkdir -p "$1/state"
+    rm -rf "$1/state.saved"
+    cp -a "$1/state" "$1/state.saved"
+}
+
+restore() { echo "rm -rf $1/state && cp -a $1/state.saved $1/state"; }
+
+# The command that answers EVENT of AGENT in DIR with its state.
+hook() {
+    local dir="$1" agent="$2" event="$3"
+    echo "env CHECKPOINT_STATE_DIR=$dir/state XDG_CONFIG_HOME=$dir/config {bin}/checkpoint-$agent < $dir/$agent-$event.json"
+}
+
+bench_checkpoints() {
+    local n dir
+    for n in 10 100 300 1000 10000; do
+        dir="$work/checkpoints-$n"
+        fixture "$dir"
+        payload "$dir" claude PostToolUse
+        task_with "$dir" "$n"
+        echo "== $n checkpoints: hook.json $(du -h "$dir"/state/tasks/*/hook.json | cut -f1)" >&2
+    done
+    for event in PostToolUse Stop; do
+        for n in 10 100 300 1000 10000; do
+            dir="$work/checkpoints-$n"
+            ours "$event, $n checkpoints" "$(restore "$dir")" "$(hook "$dir" claude "$event")"
+        done
+        run_compare "$event of an active task" "$event, 10 checkpoints" "history-$event"
+    done
+    for n in 10 300 10000; do
+        dir="$work/checkpoints-$n"
+        ours "status, $n checkpoints" true \
+            "cd $dir/repo && env CHECKPOINT_STATE_DIR=$dir/state XDG_CONFIG_HOME=$dir/config {bin}/checkpoint status"
+    done
+    run_compare "checkpoint status" "status, 10 checkpoints" "history-status"
+}
+
+# Peak RSS in MiB of one run of the shell COMMAND (after PREPARE).
+peak_rss() {
+    local prepare="$1" command="$2"
+    sh -c "$prepare"
+    /usr/bin/time -f %M sh -c "exec $command" 2>&1 > /dev/null | tail -1 |
+        awk '{printf "%.1f", $1 / 1024}'
+}
+
+bench_changes() {
+    local n dir with
+    for n in 1 100 1000 10000; do
+        for with in none task; do
+            dir="$work/changes-$n-$with"
+            fixture "$dir"
+            mkdir -p "$dir/repo/new"
+            python3 -c "
+import sys
+for i in range($n):
+    open(f'$dir/repo/new/f{i:05}.py', 'w').write(f'x = {i}\n')
+"
+            payload "$dir" claude Stop
+            payload "$dir" claude PostToolUse
+            if [ "$with" = task ]; then
+                cp_in "$dir" task start bench --steps work > /dev/null
+                cp_in "$dir" step start > /dev/null
+                for _ in $(seq 50); do
+                    (cd "$dir/repo" && CHECKPOINT_STATE_DIR="$dir/state" \
+                        XDG_CONFIG_HOME="$dir/config" "$bin/checkpoint-claude" \
+                        < "$dir/claude-Stop.json" > /dev/null)
+                done
+            fi
+            snapshot_state "$dir"
+            git -C "$dir/repo" status --porcelain > /dev/null
+        done
+        plain "git status --porcelain" "git -C $work/changes-$n-none/repo status --porcelain --untracked-files=all"
+        for with in none task; do
+            dir="$work/changes-$n-$with"
+            ours "Stop, $with" "$(restore "$dir")" "$(hook "$dir" claude Stop)"
+            ours "PostToolUse, $with" "$(restore "$dir")" "$(hook "$dir" claude PostToolUse)"
+        done
+        run_compare "$n changed files" "git status --porcelain" "history-changes-$n"
+        dir="$work/changes-$n-task"
+        local stop post
+        stop="$(hook "$dir" claude Stop)"
+        post="$(hook "$dir" claude PostToolUse)"
+        echo "peak RSS, $n changed files, active task after 50 stops:" \
+            "Stop $(peak_rss "$(restore "$dir")" "${stop//\{bin\}/$bin}") MiB," \
+            "PostToolUse $(peak_rss "$(restore "$dir")" "${post//\{bin\}/$bin}") MiB"
+        echo
+    done
+}
+
+# A Codex rollout of about MB megabytes of uncompressed JSON lines, compressed with zstd, its
+# last token_count at 30 % of the window.
+rollout() {
+    local mb="$1" out="$work/rollout-$1.jsonl"
+    if [ ! -f "$out.zst" ]; then
+        python3 - "$mb" "$out" <<'PY'
+import json
+import sys
+
+mb, out = int(sys.argv[1]), sys.argv[2]
+text = "lorem ipsum dolor sit amet " * 36
+with open(out, "w") as f:
+    written, n = 0, 0
+    while written < mb * 1024 * 1024:
+        n += 1
+        lines = [
+            {"type": "response_item", "payload": {"type": "message", "role": "assistant",
+             "content": [{"type": "output_text", "text": text}]}},
+            {"type": "event_msg", "payload": {"type": "token_count", "info": {
+                "last_token_usage": {"input_tokens": 77000 + n % 7},
+                "model_context_window": 258400}}},
+        ]
+        for line in lines:
+            s = json.dumps(line) + "\n"
+            f.write(s)
+            written += len(s)
+PY
+        zstd -q -f --rm "$out" -o "$out.zst"
+    fi
+    echo "$out.zst"
+}
+
+bench_rollout() {
+    local dir="$work/rollout" mb z
+    fixture "$dir"
+    for mb in 1 100; do
+        z="$(rollout "$mb")"
+        payload "$dir" codex PreToolUse "$z"
+        mv "$dir/codex-PreToolUse.json" "$dir/codex-PreToolUse-$mb.json"
+        echo "== rollout of $mb MB: $(du -h "$z" | cut -f1) compressed" >&2
+    done
+    for mb in 1 100; do
+        ours "Codex PreToolUse, $mb MB rollout (zst)" true \
+            "env CHECKPOINT_STATE_DIR=$dir/state XDG_CONFIG_HOME=$dir/config {bin}/checkpoint-codex < $dir/codex-PreToolUse-$mb.json"
+    done
+    run_compare "Codex PreToolUse" "Codex PreToolUse, 1 MB rollout (zst)" "history-rollout"
+}
+
+parts=("$@")
+if [ "${#parts[@]}" -eq 0 ]; then
+    parts=(checkpoints changes rollout)
+fi
+mkdir -p "$work"
+build
+for part in "${parts[@]}"; do
+    "bench_$part"
+done

@@ -1,0 +1,57 @@
+//! `checkpoint verify [REV | RANGE]`: for each commit, whether a passing receipt of its exact
+//! tree verifies against a trusted key. One line per commit; exit 1 unless every one does.
+
+use std::process::ExitCode;
+
+use checkpoint_core::journal::verify;
+use serde_json::json;
+
+use crate::commands::receipts::trusted_keys;
+use crate::error::CliError;
+use crate::{output, project};
+
+/// Options of `checkpoint verify`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// A commit (`HEAD`, a branch, an id) or a range (`main..HEAD`).
+    #[arg(default_value = "HEAD")]
+    rev: String,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `checkpoint verify [REV | RANGE] [--json]`.
+pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
+    let project = project::open_git()?;
+    let commits = verify::commits(project.git()?, &args.rev)?;
+    if commits.is_empty() {
+        return Err(CliError::usage(
+            format!("{} names no commit", args.rev),
+            "give a commit (`HEAD`, a branch) or a range with commits in it (`main..HEAD`)",
+        ));
+    }
+    let journal = project.journal();
+    trusted_keys(&journal)?;
+    let checks = journal.verify_commits(commits)?;
+    let verified = checks.iter().filter(|c| c.verified).count();
+    let ok = verified == checks.len();
+    if args.json {
+        output::json(&json!({ "ok": ok, "commits": checks }))?;
+    } else {
+        let mut lines: Vec<String> = checks.iter().map(ToString::to_string).collect();
+        if checks.len() > 1 {
+            lines.push(format!(
+                "{} commits: {verified} verified, {} not",
+                checks.len(),
+                checks.len() - verified
+            ));
+        }
+        output::out(&lines.join("\n"));
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
