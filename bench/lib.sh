@@ -38,6 +38,14 @@ repo_with() {
     echo "$dir"
 }
 
+# Makes git independent of the user's config, with a fixed author, for the repositories a bench
+# script commits.
+isolated_git() {
+    export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+    export GIT_AUTHOR_NAME=Bench GIT_AUTHOR_EMAIL=bench@example.com
+    export GIT_COMMITTER_NAME=Bench GIT_COMMITTER_EMAIL=bench@example.com
+}
+
 # Appends one named command to the next `compare` run.
 row() { hyperfine_args+=(--command-name "$1" "$2"); }
 

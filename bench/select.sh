@@ -4,7 +4,8 @@
 # suite), both running their tests for real (the test cache is emptied before each run). Then
 # the mutation check: a function is broken, and the selected run must fail.
 #
-#   bench/select.sh [CARGO_WORKSPACE_GIT_URL]
+#   bench/select.sh [CARGO_WORKSPACE_GIT_URL [REMEDA_GIT_URL]]
+#   PROJECTS=remeda bench/select.sh    # only some of boltons, hashes, remeda
 #
 # The projects, obtained from their own registries or repositories:
 # - Python: boltons 26.2.0, its sdist from PyPI (`pytest -x -q`, 32 test modules), pytest in a
@@ -12,6 +13,10 @@
 # - Rust: RustCrypto/hashes (a virtual workspace of 23 hash crates, `cargo test`), cloned from
 #   CARGO_WORKSPACE_GIT_URL (default https://github.com/RustCrypto/hashes); its dependencies come
 #   from crates.io.
+# - JS/TS: remeda's `packages/remeda` (`npm test` = `vitest`: 175 `*.test.ts` files, with type
+#   and property tests beside them), cloned from REMEDA_GIT_URL (default
+#   https://github.com/remeda/remeda) at 3b72f9fb, its devDependencies from the npm registry (its
+#   npm tarball ships no tests).
 #
 # Needs hyperfine, python3, cargo and network access on the first run. Not run in CI.
 set -euo pipefail
@@ -22,12 +27,12 @@ shopt -s inherit_errexit
 RUNS="${RUNS:-5}"
 WARMUP=0
 hashes_url="${1:-https://github.com/RustCrypto/hashes}"
+remeda_url="${2:-https://github.com/remeda/remeda}"
+projects=" ${PROJECTS:-boltons hashes remeda} "
 work="$target/bench-repos/select"
 bin="$target/release/checkpoint"
 export XDG_CONFIG_HOME="$work/config"
-export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
-export GIT_AUTHOR_NAME=Bench GIT_AUTHOR_EMAIL=bench@example.com
-export GIT_COMMITTER_NAME=Bench GIT_COMMITTER_EMAIL=bench@example.com
+isolated_git
 mkdir -p "$work"
 
 cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli
@@ -37,7 +42,8 @@ commit_and_trust() {
     (
         cd "$1"
         git init -q -b main
-        printf '%s\n' '/target' '__pycache__/' '*.pyc' '.venv/' '.pytest_cache/' >> .gitignore
+        printf '%s\n' '/target' '__pycache__/' '*.pyc' '.venv/' '.pytest_cache/' 'node_modules/' \
+            >> .gitignore
         git add -A
         git commit -q -m "upstream sources"
         "$bin" trust --yes > /dev/null
@@ -46,7 +52,7 @@ commit_and_trust() {
 
 # The boltons sdist, with pytest in a venv beside it.
 boltons="$work/boltons"
-if [ ! -d "$boltons" ]; then
+if [[ $projects == *" boltons "* && ! -d "$boltons" ]]; then
     tmp="$work/download"
     rm -rf "$tmp" && mkdir -p "$tmp"
     python3 -m pip download --quiet --no-deps --no-binary :all: --dest "$tmp" boltons==26.2.0
@@ -59,12 +65,25 @@ fi
 
 # RustCrypto/hashes at the commit measured.
 hashes="$work/hashes"
-if [ ! -d "$hashes" ]; then
+if [[ $projects == *" hashes "* && ! -d "$hashes" ]]; then
     git clone --quiet "$hashes_url" "$hashes.tmp"
     git -C "$hashes.tmp" checkout --quiet f6c786d7
     rm -rf "$hashes.tmp/.git"
     mv "$hashes.tmp" "$hashes"
     commit_and_trust "$hashes"
+fi
+
+# remeda's library package at the commit measured, with its devDependencies.
+remeda="$work/remeda"
+if [[ $projects == *" remeda "* && ! -d "$remeda" ]]; then
+    rm -rf "$remeda.git" "$remeda.tmp"
+    git clone --quiet --no-checkout "$remeda_url" "$remeda.git"
+    mkdir -p "$remeda.tmp"
+    git -C "$remeda.git" archive 3b72f9fb packages/remeda | tar -x -C "$remeda.tmp"
+    (cd "$remeda.tmp/packages/remeda" && npm install --no-audit --no-fund --loglevel=error)
+    mv "$remeda.tmp/packages/remeda" "$remeda"
+    rm -rf "$remeda.git" "$remeda.tmp"
+    commit_and_trust "$remeda"
 fi
 
 export PATH="$work/venv/bin:$PATH"
@@ -75,6 +94,7 @@ export PATH="$work/venv/bin:$PATH"
 measure() {
     local repo="$1" file="$2" comment="$3" mutation="$4" name
     name="$(basename "$repo")"
+    [[ $projects == *" $name "* ]] || return 0
     git -C "$repo" checkout --quiet -- .
     (cd "$repo" && "$bin" check --all > /dev/null 2>&1 || true) # builds and warms everything
     printf '%s\n' "$comment" >> "$repo/$file"
@@ -99,3 +119,4 @@ measure() {
 measure "$boltons" boltons/strutils.py '# touched' \
     's/^def indent(text, margin, newline=.\\n., key=bool):$/&\n    return text/'
 measure "$hashes" sha1/src/consts.rs '// touched' 's/0x67452301/0x67452300/'
+measure "$remeda" src/clamp.ts '// touched' 's/? min$/? min + 1/'

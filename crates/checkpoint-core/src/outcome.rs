@@ -116,6 +116,8 @@ pub enum SelectionUnit {
     Packages,
     /// Python test modules.
     TestModules,
+    /// JS/TS test files.
+    TestFiles,
 }
 
 impl SelectionUnit {
@@ -124,6 +126,7 @@ impl SelectionUnit {
         match self {
             SelectionUnit::Packages => "packages",
             SelectionUnit::TestModules => "test modules",
+            SelectionUnit::TestFiles => "test files",
         }
     }
 }

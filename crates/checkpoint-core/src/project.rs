@@ -150,7 +150,12 @@ impl Project {
             return None;
         }
         let asked: Vec<&str> = planned.files.iter().map(String::as_str).collect();
-        select::select(&planned.command, &asked, &self.workdir)
+        select::select(
+            &planned.command,
+            &asked,
+            &self.workdir,
+            Some(&self.state_dir),
+        )
     }
 
     /// Every setting with its effective value and where it came from.

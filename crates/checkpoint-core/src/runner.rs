@@ -23,6 +23,7 @@
 
 mod ask;
 mod capture;
+mod output;
 mod watchdog;
 
 use std::io;
@@ -38,6 +39,7 @@ use crate::outcome::{TestOutcome, TestStatus};
 use crate::tail;
 pub use ask::{ask, on_path};
 use capture::Capture;
+pub use output::output;
 use watchdog::Watchdog;
 
 /// How long the process group gets between SIGTERM and SIGKILL.

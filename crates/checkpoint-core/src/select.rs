@@ -4,21 +4,28 @@
 //! | command | what is selected | from |
 //! |---|---|---|
 //! | `cargo test [flags]` | the packages that own a changed file and every workspace package that depends on them, directly or not (`-p` each) | `cargo metadata --no-deps` ([`cargo`]) |
-//! | `python3 -m unittest [flags]`, `pytest [flags]` | the test modules that import a changed module, directly or not, and changed test modules | a static scan of every module's `import` lines ([`python`]) |
+//! | `python3 -m unittest [flags]`, `pytest [flags]` | the test modules that import a changed module, directly or not, and changed test modules | a static scan of every module's `import` lines, cached ([`python`]) |
+//! | `go test [flags] [./patterns]` | the packages that own a changed file and the module's packages that import them, directly or not | `go list -json` ([`go`]) |
+//! | `[npx] jest [flags]`, `[npx] vitest [run] [flags]`, `npm`/`yarn`/`pnpm test` running one of them | the tests the runner relates to the changed files (`--findRelatedTests`, `vitest related`), once a static scan has found a test importing each | a static scan of every source's relative imports, cached ([`node`]) |
 //!
 //! Anything else, and any doubt, runs the command as configured: a command with shell syntax,
 //! flags that already choose what runs, a changed build file (`Cargo.toml`, `Cargo.lock`,
-//! `conftest.py`, `__init__.py`, `setup.py`, runner configuration), a changed file the structure
-//! does not explain (outside every package; a Python file no test reaches; anything but `.py`
-//! for Python), a path that is not UTF-8, or a selection that is everything anyway. Selection
-//! narrows what runs; it never runs a test the configured command would not.
+//! `conftest.py`, `__init__.py`, `setup.py`, `go.mod`, `go.sum`, `package.json`, a lock file,
+//! runner configuration), a changed file the structure does not explain (outside every package;
+//! a Python or JS/TS file no test reaches; anything but `.py` for Python, `.go` for Go, JS/TS
+//! sources for jest and vitest), a path that is not UTF-8, or a selection that is everything
+//! anyway. Selection narrows what runs; it never runs a test the configured command would not.
+//! The scans are cached in the project's state directory ([`scan`]).
 
 pub mod cargo;
+pub mod go;
+pub mod node;
 pub mod python;
+pub mod scan;
 
 use std::path::Path;
 
-use crate::outcome::Selection;
+use crate::outcome::{Selection, SelectionUnit};
 
 /// Characters that make a command more than plain words: it is then run as configured.
 const SHELL_SYNTAX: &[char] = &[
@@ -28,8 +35,13 @@ const SHELL_SYNTAX: &[char] = &[
 
 /// The narrowed form of `command` for the changed files `changed` (repository-relative, `/`
 /// separated: those that asked for the command) in the worktree at `workdir`, or `None` to run
-/// it as configured.
-pub fn select(command: &str, changed: &[&str], workdir: &Path) -> Option<Selection> {
+/// it as configured. Source scans are cached in `state_dir` when given.
+pub fn select(
+    command: &str,
+    changed: &[&str],
+    workdir: &Path,
+    state_dir: Option<&Path>,
+) -> Option<Selection> {
     if changed.is_empty() {
         return None;
     }
@@ -38,7 +50,13 @@ pub fn select(command: &str, changed: &[&str], workdir: &Path) -> Option<Selecti
         return cargo.select(changed, workdir);
     }
     if let Some(python) = python::PythonTests::recognise(&words) {
-        return python.select(changed, workdir);
+        return python.select(changed, workdir, state_dir);
+    }
+    if let Some(go) = go::GoTest::recognise(&words) {
+        return go.select(changed, workdir);
+    }
+    if let Some(node) = node::NodeTests::recognise(&words, workdir) {
+        return node.select(changed, workdir, state_dir);
     }
     None
 }
@@ -51,14 +69,47 @@ fn plain_words(command: &str) -> Option<Vec<String>> {
     shlex::split(command).filter(|words| !words.is_empty())
 }
 
+/// `path` with `/` separators; `None` when it is not UTF-8.
+fn slash_path(path: &Path) -> Option<String> {
+    let parts: Option<Vec<&str>> = path.components().map(|c| c.as_os_str().to_str()).collect();
+    Some(parts?.join("/"))
+}
+
+/// The selection that runs `words` in place of the configured command: `selected` of the
+/// `total` units the command runs, for `changed_files` changed files; `None` when it selects
+/// nothing or everything, or the words cannot be one command line.
+fn narrowed(
+    words: &[String],
+    unit: SelectionUnit,
+    selected: usize,
+    total: usize,
+    changed_files: usize,
+) -> Option<Selection> {
+    if selected == 0 || selected >= total {
+        return None;
+    }
+    Some(Selection {
+        command: command_line(words)?,
+        unit,
+        selected,
+        total,
+        changed_files,
+    })
+}
+
 /// `words` as one shell command line, each quoted as needed.
 fn command_line(words: &[String]) -> Option<String> {
     shlex::try_join(words.iter().map(String::as_str)).ok()
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// The words of a command line, for the recognisers' tests.
+    pub(crate) fn words(command: &str) -> Vec<String> {
+        shlex::split(command).unwrap()
+    }
 
     #[test]
     fn only_plain_words_are_understood() {

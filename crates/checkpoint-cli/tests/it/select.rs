@@ -180,3 +180,89 @@ fn the_cli_started_as_a_background_run_warms_the_stop() {
         "{text}"
     );
 }
+
+#[test]
+fn a_go_module_tests_the_changed_package_and_its_importers() {
+    let repo = repo("go-module");
+    let dir = repo.path();
+
+    // An independent package: only its own tests.
+    append(dir, "text/text.go", "// touched");
+    let (exit, text) = check(dir, &[]);
+    assert_eq!(exit, 1, "{text}");
+    assert!(
+        text.contains(
+            "Only the affected tests ran: 1 of 4 packages, for 1 changed file (`go test ./text`)"
+        ),
+        "{text}"
+    );
+    git_checkout(dir);
+
+    // A dependency: it, its importer and the importer's importer; failing, it blocks.
+    edit(dir, "money/money.go", "a + b", "a - b");
+    let (exit, text) = check(dir, &[]);
+    assert_eq!(exit, 1, "{text}");
+    assert!(text.starts_with("Checkpoint — Tests: FAILED"), "{text}");
+    assert!(
+        text.contains("3 of 4 packages, for 1 changed file (`go test ./cart ./money ./report`)"),
+        "{text}"
+    );
+    assert!(text.contains("TestAdd"), "{text}");
+    git_checkout(dir);
+
+    // A test file: only its package, which its importers' tests do not see.
+    append(dir, "money/money_test.go", "// touched");
+    let (_, text) = check(dir, &[]);
+    assert!(text.contains("(`go test ./money`)"), "{text}");
+    git_checkout(dir);
+
+    // A changed go.mod runs everything.
+    append(dir, "go.mod", "// touched");
+    let (_, text) = check(dir, &[]);
+    assert!(!text.contains("Only the affected"), "{text}");
+    assert!(text.starts_with("Checkpoint — Tests: passed"), "{text}");
+}
+
+#[test]
+fn an_npm_package_runs_the_jest_tests_related_to_the_change() {
+    let repo = repo("npm-package");
+    let dir = repo.path();
+
+    // An independent file: only its test; the package script's runner starts directly.
+    append(dir, "src/text.js", "// touched");
+    let (exit, text) = check(dir, &[]);
+    assert_eq!(exit, 1, "{text}");
+    assert!(
+        text.contains(
+            "Only the affected tests ran: 1 of 2 test files, for 1 changed file \
+             (`node_modules/.bin/jest --ci --findRelatedTests src/text.js`)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("Tests: 1 passed"), "{text}");
+    git_checkout(dir);
+
+    // Reached through another module (`cart` requires `money`), and still blocking.
+    edit(dir, "src/money.js", "a + b", "a - b");
+    let (exit, text) = check(dir, &[]);
+    assert_eq!(exit, 1, "{text}");
+    assert!(text.starts_with("Checkpoint — Tests: FAILED"), "{text}");
+    assert!(text.contains("totals"), "{text}");
+    assert!(!text.contains("shouts"), "{text}");
+    assert!(
+        text.contains("(`node_modules/.bin/jest --ci --findRelatedTests src/money.js`)"),
+        "{text}"
+    );
+    git_checkout(dir);
+
+    // A file no test imports (jest's setup file) runs everything, and so does package.json.
+    append(dir, "jest.setup.js", "// touched");
+    let (_, text) = check(dir, &[]);
+    assert!(!text.contains("Only the affected"), "{text}");
+    assert!(text.contains("Tests: 2 passed"), "{text}");
+    git_checkout(dir);
+    edit(dir, "package.json", "\"1.0.0\"", "\"1.0.1\"");
+    let (_, text) = check(dir, &[]);
+    assert!(!text.contains("Only the affected"), "{text}");
+    assert!(text.contains("Tests: 2 passed"), "{text}");
+}

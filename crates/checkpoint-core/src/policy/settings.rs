@@ -53,7 +53,7 @@ pub const KEYS: &[Key] = &[
         "How long one test command may run before its process group is killed.")
     .guarded(),
     key!(tests.select: TestSelect, "CHECKPOINT_TESTS_SELECT",
-        "`affected`: a recognised `cargo test`, `python3 -m unittest` or `pytest` runs only the packages or test modules the changed files can affect (the whole command when in doubt); `all`: always the whole command."),
+        "`affected`: a recognised `cargo test`, `python3 -m unittest`, `pytest`, `go test`, jest or vitest (also as `npm test`) runs only the packages, test modules or test files the changed files can affect (the whole command when in doubt); `all`: always the whole command."),
     key!(tests.full_before_commit: bool, "CHECKPOINT_TESTS_FULL_BEFORE_COMMIT",
         "When the affected tests pass, also run the whole command (once per change set) before the stop is allowed."),
     key!(tests.prewarm: bool, "CHECKPOINT_TESTS_PREWARM",

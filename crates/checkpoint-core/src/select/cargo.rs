@@ -13,10 +13,7 @@
 //! default members, which is the root package of a non-virtual workspace).
 
 use std::collections::BTreeSet;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, mpsc};
-use std::thread;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -105,22 +102,19 @@ impl CargoTest {
             graph.default_members.iter().copied().collect()
         };
         let selected: Vec<usize> = tested.intersection(&affected).copied().collect();
-        if selected.is_empty() || selected.len() == tested.len() {
-            return None;
-        }
         let mut words = self.head.clone();
         for &package in &selected {
             words.push("-p".to_owned());
             words.push(graph.packages[package].name.clone());
         }
         words.extend(self.tail.iter().cloned());
-        Some(Selection {
-            command: super::command_line(&words)?,
-            unit: SelectionUnit::Packages,
-            selected: selected.len(),
-            total: tested.len(),
-            changed_files: changed.len(),
-        })
+        super::narrowed(
+            &words,
+            SelectionUnit::Packages,
+            selected.len(),
+            tested.len(),
+            changed.len(),
+        )
     }
 }
 
@@ -184,7 +178,7 @@ impl Graph {
                 .collect();
             packages.push(Package {
                 name: member.name.clone(),
-                dir: slash_path(relative)?,
+                dir: super::slash_path(relative)?,
                 deps,
             });
         }
@@ -241,12 +235,6 @@ impl Graph {
     }
 }
 
-/// `path` with `/` separators; `None` when it is not UTF-8.
-fn slash_path(path: &Path) -> Option<String> {
-    let parts: Option<Vec<&str>> = path.components().map(|c| c.as_os_str().to_str()).collect();
-    Some(parts?.join("/"))
-}
-
 /// What `cargo metadata --no-deps` prints, as far as the selection reads it.
 #[derive(Debug, Deserialize)]
 struct Metadata {
@@ -273,47 +261,27 @@ struct MetaDependency {
 
 /// The output of `cargo metadata` in `workdir`, bounded in time and size; `None` when it fails.
 fn metadata_json(workdir: &Path) -> Option<Vec<u8>> {
-    let reader = duct::cmd!(
-        "cargo",
+    let args = [
         "metadata",
         "--format-version",
         "1",
         "--no-deps",
-        "--offline"
+        "--offline",
+    ];
+    crate::runner::output(
+        "cargo",
+        &args,
+        &[],
+        workdir,
+        METADATA_TIMEOUT,
+        METADATA_LIMIT,
     )
-    .dir(workdir)
-    .stdin_null()
-    .stderr_null()
-    .reader()
-    .ok()?;
-    let reader = Arc::new(reader);
-    let (sender, receiver) = mpsc::channel();
-    let reading = Arc::clone(&reader);
-    thread::spawn(move || {
-        let mut out = Vec::new();
-        // Reading to the end also checks the exit status: a failure is an error.
-        let read = (&*reading)
-            .take(METADATA_LIMIT + 1)
-            .read_to_end(&mut out)
-            .map(|_| out);
-        let _ = sender.send(read);
-    });
-    match receiver.recv_timeout(METADATA_TIMEOUT) {
-        Ok(Ok(out)) if out.len() as u64 <= METADATA_LIMIT => Some(out),
-        _ => {
-            let _ = reader.kill();
-            None
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn words(command: &str) -> Vec<String> {
-        shlex::split(command).unwrap()
-    }
+    use crate::select::tests::words;
 
     #[test]
     fn cargo_test_is_recognised_unless_it_chooses_packages_itself() {

@@ -1,8 +1,8 @@
 //! `python3 -m unittest` and `pytest` narrowed to the test modules a change can affect.
 //!
-//! Every `.py` file of the worktree (at most 20,000, each read as a regular file of at
+//! Every `.py` file of the worktree (read by [`scan`](super::scan): at most 20,000, each a regular file of at
 //! most 4 MiB; hidden directories, virtual environments, `node_modules`, `build`
-//! and `dist` are skipped) is a module named by its path from the root, or from `src/` in a src
+//! and `dist` are skipped; what each imports is cached by its size, time and inode) is a module named by its path from the root, or from `src/` in a src
 //! layout. Its imports are read statically, line by line ([`imports`]): `import a.b`, `from a.b
 //! import c` (a submodule `a.b.c` too), relative imports, parenthesised and continued lines;
 //! anywhere in the file, so an import inside a function counts. A test module is selected when
@@ -15,24 +15,14 @@
 //! `testpaths`, `python_files`, `norecursedirs`, `addopts` or `rootdir`.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs;
 use std::path::Path;
 
+use serde::{Deserialize, Serialize};
+
+use super::scan::Walk;
 use crate::bounded;
 use crate::outcome::{Selection, SelectionUnit};
 
-/// The most `.py` files scanned; a bigger tree runs the command as configured.
-const MAX_FILES: usize = 20_000;
-/// The largest `.py` file read; a bigger one runs the command as configured.
-const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
-/// Directories never scanned (besides hidden ones and virtual environments).
-const SKIPPED_DIRS: &[&str] = &[
-    "node_modules",
-    "build",
-    "dist",
-    "__pycache__",
-    "site-packages",
-];
 /// Changed Python files that change how every test runs.
 const WHOLE_SUITE: &[&str] = &["conftest.py", "__init__.py", "setup.py", "__main__.py"];
 /// Flags of the runners that change nothing about which tests run.
@@ -113,9 +103,14 @@ impl PythonTests {
         })
     }
 
-    /// The selection for `changed` in the worktree at `workdir`, or `None` to run the command as
-    /// configured.
-    pub fn select(&self, changed: &[&str], workdir: &Path) -> Option<Selection> {
+    /// The selection for `changed` in the worktree at `workdir` (the import scan cached in
+    /// `state_dir`, when given), or `None` to run the command as configured.
+    pub fn select(
+        &self,
+        changed: &[&str],
+        workdir: &Path,
+        state_dir: Option<&Path>,
+    ) -> Option<Selection> {
         let whole = |path: &&str| {
             let name = path.rsplit('/').next().unwrap_or(path);
             !path.ends_with(".py") || WHOLE_SUITE.contains(&name)
@@ -126,7 +121,7 @@ impl PythonTests {
         if self.runner == Runner::Pytest && pytest_chooses_tests(workdir) {
             return None;
         }
-        let tree = Tree::scan(workdir)?;
+        let tree = Tree::scan(workdir, state_dir)?;
         let tests: Vec<&str> = match self.runner {
             Runner::Unittest => tree.unittest_modules(),
             Runner::Pytest => tree.pytest_modules(),
@@ -148,7 +143,7 @@ impl PythonTests {
             }
         }
         // A changed file no test reaches may still be run by one (a script, a subprocess).
-        if reached_changed.len() != changed.len() || selected.len() == tests.len() {
+        if reached_changed.len() != changed.len() {
             return None;
         }
         // A path that reads as a flag would not be taken as a path.
@@ -162,13 +157,13 @@ impl PythonTests {
                 Runner::Pytest => (*test).to_owned(),
             });
         }
-        Some(Selection {
-            command: super::command_line(&words)?,
-            unit: SelectionUnit::TestModules,
-            selected: selected.len(),
-            total: tests.len(),
-            changed_files: changed.len(),
-        })
+        super::narrowed(
+            &words,
+            SelectionUnit::TestModules,
+            selected.len(),
+            tests.len(),
+            changed.len(),
+        )
     }
 }
 
@@ -193,45 +188,25 @@ fn pytest_chooses_tests(workdir: &Path) -> bool {
     })
 }
 
-/// The `.py` files of a worktree with their text, by `/`-separated relative path.
+/// The `.py` files of a worktree with their imports, by `/`-separated relative path.
 struct Tree {
-    files: BTreeMap<String, String>,
+    files: BTreeMap<String, Vec<Import>>,
     /// Whether `src/` is a source root (a src layout).
     src_layout: bool,
 }
 
+/// The `.py` files of a worktree and their imports.
+const WALK: Walk<Vec<Import>> = Walk {
+    cache: "python-imports-v1",
+    wanted: |name| name.ends_with(".py"),
+    parse: imports,
+};
+
 impl Tree {
-    /// Reads every `.py` file under `workdir`; `None` when there are too many, or one cannot be
-    /// read.
-    fn scan(workdir: &Path) -> Option<Tree> {
-        let mut files = BTreeMap::new();
-        let mut pending = vec![String::new()];
-        while let Some(dir) = pending.pop() {
-            for entry in fs::read_dir(workdir.join(&dir)).ok()? {
-                let entry = entry.ok()?;
-                let name = entry.file_name().into_string().ok()?;
-                let path = if dir.is_empty() {
-                    name.clone()
-                } else {
-                    format!("{dir}/{name}")
-                };
-                let kind = entry.file_type().ok()?;
-                if kind.is_dir() {
-                    let skipped = name.starts_with('.')
-                        || SKIPPED_DIRS.contains(&name.as_str())
-                        || entry.path().join("pyvenv.cfg").exists();
-                    if !skipped {
-                        pending.push(path);
-                    }
-                } else if kind.is_file() && name.ends_with(".py") {
-                    if files.len() == MAX_FILES {
-                        return None;
-                    }
-                    let text = bounded::read_regular(&entry.path(), MAX_FILE_BYTES).ok()?;
-                    files.insert(path, String::from_utf8_lossy(&text).into_owned());
-                }
-            }
-        }
+    /// Reads every `.py` file under `workdir` (see [`scan`](super::scan)); `None` when there are too many, or
+    /// one cannot be read.
+    fn scan(workdir: &Path, state_dir: Option<&Path>) -> Option<Tree> {
+        let files = WALK.scan(workdir, state_dir)?;
         let src_layout = workdir.join("src").is_dir() && !files.contains_key("src/__init__.py");
         Some(Tree { files, src_layout })
     }
@@ -281,10 +256,10 @@ impl Tree {
         let edges = self
             .files
             .iter()
-            .map(|(path, text)| {
+            .map(|(path, imports)| {
                 let package = package_of(path);
-                let targets = imports(text)
-                    .into_iter()
+                let targets = imports
+                    .iter()
                     .filter_map(|import| import.resolve(package.as_deref()))
                     .flatten()
                     .flat_map(|name| with_parents(&name))
@@ -341,7 +316,7 @@ fn with_parents(name: &str) -> Vec<String> {
 }
 
 /// One import statement's target, as written.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Import {
     /// Leading dots of a relative import (0 for an absolute one).
     pub level: usize,
@@ -493,10 +468,7 @@ impl<'a> Graph<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn words(command: &str) -> Vec<String> {
-        shlex::split(command).unwrap()
-    }
+    use crate::select::tests::words;
 
     #[test]
     fn runners_are_recognised_with_neutral_flags_only() {
