@@ -316,6 +316,24 @@ pub(crate) fn kill_group(pid: u32) {
     }
 }
 
+/// The command for asking `program args…` something in `dir` (see [`ask`] and [`output`]): the
+/// leader of its own process group, so that [`kill_group`] ends it and whatever it started, with
+/// its stdout piped and its stderr discarded; the caller sets its stdin.
+fn question(
+    program: impl AsRef<std::ffi::OsStr>,
+    args: &[&str],
+    dir: &Path,
+) -> std::process::Command {
+    let mut command = std::process::Command::new(program);
+    command
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .process_group(0);
+    command
+}
+
 /// The one-line error for the shell's 126/127, with the shell's own complaint when there is one
 /// (it is the last line: the script stops right after it).
 fn not_runnable(command: &str, code: i32, tail: &str) -> String {

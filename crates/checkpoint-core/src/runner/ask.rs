@@ -4,9 +4,8 @@
 
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
@@ -34,13 +33,8 @@ pub fn ask(
     answers: fn(&str) -> bool,
     timeout: Duration,
 ) -> Option<String> {
-    let mut child = Command::new(program)
-        .args(args)
-        .current_dir(dir)
+    let mut child = super::question(program, args, dir)
         .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0)
         .spawn()
         .ok()?;
     let (mut stdin, stdout) = (child.stdin.take()?, child.stdout.take()?);

@@ -3,16 +3,15 @@
 //! killed afterwards, so a helper it started cannot outlive the question.
 
 use std::io::Read as _;
-use std::os::unix::process::CommandExt as _;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
 /// Runs `program args…` in `dir` with `env` added to the inherited environment (stdin from
-/// `/dev/null`, stderr discarded) as the leader of its own process group and returns its stdout when it exits 0 within `timeout` having printed at
-/// most `limit` bytes. `None` when it cannot start, fails, prints more, or runs out of time.
+/// `/dev/null`, stderr discarded) as the leader of its own process group and returns its stdout
+/// when it exits 0 within `timeout` having printed at most `limit` bytes. `None` when it cannot start, fails, prints more, or runs out of time.
 pub fn output(
     program: &str,
     args: &[&str],
@@ -21,14 +20,9 @@ pub fn output(
     timeout: Duration,
     limit: u64,
 ) -> Option<Vec<u8>> {
-    let mut child = Command::new(program)
-        .args(args)
+    let mut child = super::question(program, args, dir)
         .envs(env.iter().copied())
-        .current_dir(dir)
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0)
         .spawn()
         .ok()?;
     let stdout = child.stdout.take()?;
