@@ -77,6 +77,8 @@ pub mod session;
 #[cfg(feature = "io")]
 pub mod store;
 #[cfg(feature = "io")]
+pub mod travel;
+#[cfg(feature = "io")]
 pub mod trust;
 
 pub use changes::{Change, ChangeKind, ChangeSet, Head, RepoFacts};

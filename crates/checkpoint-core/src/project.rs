@@ -124,7 +124,7 @@ impl Project {
 
     /// The session continuity log.
     pub fn continuity(&self) -> Continuity {
-        Continuity::new(&self.state_dir)
+        Continuity::new(&self.state_dir).in_repo(self.repo.clone())
     }
 
     /// The stop gate's per-session memory.

@@ -386,6 +386,12 @@ fn concurrent_processes_lose_no_entries() {
         "pruned to the maximum"
     );
     assert_eq!(task["next_checkpoint"], (PROCESSES * ROUNDS + 1) as u64);
+    // The task's ref holds the same record, one commit per revision: no transaction skipped it.
+    let name = format!("refs/checkpoint/tasks/{}", task["id"].as_str().unwrap());
+    let show = git(s.dir(), &["show", &format!("{name}:hook.json")]);
+    assert_eq!(show.stdout, fs::read(&json).unwrap());
+    let commits = String::from_utf8(git(s.dir(), &["rev-list", "--count", &name]).stdout).unwrap();
+    assert_eq!(commits.trim(), task["revision"].to_string());
     eprintln!(
         "concurrency: {} saves by {PROCESSES} concurrent processes x {ROUNDS} rounds in {elapsed:?}, \
          0 lost, {reads} concurrent reads all parsed",

@@ -39,6 +39,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use gix::ObjectId;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
@@ -58,6 +59,7 @@ use crate::git::{self, Repo};
 use crate::policy::{JournalSettings, Policy};
 use crate::runner::{self, Recorded};
 use crate::store::{self, StoreError};
+use crate::travel::{self, Edit, Marker, Stream, TravelError};
 use snapshot::Observation;
 
 /// Why a journal operation failed. Every message is one line.
@@ -116,6 +118,9 @@ pub enum JournalError {
     /// The project's `.checkpoint/allowed_signers` cannot be used.
     #[error(transparent)]
     Signers(#[from] SignersError),
+    /// The task's ref could not be read or moved.
+    #[error(transparent)]
+    Travel(#[from] TravelError),
 }
 
 /// A task's signing key, or why its receipts go unsigned.
@@ -281,8 +286,22 @@ impl Journal {
         Ok(active.and_then(|a| a.task))
     }
 
-    /// Task `id` as stored.
+    /// Task `id` as stored: its ref's latest commit, imported into the task directory first
+    /// when that does not hold it yet (fetched from elsewhere, or a writer killed between
+    /// committing and rewriting the directory).
     pub fn load(&self, id: &str) -> Result<Task, JournalError> {
+        let path = self.hook_json(id)?;
+        if let Some(stream) = self.stream(id)?
+            && !Marker::of(&path).holds(stream.head()?)
+        {
+            let _lock = store::Lock::acquire(&path)?;
+            self.synced(id, stream)?;
+        }
+        self.read_task(id)
+    }
+
+    /// Task `id` as its directory holds it.
+    fn read_task(&self, id: &str) -> Result<Task, JournalError> {
         let path = self.hook_json(id)?;
         match fs::read(&path) {
             Ok(bytes) => parse_task(&path, &bytes),
@@ -313,9 +332,65 @@ impl Journal {
         }
     }
 
+    /// The ref task `id` travels in; `None` without a repository.
+    fn stream(&self, id: &str) -> Result<Option<Stream>, JournalError> {
+        let Some(repo) = &self.repo else {
+            return Ok(None);
+        };
+        Ok(Some(Stream::task(repo, store::validate_id(id)?)?))
+    }
+
+    /// Under task `id`'s lock: the commit its ref points at, imported into the task directory
+    /// when the directory does not hold it.
+    fn synced(&self, id: &str, stream: Stream) -> Result<Synced, JournalError> {
+        let head = stream.head()?;
+        let marker = Marker::of(&self.hook_json(id)?);
+        if let Some(head) = head.filter(|&head| !marker.holds(Some(head))) {
+            let dir = self.task_dir(id)?;
+            stream.import(head, &marker, |path| task_file(&dir, path))?;
+        }
+        Ok(Synced { stream, head })
+    }
+
+    /// Commits a task's files to its ref (when it has one), then writes them into its
+    /// directory: `hook.json` (the one it replaces kept as `hook.json.prev`) and `hook.md`.
+    /// Runs under the task's lock.
+    fn write_task(&self, task: &Task, synced: Option<Synced>) -> Result<(), JournalError> {
+        let path = self.hook_json(&task.id)?;
+        let json = store::json_bytes(&path, task)?;
+        let markdown = self.markdown(task);
+        let committed = match synced {
+            Some(Synced { stream, head }) => {
+                let edits = [
+                    Edit {
+                        path: "hook.json".to_owned(),
+                        content: Some(&json),
+                    },
+                    Edit {
+                        path: "hook.md".to_owned(),
+                        content: Some(markdown.as_bytes()),
+                    },
+                ];
+                let message = format!("{} revision {}", task.id, task.revision);
+                Some(stream.commit(head, &edits, &message)?)
+            }
+            None => None,
+        };
+        if path.exists() {
+            keep_previous(&path)?;
+        }
+        store::write_atomic(&path, &json)?;
+        store::write_atomic(&self.hook_md(&task.id)?, markdown.as_bytes())?;
+        if let Some(commit) = committed {
+            Marker::of(&path).write(commit)?;
+        }
+        Ok(())
+    }
+
     /// One transaction on task `id`: under its lock, reads `hook.json`, applies `f`, and — when
-    /// `f` succeeded and changed the task — writes `hook.json.prev`, `hook.json` and `hook.md`;
-    /// a task that `f` finished stops being the active task.
+    /// `f` succeeded and changed the task — commits it to the task's ref and writes
+    /// `hook.json.prev`, `hook.json` and `hook.md`; a task that `f` finished stops being the
+    /// active task.
     pub fn update<R>(
         &self,
         id: &str,
@@ -323,6 +398,10 @@ impl Journal {
     ) -> Result<(R, Task), JournalError> {
         let path = self.hook_json(id)?;
         let _lock = store::Lock::acquire(&path)?;
+        let synced = match self.stream(id)? {
+            Some(stream) => Some(self.synced(id, stream)?),
+            None => None,
+        };
         let old = match fs::read(&path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -335,9 +414,7 @@ impl Journal {
         let result = f(&mut task)?;
         if task != before {
             task.revision += 1;
-            keep_previous(&path)?;
-            store::write_json(&path, &task)?;
-            self.write_markdown(&task)?;
+            self.write_task(&task, synced)?;
             // A finished task is no longer the active one: progress, resume, log and the hooks
             // stop counting it.
             if task.state.is_terminal() && !before.state.is_terminal() {
@@ -370,8 +447,12 @@ impl Journal {
         let id = new_task_id(name, now)?;
         let mut task = Task::new(id.clone(), name.to_owned(), steps, now)?;
         task.revision = 1;
-        store::write_json(&self.hook_json(&id)?, &task)?;
-        self.write_markdown(&task)?;
+        let _task_lock = store::Lock::acquire(&self.hook_json(&id)?)?;
+        let synced = match self.stream(&id)? {
+            Some(stream) => Some(Synced { stream, head: None }),
+            None => None,
+        };
+        self.write_task(&task, synced)?;
         store::write_json(&active_path, &Active { task: Some(id) })?;
         Ok(task)
     }
@@ -786,11 +867,6 @@ impl Journal {
         markdown::render(task, &trusted)
     }
 
-    fn write_markdown(&self, task: &Task) -> Result<(), JournalError> {
-        store::write_atomic(&self.hook_md(&task.id)?, self.markdown(task).as_bytes())?;
-        Ok(())
-    }
-
     /// Rewrites `hook.md` when it is missing or differs from what `hook.json` says (corrupt,
     /// edited, or left behind by a crash between the two writes). Returns whether it did.
     pub fn refresh_markdown(&self, task: &Task) -> Result<bool, JournalError> {
@@ -804,20 +880,24 @@ impl Journal {
         Ok(true)
     }
 
-    /// Every task directory's id, sorted.
+    /// The id of every task, sorted: each task directory, and each task ref (a task fetched
+    /// from elsewhere has no directory until it is first read).
     pub fn task_ids(&self) -> Result<Vec<String>, JournalError> {
         let dir = self.tasks_dir();
-        let entries = match fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        let mut ids: Vec<String> = match fs::read_dir(&dir) {
+            Ok(entries) => entries
+                .filter_map(Result::ok)
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .filter_map(|e| e.file_name().into_string().ok())
+                .collect(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
             Err(source) => return Err(StoreError::Io { path: dir, source }.into()),
         };
-        let mut ids: Vec<String> = entries
-            .filter_map(Result::ok)
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .filter_map(|e| e.file_name().into_string().ok())
-            .collect();
+        if let Some(repo) = &self.repo {
+            ids.extend(travel::task_ids(repo)?);
+        }
         ids.sort();
+        ids.dedup();
         Ok(ids)
     }
 
@@ -837,7 +917,12 @@ impl Journal {
                 let dir = self.task_dir(&id)?;
                 let lock = store::Lock::acquire(&self.hook_json(&id)?)?;
                 // Re-read under the lock: a finished task cannot change, but be sure.
-                if self.load(&id).is_ok_and(|t| t.state.is_terminal()) {
+                let stream = self.stream(&id)?;
+                let head = stream.as_ref().map(Stream::head).transpose()?.flatten();
+                if self.read_task(&id).is_ok_and(|t| t.state.is_terminal()) {
+                    if let (Some(stream), Some(head)) = (stream, head) {
+                        stream.delete(head)?;
+                    }
                     fs::remove_dir_all(&dir)
                         .map_err(|source| StoreError::Io { path: dir, source })?;
                 }
@@ -850,6 +935,18 @@ impl Journal {
         }
         Ok(removed)
     }
+}
+
+/// A task's ref and the commit the transaction holding its lock read it at.
+struct Synced {
+    stream: Stream,
+    head: Option<ObjectId>,
+}
+
+/// Where a file of a task's ref goes in its directory: `hook.json` and `hook.md`; nothing else
+/// a tree from another machine may hold.
+fn task_file(dir: &Path, path: &str) -> Option<PathBuf> {
+    matches!(path, "hook.json" | "hook.md").then(|| dir.join(path))
 }
 
 /// Makes the committed `hook.json` also `hook.json.prev`, by a hard link renamed into place: its

@@ -490,7 +490,7 @@ fn cleanup_removes_only_expired_finished_tasks() {
 fn sigkill_writer_child() {
     let state = PathBuf::from(std::env::var("JOURNAL_TEST_STATE").unwrap());
     let id = std::env::var("JOURNAL_TEST_TASK").unwrap();
-    let j = Journal::new(state.clone(), state, None, Policy::builtin(), None);
+    let j = repo_journal(&state);
     loop {
         j.update(&id, |t| {
             // Each version names its own revision (bumped on commit).
@@ -501,20 +501,44 @@ fn sigkill_writer_child() {
     }
 }
 
+/// A journal with no keys over the git repository at `dir` (made when missing), its state in
+/// `<dir>/.git/checkpoint`.
+fn repo_journal(dir: &Path) -> Journal {
+    if !dir.join(".git").exists() {
+        let init = Command::new("git").args(["init", "-q"]).arg(dir).status();
+        assert!(init.unwrap().success());
+    }
+    let found = git::discover(dir).unwrap().unwrap();
+    Journal::new(
+        found.git_dir.join("checkpoint"),
+        found.workdir.clone(),
+        Some(found),
+        Policy::builtin(),
+        None,
+    )
+}
+
+/// The task record `commit` of its ref holds, read by git itself.
+fn task_at(repo: &Path, commit: &str) -> Task {
+    let show = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["show", &format!("{commit}:hook.json")])
+        .output()
+        .unwrap();
+    assert!(show.status.success(), "{show:?}");
+    serde_json::from_slice(&show.stdout).expect("the ref's hook.json parses")
+}
+
 /// Kills a writer with SIGKILL at pseudo-random moments until at least 1,000 updates have been
 /// committed: after every kill `hook.json` parses, and it is a committed version — it names its
-/// own revision, and a revision seen before has the same bytes.
+/// own revision, and a revision seen before has the same bytes. The task's ref, which commits
+/// first, is at that revision or one ahead, and a read brings the directory up to it.
 #[test]
 #[allow(clippy::print_stderr)] // the figures go in the test output
 fn sigkill_never_tears_hook_json() {
     let state = tempfile::tempdir().unwrap();
-    let j = Journal::new(
-        state.path().into(),
-        state.path().into(),
-        None,
-        Policy::builtin(),
-        None,
-    );
+    let j = repo_journal(state.path());
     let task = j.start_task("t", steps(&[("a", None)]), at(0)).unwrap();
     let (_, task) = j
         .update(&task.id, |t| Ok(t.start_step(None, at(1))?))
@@ -541,6 +565,9 @@ fn sigkill_never_tears_hook_json() {
         let stamp = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
         let before = stamp(&json);
         while stamp(&json) == before {
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("the writer failed on its own ({status}) after {kills} kills");
+            }
             std::thread::sleep(Duration::from_millis(1));
         }
         seed ^= seed << 13;
@@ -565,7 +592,20 @@ fn sigkill_never_tears_hook_json() {
         if let Some(earlier) = seen.insert(now.revision, bytes.clone()) {
             assert_eq!(earlier, bytes, "revision {} changed", now.revision);
         }
-        revision = now.revision;
+        let ref_name = format!("refs/checkpoint/tasks/{}", task.id);
+        let committed = task_at(state.path(), &ref_name);
+        assert!(
+            committed.revision == now.revision || committed.revision == now.revision + 1,
+            "the ref is at revision {}, the directory at {}",
+            committed.revision,
+            now.revision
+        );
+        assert_eq!(
+            j.load(&task.id).unwrap(),
+            committed,
+            "a read imports the ref"
+        );
+        revision = committed.revision;
     }
     assert!(kills > 0);
     eprintln!("sigkill: {kills} kills over {revision} committed updates");
