@@ -21,7 +21,6 @@
 //! `core.logAllRefUpdates` is `always`.
 
 use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
@@ -440,11 +439,6 @@ impl Marker {
         Marker(path.with_file_name(name))
     }
 
-    /// The marker's own path.
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-
     /// The commit it names; `None` when it is missing or unreadable (the cache is then treated
     /// as not holding the ref's state).
     pub fn read(&self) -> Option<ObjectId> {
@@ -462,14 +456,6 @@ impl Marker {
     /// the marker names it.
     pub fn holds(&self, head: Option<ObjectId>) -> bool {
         head.is_none_or(|head| self.read() == Some(head))
-    }
-
-    /// Removes it (the cache no longer claims any commit).
-    pub fn remove(&self) -> io::Result<()> {
-        match fs::remove_file(&self.0) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
-            _ => Ok(()),
-        }
     }
 }
 

@@ -448,10 +448,7 @@ impl Journal {
         let mut task = Task::new(id.clone(), name.to_owned(), steps, now)?;
         task.revision = 1;
         let _task_lock = store::Lock::acquire(&self.hook_json(&id)?)?;
-        let synced = match self.stream(&id)? {
-            Some(stream) => Some(Synced { stream, head: None }),
-            None => None,
-        };
+        let synced = self.stream(&id)?.map(|stream| Synced { stream, head: None });
         self.write_task(&task, synced)?;
         store::write_json(&active_path, &Active { task: Some(id) })?;
         Ok(task)

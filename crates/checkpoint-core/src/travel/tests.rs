@@ -158,7 +158,7 @@ fn a_task_and_a_session_log_travel_through_a_bare_remote() {
 
     Two::fetch(&t.two);
     let two = journal(&t.two);
-    assert_eq!(two.task_ids().unwrap(), [task.id.clone()]);
+    assert_eq!(two.task_ids().unwrap(), std::slice::from_ref(&task.id));
     assert_eq!(two.load(&task.id).unwrap(), task);
     let log = continuity(&t.two);
     assert_eq!(log.latest(None).unwrap(), Some(saved.clone()));
