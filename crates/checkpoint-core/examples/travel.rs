@@ -7,8 +7,8 @@
 //! cargo run --release -p checkpoint-core --example travel -- [DIR] [ROUNDS]
 //! ```
 //!
-//! The operations: a session checkpoint saved (the worktree's changes captured, their contents
-//! kept), a task update (a note: `hook.json` and `hook.md` rewritten), and a read of the latest
+//! The operations: a session checkpoint saved (the worktree's changes were captured before, their
+//! contents kept), a task update (a note: `hook.json` and `hook.md` rewritten), and a read of the latest
 //! checkpoint (what every hook that looks at the log pays: the ref is looked up to see whether
 //! the cache holds it).
 
@@ -57,7 +57,6 @@ impl Side {
     }
 
     fn round(&mut self, repo: &Repo, n: usize) -> Result<(), String> {
-        let started = Instant::now();
         let changes = git::changes(repo, GitBackend::Auto).map_err(|e| e.to_string())?;
         let (files, more_files) = (self.continuity)
             .capture(&repo.workdir, &changes)
@@ -80,6 +79,7 @@ impl Side {
             progress: Vec::new(),
             unresolved: None,
         };
+        let started = Instant::now();
         self.continuity.save(draft).map_err(|e| e.to_string())?;
         self.times[0].push(started.elapsed());
 
@@ -128,8 +128,8 @@ fn run(dir: &Path, rounds: usize) -> Result<String, String> {
         out.push_str(&format!("| {name} | {a:.2} | {b:.2} | {:.2} |\n", b / a));
     }
     // The bench's task refs are not the user's: remove them again.
-    let stream =
-        checkpoint_core::travel::Stream::task(&repo, &refs.task).map_err(|e| e.to_string())?;
+    let stream = checkpoint_core::travel::stream::Stream::task(&repo, &refs.task)
+        .map_err(|e| e.to_string())?;
     if let Some(head) = stream.head().map_err(|e| e.to_string())? {
         stream.delete(head).map_err(|e| e.to_string())?;
     }

@@ -26,7 +26,7 @@ use crate::file_content::FileContent;
 use crate::git::Repo;
 use crate::journal::Trigger;
 use crate::store::{self, StoreError};
-use crate::travel::{Edit, Marker, Stream};
+use crate::travel::stream::{Edit, Marker, Stream};
 
 pub use record::{
     ContextMark, ContinuityLog, FileMode, FileState, ProgressEntry, ProgressSource, RestartCount,

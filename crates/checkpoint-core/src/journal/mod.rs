@@ -59,7 +59,7 @@ use crate::git::{self, Repo};
 use crate::policy::{JournalSettings, Policy};
 use crate::runner::{self, Recorded};
 use crate::store::{self, StoreError};
-use crate::travel::{self, Edit, Marker, Stream, TravelError};
+use crate::travel::stream::{self, Edit, Marker, Stream, StreamError};
 use snapshot::Observation;
 
 /// Why a journal operation failed. Every message is one line.
@@ -120,7 +120,7 @@ pub enum JournalError {
     Signers(#[from] SignersError),
     /// The task's ref could not be read or moved.
     #[error(transparent)]
-    Travel(#[from] TravelError),
+    Stream(#[from] StreamError),
 }
 
 /// A task's signing key, or why its receipts go unsigned.
@@ -448,7 +448,9 @@ impl Journal {
         let mut task = Task::new(id.clone(), name.to_owned(), steps, now)?;
         task.revision = 1;
         let _task_lock = store::Lock::acquire(&self.hook_json(&id)?)?;
-        let synced = self.stream(&id)?.map(|stream| Synced { stream, head: None });
+        let synced = self
+            .stream(&id)?
+            .map(|stream| Synced { stream, head: None });
         self.write_task(&task, synced)?;
         store::write_json(&active_path, &Active { task: Some(id) })?;
         Ok(task)
@@ -891,7 +893,7 @@ impl Journal {
             Err(source) => return Err(StoreError::Io { path: dir, source }.into()),
         };
         if let Some(repo) = &self.repo {
-            ids.extend(travel::task_ids(repo)?);
+            ids.extend(stream::task_ids(repo)?);
         }
         ids.sort();
         ids.dedup();

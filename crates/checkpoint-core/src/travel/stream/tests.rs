@@ -230,11 +230,11 @@ fn a_writer_that_lost_the_race_changes_nothing() {
     let late = stream
         .commit(Some(first), &[edit("late")], "late")
         .unwrap_err();
-    assert!(matches!(late, TravelError::Moved(_)), "{late}");
+    assert!(matches!(late, StreamError::Moved(_)), "{late}");
     insta::assert_snapshot!(late, @"refs/checkpoint/tasks/x: moved by another writer while this change was made; nothing was changed, try again");
     assert_eq!(stream.head().unwrap(), Some(second));
     let again = stream.commit(None, &[edit("new")], "new").unwrap_err();
-    assert!(matches!(again, TravelError::Moved(_)), "{again}");
+    assert!(matches!(again, StreamError::Moved(_)), "{again}");
     assert_eq!(stream.read(second, "hook.json").unwrap().unwrap(), b"2");
 }
 
@@ -286,6 +286,6 @@ fn task_ids_are_valid_ref_components_or_refused() {
     let t = Two::new();
     for bad in ["a b", "a..b", "x~1", "a:b", "a.lock"] {
         let err = Stream::task(&t.one, bad).unwrap_err();
-        assert!(matches!(err, TravelError::Name(_)), "{bad}: {err}");
+        assert!(matches!(err, StreamError::Name(_)), "{bad}: {err}");
     }
 }
