@@ -218,7 +218,7 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreError
 }
 
 /// `value` as the pretty JSON, ending in a newline, that [`write_json`] writes to `path`.
-fn json_bytes<T: Serialize>(path: &Path, value: &T) -> Result<Vec<u8>, StoreError> {
+pub fn json_bytes<T: Serialize>(path: &Path, value: &T) -> Result<Vec<u8>, StoreError> {
     let mut bytes = serde_json::to_vec_pretty(value).map_err(|source| StoreError::Corrupt {
         path: path.to_owned(),
         source,

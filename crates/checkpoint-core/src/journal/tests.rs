@@ -435,9 +435,9 @@ fn gate_runs_leave_receipts_the_cache_may_trust() {
     let payload = receipt.parsed().unwrap();
     assert_eq!(payload.source, ReceiptSource::Gate);
     assert_eq!(payload.fingerprint.as_deref(), Some("fp"));
-    assert!(j.trusted_pass("true", "fp"));
-    assert!(!j.trusted_pass("true", "other"));
-    assert!(!j.trusted_pass("false", "fp"));
+    assert!(j.trusts_cached_pass("true", "fp"));
+    assert!(!j.trusts_cached_pass("true", "other"));
+    assert!(!j.trusts_cached_pass("false", "fp"));
     let task = j.load(&task.id).unwrap();
     assert_eq!(task.history.last().unwrap().kind, HistoryKind::GateRun);
 }
