@@ -222,7 +222,7 @@ fn a_task_from_start_to_cleanup() {
     assert!(dry.starts_with("would remove calc-work-"), "{dry}");
     assert!(task_dir.exists());
     let removed = s.json(&["cleanup", "--json"]);
-    assert_eq!(removed[0]["state"], "completed");
+    assert_eq!(removed["tasks"][0]["state"], "completed");
     assert!(!task_dir.exists());
     assert!(s.ok(&["cleanup"], 0).contains("Nothing to clean up."));
 }
