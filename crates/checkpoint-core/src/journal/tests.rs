@@ -468,7 +468,35 @@ fn interval_checkpoints_come_only_when_due() {
             .unwrap()
             .is_some()
     );
+    // Deciding reads current.json, never hook.json: a task record it cannot parse does not
+    // matter until a checkpoint is due (then the transaction reports it).
+    let json = j.hook_json(&task.id).unwrap();
+    let good = fs::read(&json).unwrap();
+    fs::write(&json, "not json").unwrap();
+    assert!(
+        j.maybe_interval_checkpoint(at(999), None)
+            .unwrap()
+            .is_none()
+    );
+    assert!(matches!(
+        j.maybe_interval_checkpoint(at(1000), None),
+        Err(JournalError::Corrupt { .. })
+    ));
+    // A record a killed writer left behind is at worst early: checked again on the task.
+    fs::write(&json, good).unwrap();
+    let current = j.task_dir(&task.id).unwrap().join(current::FILE);
+    let stale = Current {
+        state: TaskState::StepRunning,
+        since: Some(at(0)),
+    };
+    store::write_json(&current, &stale).unwrap();
+    assert!(
+        j.maybe_interval_checkpoint(at(999), None)
+            .unwrap()
+            .is_none()
+    );
 }
+
 
 #[test]
 fn recovery_is_recorded_once() {
