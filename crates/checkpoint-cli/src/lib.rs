@@ -116,7 +116,8 @@ enum Command {
     /// The receipt-signing key: `keys export` prints this user's line for the project's
     /// `.checkpoint/allowed_signers`.
     Keys(keys::Args),
-    /// Remove finished tasks older than their retention (see [journal] in checkpoint.toml).
+    /// Remove finished tasks older than their retention (see [journal] in checkpoint.toml) and
+    /// session files older than every session checkpoint kept.
     Cleanup(cleanup::Args),
     /// Show the effective settings and where each came from; `get` one, or `set` one in a file.
     ///

@@ -5,6 +5,7 @@
 //! [`saving`] holds what a project does with its session continuity (save a checkpoint, log
 //! progress, build the restart context): the gate, the CLI and the MCP server all call it.
 
+pub mod cleanup;
 pub mod integrity;
 mod proof;
 pub mod restoring;

@@ -1,4 +1,5 @@
-//! `checkpoint cleanup`: remove finished tasks older than their retention.
+//! `checkpoint cleanup`: remove finished tasks older than their retention and session files
+//! older than the continuity log.
 
 use std::process::ExitCode;
 
@@ -19,9 +20,9 @@ pub(crate) struct Args {
 /// `checkpoint cleanup [--dry-run]`.
 pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     let project = project::open()?;
-    let removed = project.journal().cleanup(project.host.now, args.dry_run)?;
+    let cleanup = project.cleanup(args.dry_run)?;
     if args.json {
-        output::json(&removed)?;
+        output::json(&cleanup)?;
         return Ok(ExitCode::SUCCESS);
     }
     let verb = if args.dry_run {
@@ -29,8 +30,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     } else {
         "removed"
     };
-    let mut lines: Vec<String> = removed
-        .iter()
+    let mut lines: Vec<String> = (cleanup.tasks.iter())
         .map(|r| {
             format!(
                 "{verb} {} ({}, ended {})",
@@ -40,6 +40,12 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
             )
         })
         .collect();
+    if !cleanup.sessions.is_empty() {
+        lines.push(format!(
+            "{verb} {} session file(s) older than the continuity log",
+            cleanup.sessions.len()
+        ));
+    }
     if lines.is_empty() {
         lines.push("Nothing to clean up.".into());
     }

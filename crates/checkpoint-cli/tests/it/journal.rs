@@ -174,7 +174,7 @@ fn a_task_from_start_to_cleanup() {
     let status = s.json(&["status", "--json"]);
     let task = &status["task"];
     assert_eq!(task["state"], "step_pending");
-    assert_eq!(task["schema"], 1);
+    assert_eq!(task["schema"], 2);
     assert_eq!(status["stale"], false);
     let files = &task["checkpoints"].as_array().unwrap().last().unwrap()["files"];
     assert_eq!(files[0]["path"], "extra.py");
@@ -222,7 +222,7 @@ fn a_task_from_start_to_cleanup() {
     assert!(dry.starts_with("would remove calc-work-"), "{dry}");
     assert!(task_dir.exists());
     let removed = s.json(&["cleanup", "--json"]);
-    assert_eq!(removed[0]["state"], "completed");
+    assert_eq!(removed["tasks"][0]["state"], "completed");
     assert!(!task_dir.exists());
     assert!(s.ok(&["cleanup"], 0).contains("Nothing to clean up."));
 }
@@ -385,6 +385,20 @@ fn concurrent_processes_lose_no_entries() {
         50,
         "pruned to the maximum"
     );
+    // The history store holds exactly the committed entries, every line whole.
+    assert_eq!(task["history_len"], history.as_array().unwrap().len());
+    let stored: usize = fs::read_dir(s.task_dir().join("history"))
+        .unwrap()
+        .map(|chunk| {
+            let text = fs::read_to_string(chunk.unwrap().path()).unwrap();
+            assert!(text.ends_with('\n'));
+            for line in text.lines() {
+                serde_json::from_str::<Value>(line).expect("every history line parses");
+            }
+            text.lines().count()
+        })
+        .sum();
+    assert_eq!(task["history_len"], stored);
     assert_eq!(task["next_checkpoint"], (PROCESSES * ROUNDS + 1) as u64);
     // The task's ref holds the same record, one commit per revision: no transaction skipped it.
     let name = format!("refs/checkpoint/tasks/{}", task["id"].as_str().unwrap());

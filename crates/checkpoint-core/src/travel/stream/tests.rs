@@ -160,6 +160,7 @@ fn a_task_and_a_session_log_travel_through_a_bare_remote() {
     let two = journal(&t.two);
     assert_eq!(two.task_ids().unwrap(), std::slice::from_ref(&task.id));
     assert_eq!(two.load(&task.id).unwrap(), task);
+    assert_eq!(two.history(&task, 0).unwrap(), one.history(&task, 0).unwrap());
     let log = continuity(&t.two);
     assert_eq!(log.latest(None).unwrap(), Some(saved.clone()));
     let kept = saved.files.iter().find(|f| f.path == "calc.py").unwrap();
@@ -203,7 +204,7 @@ fn each_change_is_one_commit_and_the_users_repository_is_untouched() {
     assert_eq!(commits, task.revision.to_string());
     assert_eq!(
         git(&repo.workdir, &["ls-tree", "--name-only", &name]),
-        "hook.json\nhook.md"
+        "current.json\nhistory\nhook.json\nhook.md"
     );
     let author = git(&repo.workdir, &["log", "-1", "--format=%an <%ae>", &name]);
     assert_eq!(author, "checkpoint <checkpoint@localhost>");
@@ -262,6 +263,10 @@ fn only_the_caches_own_files_are_imported() {
                     path: "nested/hook.json".to_owned(),
                     content: Some(b"{}"),
                 },
+                Edit {
+                    path: "history/evil.sh".to_owned(),
+                    content: Some(b"rm -rf ~"),
+                },
             ],
             "planted",
         )
@@ -275,8 +280,20 @@ fn only_the_caches_own_files_are_imported() {
     names.sort();
     assert_eq!(
         names,
-        ["hook.json", "hook.json.commit", "hook.json.lock", "hook.md"]
+        [
+            "current.json",
+            "history",
+            "hook.json",
+            "hook.json.commit",
+            "hook.json.lock",
+            "hook.md"
+        ]
     );
+    let chunks: Vec<_> = fs::read_dir(dir.join("history"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(chunks, ["000001.jsonl"]);
     let marker = fs::read_to_string(dir.join("hook.json.commit")).unwrap();
     assert_eq!(marker, format!("{planted}\n"));
 }
