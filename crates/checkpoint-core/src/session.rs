@@ -151,7 +151,9 @@ impl SessionStore {
         let horizon = horizon.min(now.saturating_sub(MIN_AGE).unwrap_or(now));
         // When a regular file was last written, if before the horizon.
         let expired_at = |path: &Path| {
-            let meta = fs::symlink_metadata(path).ok().filter(fs::Metadata::is_file)?;
+            let meta = fs::symlink_metadata(path)
+                .ok()
+                .filter(fs::Metadata::is_file)?;
             let written = Timestamp::try_from(meta.modified().ok()?).ok()?;
             (written < horizon).then_some(written)
         };
@@ -266,10 +268,12 @@ mod tests {
         let young = store.expire(now, now, &keep, true).unwrap();
         let files: Vec<&str> = young.iter().map(|e| e.file.as_str()).collect();
         assert_eq!(files, ["claude-recent.json"]);
-        assert!(SessionStore::new(&dir.path().join("none"))
-            .expire(now, now, &keep, false)
-            .unwrap()
-            .is_empty());
+        assert!(
+            SessionStore::new(&dir.path().join("none"))
+                .expire(now, now, &keep, false)
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]

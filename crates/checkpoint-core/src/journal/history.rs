@@ -39,8 +39,7 @@ pub fn appended(
     fresh: &[HistoryEntry],
 ) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
     let mut chunks: Vec<(String, Vec<u8>)> = Vec::new();
-    let mut next = committed;
-    for entry in fresh {
+    for (next, entry) in (committed..).zip(fresh) {
         let name = chunk_name(next);
         if chunks.last().is_none_or(|(last, _)| *last != name) {
             let kept = match next % CHUNK_ENTRIES {
@@ -55,7 +54,6 @@ pub fn appended(
             source,
         })?;
         bytes.push(b'\n');
-        next += 1;
     }
     Ok(chunks)
 }
@@ -156,7 +154,10 @@ mod tests {
             want
         });
         len = append(dir.path(), len, &all[1_001..]);
-        assert_eq!(fs::read(dir.path().join("history/000001.jsonl")).unwrap(), closed);
+        assert_eq!(
+            fs::read(dir.path().join("history/000001.jsonl")).unwrap(),
+            closed
+        );
         assert_eq!(read(dir.path(), 0, len).unwrap(), all);
         assert_eq!(read(dir.path(), 2_495, len).unwrap(), &all[2_495..]);
         assert!(read(dir.path(), len, len).unwrap().is_empty());

@@ -343,7 +343,11 @@ impl Journal {
             let from = usize::try_from(from).unwrap_or(usize::MAX);
             return Ok(task.history.get(from..).unwrap_or_default().to_vec());
         }
-        Ok(history::read(&self.task_dir(&task.id)?, from, task.history_len)?)
+        Ok(history::read(
+            &self.task_dir(&task.id)?,
+            from,
+            task.history_len,
+        )?)
     }
 
     /// Task `id`, or the active task when `id` is `None`.
@@ -455,13 +459,17 @@ impl Journal {
             keep_previous(&json)?;
         }
         let current = Current::of(task);
-        let changed = before.is_none_or(|b| b.schema != task::SCHEMA_VERSION || Current::of(b) != current);
+        let changed =
+            before.is_none_or(|b| b.schema != task::SCHEMA_VERSION || Current::of(b) != current);
         let mut files = vec![
             ("hook.json", store::json_bytes(&json, task)?),
             ("hook.md", self.markdown(task).into_bytes()),
         ];
         if changed {
-            files.push((current::FILE, store::json_bytes(&dir.join(current::FILE), &current)?));
+            files.push((
+                current::FILE,
+                store::json_bytes(&dir.join(current::FILE), &current)?,
+            ));
         }
         // One fsync of the directory for the three names, before the transaction returns.
         for (name, bytes) in files {

@@ -159,15 +159,16 @@ fn the_history_goes_to_chunks_and_hook_json_keeps_the_latest() {
     for w in &written {
         assert_eq!(fs::read(dir.join(&w.name)).unwrap(), w.bytes, "{}", w.name);
     }
-    assert_eq!((chunk(1), chunk(2)), closed, "closed chunks are never rewritten");
+    assert_eq!(
+        (chunk(1), chunk(2)),
+        closed,
+        "closed chunks are never rewritten"
+    );
     let (_, started) = j
         .update(&task.id, |t| Ok(t.start_step(None, at(6))?))
         .unwrap();
     assert_eq!(j.current(&task.id).unwrap(), Current::of(&started));
-    assert_eq!(
-        details(&j.history(&started, 2_602).unwrap()),
-        ["e2600", ""]
-    );
+    assert_eq!(details(&j.history(&started, 2_602).unwrap()), ["e2600", ""]);
 }
 
 #[test]
@@ -204,7 +205,11 @@ fn a_version_1_hook_json_loads_and_moves_its_history_out_on_the_next_write() {
     assert_eq!(old.schema, 1);
     assert_eq!(old.history_len, 1_504);
     assert_eq!(old.validating.as_deref(), Some("make test"));
-    assert!(j.markdown(&old).contains("`make test`"), "{}", j.markdown(&old));
+    assert!(
+        j.markdown(&old).contains("`make test`"),
+        "{}",
+        j.markdown(&old)
+    );
     assert_eq!(j.history(&old, 1_503).unwrap().len(), 1);
     assert_eq!(j.current(&task.id).unwrap(), Current::of(&old));
     let all = j.history(&old, 0).unwrap();
@@ -218,7 +223,8 @@ fn a_version_1_hook_json_loads_and_moves_its_history_out_on_the_next_write() {
         .unwrap();
     assert_eq!(new.schema, task::SCHEMA_VERSION);
     assert_eq!(new.history.len(), task::RECENT_HISTORY);
-    let stored: serde_json::Value = serde_json::from_slice(&fs::read(dir.join("hook.json")).unwrap()).unwrap();
+    let stored: serde_json::Value =
+        serde_json::from_slice(&fs::read(dir.join("hook.json")).unwrap()).unwrap();
     assert_eq!(stored["schema"], 2);
     assert_eq!(stored["history_len"], 1_504);
     assert!(stored.get("history").is_none());
@@ -497,7 +503,6 @@ fn interval_checkpoints_come_only_when_due() {
     );
 }
 
-
 #[test]
 fn recovery_is_recorded_once() {
     let mut policy = Policy::builtin();
@@ -722,7 +727,11 @@ fn sigkill_never_tears_hook_json() {
             );
         }
         let history = j.history(&now, 0).unwrap();
-        assert_eq!(history.len() as u64, now.history_len, "every committed entry");
+        assert_eq!(
+            history.len() as u64,
+            now.history_len,
+            "every committed entry"
+        );
         let updates: Vec<String> = (task.revision + 1..=now.revision)
             .map(|r| format!("revision {r}"))
             .collect();
