@@ -228,6 +228,35 @@ fn a_task_from_start_to_cleanup() {
 }
 
 #[test]
+fn cleanup_expires_session_files_older_than_the_continuity_log() {
+    let s = Setup::new();
+    s.ok(&["save", "a session checkpoint"], 0);
+    let sessions = s.dir().join(".git/checkpoint/sessions");
+    fs::create_dir_all(&sessions).unwrap();
+    let now = std::time::SystemTime::now();
+    for (name, hours) in [("claude-old.json", 240), ("claude-young.json", 2)] {
+        let path = sessions.join(name);
+        fs::write(&path, "{}").unwrap();
+        let file = fs::File::options().write(true).open(&path).unwrap();
+        file.set_modified(now - Duration::from_secs(hours * 3600))
+            .unwrap();
+    }
+    let dry = s.ok(&["cleanup", "--dry-run"], 0);
+    assert_eq!(
+        dry.trim(),
+        "would remove 1 session file(s) older than the continuity log"
+    );
+    assert!(sessions.join("claude-old.json").is_file());
+    let removed = s.json(&["cleanup", "--json"]);
+    assert_eq!(removed["tasks"], serde_json::json!([]));
+    assert_eq!(removed["sessions"][0]["file"], "claude-old.json");
+    assert_eq!(removed["sessions"].as_array().unwrap().len(), 1);
+    assert!(!sessions.join("claude-old.json").exists());
+    assert!(sessions.join("claude-young.json").is_file());
+    assert_eq!(s.ok(&["cleanup"], 0).trim(), "Nothing to clean up.");
+}
+
+#[test]
 fn templates_define_steps_and_unfinished_tasks_survive_cleanup() {
     let s = Setup::new().env("CHECKPOINT_JOURNAL_RETENTION_ABANDONED", "1ms");
     let template = s.home.path().join("t.toml");

@@ -160,7 +160,10 @@ fn a_task_and_a_session_log_travel_through_a_bare_remote() {
     let two = journal(&t.two);
     assert_eq!(two.task_ids().unwrap(), std::slice::from_ref(&task.id));
     assert_eq!(two.load(&task.id).unwrap(), task);
-    assert_eq!(two.history(&task, 0).unwrap(), one.history(&task, 0).unwrap());
+    assert_eq!(
+        two.history(&task, 0).unwrap(),
+        one.history(&task, 0).unwrap()
+    );
     let log = continuity(&t.two);
     assert_eq!(log.latest(None).unwrap(), Some(saved.clone()));
     let kept = saved.files.iter().find(|f| f.path == "calc.py").unwrap();
