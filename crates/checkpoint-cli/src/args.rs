@@ -1,7 +1,9 @@
 //! Options more than one command takes.
 
-/// `--task ID` and `--json`: the options of the commands that read a task (`status`, `log`,
-/// `receipts`, `recover`, `task status`).
+use crate::fetching::FetchArgs;
+
+/// `--task ID`, `--json` and `--fetch`: the options of the commands that read a task (`status`,
+/// `log`, `receipts`, `recover`, `task status`).
 #[derive(Debug, clap::Args)]
 pub(crate) struct ReadArgs {
     /// The task (default: the active one).
@@ -10,4 +12,6 @@ pub(crate) struct ReadArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) fetch: FetchArgs,
 }

@@ -33,6 +33,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt as _};
 use crate::commands::config as config_cmd;
 use crate::continuity::{self, Caller};
 use crate::error::{CliError, ErrorKind};
+use crate::fetching::FetchArgs;
 use crate::output::one_line;
 use crate::project;
 
@@ -323,7 +324,7 @@ impl Server {
                        context reset, before doing anything else."
     )]
     fn checkpoint_resume(&self) -> Answer {
-        continuity::resume(&self.open()?).map_err(failure)
+        continuity::resume(&self.open()?, FetchArgs { fetch: false }).map_err(failure)
     }
 
     #[tool(

@@ -1,6 +1,10 @@
 //! The git hooks behind `checkpoint install git` / `checkpoint uninstall git`: `post-commit` and
 //! `pre-push` (git has no post-push) record a checkpoint of the active task through the hidden
-//! `checkpoint git-hook` command.
+//! `checkpoint git-hook` command, and `pre-push` then pushes the checkpoint refs to the remote git
+//! is pushing to (its arguments, passed on), within `[travel] push_budget`. Our step's exit status
+//! is ignored, and its stderr (one line when refs did not go) reaches the user. A wrapper written
+//! before the arguments were passed on still works: it records the checkpoint and pushes nothing;
+//! installing again replaces it.
 //!
 //! An existing hook is never replaced: it is renamed aside to `<hook>.checkpoint-chained`
 //! (content, mode and symlink-ness untouched) and our wrapper runs it first, with the same
@@ -106,7 +110,7 @@ fn wrapper(hook: &str, exe: &Path) -> Result<String, CliError> {
          chained=\"$(dirname \"$0\")/{hook}{CHAINED}\"\n\
          status=0\n\
          if [ -x \"$chained\" ]; then\n    \"$chained\" \"$@\" || status=$?\nfi\n\
-         if [ \"$status\" -eq 0 ]; then\n    {exe} git-hook {hook} </dev/null >/dev/null || true\nfi\n\
+         if [ \"$status\" -eq 0 ]; then\n    {exe} git-hook {hook} -- \"$@\" </dev/null >/dev/null || true\nfi\n\
          exit \"$status\"\n"
     ))
 }
@@ -319,7 +323,7 @@ mod tests {
         git(&repo, &["add", "a.txt"]);
         git(&repo, &["commit", "-qm", "a"]);
         let log = dir.path().join("log");
-        assert_eq!(fs::read_to_string(&log).unwrap(), "git-hook post-commit\n");
+        assert_eq!(fs::read_to_string(&log).unwrap(), "git-hook post-commit --\n");
 
         // git runs pre-push on a push; run it as git would, refs on stdin.
         let out = // Through `sh`, which reads the script: exec-ing a file written a moment ago can fail with
@@ -334,7 +338,7 @@ mod tests {
         assert_eq!(fs::read_to_string(hooks.join("../pushed")).unwrap(), "a");
         assert_eq!(
             fs::read_to_string(&log).unwrap(),
-            "git-hook post-commit\ngit-hook pre-push\n"
+            "git-hook post-commit --\ngit-hook pre-push -- origin /tmp/remote\n"
         );
 
         assert_eq!(
@@ -406,8 +410,8 @@ mod tests {
         let script = wrapper("post-commit", Path::new("/opt/it's here/checkpoint")).unwrap();
         let line = script.lines().find(|l| l.contains("git-hook")).unwrap();
         assert_eq!(
-            shlex::split(line).unwrap()[..3],
-            ["/opt/it's here/checkpoint", "git-hook", "post-commit"]
+            shlex::split(line).unwrap()[..5],
+            ["/opt/it's here/checkpoint", "git-hook", "post-commit", "--", "$@"]
         );
         assert_eq!(
             script.lines().nth(1).map(|l| l.starts_with(MARKER)),
