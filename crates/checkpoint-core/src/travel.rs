@@ -20,6 +20,7 @@ pub mod push;
 mod queue;
 
 use std::collections::BTreeMap;
+use std::process::Output;
 use std::time::Duration;
 
 use crate::git::Repo;
@@ -120,6 +121,16 @@ fn reason(err: &GitCallError) -> String {
             format!("timed out after {} s", timeout.as_secs_f64())
         }
         other => sanitize::line(&other.to_string(), sanitize::ERROR_CHARS),
+    }
+}
+
+/// Why a git that ran failed, on one line: the first line of its stderr (`fatal: …`), else how
+/// it exited.
+fn failed(out: &Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    match stderr.lines().find(|line| !line.trim().is_empty()) {
+        Some(line) => sanitize::line(line, sanitize::ERROR_CHARS),
+        None => format!("git {}", out.status),
     }
 }
 

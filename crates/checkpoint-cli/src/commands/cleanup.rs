@@ -23,8 +23,8 @@ pub(crate) struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
-    /// Also delete on the remote (default: the current branch's upstream remote, else `origin`,
-    /// else the only one) the refs of the tasks removed here. Only refs the remote had, that were
+    /// Also delete on the remote (`--remote=NAME`; default: the current branch's upstream remote,
+    /// else `origin`, else the only one) the refs of the tasks removed here. Only refs the remote had, that were
     /// fetched in this run and are gone here are deleted, and only while the remote still holds
     /// what was seen.
     #[arg(
@@ -32,7 +32,7 @@ pub(crate) struct Args {
         value_name = "REMOTE",
         num_args = 0..=1,
         default_missing_value = "",
-        allow_hyphen_values = true
+        require_equals = true
     )]
     remote: Option<String>,
 }

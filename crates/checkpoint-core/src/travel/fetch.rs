@@ -89,10 +89,8 @@ pub fn fetch(repo: &Repo, remote: &str, budget: Duration) -> FetchOutcome {
         Err(err) => return failed(reason(&err)),
     };
     let rejected = rejected(&String::from_utf8_lossy(&out.stderr));
-    if rejected.is_empty()
-        && let Err(err) = call::succeeded(out, "fetch")
-    {
-        return failed(reason(&err));
+    if rejected.is_empty() && !out.status.success() {
+        return failed(super::failed(&out));
     }
     let after = local_refs(repo).unwrap_or_default();
     let updated = after

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::{REFSPEC, TravelError, local_refs, names, queue, reason, refs_count};
+use super::{REFSPEC, TravelError, failed, local_refs, names, queue, reason, refs_count};
 use crate::git::Repo;
 use crate::git::call;
 use crate::sanitize;
@@ -85,8 +85,8 @@ pub fn push(
             Ok(out) => {
                 read_porcelain(&String::from_utf8_lossy(&out.stdout), &mut report);
                 let listed = report.pushed.len() + report.up_to_date.len() + report.rejected.len();
-                if listed == 0 {
-                    report.failure = call::succeeded(out, "push").err().map(|e| reason(&e));
+                if listed == 0 && !out.status.success() {
+                    report.failure = Some(failed(&out));
                 }
             }
             Err(err) => report.failure = Some(reason(&err)),

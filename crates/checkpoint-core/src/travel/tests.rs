@@ -43,7 +43,7 @@ fn setup() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let remote = dir.path().join("remote.git");
     let work = dir.path().join("work");
-    git(dir.path(), &["init", "-q", "--bare", "remote.git"]);
+    git(dir.path(), &["init", "-q", "--bare", "-b", "main", "remote.git"]);
     git(dir.path(), &["init", "-q", "-b", "main", "work"]);
     git(&work, &["commit", "-q", "--allow-empty", "-m", "one"]);
     git(&work, &["remote", "add", "origin", remote.to_str().unwrap()]);
