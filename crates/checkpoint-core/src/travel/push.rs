@@ -144,7 +144,7 @@ mod tests {
             "To ../remote.git\n\
              =\trefs/checkpoint/sessions/main:refs/checkpoint/sessions/main\t[up to date]\n\
              *\trefs/checkpoint/tasks/b:refs/checkpoint/tasks/b\t[new reference]\n\
-              \trefs/checkpoint/tasks/c:refs/checkpoint/tasks/c\t1111111..2222222\n\
+             \x20\trefs/checkpoint/tasks/c:refs/checkpoint/tasks/c\t1111111..2222222\n\
              !\trefs/checkpoint/tasks/a:refs/checkpoint/tasks/a\t[rejected] (non-fast-forward)\n\
              Done\n",
             &mut report,
