@@ -1,7 +1,5 @@
 //! Options more than one command takes.
 
-use crate::fetching::FetchArgs;
-
 /// `--task ID`, `--json` and `--fetch`: the options of the commands that read a task (`status`,
 /// `log`, `receipts`, `recover`, `task status`).
 #[derive(Debug, clap::Args)]
@@ -14,4 +12,13 @@ pub(crate) struct ReadArgs {
     pub(crate) json: bool,
     #[command(flatten)]
     pub(crate) fetch: FetchArgs,
+}
+
+/// `--fetch`: the option of the commands that fetch on demand.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub(crate) struct FetchArgs {
+    /// Fetch the checkpoint refs from the remote first (otherwise only when what is asked for
+    /// is not here).
+    #[arg(long)]
+    pub(crate) fetch: bool,
 }

@@ -10,8 +10,9 @@ use checkpoint_core::project::Project;
 use checkpoint_core::project::restoring::{RestoreRequest, RestoreTo, Restored};
 use checkpoint_core::project::saving::SaveRequest;
 
+use crate::args::FetchArgs;
 use crate::error::CliError;
-use crate::fetching::{self, FetchArgs};
+use crate::fetching;
 
 /// What `resume` says when nothing was saved yet.
 const NO_CHECKPOINT: &str = "No checkpoint saved yet.";

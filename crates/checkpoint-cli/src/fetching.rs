@@ -6,18 +6,9 @@
 use checkpoint_core::journal::{JournalError, Task};
 use checkpoint_core::project::Project;
 
-use crate::args::ReadArgs;
+use crate::args::{FetchArgs, ReadArgs};
 use crate::error::CliError;
 use crate::output;
-
-/// `--fetch`: the option of the commands that fetch on demand.
-#[derive(Debug, Clone, Copy, clap::Args)]
-pub(crate) struct FetchArgs {
-    /// Fetch the checkpoint refs from the remote first (otherwise only when what is asked for
-    /// is not here).
-    #[arg(long)]
-    pub(crate) fetch: bool,
-}
 
 /// `read()` of what is here; with `args.fetch`, after a fetch; else, when `missing` holds for
 /// what it found, fetched and read again (when the fetch moved a ref).
@@ -49,7 +40,10 @@ fn fetch(project: &Project) -> bool {
 
 /// The task `args` names (default: the active one) as the journal resolves it; fetched (see
 /// [`read`]) when it is not here: a named task that is not here, or no active task.
-pub(crate) fn task(project: &Project, args: &ReadArgs) -> Result<Result<Task, JournalError>, CliError> {
+pub(crate) fn task(
+    project: &Project,
+    args: &ReadArgs,
+) -> Result<Result<Task, JournalError>, CliError> {
     let journal = project.journal();
     read(
         project,

@@ -40,8 +40,8 @@ pub use error::{CliError, ErrorKind};
 
 use commands::{
     check, cleanup, completions, config, diff, doctor, git_hook, integrity, keys, log, man, mcp,
-    progress, push, receipts, recover, restore, resume, save, status, statusline, step, task, trust,
-    validate, verify,
+    progress, push, receipts, recover, restore, resume, save, status, statusline, step, task,
+    trust, validate, verify,
 };
 
 /// Makes AI coding agents stop only when their work is validated.

@@ -77,9 +77,9 @@ pub mod session;
 #[cfg(feature = "io")]
 pub mod store;
 #[cfg(feature = "io")]
-pub mod trust;
-#[cfg(feature = "io")]
 pub mod travel;
+#[cfg(feature = "io")]
+pub mod trust;
 
 pub use changes::{Change, ChangeKind, ChangeSet, Head, RepoFacts};
 pub use decide::{Decision, Facts, Stop, Verdict, decide};

@@ -59,7 +59,11 @@ pub fn task_ref(id: &str) -> String {
 
 /// Every ref of ours in `repo`.
 pub fn local_refs(repo: &Repo) -> Result<Refs, GitCallError> {
-    let args = ["for-each-ref", "--format=%(objectname) %(refname)", NAMESPACE];
+    let args = [
+        "for-each-ref",
+        "--format=%(objectname) %(refname)",
+        NAMESPACE,
+    ];
     let out = call::output(call::git(repo, &args, None), "for-each-ref", LOCAL_TIMEOUT)?;
     Ok(String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -85,7 +89,9 @@ pub fn default_remote(repo: &Repo) -> Option<String> {
     let branch = lines(&["symbolic-ref", "-q", "--short", "HEAD"], "symbolic-ref");
     let upstream = branch.first().and_then(|branch| {
         let key = format!("branch.{branch}.remote");
-        lines(&["config", "--get", &key], "config").into_iter().next()
+        lines(&["config", "--get", &key], "config")
+            .into_iter()
+            .next()
     });
     if let Some(upstream) = upstream.filter(|u| remotes.contains(u)) {
         return Some(upstream);

@@ -48,7 +48,10 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
         .journal()
         .checkpoint_active(trigger, None, project.host.now, None);
     if let Err(err) = recorded {
-        output::note(&format!("checkpoint: warning: {}", CliError::from(err).message));
+        output::note(&format!(
+            "checkpoint: warning: {}",
+            CliError::from(err).message
+        ));
     }
     // git passes the remote's name, or its URL twice when the push names no remote.
     let remote = args.remote.iter().find(|r| !r.is_empty());

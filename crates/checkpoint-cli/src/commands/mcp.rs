@@ -30,10 +30,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt as _};
 
+use crate::args::FetchArgs;
 use crate::commands::config as config_cmd;
 use crate::continuity::{self, Caller};
 use crate::error::{CliError, ErrorKind};
-use crate::fetching::FetchArgs;
 use crate::output::one_line;
 use crate::project;
 

@@ -4,8 +4,8 @@
 
 use std::process::ExitCode;
 
+use crate::args::FetchArgs;
 use crate::error::CliError;
-use crate::fetching::FetchArgs;
 use crate::{continuity, output, project};
 
 /// Options of `checkpoint resume`.

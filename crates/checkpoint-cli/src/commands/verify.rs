@@ -7,9 +7,10 @@ use std::process::ExitCode;
 use checkpoint_core::journal::verify::{self, CommitResult};
 use serde_json::json;
 
+use crate::args::FetchArgs;
 use crate::commands::receipts::trusted_keys;
 use crate::error::CliError;
-use crate::fetching::{self, FetchArgs};
+use crate::fetching;
 use crate::{output, project};
 
 /// Options of `checkpoint verify`.

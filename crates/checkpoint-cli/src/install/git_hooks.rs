@@ -323,7 +323,10 @@ mod tests {
         git(&repo, &["add", "a.txt"]);
         git(&repo, &["commit", "-qm", "a"]);
         let log = dir.path().join("log");
-        assert_eq!(fs::read_to_string(&log).unwrap(), "git-hook post-commit --\n");
+        assert_eq!(
+            fs::read_to_string(&log).unwrap(),
+            "git-hook post-commit --\n"
+        );
 
         // git runs pre-push on a push; run it as git would, refs on stdin.
         let out = // Through `sh`, which reads the script: exec-ing a file written a moment ago can fail with
@@ -411,7 +414,13 @@ mod tests {
         let line = script.lines().find(|l| l.contains("git-hook")).unwrap();
         assert_eq!(
             shlex::split(line).unwrap()[..5],
-            ["/opt/it's here/checkpoint", "git-hook", "post-commit", "--", "$@"]
+            [
+                "/opt/it's here/checkpoint",
+                "git-hook",
+                "post-commit",
+                "--",
+                "$@"
+            ]
         );
         assert_eq!(
             script.lines().nth(1).map(|l| l.starts_with(MARKER)),

@@ -22,9 +22,15 @@ impl World {
         let dir = tempfile::tempdir().unwrap();
         let remote = dir.path().join("remote.git");
         let work = dir.path().join("work");
-        git(dir.path(), &["init", "-q", "--bare", "-b", "main", "remote.git"]);
+        git(
+            dir.path(),
+            &["init", "-q", "--bare", "-b", "main", "remote.git"],
+        );
         git(dir.path(), &["init", "-q", "-b", "main", "work"]);
-        git(&work, &["remote", "add", "origin", remote.to_str().unwrap()]);
+        git(
+            &work,
+            &["remote", "add", "origin", remote.to_str().unwrap()],
+        );
         let world = World { dir, remote, work };
         let out = world.checkpoint(&world.work, &["install", "git"], &[]);
         assert_eq!(code(&out), 0, "{out:?}");
@@ -52,11 +58,7 @@ impl World {
 
     /// A home directory per working directory: each clone is another machine.
     fn home(&self, dir: &Path) -> PathBuf {
-        let home = self
-            .dir
-            .path()
-            .join("homes")
-            .join(dir.file_name().unwrap());
+        let home = self.dir.path().join("homes").join(dir.file_name().unwrap());
         fs::create_dir_all(home.join(".config")).unwrap();
         home
     }
@@ -95,7 +97,11 @@ impl World {
 fn our_refs(dir: &Path) -> String {
     let out = git(
         dir,
-        &["for-each-ref", "--format=%(refname) %(objectname)", "refs/checkpoint/"],
+        &[
+            "for-each-ref",
+            "--format=%(refname) %(objectname)",
+            "refs/checkpoint/",
+        ],
     );
     String::from_utf8(out.stdout).unwrap()
 }
@@ -165,7 +171,10 @@ fn push_carries_the_refs_and_another_machine_fetches_them_on_demand() {
     assert!(our_refs(&clone).contains(&moved));
 
     // Offline: one line, and the command goes on with what is here.
-    git(&clone, &["remote", "set-url", "origin", "/nonexistent/remote.git"]);
+    git(
+        &clone,
+        &["remote", "set-url", "origin", "/nonexistent/remote.git"],
+    );
     let out = w.checkpoint(&clone, &["resume", "--fetch"], &[]);
     assert_eq!(code(&out), 0, "{out:?}");
     let lines = our_lines(&out);
@@ -200,15 +209,25 @@ fn a_slow_remote_costs_the_push_at_most_the_budget_and_the_next_push_sends_the_r
     let started = Instant::now();
     let out = w.git(&w.work, &["push", "-q", "origin", "main"], &budget);
     let took = started.elapsed();
-    assert_eq!(code(&out), 0, "the user's push is not failed by us: {out:?}");
+    assert_eq!(
+        code(&out),
+        0,
+        "the user's push is not failed by us: {out:?}"
+    );
     assert!(took < Duration::from_secs(5), "took {took:?}");
     assert_eq!(
         our_lines(&out),
-        ["checkpoint: 2 checkpoint refs not pushed to origin (timed out after 1 s); they go \
-          with the next push"]
+        [
+            "checkpoint: 2 checkpoint refs not pushed to origin (timed out after 1 s); they go \
+          with the next push"
+        ]
     );
     // The branch went, our refs did not, and nothing of the killed push is left running.
-    assert!(git(&w.remote, &["rev-parse", "refs/heads/main"]).status.success());
+    assert!(
+        git(&w.remote, &["rev-parse", "refs/heads/main"])
+            .status
+            .success()
+    );
     assert_eq!(our_refs(&w.remote), "");
     let pgid: i32 = fs::read_to_string(w.remote.join("pgid"))
         .unwrap()
@@ -243,7 +262,10 @@ fn a_slow_remote_costs_the_push_at_most_the_budget_and_the_next_push_sends_the_r
 fn a_diverged_ref_is_reported_by_name_and_never_forced() {
     let w = World::new();
     commit_ref(&w.work, "refs/checkpoint/sessions/main", "s1");
-    assert_eq!(code(&w.git(&w.work, &["push", "-q", "origin", "main"], &[])), 0);
+    assert_eq!(
+        code(&w.git(&w.work, &["push", "-q", "origin", "main"], &[])),
+        0
+    );
     let other = w.clone("other");
     w.checkpoint(&other, &["resume"], &[]);
     let theirs = commit_ref(&other, "refs/checkpoint/sessions/main", "there");
@@ -254,8 +276,10 @@ fn a_diverged_ref_is_reported_by_name_and_never_forced() {
     assert_eq!(code(&out), 0, "{out:?}");
     assert_eq!(
         our_lines(&out),
-        ["checkpoint: 1 checkpoint ref not pushed to origin: the remote's has diverged (not a \
-          fast-forward; never forced): refs/checkpoint/sessions/main"]
+        [
+            "checkpoint: 1 checkpoint ref not pushed to origin: the remote's has diverged (not a \
+          fast-forward; never forced): refs/checkpoint/sessions/main"
+        ]
     );
     assert!(our_refs(&w.remote).contains(&theirs));
     assert_eq!(code(&w.checkpoint(&w.work, &["push"], &[])), 1);
@@ -263,8 +287,10 @@ fn a_diverged_ref_is_reported_by_name_and_never_forced() {
     let out = w.checkpoint(&w.work, &["log", "--fetch"], &[]);
     assert_eq!(
         our_lines(&out),
-        ["checkpoint: 1 checkpoint ref not fetched from origin: ours has diverged from the \
-          remote's (not a fast-forward; never forced): refs/checkpoint/sessions/main"]
+        [
+            "checkpoint: 1 checkpoint ref not fetched from origin: ours has diverged from the \
+          remote's (not a fast-forward; never forced): refs/checkpoint/sessions/main"
+        ]
     );
     assert!(!our_refs(&w.work).contains(&theirs));
 }
@@ -275,11 +301,7 @@ fn an_existing_pre_push_hook_runs_first_and_its_failure_still_fails_the_push() {
     let out = w.checkpoint(&w.work, &["uninstall", "git"], &[]);
     assert_eq!(code(&out), 0);
     let hook = w.work.join(".git/hooks/pre-push");
-    fs::write(
-        &hook,
-        "#!/bin/sh\necho \"$1 $2\" >> ran\n[ ! -e refuse ]\n",
-    )
-    .unwrap();
+    fs::write(&hook, "#!/bin/sh\necho \"$1 $2\" >> ran\n[ ! -e refuse ]\n").unwrap();
     fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
     fs::write(w.work.join("refuse"), "").unwrap();
     assert_eq!(code(&w.checkpoint(&w.work, &["install", "git"], &[])), 0);
@@ -301,9 +323,7 @@ fn an_existing_pre_push_hook_runs_first_and_its_failure_still_fails_the_push() {
 fn an_old_wrapper_keeps_working_and_pushes_nothing() {
     let w = World::new();
     let hook = w.work.join(".git/hooks/pre-push");
-    let old = fs::read_to_string(&hook)
-        .unwrap()
-        .replace(" -- \"$@\"", "");
+    let old = fs::read_to_string(&hook).unwrap().replace(" -- \"$@\"", "");
     fs::write(&hook, old).unwrap();
     commit_ref(&w.work, "refs/checkpoint/tasks/t1", "t1");
     let out = w.git(&w.work, &["push", "-q", "origin", "main"], &[]);
@@ -314,7 +334,10 @@ fn an_old_wrapper_keeps_working_and_pushes_nothing() {
     let out = w.checkpoint(&w.work, &["install", "git"], &[]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("pre-push: installed"));
     w.commit("two");
-    assert_eq!(code(&w.git(&w.work, &["push", "-q", "origin", "main"], &[])), 0);
+    assert_eq!(
+        code(&w.git(&w.work, &["push", "-q", "origin", "main"], &[])),
+        0
+    );
     assert_eq!(our_refs(&w.remote), our_refs(&w.work));
 }
 
@@ -385,7 +408,14 @@ fn cleanup_remote_deletes_only_what_retention_removed_here() {
     assert_eq!(names(&w.work), names(&w.remote));
 
     // An unreachable remote is an error, and nothing else happens.
-    let out = w.checkpoint(&w.work, &["cleanup", "--remote=/nonexistent/remote.git"], &[]);
+    let out = w.checkpoint(
+        &w.work,
+        &["cleanup", "--remote=/nonexistent/remote.git"],
+        &[],
+    );
     assert_ne!(code(&out), 0, "{out:?}");
-    assert!(stderr(&out).contains("cannot reach /nonexistent/remote.git"), "{out:?}");
+    assert!(
+        stderr(&out).contains("cannot reach /nonexistent/remote.git"),
+        "{out:?}"
+    );
 }

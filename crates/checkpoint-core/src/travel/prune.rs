@@ -103,7 +103,10 @@ mod tests {
     use super::*;
 
     fn refs(names: &[&str]) -> Refs {
-        names.iter().map(|n| (n.to_string(), format!("oid-{n}"))).collect()
+        names
+            .iter()
+            .map(|n| (n.to_string(), format!("oid-{n}")))
+            .collect()
     }
 
     #[test]

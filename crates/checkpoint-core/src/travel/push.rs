@@ -98,13 +98,7 @@ pub fn push(
         .chain(&report.up_to_date)
         .cloned()
         .collect();
-    report.queued = queue::record(
-        state_dir,
-        remote,
-        &local,
-        &taken,
-        report.failure.as_deref(),
-    )?;
+    report.queued = queue::record(state_dir, remote, &local, &taken, report.failure.as_deref())?;
     Ok(report)
 }
 

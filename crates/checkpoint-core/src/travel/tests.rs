@@ -43,12 +43,21 @@ fn setup() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let remote = dir.path().join("remote.git");
     let work = dir.path().join("work");
-    git(dir.path(), &["init", "-q", "--bare", "-b", "main", "remote.git"]);
+    git(
+        dir.path(),
+        &["init", "-q", "--bare", "-b", "main", "remote.git"],
+    );
     git(dir.path(), &["init", "-q", "-b", "main", "work"]);
     git(&work, &["commit", "-q", "--allow-empty", "-m", "one"]);
-    git(&work, &["remote", "add", "origin", remote.to_str().unwrap()]);
+    git(
+        &work,
+        &["remote", "add", "origin", remote.to_str().unwrap()],
+    );
     git(&work, &["push", "-q", "-u", "origin", "main"]);
-    git(dir.path(), &["clone", "-q", remote.to_str().unwrap(), "clone"]);
+    git(
+        dir.path(),
+        &["clone", "-q", remote.to_str().unwrap(), "clone"],
+    );
     let clone = dir.path().join("clone");
     (dir, work, clone)
 }
@@ -74,7 +83,9 @@ fn pushed_refs_are_fetched_by_a_clone_and_divergence_is_never_forced() {
     let fetched = fetch_default(&repo(&clone), BUDGET);
     assert!(fetched.updated_any(), "{fetched:?}");
     assert_eq!(
-        local_refs(&repo(&clone)).unwrap().get("refs/checkpoint/tasks/t1"),
+        local_refs(&repo(&clone))
+            .unwrap()
+            .get("refs/checkpoint/tasks/t1"),
         Some(&task)
     );
 
@@ -109,10 +120,7 @@ fn an_unreachable_remote_queues_everything_and_the_next_push_sends_it() {
     let report = push(&repo(&work), &state, missing.to_str().unwrap(), BUDGET).unwrap();
     assert_eq!(report.queued.len(), 2);
     assert!(report.failure.is_some());
-    assert_eq!(
-        push::waiting(&state).unwrap(),
-        [missing.to_str().unwrap()]
-    );
+    assert_eq!(push::waiting(&state).unwrap(), [missing.to_str().unwrap()]);
     // A remote name that looks like an option is a repository git cannot find, nothing more.
     let report = push(&repo(&work), &state, "--upload-pack=touch pwned", BUDGET).unwrap();
     assert_eq!(report.queued.len(), 2);
