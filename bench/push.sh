@@ -29,16 +29,16 @@ rm -rf "$work"
 mkdir -p "$work"
 cd "$work"
 git init -q -b main --bare base.git
+git init -q -b main seed
+(cd seed && echo one > file && git add file && git commit -qm one && git push -q ../base.git main)
 
-# A repository pushing to remote.git, one commit ahead of base.git, with refs of ours made by
-# $2: `tasks` (200 task refs, one commit each), `chain` (one session ref of 200 commits), `both`.
+# A clone of base.git pushing to remote.git, one commit ahead, with refs of ours made by $2:
+# `tasks` (200 task refs, one commit each), `chain` (one session ref of 200 commits), `both`.
 make_repo() {
-    git init -q -b main "$1"
+    git clone -q base.git "$1"
     (
         cd "$1"
-        git remote add origin "$work/remote.git"
-        echo one > file && git add file && git commit -qm one
-        git push -q --force "$work/base.git" main
+        git remote set-url origin "$work/remote.git"
         echo two > file && git commit -qam two
         empty=$(git hash-object -t tree /dev/null)
         if [ "$2" != chain ]; then

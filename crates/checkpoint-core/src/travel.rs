@@ -12,7 +12,7 @@
 //! Every ref of ours moves by fast-forward only: a rejected update means that two machines
 //! diverged, and is reported with the ref's name, never forced. Remote names and URLs are passed
 //! to git after `--`, so none can become an option, and git runs with the checks of
-//! [`crate::git::call::run_remote`] (its own process group, killed at the budget, no prompt).
+//! `git::call::run_remote` (its own process group, killed at the budget, no prompt).
 
 pub mod fetch;
 pub mod prune;

@@ -19,6 +19,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+use checkpoint_core::doctor::Check;
 use checkpoint_core::store;
 
 use crate::{CliError, output, project};
@@ -28,6 +29,9 @@ pub(crate) const HOOKS: [&str; 2] = ["post-commit", "pre-push"];
 
 /// The line that marks a hook file as ours.
 const MARKER: &str = "# checkpoint-managed hook";
+
+/// How the wrapper passes git's arguments on to `checkpoint git-hook`.
+const PASSED_ON: &str = "-- \"$@\"";
 
 /// Appended to an existing hook's name when it is moved aside.
 const CHAINED: &str = ".checkpoint-chained";
@@ -53,6 +57,31 @@ pub(crate) enum HookChange {
     },
     /// Nothing of ours was there.
     NotInstalled(&'static str),
+}
+
+/// What `checkpoint doctor` says of the `pre-push` hook in `dir`: `None` when it is not ours,
+/// else whether it pushes the checkpoint refs (a wrapper of an older version passes git's
+/// arguments on to nothing).
+pub(crate) fn pre_push_check(dir: &Path) -> Option<Check> {
+    let path = dir.join("pre-push");
+    if !is_ours(&path) {
+        return None;
+    }
+    let current = fs::read_to_string(&path).is_ok_and(|text| text.contains(PASSED_ON));
+    Some(if current {
+        Check::ok(format!(
+            "{}: pushes the checkpoint refs with every push",
+            path.display()
+        ))
+    } else {
+        Check::problem(
+            format!(
+                "{}: installed by an older version, it pushes no checkpoint refs",
+                path.display()
+            ),
+            "checkpoint install git",
+        )
+    })
 }
 
 /// Where git looks for the hooks of the repository around `cwd`.
@@ -110,7 +139,7 @@ fn wrapper(hook: &str, exe: &Path) -> Result<String, CliError> {
          chained=\"$(dirname \"$0\")/{hook}{CHAINED}\"\n\
          status=0\n\
          if [ -x \"$chained\" ]; then\n    \"$chained\" \"$@\" || status=$?\nfi\n\
-         if [ \"$status\" -eq 0 ]; then\n    {exe} git-hook {hook} -- \"$@\" </dev/null >/dev/null || true\nfi\n\
+         if [ \"$status\" -eq 0 ]; then\n    {exe} git-hook {hook} {PASSED_ON} </dev/null >/dev/null || true\nfi\n\
          exit \"$status\"\n"
     ))
 }

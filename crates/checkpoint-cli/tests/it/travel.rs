@@ -330,9 +330,30 @@ fn an_old_wrapper_keeps_working_and_pushes_nothing() {
     assert_eq!(code(&out), 0, "{out:?}");
     assert_eq!(our_lines(&out), Vec::<String>::new());
     assert_eq!(our_refs(&w.remote), "");
+    let doctor = |w: &World| {
+        let out = w.checkpoint(&w.work, &["doctor"], &[]);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        stdout
+            .lines()
+            .skip_while(|l| !l.contains("hooks/pre-push"))
+            .take(2)
+            .map(|l| l.trim().replace(&w.work.display().to_string(), "[repo]"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        doctor(&w),
+        [
+            "✗ [repo]/.git/hooks/pre-push: installed by an older version, it pushes no checkpoint refs",
+            "fix: checkpoint install git"
+        ]
+    );
     // Installing again brings the new wrapper.
     let out = w.checkpoint(&w.work, &["install", "git"], &[]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("pre-push: installed"));
+    assert_eq!(
+        doctor(&w)[0],
+        "✓ [repo]/.git/hooks/pre-push: pushes the checkpoint refs with every push"
+    );
     w.commit("two");
     assert_eq!(
         code(&w.git(&w.work, &["push", "-q", "origin", "main"], &[])),
