@@ -343,7 +343,7 @@ fn an_old_wrapper_keeps_working_and_pushes_nothing() {
     assert_eq!(
         doctor(&w),
         [
-            "✗ [repo]/.git/hooks/pre-push: installed by an older version, it pushes no checkpoint refs",
+            "problem [repo]/.git/hooks/pre-push: installed by an older version, it pushes no checkpoint refs",
             "fix: checkpoint install git"
         ]
     );
@@ -352,7 +352,7 @@ fn an_old_wrapper_keeps_working_and_pushes_nothing() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("pre-push: installed"));
     assert_eq!(
         doctor(&w)[0],
-        "✓ [repo]/.git/hooks/pre-push: pushes the checkpoint refs with every push"
+        "ok      [repo]/.git/hooks/pre-push: pushes the checkpoint refs with every push"
     );
     w.commit("two");
     assert_eq!(
