@@ -9,13 +9,13 @@ use checkpoint_core::sanitize;
 
 use crate::args::ReadArgs;
 use crate::error::CliError;
-use crate::{continuity, output, project};
+use crate::{continuity, fetching, output, project};
 
 /// `checkpoint log`.
 pub(crate) fn run(args: &ReadArgs) -> Result<ExitCode, CliError> {
     let project = project::open()?;
     let journal = project.journal();
-    let task = match journal.resolve(args.task.as_deref()) {
+    let task = match fetching::task(&project, args)? {
         Ok(task) => task,
         // Without a task, the log is the project's session checkpoints.
         Err(JournalError::NoActiveTask) => return session_log(&project, args.json),

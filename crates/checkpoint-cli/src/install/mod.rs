@@ -7,7 +7,7 @@
 mod adapter;
 mod agents;
 mod config_file;
-mod git_hooks;
+pub(crate) mod git_hooks;
 pub(crate) mod inspect;
 mod ledger;
 mod mcp;
