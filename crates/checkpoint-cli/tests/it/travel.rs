@@ -440,3 +440,56 @@ fn cleanup_remote_deletes_only_what_retention_removed_here() {
         "{out:?}"
     );
 }
+
+/// The "done when", with refs the store itself wrote: a session checkpoint and a task
+/// with a signed receipt saved on one machine travel with a plain `git push`; on a fresh clone
+/// with another HOME, `checkpoint resume` shows that checkpoint, the task reads back whole, and
+/// `verify` passes once the author's key is in `.checkpoint/allowed_signers`.
+#[test]
+fn a_saved_checkpoint_and_task_travel_with_git_push_to_a_fresh_clone() {
+    let w = World::new();
+    let ok = |dir: &Path, args: &[&str]| {
+        let out = w.checkpoint(dir, args, &[]);
+        assert_eq!(code(&out), 0, "checkpoint {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    ok(&w.work, &["task", "start", "login", "--steps", "a"]);
+    ok(&w.work, &["step", "start"]);
+    ok(&w.work, &["validate", "--", "true"]);
+    fs::write(w.work.join("notes.txt"), "half done\n").unwrap();
+    ok(&w.work, &["save", "before lunch"]);
+    let status: serde_json::Value =
+        serde_json::from_str(&ok(&w.work, &["status", "--json"])).unwrap();
+    let id = status["task"]["id"].as_str().unwrap().to_owned();
+    let key = ok(&w.work, &["keys", "export"]);
+    let push = w.git(&w.work, &["push", "-q", "origin", "main"], &[]);
+    assert_eq!(code(&push), 0, "{push:?}");
+    // The push recorded a push checkpoint before it sent the refs: that state is what travels.
+    let status: serde_json::Value =
+        serde_json::from_str(&ok(&w.work, &["status", "--json"])).unwrap();
+    let pushed = our_refs(&w.remote);
+    assert!(
+        pushed.contains(&format!("refs/checkpoint/tasks/{id} ")),
+        "{pushed}"
+    );
+    assert!(
+        pushed.contains("refs/checkpoint/sessions/main "),
+        "{pushed}"
+    );
+
+    let other = w.clone("other");
+    let resumed = ok(&other, &["resume"]);
+    assert!(resumed.contains("before lunch"), "{resumed}");
+    let there: serde_json::Value =
+        serde_json::from_str(&ok(&other, &["status", "--task", &id, "--json"])).unwrap();
+    assert_eq!(there["task"]["revision"], status["task"]["revision"]);
+    assert_eq!(there["task"]["receipts"], status["task"]["receipts"]);
+    let untrusted = w.checkpoint(&other, &["verify", "HEAD"], &[]);
+    assert_eq!(code(&untrusted), 1, "{untrusted:?}");
+    fs::create_dir_all(other.join(".checkpoint")).unwrap();
+    fs::write(other.join(".checkpoint/allowed_signers"), &key).unwrap();
+    let trusted = w.checkpoint(&other, &["verify", "HEAD"], &[]);
+    let text = String::from_utf8_lossy(&trusted.stdout);
+    assert_eq!(code(&trusted), 0, "{trusted:?}");
+    assert!(text.contains("verified"), "{text}");
+}
