@@ -124,13 +124,13 @@ impl AgentSpec {
             let below = if user_dir.names_config_dir() {
                 Path::new("")
             } else {
-                Path::new(self.table.dir)
+                Path::new(user_dir.below_variable(self.table.dir))
             };
             return Ok(dir.join(below));
         }
         std::env::home_dir()
             .filter(|home| !home.as_os_str().is_empty())
-            .map(|home| home.join(user_dir.in_home(self.table.dir)))
+            .map(|home| home.join(&*user_dir.in_home(self.table.dir)))
             .ok_or_else(|| {
                 CliError::new(
                     "cannot find the home directory",

@@ -11,6 +11,7 @@ mod git_hooks;
 pub(crate) mod inspect;
 mod ledger;
 mod mcp;
+mod plugin;
 mod settings;
 mod skill;
 mod statusline;
@@ -18,6 +19,7 @@ mod statusline;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use checkpoint_core::agent::HooksLayout;
 use serde_json::Value;
 
 use crate::{CliError, output, project};
@@ -114,6 +116,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<ExitCode, CliError> {
         mcp::not_for_git(&target)?;
         return git_hooks::install_command(target.user, args.adapter.is_some(), target.dry_run);
     };
+    mcp::check(&target, &spec)?;
     let adapter = adapter::locate(&spec, args.adapter.as_deref())?;
     let command = adapter::command_line(&adapter, adapter::HOOK_MARKER)?;
     let handlers: Vec<(&str, Value)> = spec
@@ -272,6 +275,9 @@ fn edit(
     let scope = scope(target.user)?;
     let ledger = Ledger::of(&scope, mode)?;
     let file = ConfigFile::read(spec.config_path(&scope)?)?;
+    if let HooksLayout::Plugin(source) = spec.table.layout {
+        return plugin::edit(source, target, spec, handlers, (scope, ledger, file));
+    }
     let before = file.settings()?;
     let mut after = before.clone();
     let adapter = spec.adapter();
