@@ -78,6 +78,7 @@ export const CheckpointPlugin = async ({ client, directory }) => {
   const subagents = new Set(); // sessions with a parent: a subagent's, judged by its parent's turn
   const started = new Set(); // sessions given their start context
   const assistant = new Set(); // ids of assistant messages
+  const summarised = new Set(); // sessions whose last assistant message is a compaction summary
   const replies = new Map(); // session -> the assistant's last text
   const retrying = new Map(); // session -> the block sent back as its next prompt
   const payload = (session) => ({ session_id: session, cwd: directory });
@@ -128,9 +129,17 @@ export const CheckpointPlugin = async ({ client, directory }) => {
           created.add(properties.info?.id);
           if (properties.info?.parentID) subagents.add(properties.info.id);
           return;
-        case "message.updated":
-          if (properties.info?.role === "assistant") assistant.add(properties.info.id);
+        case "message.updated": {
+          const info = properties.info;
+          if (info?.role !== "assistant") return;
+          // A compaction's summary ends no turn of the model's.
+          if (info.summary === true) summarised.add(info.sessionID);
+          else {
+            summarised.delete(info.sessionID);
+            assistant.add(info.id);
+          }
           return;
+        }
         case "message.part.updated": {
           const part = properties.part;
           if (part?.type === "text" && !part.synthetic && assistant.has(part.messageID) && part.text?.trim()) {
@@ -140,7 +149,7 @@ export const CheckpointPlugin = async ({ client, directory }) => {
         }
         case "session.idle": {
           const session = properties.sessionID;
-          if (!session || subagents.has(session)) return;
+          if (!session || subagents.has(session) || summarised.has(session)) return;
           const answer = await ask(
             "session.idle",
             {
