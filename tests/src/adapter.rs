@@ -278,7 +278,11 @@ impl Adapter {
                 reason = r.to_owned();
             }
             let word = answer["decision"].as_str();
-            answers.push(word.or(blocked.map(|_| block)).unwrap_or("allow").to_owned());
+            answers.push(
+                word.or(blocked.map(|_| block))
+                    .unwrap_or("allow")
+                    .to_owned(),
+            );
         }
         assert_eq!(answers, [block, block, block, "allow"]);
     }

@@ -56,10 +56,9 @@ fn check_answer(_event: &str, exit_code: i32, stdout: &str) -> Result<(), String
     let Value::Object(answer) = answer else {
         return Err("stdout is not a JSON object; the plugin ignores it".to_owned());
     };
-    match answer
-        .iter()
-        .find(|(key, value)| !["block", "context", "notice"].contains(&key.as_str()) || !value.is_string())
-    {
+    match answer.iter().find(|(key, value)| {
+        !["block", "context", "notice"].contains(&key.as_str()) || !value.is_string()
+    }) {
         Some((key, _)) => Err(format!("`{key}` is not a string the plugin reads")),
         None => Ok(()),
     }

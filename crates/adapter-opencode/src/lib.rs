@@ -69,7 +69,10 @@ impl AgentHome for OpenCode {
         EVENTS
             .iter()
             .find(|(name, _)| *name == wire_name)
-            .map_or_else(|| EventKind::Other(wire_name.to_owned()), |(_, kind)| kind.clone())
+            .map_or_else(
+                || EventKind::Other(wire_name.to_owned()),
+                |(_, kind)| kind.clone(),
+            )
     }
 
     /// Only checkpoint's OpenCode plugin names its events with OpenCode's dotted names.
@@ -136,7 +139,9 @@ mod tests {
         assert!(claimed(r#"{"hook_event_name":"session.idle","cwd":"/p"}"#));
         assert!(claimed(r#"{"hook_event_name":"chat.message","cwd":"/p"}"#));
         assert!(!claimed(r#"{"hook_event_name":"Stop","cwd":"/p"}"#));
-        assert!(!claimed(r#"{"hook_event_name":"session.deleted","cwd":"/p"}"#));
+        assert!(!claimed(
+            r#"{"hook_event_name":"session.deleted","cwd":"/p"}"#
+        ));
         assert!(!claimed(r#"{"sessionId":"s"}"#));
     }
 

@@ -105,7 +105,10 @@ mod tests {
     fn opencode_is_recognised_by_its_plugins_event_names() {
         let raw = br#"{"hook_event_name":"session.idle","session_id":"ses_1","cwd":"/p"}"#;
         let (_, event) = parse(None, raw).unwrap();
-        assert_eq!((event.agent, event.kind), (Agent::OpenCode, EventKind::Stop));
+        assert_eq!(
+            (event.agent, event.kind),
+            (Agent::OpenCode, EventKind::Stop)
+        );
     }
 
     #[test]

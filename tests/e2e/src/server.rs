@@ -41,10 +41,16 @@ impl Server {
             .and_then(|l| l.local_addr())
             .expect("a free port")
             .port();
-        let output = std::fs::File::create(log)
-            .unwrap_or_else(|e| panic!("create {}: {e}", log.display()));
+        let output =
+            std::fs::File::create(log).unwrap_or_else(|e| panic!("create {}: {e}", log.display()));
         let child = Command::new(program)
-            .args(["serve", "--hostname", "127.0.0.1", "--port", &port.to_string()])
+            .args([
+                "serve",
+                "--hostname",
+                "127.0.0.1",
+                "--port",
+                &port.to_string(),
+            ])
             .current_dir(dir)
             .env_clear()
             .envs(env)
@@ -89,7 +95,10 @@ impl Server {
 
     /// Whether `GET /session/status` of `dir` lists no session that is not idle.
     fn all_idle(&self, dir: &Path) -> bool {
-        let path = format!("/session/status?directory={}", encode(&dir.display().to_string()));
+        let path = format!(
+            "/session/status?directory={}",
+            encode(&dir.display().to_string())
+        );
         get(self.port, &path).is_some_and(|status| {
             status
                 .as_object()
@@ -142,7 +151,13 @@ fn adapter_runs_under(root: u32) -> bool {
         .filter_map(|entry| {
             let pid: u32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            let ppid = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()?;
+            let ppid = stat
+                .rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
             Some((pid, ppid))
         })
         .collect();

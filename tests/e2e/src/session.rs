@@ -251,6 +251,10 @@ impl Session {
                 ] {
                     set(var, "1".as_ref());
                 }
+                // OpenCode installs @opencode-ai/plugin into every config directory it reads
+                // (`.opencode/`, the user's) with npm's own code, which reads npm's variables:
+                // offline, that install fails at once instead of retrying for a minute.
+                set("npm_config_offline", "true".as_ref());
             }
         }
         env
@@ -261,7 +265,8 @@ impl Session {
         let home = self.home();
         match self.agent {
             Agent::Copilot => create_dir(&home.join(".copilot")),
-            Agent::OpenCode => write_file(
+            Agent::OpenCode => {
+                write_file(
                 &home.join(".config/opencode/opencode.json"),
                 &serde_json::to_string_pretty(&json!({
                     "provider": {"mock": {
@@ -279,7 +284,8 @@ impl Session {
                     "permission": {"bash": "allow", "edit": "allow", "external_directory": "allow"},
                 }))
                 .expect("JSON serializes"),
-            ),
+            );
+            }
             Agent::Claude => create_dir(&home.join(".claude")),
             Agent::Gemini => write_file(
                 &home.join(".gemini/settings.json"),
@@ -534,7 +540,10 @@ plugins = false
         if let Some(server) = &server {
             let at = usize::from(args.first().is_some_and(|a| a == "run"));
             let dir = repo.display().to_string();
-            args.splice(at..at, ["--attach".to_owned(), server.url(), "--dir".to_owned(), dir]);
+            args.splice(
+                at..at,
+                ["--attach".to_owned(), server.url(), "--dir".to_owned(), dir],
+            );
         }
         let mut child = Command::new(&self.program)
             .args(&args)
@@ -586,9 +595,9 @@ plugins = false
         }
         // OpenCode's turn goes on in the server after `run --attach` returned (a block is sent
         // back at the session's idle): the run is over once the server has settled.
-        let settled = server.as_ref().is_none_or(|server| {
-            finished.is_none() || server.settle(&repo, started + timeout)
-        });
+        let settled = server
+            .as_ref()
+            .is_none_or(|server| finished.is_none() || server.settle(&repo, started + timeout));
         let finished = finished.filter(|_| settled);
         drop(server);
         let elapsed = started.elapsed();

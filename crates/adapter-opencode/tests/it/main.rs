@@ -35,7 +35,11 @@ fn block_is_the_message_the_plugin_sends_back() {
 #[test]
 fn allow_is_an_empty_object() {
     let repo = repo("docs-only");
-    OPENCODE.assert_no_op(&OPENCODE.fire(repo.path(), "session.idle"), 0, "docs-only stop");
+    OPENCODE.assert_no_op(
+        &OPENCODE.fire(repo.path(), "session.idle"),
+        0,
+        "docs-only stop",
+    );
 }
 
 #[test]
@@ -97,7 +101,10 @@ fn sessions_resume_from_the_last_checkpoint() {
     OPENCODE.assert_no_op(&OPENCODE.fire(dir, "session.idle"), 0, "allowed stop");
     for (fixture, why) in [
         ("session.start", "⚠️ SESSION RESET: a new session started."),
-        ("session.start-resume", "⚠️ SESSION RESET: the session was resumed."),
+        (
+            "session.start-resume",
+            "⚠️ SESSION RESET: the session was resumed.",
+        ),
     ] {
         let run = OPENCODE.fire(dir, fixture);
         let answer: Value = serde_json::from_str(&run.stdout).unwrap();

@@ -32,7 +32,12 @@ pub(super) fn edit(
     });
     let text = wanted(source, spec, &file, command.as_deref())?;
     let removed = match (&text, &command) {
-        (Some(_), None) => spec.table.events.iter().map(|e| e.name.to_owned()).collect(),
+        (Some(_), None) => spec
+            .table
+            .events
+            .iter()
+            .map(|e| e.name.to_owned())
+            .collect(),
         _ => Vec::new(),
     };
     let result = match text {

@@ -540,11 +540,17 @@ fn opencode_gets_a_plugin_of_its_own() {
 
     fx.write(file, &format!("{installed}// my own line\n"));
     let out = ok(&fx.uninstall("opencode", &[]));
-    assert!(out.contains("was edited since checkpoint wrote it"), "{out}");
+    assert!(
+        out.contains("was edited since checkpoint wrote it"),
+        "{out}"
+    );
     assert!(fx.path(file).exists(), "an edited plugin is the user's");
     fx.write(file, &installed);
     ok(&fx.uninstall("opencode", &[]));
-    assert!(!fx.path(".opencode").exists(), "nothing of the install is left");
+    assert!(
+        !fx.path(".opencode").exists(),
+        "nothing of the install is left"
+    );
 
     let theirs = "export const Mine = async () => ({});\n";
     fx.write(file, theirs);
@@ -554,7 +560,11 @@ fn opencode_gets_a_plugin_of_its_own() {
         String::from_utf8_lossy(&out.stderr).contains("it is not checkpoint's OpenCode plugin"),
         "{out:?}"
     );
-    assert_eq!(fx.read(file), theirs, "somebody else's file is left untouched");
+    assert_eq!(
+        fx.read(file),
+        theirs,
+        "somebody else's file is left untouched"
+    );
     ok(&fx.uninstall("opencode", &[]));
     assert_eq!(fx.read(file), theirs, "and uninstall leaves it too");
 }
