@@ -35,7 +35,8 @@ use ledger::{Ledger, Mode};
 pub(crate) struct Options {
     /// Edit the user's hooks file instead of the project's: ~/.claude/settings.json
     /// ($CLAUDE_CONFIG_DIR), ~/.gemini/settings.json ($GEMINI_CLI_HOME/.gemini),
-    /// ~/.codex/hooks.json ($CODEX_HOME).
+    /// ~/.codex/hooks.json ($CODEX_HOME), ~/.copilot/hooks/checkpoint.json ($COPILOT_HOME),
+    /// ~/.config/opencode/plugins/checkpoint.js ($XDG_CONFIG_HOME).
     #[arg(long)]
     user: bool,
     /// Print the change as a unified diff and write nothing.
