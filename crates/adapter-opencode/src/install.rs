@@ -13,7 +13,7 @@ pub static INSTALL: InstallSpec = InstallSpec {
     dir: ".opencode",
     file: "plugins/checkpoint.js",
     layout: HooksLayout::Plugin(PluginSource {
-        render: crate::plugin::render,
+        render,
         command_of: crate::plugin::command_of,
     }),
     user_dir: UserDir::Xdg {
@@ -37,7 +37,67 @@ pub static INSTALL: InstallSpec = InstallSpec {
     doctor: crate::doctor::DOCTOR,
 };
 
+/// The plugin for `command`, with this table's timeouts.
+fn render(command: &str) -> String {
+    crate::plugin::render(command, &INSTALL)
+}
+
 /// OpenCode loads the plugins it finds at its next start, without asking.
 fn next_steps(_scope: &InstallScope) -> String {
     "Next: restart OpenCode; it loads the plugin at start, without asking.".to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use checkpoint_core::agent::HooksLayout;
+
+    use super::*;
+
+    /// The plugin as install writes it, and how install reads its command back.
+    fn plugin() -> (fn(&str) -> String, fn(&str) -> Option<String>) {
+        let HooksLayout::Plugin(source) = INSTALL.layout else {
+            panic!("OpenCode's hooks are a plugin");
+        };
+        (source.render, source.command_of)
+    }
+
+    #[test]
+    fn the_command_is_read_back_from_the_plugin() {
+        let (render, command_of) = plugin();
+        for command in [
+            "/usr/bin/checkpoint-opencode --hook",
+            "'/my dir/it'\\''s/checkpoint-opencode' --hook",
+            "/a\"quote\\/checkpoint-opencode --hook",
+        ] {
+            let plugin = render(command);
+            assert_eq!(command_of(&plugin).as_deref(), Some(command), "{plugin}");
+            assert!(!plugin.contains("__COMMAND__") && !plugin.contains("__TIMEOUTS__"));
+        }
+    }
+
+    #[test]
+    fn the_timeouts_are_the_install_tables() {
+        let (render, _) = plugin();
+        let plugin = render("/bin/checkpoint-opencode --hook");
+        let line = plugin
+            .lines()
+            .find(|line| line.starts_with("const TIMEOUTS = "))
+            .unwrap();
+        insta::assert_snapshot!(line, @r#"const TIMEOUTS = {"session.idle":1800000,"chat.message":30000,"tool.execute.after":30000,"session.start":30000,"session.compacting":30000};"#);
+    }
+
+    #[test]
+    fn other_files_are_not_ours() {
+        let (render, command_of) = plugin();
+        let ours = render("/bin/checkpoint-opencode --hook");
+        let without_header = ours.lines().skip(1).collect::<Vec<_>>().join("\n");
+        for text in [
+            "",
+            "export const Mine = async () => ({});\n",
+            &without_header,
+            &ours.replace("const COMMAND = ", "const CMD = "),
+        ] {
+            assert_eq!(command_of(text), None, "{text}");
+        }
+    }
 }

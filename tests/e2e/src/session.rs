@@ -390,8 +390,8 @@ plugins = false
     ///   --dangerously-bypass-approvals-and-sandbox --color never PROMPT`
     /// - Copilot: `-p PROMPT --allow-all --no-color`
     /// - OpenCode: `run PROMPT`, to which [`Session::run_args`] adds `--attach <server> --dir
-    ///   <repo>` after `run`: the run goes to an `opencode serve` of its own (see
-    ///   [`crate::server`])
+    ///   <repo>` after `run`: the run goes to an `opencode serve` of its own, and is over once
+    ///   that server has settled
     ///
     /// Start from these to run the CLI with more flags ([`Session::run_args`]), for example
     /// Claude's `--resume ID`.
