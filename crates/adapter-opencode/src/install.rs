@@ -54,16 +54,16 @@ mod tests {
     use super::*;
 
     /// The plugin as install writes it, and how install reads its command back.
-    fn plugin() -> (fn(&str) -> String, fn(&str) -> Option<String>) {
+    fn plugin() -> PluginSource {
         let HooksLayout::Plugin(source) = INSTALL.layout else {
             panic!("OpenCode's hooks are a plugin");
         };
-        (source.render, source.command_of)
+        source
     }
 
     #[test]
     fn the_command_is_read_back_from_the_plugin() {
-        let (render, command_of) = plugin();
+        let PluginSource { render, command_of } = plugin();
         for command in [
             "/usr/bin/checkpoint-opencode --hook",
             "'/my dir/it'\\''s/checkpoint-opencode' --hook",
@@ -77,7 +77,7 @@ mod tests {
 
     #[test]
     fn the_timeouts_are_the_install_tables() {
-        let (render, _) = plugin();
+        let PluginSource { render, .. } = plugin();
         let plugin = render("/bin/checkpoint-opencode --hook");
         let line = plugin
             .lines()
@@ -88,7 +88,7 @@ mod tests {
 
     #[test]
     fn other_files_are_not_ours() {
-        let (render, command_of) = plugin();
+        let PluginSource { render, command_of } = plugin();
         let ours = render("/bin/checkpoint-opencode --hook");
         let without_header = ours.lines().skip(1).collect::<Vec<_>>().join("\n");
         for text in [
