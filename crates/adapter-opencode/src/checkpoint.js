@@ -86,6 +86,7 @@ export const CheckpointPlugin = async ({ client, directory }) => {
   return {
     "chat.message": async (input, output) => {
       const session = input.sessionID;
+      if (subagents.has(session)) return;
       const parts = output.parts;
       const text = parts.find((part) => part.type === "text" && !part.synthetic);
       const context = [];

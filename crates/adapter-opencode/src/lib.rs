@@ -15,8 +15,8 @@
 //!
 //! | `hook_event_name` | OpenCode's hook point | fields | answer |
 //! |---|---|---|---|
-//! | `session.start` | `chat.message`, the session's first message this plugin sees | `source`: `startup` (a session created while the plugin ran) or `resume` | `context` |
-//! | `chat.message` | `chat.message` | `prompt`: the message's text | `context` |
+//! | `session.start` | `chat.message`, the session's first message this plugin sees (not of a subagent's session) | `source`: `startup` (a session created while the plugin ran) or `resume` | `context` |
+//! | `chat.message` | `chat.message` (not of a subagent's session) | `prompt`: the message's text | `context` |
 //! | `tool.execute.after` | `tool.execute.after` | `tool_name`, `tool_input` (the tool's arguments) | `context` |
 //! | `session.compacting` | `experimental.session.compacting` | `trigger`: `auto` | — |
 //! | `session.idle` | `event` `session.idle` (not of a subagent's session) | `stop_hook_active`: the last idle was blocked and its message sent back; `last_assistant_message` | `block` |

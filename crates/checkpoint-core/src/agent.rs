@@ -1,9 +1,9 @@
 //! What the core knows about an agent, as data: an identity for state files, what its hook
 //! protocol can do ([`Capabilities`]), how its transcript reads ([`TranscriptFormat`]) and what
 //! `checkpoint install` writes for it ([`InstallSpec`]). Each agent's home — its adapter crate
-//! (`adapter-claude`, `adapter-gemini`, `adapter-codex`, `adapter-copilot`, `adapter-opencode`) — fills these in through
-//! [`AgentHome`](crate::home::AgentHome). The core never branches on which agent it serves; it
-//! asks the home's capabilities instead.
+//! (`adapter-claude`, `adapter-gemini`, `adapter-codex`, `adapter-copilot`,
+//! `adapter-opencode`) — fills these in through [`AgentHome`](crate::home::AgentHome). The core
+//! never branches on which agent it serves; it asks the home's capabilities instead.
 
 use std::path::PathBuf;
 use std::time::Duration;

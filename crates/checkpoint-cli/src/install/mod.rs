@@ -43,7 +43,8 @@ pub(crate) struct Options {
     #[arg(long)]
     dry_run: bool,
     /// Also register (uninstall: remove) the `checkpoint mcp` server in the agent's MCP config:
-    /// .mcp.json (--user: ~/.claude.json), the Gemini settings.json, .codex/config.toml.
+    /// .mcp.json (--user: ~/.claude.json), the Gemini settings.json, .codex/config.toml (not for
+    /// OpenCode: refused).
     #[arg(long)]
     mcp: bool,
 }
