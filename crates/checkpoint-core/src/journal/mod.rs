@@ -412,7 +412,7 @@ impl Journal {
     /// One transaction on task `id`: under its lock, reads `hook.json`, applies `f`, and — when
     /// `f` succeeded and changed the task — commits it to the task's ref and writes the history
     /// entries `f` recorded to `history/`, then `hook.json` (keeping the version it replaces as
-    /// `hook.json.prev`), `hook.md` and `current.json` ([`Journal::write_task`]); a task that
+    /// `hook.json.prev`), `hook.md` and `current.json`; a task that
     /// `f` finished stops being the active task.
     pub fn update<R>(
         &self,
