@@ -2,10 +2,12 @@
 # Per-event cost against the task's history, the change set and a compressed Codex rollout,
 # each curve measured in one hyperfine run and printed as ratios to its smallest point:
 #
-#   1. an active task with 10 / 100 / 300 / 1k / 10k checkpoints (and as many history entries):
-#      PostToolUse, an allowed Stop and `checkpoint status`, × the same after 10;
-#   2. 1 / 100 / 1k / 10k changed files, without and with an active task (with: after 50 stops):
-#      an allowed Stop × `git status --porcelain` on the same repository, and its peak RSS;
+#   1. an active task after 10 / 300 / 1k / 10k checkpoints (as many history entries; the last
+#      50 checkpoints kept, the default `max_checkpoints`): PostToolUse, an allowed Stop and
+#      `checkpoint status`, × the same after 10;
+#   2. 1 / 100 / 2k / 10k changed files, without and with an active task (with: after 50 stops):
+#      an allowed Stop and PostToolUse × `git status --porcelain` on the same repository, and
+#      their peak RSS;
 #   3. Codex PreToolUse on a 1 MB and a 100 MB `.jsonl.zst` rollout.
 #
 #   bench/history.sh                 all three
@@ -57,7 +59,7 @@ run_compare() {
 }
 
 # A fresh python-passing repository in DIR with its state (and user config) inside it, no
-# commit gate, and `[journal] max_checkpoints` at 10,000.
+# commit gate.
 fixture() {
     local dir="$1"
     rm -rf "$dir"
@@ -65,7 +67,7 @@ fixture() {
     (
         cd "$dir/repo"
         bash -eu "$root/tests/fixtures/python-passing.sh" > /dev/null
-        printf '[tests]\ncommand = "true"\n[stop]\ncommit_gate = false\n[journal]\nmax_checkpoints = 10000\n' > checkpoint.toml
+        printf '[tests]\ncommand = "true"\n[stop]\ncommit_gate = false\n' > checkpoint.toml
         git add checkpoint.toml && git commit -qm bench
     )
     cp_in "$dir" trust --yes > /dev/null
@@ -97,8 +99,10 @@ PY
 }
 
 # Starts a task with one running step in DIR and gives it N checkpoints (each with its history
-# entry) by copying the first one, as `checkpoint save` would have left them; the state is then
-# kept as DIR/state.saved, which every timed run starts from.
+# entry) by copying the first one, as N `checkpoint save`s would have left them (the last 50
+# kept). It is written as a version 1 `hook.json` (the whole history inside), which the first
+# stop moves to the history store, as an upgrade does. The state is then kept as
+# DIR/state.saved, which every timed run starts from.
 task_with() {
     local dir="$1" n="$2"
     cp_in "$dir" task start bench --steps work > /dev/null
@@ -113,21 +117,26 @@ import sys
 
 path, n = sys.argv[1], int(sys.argv[2])
 task = json.load(open(path))
-history = task.get("history")
+# A young task's recent history is all of it.
+history = task.pop("recent_history")
+task.pop("history_len", None)
+task["schema"] = 1
 first = task["checkpoints"][0]
-entry = next(h for h in history if h["kind"] == "checkpoint") if history else None
+entry = next(h for h in history if h["kind"] == "checkpoint")
 task["checkpoints"] = []
 for i in range(1, n + 1):
     c = copy.deepcopy(first)
     c["id"], c["message"] = i, f"save {i}"
     task["checkpoints"].append(c)
-    if entry is not None:
-        h = copy.deepcopy(entry)
-        h["detail"] = f"#{i} manual: save {i}"
-        history.append(h)
+    h = copy.deepcopy(entry)
+    h["detail"] = f"#{i} manual: save {i}"
+    history.append(h)
+task["checkpoints"] = task["checkpoints"][-50:]
+task["history"] = history
 task["next_checkpoint"] = n + 1
 json.dump(task, open(path, "w"), indent=2)
 PY
+    rm -rf "$(dirname "$json")/history" "$(dirname "$json")/current.json"
     # One stop first: the test command's outcome is cached, as on a real task's later stops.
     payload "$dir" claude Stop
     (cd "$dir/repo" && CHECKPOINT_STATE_DIR="$dir/state" XDG_CONFIG_HOME="$dir/config" \
@@ -151,15 +160,16 @@ hook() {
 
 bench_checkpoints() {
     local n dir
-    for n in 10 100 300 1000 10000; do
+    for n in 10 300 1000 10000; do
         dir="$work/checkpoints-$n"
         fixture "$dir"
         payload "$dir" claude PostToolUse
         task_with "$dir" "$n"
-        echo "== $n checkpoints: hook.json $(du -h "$dir"/state/tasks/*/hook.json | cut -f1)" >&2
+        echo "== $n checkpoints: hook.json $(du -h "$dir"/state/tasks/*/hook.json | cut -f1)," \
+            "history/ $(du -sh "$dir"/state/tasks/*/history | cut -f1)" >&2
     done
     for event in PostToolUse Stop; do
-        for n in 10 100 300 1000 10000; do
+        for n in 10 300 1000 10000; do
             dir="$work/checkpoints-$n"
             ours "$event, $n checkpoints" "$(restore "$dir")" "$(hook "$dir" claude "$event")"
         done
@@ -183,7 +193,7 @@ peak_rss() {
 
 bench_changes() {
     local n dir with
-    for n in 1 100 1000 10000; do
+    for n in 1 100 2000 10000; do
         for with in none task; do
             dir="$work/changes-$n-$with"
             fixture "$dir"

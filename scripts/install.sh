@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Installs the `checkpoint` CLI and the four agent adapters (checkpoint-claude, checkpoint-gemini,
-# checkpoint-codex, checkpoint-copilot) into cargo's bin directory (~/.cargo/bin), side by side, as
+# Installs the `checkpoint` CLI and the five agent adapters (checkpoint-claude, checkpoint-gemini,
+# checkpoint-codex, checkpoint-copilot, checkpoint-opencode) into cargo's bin directory
+# (~/.cargo/bin), side by side, as
 # `checkpoint install <agent>` expects. Shows cargo's progress (the first release build takes a
 # few minutes). Exits 1 when that directory is not on PATH, after saying which line to add: the
 # `checkpoint check` the README runs after it would not be found.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin"
-packages=(checkpoint-cli adapter-claude adapter-gemini adapter-codex adapter-copilot)
+packages=(checkpoint-cli adapter-claude adapter-gemini adapter-codex adapter-copilot adapter-opencode)
 step=0
 for package in "${packages[@]}"; do
   step=$((step + 1))

@@ -5,7 +5,7 @@
 #
 # Usage: install-clis.sh            (cache: ${CHECKPOINT_E2E_CACHE:-$HOME/.cache/checkpoint-e2e})
 # Prints, on stdout and nothing else, one `<agent>=<absolute binary path>` line per CLI:
-#   claude=…  gemini=…  codex=…  copilot=…
+#   claude=…  gemini=…  codex=…  copilot=…  opencode=…
 # npm's own output goes to stderr. Exits non-zero, naming the CLI, when an install or the
 # `--version` check fails.
 set -euo pipefail
@@ -16,6 +16,7 @@ CLAUDE_VERSION=2.1.330
 GEMINI_VERSION=0.61.0
 CODEX_VERSION=0.169.0
 COPILOT_VERSION=1.0.102
+OPENCODE_VERSION=1.18.33
 
 log() { printf 'install-clis: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -76,3 +77,5 @@ ensure claude "$CLAUDE_VERSION" node_modules/.bin/claude \
 ensure gemini "$GEMINI_VERSION" node_modules/.bin/gemini "@google/gemini-cli@$GEMINI_VERSION"
 ensure codex "$CODEX_VERSION" node_modules/.bin/codex "@openai/codex@$CODEX_VERSION"
 ensure copilot "$COPILOT_VERSION" node_modules/.bin/copilot "@github/copilot@$COPILOT_VERSION"
+# OpenCode's postinstall puts the native binary for this platform in place of its launcher.
+ensure opencode "$OPENCODE_VERSION" node_modules/.bin/opencode "opencode-ai@$OPENCODE_VERSION"

@@ -19,6 +19,10 @@ pub struct Wire {
     pub event_name: Option<&'static str>,
     /// Where a context answer holds its text (a JSON pointer).
     pub context: &'static str,
+    /// Where a block holds its message (a JSON pointer).
+    pub block: &'static str,
+    /// Where a notice for the user is (a JSON pointer).
+    pub notice: &'static str,
 }
 
 impl Wire {
@@ -28,6 +32,8 @@ impl Wire {
         transcript_path: "transcript_path",
         event_name: Some("hook_event_name"),
         context: "/hookSpecificOutput/additionalContext",
+        block: "/reason",
+        notice: "/systemMessage",
     };
 }
 
@@ -134,7 +140,10 @@ impl Adapter {
         };
         let told = fire(first, "session-1");
         let answer: Value = serde_json::from_str(&told.stdout).expect("the notice is JSON");
-        let notice = answer["systemMessage"].as_str().unwrap_or_default();
+        let notice = answer
+            .pointer(self.wire.notice)
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         assert!(
             notice.starts_with("Checkpoint — The gate is off until its config is fixed"),
             "{first}: {told:?}"
@@ -264,21 +273,33 @@ impl Adapter {
             let stop = if i == 0 { self.stop } else { self.stop_again };
             let run = self.fire(dir, stop);
             let answer: Value = serde_json::from_str(&run.stdout).unwrap_or(Value::Null);
-            if let Some(r) = answer["reason"].as_str() {
+            let blocked = answer.pointer(self.wire.block).and_then(Value::as_str);
+            if let Some(r) = blocked {
                 reason = r.to_owned();
             }
-            answers.push(answer["decision"].as_str().unwrap_or("allow").to_owned());
+            let word = answer["decision"].as_str();
+            answers.push(
+                word.or(blocked.map(|_| block))
+                    .unwrap_or("allow")
+                    .to_owned(),
+            );
         }
         assert_eq!(answers, [block, block, block, "allow"]);
+    }
+
+    /// Whether `run` answered with a block.
+    pub fn blocked(&self, run: &HookRun) -> bool {
+        serde_json::from_str::<Value>(&run.stdout)
+            .is_ok_and(|answer| answer.pointer(self.wire.block).is_some())
     }
 
     /// Three blocked stops in a row, then the fourth: the answer once the cap is reached.
     pub fn fourth_stop(&self, dir: &Path) -> HookRun {
         let first = self.fire(dir, self.stop);
-        assert!(first.stdout.contains("\"decision\""), "{first:?}");
+        assert!(self.blocked(&first), "{first:?}");
         for _ in 0..2 {
             let again = self.fire(dir, self.stop_again);
-            assert!(again.stdout.contains("\"decision\""), "{again:?}");
+            assert!(self.blocked(&again), "{again:?}");
         }
         self.fire(dir, self.stop_again)
     }
@@ -415,7 +436,7 @@ pub fn assert_concurrent_blocks_are_counted(adapter: &Adapter, n: u32) {
             .collect();
         for run in runs {
             let run = run.join().expect("hook thread");
-            assert!(run.stdout.contains("\"decision\""), "{run:?}");
+            assert!(adapter.blocked(&run), "{run:?}");
         }
     });
     assert_eq!(stored_blocks(dir, adapter, ""), n);

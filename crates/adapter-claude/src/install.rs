@@ -36,7 +36,7 @@ pub static INSTALL: InstallSpec = InstallSpec {
     events: EVENTS,
     project_hooks: ProjectHooks::StartDirOnly,
     skills: true,
-    mcp: McpSpec {
+    mcp: Some(McpSpec {
         project: McpFile::AtProjectRoot(".mcp.json"),
         user: McpFile::BesideUserDir(".claude.json"),
         format: McpFormat::Json { typed: true },
@@ -44,7 +44,7 @@ pub static INSTALL: InstallSpec = InstallSpec {
             "Next: Claude Code asks once before it starts a server from the project's .mcp.json; \
              approve `checkpoint` (`claude mcp list` shows it).",
         ),
-    },
+    }),
     next_steps,
     doctor: crate::doctor::DOCTOR,
 };

@@ -20,14 +20,14 @@ pub static INSTALL: InstallSpec = InstallSpec {
     events: adapter_claude::install::EVENTS,
     project_hooks: ProjectHooks::ProjectRoot,
     skills: false,
-    mcp: McpSpec {
+    mcp: Some(McpSpec {
         project: McpFile::InConfigDir("config.toml"),
         user: McpFile::InConfigDir("config.toml"),
         format: McpFormat::Toml,
         project_next_step: Some(
             "Next: Codex reads the project's .codex/config.toml only in a trusted project.",
         ),
-    },
+    }),
     next_steps,
     doctor: crate::doctor::DOCTOR,
 };

@@ -36,14 +36,14 @@ pub static INSTALL: InstallSpec = InstallSpec {
     ],
     project_hooks: ProjectHooks::ProjectRoot,
     skills: false,
-    mcp: McpSpec {
+    mcp: Some(McpSpec {
         project: McpFile::AtProjectRoot(".mcp.json"),
         user: McpFile::InConfigDir("mcp-config.json"),
         format: McpFormat::Json { typed: true },
         project_next_step: Some(
             "Next: GitHub Copilot CLI reads the project's .mcp.json only in a trusted folder.",
         ),
-    },
+    }),
     next_steps,
     doctor: crate::doctor::DOCTOR,
 };

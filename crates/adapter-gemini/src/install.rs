@@ -27,14 +27,14 @@ pub static INSTALL: InstallSpec = InstallSpec {
     ],
     project_hooks: ProjectHooks::StartDirOnly,
     skills: false,
-    mcp: McpSpec {
+    mcp: Some(McpSpec {
         project: McpFile::HooksFile,
         user: McpFile::HooksFile,
         format: McpFormat::Json { typed: false },
         project_next_step: Some(
             "Next: Gemini CLI reads the project's settings only in a trusted folder.",
         ),
-    },
+    }),
     next_steps,
     doctor: crate::doctor::DOCTOR,
 };

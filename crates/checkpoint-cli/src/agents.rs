@@ -1,5 +1,5 @@
 //! The agents `checkpoint` knows: the homes of the adapter crates (`adapter-claude`,
-//! `adapter-gemini`, `adapter-codex`, `adapter-copilot`). `checkpoint install` takes their install tables,
+//! `adapter-gemini`, `adapter-codex`, `adapter-copilot`, `adapter-opencode`). `checkpoint install` takes their install tables,
 //! `checkpoint check` their event names and payload recognition — the same facts the adapters'
 //! hooks run on.
 
@@ -9,17 +9,20 @@ use clap::builder::PossibleValue;
 use serde_json::Value;
 
 /// Every agent's home, in the order they are listed.
-pub(crate) static HOMES: [&dyn AgentHome; 4] = [
+pub(crate) static HOMES: [&dyn AgentHome; 5] = [
     &adapter_claude::HOME,
     &adapter_gemini::HOME,
     &adapter_codex::HOME,
     &adapter_copilot::HOME,
+    &adapter_opencode::HOME,
 ];
 
 /// The order payloads of unknown origin are recognised in: Claude Code sends nothing the others
 /// do not, and claims every payload, so it is asked last; Copilot CLI, whose payloads carry a
-/// `timestamp` as Gemini CLI's do, before Gemini CLI.
-static RECOGNITION: [&dyn AgentHome; 4] = [
+/// `timestamp` as Gemini CLI's do, before Gemini CLI; OpenCode's plugin, whose event names no
+/// other agent uses, first.
+static RECOGNITION: [&dyn AgentHome; 5] = [
+    &adapter_opencode::HOME,
     &adapter_copilot::HOME,
     &adapter_gemini::HOME,
     &adapter_codex::HOME,
@@ -99,6 +102,16 @@ mod tests {
     }
 
     #[test]
+    fn opencode_is_recognised_by_its_plugins_event_names() {
+        let raw = br#"{"hook_event_name":"session.idle","session_id":"ses_1","cwd":"/p"}"#;
+        let (_, event) = parse(None, raw).unwrap();
+        assert_eq!(
+            (event.agent, event.kind),
+            (Agent::OpenCode, EventKind::Stop)
+        );
+    }
+
+    #[test]
     fn an_agent_named_reads_the_payload_as_its_own() {
         let raw = br#"{"session_id":"c","turn_id":"t","cwd":"/p","hook_event_name":"Stop"}"#;
         let claude = named("claude").unwrap();
@@ -111,7 +124,7 @@ mod tests {
     #[test]
     fn every_agent_is_installable_under_its_name() {
         let names: Vec<_> = possible_values().map(|v| v.get_name().to_owned()).collect();
-        assert_eq!(names, ["claude", "gemini", "codex", "copilot"]);
+        assert_eq!(names, ["claude", "gemini", "codex", "copilot", "opencode"]);
         for home in HOMES {
             assert!(home.install().is_some(), "{}", home.agent().name());
         }

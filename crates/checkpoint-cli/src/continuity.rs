@@ -10,7 +10,9 @@ use checkpoint_core::project::Project;
 use checkpoint_core::project::restoring::{RestoreRequest, RestoreTo, Restored};
 use checkpoint_core::project::saving::SaveRequest;
 
+use crate::args::FetchArgs;
 use crate::error::CliError;
+use crate::fetching;
 
 /// What `resume` says when nothing was saved yet.
 const NO_CHECKPOINT: &str = "No checkpoint saved yet.";
@@ -104,11 +106,15 @@ pub(crate) fn progress(project: &Project, caller: Caller, text: &str) -> Result<
 }
 
 /// The restart context a new session would get from the latest checkpoint, without counting a
-/// restart.
-pub(crate) fn resume(project: &Project) -> Result<String, CliError> {
-    Ok(project
-        .resume_context(None, None, false)?
-        .unwrap_or_else(|| NO_CHECKPOINT.to_owned()))
+/// restart. With no checkpoint here (or with `--fetch`), the checkpoint refs are fetched first.
+pub(crate) fn resume(project: &Project, fetch: FetchArgs) -> Result<String, CliError> {
+    let context = fetching::read(
+        project,
+        fetch,
+        || Ok(project.resume_context(None, None, false)?),
+        Option::is_none,
+    )?;
+    Ok(context.unwrap_or_else(|| NO_CHECKPOINT.to_owned()))
 }
 
 /// The project's session checkpoints, newest first.

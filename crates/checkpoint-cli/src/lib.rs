@@ -18,13 +18,15 @@
 //!   for the same core error everywhere, and the exit status table;
 //! - `output.rs`: the printer (lines, JSON, warnings, errors; colour on a terminal);
 //! - `ticker.rs`: the line `check` ticks on a terminal while a test command runs;
-//! - `args.rs`: options several commands share.
+//! - `args.rs`: options several commands share;
+//! - `fetching.rs`: fetching the checkpoint refs on demand for the commands that read them.
 
 mod agents;
 mod args;
 mod commands;
 mod continuity;
 mod error;
+mod fetching;
 mod install;
 mod output;
 mod project;
@@ -38,8 +40,8 @@ pub use error::{CliError, ErrorKind};
 
 use commands::{
     check, cleanup, completions, config, diff, doctor, git_hook, integrity, keys, log, man, mcp,
-    progress, receipts, recover, restore, resume, save, status, statusline, step, task, trust,
-    validate, verify,
+    progress, push, receipts, recover, restore, resume, save, status, statusline, step, task,
+    trust, validate, verify,
 };
 
 /// Makes AI coding agents stop only when their work is validated.
@@ -116,8 +118,16 @@ enum Command {
     /// The receipt-signing key: `keys export` prints this user's line for the project's
     /// `.checkpoint/allowed_signers`.
     Keys(keys::Args),
-    /// Remove finished tasks older than their retention (see [journal] in checkpoint.toml).
+    /// Remove finished tasks older than their retention (see [journal] in checkpoint.toml) and
+    /// session files older than every session checkpoint kept; --remote also deletes the
+    /// removed tasks' refs on the remote.
     Cleanup(cleanup::Args),
+    /// Push the checkpoint refs (refs/checkpoint/*) to a remote, as the pre-push step of
+    /// `checkpoint install git` does, and send what earlier pushes queued.
+    ///
+    /// Fast-forwards only: a ref that diverged on another machine is reported, never forced.
+    /// Exit status: 0 when everything is on the remote, 1 when something is not.
+    Push(push::Args),
     /// Show the effective settings and where each came from; `get` one, or `set` one in a file.
     ///
     /// Lists every key of checkpoint.toml with its value and origin (default, detected, a file
@@ -186,6 +196,7 @@ pub fn main() -> ExitCode {
         Command::Verify(args) => verify::run(&args),
         Command::Keys(args) => keys::run(&args),
         Command::Cleanup(args) => cleanup::run(&args),
+        Command::Push(args) => push::run(&args),
         Command::Config(args) => config::run(&args),
         Command::Trust(args) => trust::run(&args),
         Command::Untrust(args) => trust::untrust(&args),

@@ -1,9 +1,9 @@
 //! What the core knows about an agent, as data: an identity for state files, what its hook
 //! protocol can do ([`Capabilities`]), how its transcript reads ([`TranscriptFormat`]) and what
 //! `checkpoint install` writes for it ([`InstallSpec`]). Each agent's home — its adapter crate
-//! (`adapter-claude`, `adapter-gemini`, `adapter-codex`, `adapter-copilot`) — fills these in through
-//! [`AgentHome`](crate::home::AgentHome). The core never branches on which agent it serves; it
-//! asks the home's capabilities instead.
+//! (`adapter-claude`, `adapter-gemini`, `adapter-codex`, `adapter-copilot`,
+//! `adapter-opencode`) — fills these in through [`AgentHome`](crate::home::AgentHome). The core
+//! never branches on which agent it serves; it asks the home's capabilities instead.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -25,6 +25,8 @@ pub enum Agent {
     Codex,
     /// GitHub Copilot CLI.
     Copilot,
+    /// OpenCode.
+    OpenCode,
     /// A human running `checkpoint` by hand.
     Cli,
 }
@@ -37,6 +39,7 @@ impl Agent {
             Agent::Gemini => "gemini",
             Agent::Codex => "codex",
             Agent::Copilot => "copilot",
+            Agent::OpenCode => "opencode",
             Agent::Cli => "cli",
         }
     }
@@ -166,28 +169,52 @@ pub enum UserDir {
         /// The user's config directory in the home directory.
         dir: &'static str,
     },
+    /// The user's config directory is `<name>` in the directory `$VAR` names (an XDG base
+    /// directory), else in `~/<base>`.
+    Xdg {
+        /// The variable that names the base directory (`XDG_CONFIG_HOME`).
+        var: &'static str,
+        /// The base directory in the home directory, when the variable is not set (`.config`).
+        base: &'static str,
+        /// The config directory's name in the base directory.
+        name: &'static str,
+    },
 }
 
 impl UserDir {
     /// The environment variable that moves the user's config directory.
     pub fn variable(self) -> &'static str {
         match self {
-            UserDir::ConfigDir(var) | UserDir::Home(var) | UserDir::Named { var, .. } => var,
+            UserDir::ConfigDir(var)
+            | UserDir::Home(var)
+            | UserDir::Named { var, .. }
+            | UserDir::Xdg { var, .. } => var,
         }
     }
 
-    /// Whether the variable names the config directory itself; else it stands in for the home
-    /// directory, and the config directory is `$VAR/<dir>`.
+    /// Whether the variable names the config directory itself; else the config directory is
+    /// [`UserDir::below_variable`] in the directory it names.
     pub fn names_config_dir(self) -> bool {
         matches!(self, UserDir::ConfigDir(_) | UserDir::Named { .. })
     }
 
+    /// The config directory's path in the directory the variable names, when it does not name
+    /// the config directory itself: the project's `dir` (the variable stands in for the home), or
+    /// the XDG config directory's name.
+    pub fn below_variable(self, dir: &'static str) -> &'static str {
+        match self {
+            UserDir::Xdg { name, .. } => name,
+            _ => dir,
+        }
+    }
+
     /// The user's config directory in the home directory, when the variable is not set: the
     /// project's `dir`, unless the agent names it otherwise.
-    pub fn in_home(self, dir: &'static str) -> &'static str {
+    pub fn in_home(self, dir: &'static str) -> std::borrow::Cow<'static, str> {
         match self {
-            UserDir::Named { dir, .. } => dir,
-            _ => dir,
+            UserDir::Named { dir, .. } => dir.into(),
+            UserDir::Xdg { base, name, .. } => format!("{base}/{name}").into(),
+            _ => dir.into(),
         }
     }
 }
@@ -290,7 +317,7 @@ pub struct McpSpec {
 }
 
 /// How an agent's hooks file lays its handlers out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub enum HooksLayout {
     /// `{"hooks": {"<Event>": [{"matcher"?, "hooks": [handler, …]}, …]}}`, each handler
@@ -308,13 +335,27 @@ pub enum HooksLayout {
         /// The handler's key for the timeout.
         timeout_key: &'static str,
     },
+    /// No hooks file: a plugin of checkpoint's own, a whole file written from the adapter's
+    /// command line, which runs the adapter at the agent's hook points (the install table's
+    /// events).
+    Plugin(PluginSource),
+}
+
+/// How a plugin file of checkpoint's own is written and recognised.
+#[derive(Debug, Clone, Copy)]
+pub struct PluginSource {
+    /// The plugin's text for the adapter's command line (its absolute path and the marker).
+    pub render: fn(command: &str) -> String,
+    /// The command line a plugin text runs, when the text is a plugin [`PluginSource::render`]
+    /// wrote (perhaps for another command, or edited since); `None` for anybody else's file.
+    pub command_of: fn(text: &str) -> Option<String>,
 }
 
 impl HooksLayout {
     /// The handler's key for the shell command.
     pub fn command_key(self) -> &'static str {
         match self {
-            HooksLayout::MatcherGroups => "command",
+            HooksLayout::MatcherGroups | HooksLayout::Plugin(_) => "command",
             HooksLayout::Versioned { command_key, .. } => command_key,
         }
     }
@@ -322,7 +363,7 @@ impl HooksLayout {
     /// The handler's key for the timeout.
     pub fn timeout_key(self) -> &'static str {
         match self {
-            HooksLayout::MatcherGroups => "timeout",
+            HooksLayout::MatcherGroups | HooksLayout::Plugin(_) => "timeout",
             HooksLayout::Versioned { timeout_key, .. } => timeout_key,
         }
     }
@@ -351,8 +392,9 @@ pub struct InstallSpec {
     pub project_hooks: ProjectHooks,
     /// Whether the agent loads skills from `<config dir>/skills/`.
     pub skills: bool,
-    /// Where the agent reads MCP servers.
-    pub mcp: McpSpec,
+    /// Where the agent reads MCP servers; `None` when `checkpoint install --mcp` does not write
+    /// its configuration.
+    pub mcp: Option<McpSpec>,
     /// What the user still has to do before the hooks run, after an install into `scope`.
     pub next_steps: fn(scope: &InstallScope) -> String,
     /// What `checkpoint doctor` checks.

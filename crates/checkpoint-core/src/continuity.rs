@@ -13,16 +13,20 @@ pub mod record;
 pub mod restore;
 pub mod text;
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use gix::ObjectId;
 use jiff::Timestamp;
 
 use crate::changes::{ChangeKind, ChangeSet};
 use crate::file_content::FileContent;
+use crate::git::Repo;
 use crate::journal::Trigger;
 use crate::store::{self, StoreError};
+use crate::travel::stream::{Edit, Marker, Stream};
 
 pub use record::{
     ContextMark, ContinuityLog, FileMode, FileState, ProgressEntry, ProgressSource, RestartCount,
@@ -39,14 +43,22 @@ pub const SHOWN_PROGRESS: usize = 10;
 #[derive(Debug, Clone)]
 pub struct Continuity {
     dir: PathBuf,
+    repo: Option<Repo>,
 }
 
 impl Continuity {
-    /// The log kept under `<state_dir>/continuity/`.
+    /// The log kept under `<state_dir>/continuity/`, on this machine only.
     pub fn new(state_dir: &Path) -> Continuity {
         Continuity {
             dir: state_dir.join("continuity"),
+            repo: None,
         }
+    }
+
+    /// The same log, committed to the worktree's ref in `repo` (see [`crate::travel`]) — the
+    /// source of truth, which `<state_dir>/continuity/` caches.
+    pub fn in_repo(self, repo: Option<Repo>) -> Continuity {
+        Continuity { repo, ..self }
     }
 
     /// The log's file: checkpoints, progress entries and restart counts, as JSON.
@@ -58,14 +70,99 @@ impl Continuity {
         self.dir.join("blobs")
     }
 
-    /// The whole log (empty when nothing was saved yet).
+    /// The whole log (empty when nothing was saved yet), after importing its ref's latest
+    /// commit when the cache does not hold it.
     pub fn load(&self) -> Result<ContinuityLog, StoreError> {
-        Ok(store::read_json(&self.log_path())?.unwrap_or_default())
+        let path = self.log_path();
+        if let Some(stream) = self.stream()?
+            && !Marker::of(&path).holds(stream.head()?)
+        {
+            let _lock = store::Lock::acquire(&path)?;
+            self.synced(&stream)?;
+        }
+        Ok(store::read_json(&path)?.unwrap_or_default())
     }
 
-    /// Changes the log in one locked transaction.
+    fn stream(&self) -> Result<Option<Stream>, StoreError> {
+        Ok(self.repo.as_ref().map(Stream::sessions).transpose()?)
+    }
+
+    /// Under the log's lock: the commit the ref points at, imported into the cache when it
+    /// does not hold it.
+    fn synced(&self, stream: &Stream) -> Result<Option<ObjectId>, StoreError> {
+        let head = stream.head()?;
+        let marker = Marker::of(&self.log_path());
+        if let Some(head) = head.filter(|&head| !marker.holds(Some(head))) {
+            stream.import(head, &marker, |path| self.cache_file(path))?;
+        }
+        Ok(head)
+    }
+
+    /// Where a file of the ref goes in the cache: `log.json`, and `blobs/<2 hex>/<62 hex>` as
+    /// `blobs/<64 hex>`; nothing else a tree from another machine may hold.
+    fn cache_file(&self, path: &str) -> Option<PathBuf> {
+        if path == "log.json" {
+            return Some(self.log_path());
+        }
+        let (fan, rest) = path.strip_prefix("blobs/")?.split_once('/')?;
+        let sha = format!("{fan}{rest}");
+        (fan.len() == 2 && is_digest(&sha)).then(|| self.blob_dir().join(sha))
+    }
+
+    /// Changes the log in one locked transaction: committed to the ref first (with the kept
+    /// contents it starts or stops referring to), then written to the cache.
     fn update<R>(&self, f: impl FnOnce(&mut ContinuityLog) -> R) -> Result<R, StoreError> {
-        store::update_json(&self.log_path(), f)
+        let path = self.log_path();
+        let _lock = store::Lock::acquire(&path)?;
+        let stream = self.stream()?;
+        let head = stream.as_ref().map(|s| self.synced(s)).transpose()?;
+        let old: ContinuityLog = store::read_json(&path)?.unwrap_or_default();
+        let mut log = old.clone();
+        let result = f(&mut log);
+        if log == old {
+            return Ok(result);
+        }
+        let json = store::json_bytes(&path, &log)?;
+        let committed = match (stream, head) {
+            (Some(stream), Some(head)) => Some(self.commit(&stream, head, &old, &log, &json)?),
+            _ => None,
+        };
+        store::write_atomic(&path, &json)?;
+        if let Some(commit) = committed {
+            Marker::of(&path).write(commit)?;
+        }
+        Ok(result)
+    }
+
+    /// Commits `log` (serialized as `json`) over `old` to the ref: `log.json`, plus the kept
+    /// contents `log` refers to and `old` did not, minus those only `old` referred to. A kept
+    /// content already pruned from the cache is left out (restore then says it was not kept).
+    fn commit(
+        &self,
+        stream: &Stream,
+        head: Option<ObjectId>,
+        old: &ContinuityLog,
+        log: &ContinuityLog,
+        json: &[u8],
+    ) -> Result<ObjectId, StoreError> {
+        let (was, now) = (kept_blobs(old), kept_blobs(log));
+        let added: Vec<(&str, Vec<u8>)> = (now.difference(&was))
+            .filter_map(|sha| Some((*sha, fs::read(self.blob_dir().join(sha)).ok()?)))
+            .collect();
+        let mut edits = vec![Edit {
+            path: "log.json".to_owned(),
+            content: Some(json),
+        }];
+        edits.extend(added.iter().map(|(sha, bytes)| Edit {
+            path: blob_path(sha),
+            content: Some(bytes),
+        }));
+        edits.extend(was.difference(&now).map(|sha| Edit {
+            path: blob_path(sha),
+            content: None,
+        }));
+        let message = format!("continuity: checkpoint {}", log.next_id.saturating_sub(1));
+        Ok(stream.commit(head, &edits, &message)?)
     }
 
     /// Saves `draft` as a new checkpoint: it gets the next id and the thread's latest progress
@@ -259,11 +356,7 @@ impl Continuity {
     /// Removes blobs no kept checkpoint refers to.
     fn prune_blobs(&self) -> Result<(), StoreError> {
         let log = self.load()?;
-        let used: std::collections::HashSet<&str> = log
-            .checkpoints
-            .iter()
-            .flat_map(|c| c.files.iter().filter_map(|f| f.sha256.as_deref()))
-            .collect();
+        let used = kept_blobs(&log);
         let Ok(entries) = fs::read_dir(self.blob_dir()) else {
             return Ok(());
         };
@@ -276,6 +369,26 @@ impl Continuity {
         }
         Ok(())
     }
+}
+
+/// The digests of the contents `log`'s checkpoints kept (a log from another machine may name
+/// anything: only SHA-256 digests count).
+fn kept_blobs(log: &ContinuityLog) -> BTreeSet<&str> {
+    (log.checkpoints.iter())
+        .flat_map(|c| c.files.iter().filter_map(|f| f.sha256.as_deref()))
+        .filter(|sha| is_digest(sha))
+        .collect()
+}
+
+/// Whether `s` is a SHA-256 digest in hex.
+fn is_digest(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Where the content with digest `sha` is in the ref's tree: fanned out by its first two hex
+/// digits, so that a commit rewrites small trees.
+fn blob_path(sha: &str) -> String {
+    format!("blobs/{}/{}", &sha[..2], &sha[2..])
 }
 
 /// Whether `draft` only repeats `last`: everything but the id and the time is the same.

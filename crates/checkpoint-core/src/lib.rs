@@ -25,7 +25,7 @@
 //! [`render`], [`sanitize`], [`tail`] — takes values and returns values. Only the `io` feature's modules touch
 //! the disk, the environment, git or processes: [`host`] and [`project`] (opening),
 //! [`policy`]'s loading, [`git`], [`runner`], [`cache`], [`store`], [`own_files`], [`session`], [`journal`],
-//! [`continuity`], [`context`], [`trust`], [`gate`] and [`hook`]. A tool that gathers its own facts can
+//! [`continuity`], [`travel`], [`context`], [`trust`], [`gate`] and [`hook`]. A tool that gathers its own facts can
 //! depend on this crate with `default-features = false` and call [`decide::plan`] and
 //! [`decide::decide`] directly.
 
@@ -76,6 +76,8 @@ pub mod select;
 pub mod session;
 #[cfg(feature = "io")]
 pub mod store;
+#[cfg(feature = "io")]
+pub mod travel;
 #[cfg(feature = "io")]
 pub mod trust;
 

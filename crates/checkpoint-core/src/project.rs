@@ -5,6 +5,7 @@
 //! [`saving`] holds what a project does with its session continuity (save a checkpoint, log
 //! progress, build the restart context): the gate, the CLI and the MCP server all call it.
 
+pub mod cleanup;
 pub mod integrity;
 mod proof;
 pub mod restoring;
@@ -29,6 +30,9 @@ use crate::policy::{Policy, TestSelect};
 use crate::select;
 use crate::session::SessionStore;
 use crate::store::StoreError;
+use crate::travel::TravelError;
+use crate::travel::fetch::{self, FetchOutcome};
+use crate::travel::push::{self, PushReport};
 use crate::trust::{Approval, Trust, TrustStore};
 
 /// Why a project could not be opened or an operation on it failed. Every message is one line.
@@ -74,6 +78,9 @@ pub enum ProjectError {
     /// A restore was refused (nothing changed) or failed.
     #[error(transparent)]
     Restore(#[from] RestoreError),
+    /// Checkpoint refs could not be pushed or listed.
+    #[error(transparent)]
+    Travel(#[from] TravelError),
 }
 
 /// An opened project.
@@ -122,9 +129,32 @@ impl Project {
         )
     }
 
+    /// Fetches the checkpoint refs from the remote to use (the current branch's upstream
+    /// remote, else `origin`, else the only one) within `[travel] fetch_budget`: what a command
+    /// calls when what it needs is not here, before it reads again. Never fails (see
+    /// [`fetch::fetch`]); [`FetchOutcome::NoRemote`] outside git or without a remote.
+    pub fn fetch_checkpoints(&self) -> FetchOutcome {
+        match &self.repo {
+            Some(repo) => fetch::fetch_default(repo, self.policy.travel.fetch_budget),
+            None => FetchOutcome::NoRemote,
+        }
+    }
+
+    /// Pushes the checkpoint refs to `remote` within `[travel] push_budget`, queueing in the
+    /// state directory what did not make it (see [`push::push`]).
+    pub fn push_checkpoints(&self, remote: &str) -> Result<PushReport, ProjectError> {
+        let repo = self.git()?;
+        Ok(push::push(
+            repo,
+            &self.state_dir,
+            remote,
+            self.policy.travel.push_budget,
+        )?)
+    }
+
     /// The session continuity log.
     pub fn continuity(&self) -> Continuity {
-        Continuity::new(&self.state_dir)
+        Continuity::new(&self.state_dir).in_repo(self.repo.clone())
     }
 
     /// The stop gate's per-session memory.

@@ -40,7 +40,7 @@ use crate::tail;
 pub use ask::{ask, on_path};
 use capture::Capture;
 pub use output::output;
-use watchdog::Watchdog;
+pub(crate) use watchdog::Watchdog;
 
 /// How long the process group gets between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_millis(300);
@@ -314,6 +314,13 @@ pub(crate) fn kill_group(pid: u32) {
     if let Some(group) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
         let _ = kill_process_group(group, Signal::KILL);
     }
+}
+
+/// Starts a [`Watchdog`] for the process group whose leader is `pid`, which kills the group
+/// should this process die before [`Watchdog::disarm`]; `None` when it cannot start.
+pub(crate) fn guard_group(pid: u32) -> Option<Watchdog> {
+    let group = i32::try_from(pid).ok().and_then(Pid::from_raw)?;
+    Watchdog::start(group).ok()
 }
 
 /// The command for asking `program args…` something in `dir` (see [`ask`] and [`output`]): the

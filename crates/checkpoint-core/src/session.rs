@@ -1,9 +1,14 @@
 //! Per-session memory of the stop gate: consecutive blocks, shown actions, capture requests.
 //!
 //! One small JSON file per agent session under `<state dir>/sessions/`, updated in one
-//! transaction under its sidecar lock (see [`crate::store`]).
+//! transaction under its sidecar lock (see [`crate::store`]). They expire with the continuity
+//! log: `checkpoint cleanup` removes a session's file (and its lock) once the file is older than
+//! every session checkpoint the log keeps, no checkpoint the log keeps is of that session, and it
+//! was not written for [`MIN_AGE`] ([`SessionStore::expire`]). The hooks never remove one.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -93,6 +98,18 @@ impl StatusLineUsage {
     }
 }
 
+/// A session file written within this long is never expired, whatever the continuity log says.
+pub const MIN_AGE: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// A session file `checkpoint cleanup` removed, or would remove.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExpiredSession {
+    /// Its name in `<state dir>/sessions/` (`<agent>-<session id>.json`).
+    pub file: String,
+    /// When it was last written.
+    pub written: Timestamp,
+}
+
 /// The session files of one state directory.
 #[derive(Debug, Clone)]
 pub struct SessionStore {
@@ -108,8 +125,73 @@ impl SessionStore {
     }
 
     fn path(&self, agent: Agent, session_id: &str) -> Result<PathBuf, StoreError> {
-        let id = store::validate_id(session_id)?;
-        Ok(self.dir.join(format!("{}-{id}.json", agent.name())))
+        Ok(self.dir.join(file_name(agent, session_id)?))
+    }
+
+    /// Removes (unless `dry_run`) the session files last written before `horizon` and more than
+    /// [`MIN_AGE`] before `now`, except those named in `keep` (see [`file_name`]), each with its
+    /// lock file. Each is removed under its lock, after checking its age again: a hook of the
+    /// session that wrote it meanwhile keeps it. Other files (locks, temporary files) are left alone.
+    pub fn expire(
+        &self,
+        horizon: Timestamp,
+        now: Timestamp,
+        keep: &HashSet<String>,
+        dry_run: bool,
+    ) -> Result<Vec<ExpiredSession>, StoreError> {
+        let io_err = |path: &Path| {
+            let path = path.to_owned();
+            move |source| StoreError::Io { path, source }
+        };
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_err(&self.dir)(e)),
+        };
+        let horizon = horizon.min(now.saturating_sub(MIN_AGE).unwrap_or(now));
+        // When a regular file was last written, if before the horizon.
+        let expired_at = |path: &Path| {
+            let meta = fs::symlink_metadata(path)
+                .ok()
+                .filter(fs::Metadata::is_file)?;
+            let written = Timestamp::try_from(meta.modified().ok()?).ok()?;
+            (written < horizon).then_some(written)
+        };
+        let mut expired = Vec::new();
+        for entry in entries.filter_map(Result::ok) {
+            let Ok(file) = entry.file_name().into_string() else {
+                continue;
+            };
+            let path = entry.path();
+            let record = file.ends_with(".json") && !file.starts_with('.');
+            if !record || keep.contains(&file) {
+                continue;
+            }
+            let Some(written) = expired_at(&path) else {
+                continue;
+            };
+            if !dry_run {
+                let lock = store::Lock::acquire(&path)?;
+                if expired_at(&path).is_none() {
+                    continue;
+                }
+                fs::remove_file(&path).map_err(io_err(&path))?;
+                let mut lock_path = path.clone().into_os_string();
+                lock_path.push(".lock");
+                // Removed while held: a hook that opened it before waits on the old file and
+                // starts from an empty record, as one that creates it afresh does.
+                match fs::remove_file(&lock_path) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                        return Err(io_err(Path::new(&lock_path))(e));
+                    }
+                    _ => {}
+                }
+                drop(lock);
+            }
+            expired.push(ExpiredSession { file, written });
+        }
+        expired.sort_by(|a, b| a.file.cmp(&b.file));
+        Ok(expired)
     }
 
     /// The stored record, or an empty one for a new session.
@@ -128,9 +210,71 @@ impl SessionStore {
     }
 }
 
+/// The name of `agent`'s session `session_id`'s file in `<state dir>/sessions/`.
+pub fn file_name(agent: Agent, session_id: &str) -> Result<String, StoreError> {
+    let id = store::validate_id(session_id)?;
+    Ok(format!("{}-{id}.json", agent.name()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_old_session_files_the_log_does_not_keep_expire() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(dir.path());
+        let now = Timestamp::now();
+        let days = |n: u64| now.saturating_sub(Duration::from_secs(n * 86_400)).unwrap();
+        // (session, last written): `kept` has a checkpoint in the log, `young` is within
+        // MIN_AGE though older than the horizon.
+        let sessions = [("old", 10), ("kept", 10), ("recent", 2), ("young", 0)];
+        for (id, age) in sessions {
+            store
+                .update(Agent::Claude, id, |r| r.facts.consecutive_blocks = 1)
+                .unwrap();
+            let file = fs::File::options()
+                .write(true)
+                .open(store.path(Agent::Claude, id).unwrap())
+                .unwrap();
+            file.set_modified(days(age).into()).unwrap();
+        }
+        let keep = HashSet::from([file_name(Agent::Claude, "kept").unwrap()]);
+        let horizon = days(5);
+        let listed = store.expire(horizon, now, &keep, true).unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].file, "claude-old.json");
+        assert_eq!(listed[0].written, days(10));
+        let old = store.path(Agent::Claude, "old").unwrap();
+        assert!(old.is_file(), "a dry run removes nothing");
+        assert_eq!(store.expire(horizon, now, &keep, false).unwrap(), listed);
+        let mut left: Vec<String> = fs::read_dir(&store.dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "claude-kept.json",
+                "claude-kept.json.lock",
+                "claude-recent.json",
+                "claude-recent.json.lock",
+                "claude-young.json",
+                "claude-young.json.lock"
+            ]
+        );
+        // A horizon within MIN_AGE of now is moved back to it.
+        let young = store.expire(now, now, &keep, true).unwrap();
+        let files: Vec<&str> = young.iter().map(|e| e.file.as_str()).collect();
+        assert_eq!(files, ["claude-recent.json"]);
+        assert!(
+            SessionStore::new(&dir.path().join("none"))
+                .expire(now, now, &keep, false)
+                .unwrap()
+                .is_empty()
+        );
+    }
 
     #[test]
     fn sessions_round_trip_and_ids_are_checked() {

@@ -49,6 +49,9 @@ pub enum StoreError {
         /// How long it was waited for.
         waited: Duration,
     },
+    /// A ref of ours (see [`crate::travel`]) could not be read or moved.
+    #[error("{0}")]
+    Ref(String),
     /// An id that would reach a path is unsafe.
     #[error("invalid id {0:?}: ids may not be empty, contain `/`, `\\` or NUL, or be `.`/`..`")]
     InvalidId(String),
@@ -217,8 +220,9 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreError
     write_atomic(path, &json_bytes(path, value)?)
 }
 
-/// `value` as the pretty JSON, ending in a newline, that [`write_json`] writes to `path`.
-fn json_bytes<T: Serialize>(path: &Path, value: &T) -> Result<Vec<u8>, StoreError> {
+/// `value` as the pretty JSON, ending in a newline, that [`write_json`] writes to `path` (named
+/// in the error).
+pub fn json_bytes<T: Serialize>(path: &Path, value: &T) -> Result<Vec<u8>, StoreError> {
     let mut bytes = serde_json::to_vec_pretty(value).map_err(|source| StoreError::Corrupt {
         path: path.to_owned(),
         source,

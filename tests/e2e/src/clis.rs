@@ -18,6 +18,8 @@ pub struct Clis {
     pub codex: PathBuf,
     /// `copilot`.
     pub copilot: PathBuf,
+    /// `opencode` (OpenCode 1.18.33, a native binary).
+    pub opencode: PathBuf,
 }
 
 impl Clis {
@@ -28,6 +30,7 @@ impl Clis {
             Agent::Gemini => &self.gemini,
             Agent::Codex => &self.codex,
             Agent::Copilot => &self.copilot,
+            Agent::OpenCode => &self.opencode,
         }
     }
 }
@@ -100,6 +103,7 @@ fn parse_paths(stdout: &str) -> Result<Clis, String> {
         gemini: find(Agent::Gemini)?,
         codex: find(Agent::Codex)?,
         copilot: find(Agent::Copilot)?,
+        opencode: find(Agent::OpenCode)?,
     })
 }
 
@@ -110,8 +114,9 @@ mod tests {
     #[test]
     fn parses_the_script_output() {
         let clis =
-            parse_paths("claude=/c/claude\ngemini=/g/gemini\ncodex=/x/codex\ncopilot=/p/copilot\n")
+            parse_paths("claude=/c/claude\ngemini=/g/gemini\ncodex=/x/codex\ncopilot=/p/copilot\nopencode=/o/opencode\n")
                 .unwrap();
+        assert_eq!(clis.path(Agent::OpenCode), Path::new("/o/opencode"));
         assert_eq!(clis.path(Agent::Copilot), Path::new("/p/copilot"));
         assert_eq!(clis.path(Agent::Gemini), Path::new("/g/gemini"));
         assert_eq!(clis.path(Agent::Codex), Path::new("/x/codex"));

@@ -10,7 +10,8 @@ use crate::Agent;
 const HOOK_TIMEOUT_SECS: u64 = 60;
 
 /// Writes `repo`'s project hook config for `agent`: `.claude/settings.json`,
-/// `.gemini/settings.json`, `.codex/hooks.json` or `.github/hooks/e2e.json` (version 1).
+/// `.gemini/settings.json`, `.codex/hooks.json` or `.github/hooks/e2e.json` (version 1); not
+/// for OpenCode, which has no hooks file (panics).
 /// `end_of_turn` is the command for the agent's end-of-turn event
 /// ([`Agent::end_of_turn_event`]); `others` adds `(event, command)` pairs, with event names in the
 /// agent's own vocabulary. Each command gets its own matcher-less group (Copilot: its own entry).
@@ -29,6 +30,10 @@ pub fn write_hooks(
         Agent::Gemini => ".gemini/settings.json",
         Agent::Codex => ".codex/hooks.json",
         Agent::Copilot => ".github/hooks/e2e.json",
+        Agent::OpenCode => panic!(
+            "OpenCode runs no hook commands: its plugin is written by `checkpoint install \
+             opencode` (install_checkpoint)"
+        ),
     });
     let mut settings = match std::fs::read_to_string(&path) {
         Ok(text) => serde_json::from_str::<Map<String, Value>>(&text)
@@ -63,6 +68,7 @@ fn hooks_value(agent: Agent, end_of_turn: &str, others: &[(&str, &str)]) -> Valu
             Agent::Copilot => {
                 json!({"type": "command", "bash": command, "timeoutSec": HOOK_TIMEOUT_SECS})
             }
+            Agent::OpenCode => unreachable!("write_hooks refuses OpenCode before"),
         };
         let entries = hooks
             .entry(event)

@@ -1,4 +1,5 @@
-//! End-to-end harness: drives the real agent CLIs (Claude Code, Gemini CLI, Codex CLI) offline
+//! End-to-end harness: drives the real agent CLIs (Claude Code, Gemini CLI, Codex CLI, GitHub
+//! Copilot CLI, OpenCode) offline
 //! against a scripted model server on 127.0.0.1, so tests can watch what an end-of-turn hook's
 //! verdict does to the next model request.
 //!
@@ -34,6 +35,7 @@ mod clis;
 mod hooks;
 pub mod mock;
 pub mod scenario;
+mod server;
 mod session;
 mod wire;
 mod workspace;
@@ -58,11 +60,19 @@ pub enum Agent {
     Codex,
     /// GitHub Copilot CLI (`copilot -p`).
     Copilot,
+    /// OpenCode (`opencode serve` and `opencode run --attach`).
+    OpenCode,
 }
 
 impl Agent {
-    /// All three, in a fixed order.
-    pub const ALL: [Agent; 4] = [Agent::Claude, Agent::Gemini, Agent::Codex, Agent::Copilot];
+    /// All of them, in a fixed order.
+    pub const ALL: [Agent; 5] = [
+        Agent::Claude,
+        Agent::Gemini,
+        Agent::Codex,
+        Agent::Copilot,
+        Agent::OpenCode,
+    ];
 
     /// The lowercase name: `claude`, `gemini`, `codex`.
     pub fn name(self) -> &'static str {
@@ -71,6 +81,7 @@ impl Agent {
             Agent::Gemini => "gemini",
             Agent::Codex => "codex",
             Agent::Copilot => "copilot",
+            Agent::OpenCode => "opencode",
         }
     }
 
@@ -80,6 +91,7 @@ impl Agent {
             Agent::Claude | Agent::Codex => "Stop",
             Agent::Gemini => "AfterAgent",
             Agent::Copilot => "agentStop",
+            Agent::OpenCode => "session.idle",
         }
     }
 }

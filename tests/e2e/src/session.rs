@@ -14,6 +14,7 @@ use serde_json::{Map, Value, json};
 
 use crate::mock::MockServer;
 use crate::scenario::Scenario;
+use crate::server::Server;
 use crate::{Agent, ensure_clis, last_user_texts};
 
 /// Default limit for one CLI run; `CHECKPOINT_E2E_TIMEOUT_SECS` overrides it.
@@ -24,6 +25,8 @@ const KILL_GRACE: Duration = Duration::from_secs(3);
 const DEAD_PROXY: &str = "http://127.0.0.1:9";
 /// The API key every CLI is given; the mock accepts anything.
 const API_KEY: &str = "sk-e2e-mock-key";
+/// The provider and model OpenCode's config names for the mock.
+const OPENCODE_MODEL: &str = "e2e-mock";
 /// The model Copilot CLI asks the mock for: one its catalog does not know, so that the prompt
 /// limit is `COPILOT_PROVIDER_MAX_PROMPT_TOKENS` (a known model's catalog limit caps it).
 const COPILOT_MODEL: &str = "e2e-mock";
@@ -235,6 +238,24 @@ impl Session {
                     set("XDG_CACHE_HOME", prefix.join("xdg-cache").as_os_str());
                 }
             }
+            Agent::OpenCode => {
+                // Nothing but the mock: no update check, model catalog, LSP download, sharing,
+                // Claude Code files; and no compaction of the scenarios' large usage.
+                for var in [
+                    "OPENCODE_DISABLE_AUTOUPDATE",
+                    "OPENCODE_DISABLE_MODELS_FETCH",
+                    "OPENCODE_DISABLE_LSP_DOWNLOAD",
+                    "OPENCODE_DISABLE_SHARE",
+                    "OPENCODE_DISABLE_CLAUDE_CODE",
+                    "OPENCODE_DISABLE_AUTOCOMPACT",
+                ] {
+                    set(var, "1".as_ref());
+                }
+                // OpenCode installs @opencode-ai/plugin into every config directory it reads
+                // (`.opencode/`, the user's) with npm's own code, which reads npm's variables:
+                // offline, that install fails at once instead of retrying for a minute.
+                set("npm_config_offline", "true".as_ref());
+            }
         }
         env
     }
@@ -244,6 +265,27 @@ impl Session {
         let home = self.home();
         match self.agent {
             Agent::Copilot => create_dir(&home.join(".copilot")),
+            Agent::OpenCode => {
+                write_file(
+                &home.join(".config/opencode/opencode.json"),
+                &serde_json::to_string_pretty(&json!({
+                    "provider": {"mock": {
+                        "npm": "@ai-sdk/openai-compatible",
+                        "name": "mock",
+                        "options": {"baseURL": format!("{}/v1", self.mock.base_url()),
+                                    "apiKey": API_KEY},
+                        "models": {OPENCODE_MODEL: {"name": OPENCODE_MODEL,
+                            "limit": {"context": 1_000_000, "output": 8_000}}},
+                    }},
+                    "model": format!("mock/{OPENCODE_MODEL}"),
+                    "small_model": format!("mock/{OPENCODE_MODEL}"),
+                    "autoupdate": false,
+                    "share": "disabled",
+                    "permission": {"bash": "allow", "edit": "allow", "external_directory": "allow"},
+                }))
+                .expect("JSON serializes"),
+            );
+            }
             Agent::Claude => create_dir(&home.join(".claude")),
             Agent::Gemini => write_file(
                 &home.join(".gemini/settings.json"),
@@ -289,7 +331,8 @@ plugins = false
     fn trust(&self, repo: &Path) {
         let repo_str = repo.to_str().expect("the repo path is UTF-8");
         match self.agent {
-            Agent::Claude => {}
+            // OpenCode asks about no folder.
+            Agent::Claude | Agent::OpenCode => {}
             // Copilot loads a project's hooks only from a folder in `trustedFolders`.
             Agent::Copilot => {
                 let path = self.home().join(".copilot/config.json");
@@ -345,6 +388,10 @@ plugins = false
     /// - Gemini: `-p PROMPT --output-format json --approval-mode yolo`
     /// - Codex: `exec --skip-git-repo-check --dangerously-bypass-hook-trust
     ///   --dangerously-bypass-approvals-and-sandbox --color never PROMPT`
+    /// - Copilot: `-p PROMPT --allow-all --no-color`
+    /// - OpenCode: `run PROMPT`, to which [`Session::run_args`] adds `--attach <server> --dir
+    ///   <repo>` after `run`: the run goes to an `opencode serve` of its own, and is over once
+    ///   that server has settled
     ///
     /// Start from these to run the CLI with more flags ([`Session::run_args`]), for example
     /// Claude's `--resume ID`.
@@ -369,6 +416,7 @@ plugins = false
                 "yolo",
             ],
             Agent::Copilot => &["-p", prompt, "--allow-all", "--no-color"],
+            Agent::OpenCode => &["run", prompt],
             Agent::Codex => &[
                 "exec",
                 "--skip-git-repo-check",
@@ -484,8 +532,21 @@ plugins = false
             .and_then(|s| s.parse().ok())
             .map_or(DEFAULT_TIMEOUT, Duration::from_secs);
         let started = Instant::now();
+        let server = (self.agent == Agent::OpenCode).then(|| {
+            let log = home.join(format!("run-{run}.server.log"));
+            Server::start(&self.program, &repo, self.env(), &log, timeout)
+        });
+        let mut args = args.to_vec();
+        if let Some(server) = &server {
+            let at = usize::from(args.first().is_some_and(|a| a == "run"));
+            let dir = repo.display().to_string();
+            args.splice(
+                at..at,
+                ["--attach".to_owned(), server.url(), "--dir".to_owned(), dir],
+            );
+        }
         let mut child = Command::new(&self.program)
-            .args(args)
+            .args(&args)
             .current_dir(&repo)
             .env_clear()
             .envs(self.env())
@@ -532,13 +593,26 @@ plugins = false
                 .join()
                 .unwrap_or_else(|_| panic!("the stdin feeder of {} panicked", self.agent));
         }
+        // OpenCode's turn goes on in the server after `run --attach` returned (a block is sent
+        // back at the session's idle): the run is over once the server has settled.
+        let settled = server
+            .as_ref()
+            .is_none_or(|server| finished.is_none() || server.settle(&repo, started + timeout));
+        let finished = finished.filter(|_| settled);
+        drop(server);
         let elapsed = started.elapsed();
 
+        let mut stderr = read_lossy(&stderr_path);
+        let server_log = home.join(format!("run-{run}.server.log"));
+        if server_log.exists() {
+            stderr.push_str("\n--- opencode serve\n");
+            stderr.push_str(&read_lossy(&server_log));
+        }
         let result = RunResult {
             agent: self.agent,
             status,
             stdout: read_lossy(&stdout_path),
-            stderr: read_lossy(&stderr_path),
+            stderr,
             requests: read_log(&log),
             elapsed,
         };

@@ -76,18 +76,18 @@ pub fn stop_feedback(agent: Agent, request: &Value) -> Vec<String> {
             .flatten()
             .flat_map(|t| codex_hook_prompts(t))
             .collect(),
-        Agent::Copilot => {
+        Agent::Copilot | Agent::OpenCode => {
             let follows_assistant = request["body"]["messages"]
                 .as_array()
                 .is_some_and(|m| m.iter().any(|m| m["role"] == "assistant"));
-            if follows_assistant {
-                turns
-                    .iter()
-                    .flatten()
-                    .filter_map(|t| copilot_prompt(t))
-                    .collect()
-            } else {
-                Vec::new()
+            if !follows_assistant {
+                return Vec::new();
+            }
+            let texts = turns.iter().flatten();
+            match agent {
+                // OpenCode's plugin sends the reason as the next prompt, as it is.
+                Agent::OpenCode => texts.cloned().collect(),
+                _ => texts.filter_map(|t| copilot_prompt(t)).collect(),
             }
         }
     }
@@ -178,7 +178,7 @@ pub fn conversation_texts(agent: Agent, request: &Value) -> Vec<ConversationText
                 }
             }
         }
-        Agent::Copilot => {
+        Agent::Copilot | Agent::OpenCode => {
             for message in items("messages") {
                 let place = match message["role"].as_str() {
                     Some("assistant") => Place::Assistant,
@@ -245,7 +245,7 @@ fn trailing_user_turns(agent: Agent, body: &Value) -> Vec<Vec<String>> {
             gemini_user_texts,
         ),
         Agent::Codex => (&body["input"], codex_is_assistant, codex_user_texts),
-        Agent::Copilot => (
+        Agent::Copilot | Agent::OpenCode => (
             &body["messages"],
             |m| m["role"] == "assistant",
             codex_user_texts,

@@ -5,7 +5,7 @@
 //! (`CARGO_BIN_EXE_*` exists only for the package's own binaries), and guessing `target/debug`
 //! breaks with `CARGO_TARGET_DIR`, `build.target-dir` or another profile. So the harness asks
 //! Cargo: it runs `cargo build --bins -p adapter-claude -p adapter-gemini -p adapter-codex
-//! -p adapter-copilot -p checkpoint-cli --message-format=json-render-diagnostics` against the
+//! -p adapter-copilot -p adapter-opencode -p checkpoint-cli --message-format=json-render-diagnostics` against the
 //! workspace manifest, once per test process, and takes each binary's path from the
 //! `compiler-artifact` messages. Cargo's own lock on the target directory serialises parallel test processes; when the
 //! binaries are up to date the build is a no-op.
@@ -22,11 +22,12 @@ use crate::{Agent, Session};
 pub const HOOKS_COMMIT: &str = "checkpoint: install hooks";
 
 /// The packages whose binaries the harness builds.
-const PACKAGES: [&str; 5] = [
+const PACKAGES: [&str; 6] = [
     "adapter-claude",
     "adapter-gemini",
     "adapter-codex",
     "adapter-copilot",
+    "adapter-opencode",
     "checkpoint-cli",
 ];
 
@@ -43,6 +44,8 @@ pub struct Binaries {
     pub codex: PathBuf,
     /// `checkpoint-copilot`.
     pub copilot: PathBuf,
+    /// `checkpoint-opencode`.
+    pub opencode: PathBuf,
 }
 
 impl Binaries {
@@ -53,6 +56,7 @@ impl Binaries {
             Agent::Gemini => &self.gemini,
             Agent::Codex => &self.codex,
             Agent::Copilot => &self.copilot,
+            Agent::OpenCode => &self.opencode,
         }
     }
 }
@@ -116,6 +120,7 @@ fn parse_executables(messages: &str) -> Result<Binaries, String> {
         gemini: find("checkpoint-gemini")?,
         codex: find("checkpoint-codex")?,
         copilot: find("checkpoint-copilot")?,
+        opencode: find("checkpoint-opencode")?,
     })
 }
 
@@ -231,6 +236,7 @@ mod tests {
             artifact("checkpoint-gemini", Some("/t/debug/checkpoint-gemini")),
             artifact("checkpoint-codex", Some("/t/debug/checkpoint-codex")),
             artifact("checkpoint-copilot", Some("/t/debug/checkpoint-copilot")),
+            artifact("checkpoint-opencode", Some("/t/debug/checkpoint-opencode")),
             artifact("checkpoint", Some("/t/debug/checkpoint")),
         ]
         .join("\n");

@@ -152,6 +152,7 @@ fn assert_notice_placed(agent: Agent, notice: &ConversationText, summary: &str) 
             )),
             _ => false,
         },
+        Agent::OpenCode => unreachable!("OpenCode keeps no transcript: no context watch"),
     };
     assert!(
         placed,
@@ -258,7 +259,8 @@ fn tool_results(agent: Agent, request: &Value) -> Vec<String> {
 ///   CLI's `# Environment` section follows);
 /// - Gemini: a user text `<hook_context><context></hook_context>\n\n<prompt>`, `<`/`>` escaped;
 /// - Codex: a developer message that is the context;
-/// - Copilot: a user message that is the context.
+/// - Copilot: a user message that is the context;
+/// - OpenCode: a text of the first user message that is the context.
 fn restart_context(agent: Agent, request: &Value) -> Option<String> {
     conversation_texts(agent, request)
         .into_iter()
@@ -278,7 +280,8 @@ fn restart_context(agent: Agent, request: &Value) -> Option<String> {
             Agent::Codex => {
                 (t.place == Place::System && t.text.starts_with(RESUMED)).then_some(t.text)
             }
-            Agent::Copilot => {
+            // OpenCode: a text part of the session's first user message, added by the plugin.
+            Agent::Copilot | Agent::OpenCode => {
                 (t.place == Place::User && t.text.starts_with(RESUMED)).then_some(t.text)
             }
         })
@@ -426,4 +429,9 @@ fn second_session_resumes_codex() {
 #[test]
 fn second_session_resumes_copilot() {
     second_session_resumes(Agent::Copilot);
+}
+
+#[test]
+fn second_session_resumes_opencode() {
+    second_session_resumes(Agent::OpenCode);
 }

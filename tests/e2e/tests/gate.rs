@@ -301,16 +301,17 @@ fn play_from(agent: Agent, story: Story, start: Start) {
 /// The block message reached the model in `agent`'s wrapper: Claude `Stop hook feedback:\n` + M,
 /// Gemini a user turn that is exactly M, Codex `<hook_prompt hook_run_id="stop:…">` + M
 /// HTML-escaped + `</hook_prompt>`, Copilot a user prompt
-/// `<current_datetime>…</current_datetime>\n\n` + M.
+/// `<current_datetime>…</current_datetime>\n\n` + M, OpenCode a user message that is exactly M
+/// (the plugin sends it back to the session).
 fn assert_wrapped(agent: Agent, texts: &[String], message: &str, summary: &str) {
     let wrapped = match agent {
         Agent::Claude => format!("Stop hook feedback:\n{message}"),
-        Agent::Gemini => message.to_owned(),
+        Agent::Gemini | Agent::OpenCode => message.to_owned(),
         Agent::Codex => format!(">{}</hook_prompt>", html_escape(message)),
         Agent::Copilot => format!("</current_datetime>\n\n{message}"),
     };
     let found = texts.iter().any(|t| match agent {
-        Agent::Claude | Agent::Gemini => t.trim_end() == wrapped,
+        Agent::Claude | Agent::Gemini | Agent::OpenCode => t.trim_end() == wrapped,
         Agent::Copilot => t.starts_with("<current_datetime>") && t.trim_end().ends_with(&wrapped),
         Agent::Codex => t.starts_with("<hook_prompt hook_run_id=\"stop:") && t.ends_with(&wrapped),
     });
@@ -385,6 +386,11 @@ macro_rules! stories {
             fn copilot() {
                 play(Agent::Copilot, Story::$story);
             }
+
+            #[test]
+            fn opencode() {
+                play(Agent::OpenCode, Story::$story);
+            }
         }
     )*};
 }
@@ -422,6 +428,11 @@ macro_rules! starts {
             #[test]
             fn copilot() {
                 play_from(Agent::Copilot, Story::BrokenTest, Start::$start);
+            }
+
+            #[test]
+            fn opencode() {
+                play_from(Agent::OpenCode, Story::BrokenTest, Start::$start);
             }
         }
     )*};

@@ -25,6 +25,7 @@ fn write_block_once_hook(dir: &Path, agent: Agent) -> String {
             format!(r#"{{"decision":"deny","reason":"{REASON}"}}"#),
             "{}",
         ),
+        Agent::OpenCode => unreachable!("OpenCode runs no hook commands"),
     };
     let script = dir.join("stop-hook.sh");
     let dir = dir.display();
@@ -62,6 +63,7 @@ fn assert_wrapped(agent: Agent, texts: &[String]) {
             t.starts_with("<current_datetime>")
                 && t.ends_with(&format!("</current_datetime>\n\n{REASON}"))
         }
+        Agent::OpenCode => unreachable!("OpenCode runs no hook commands"),
     };
     assert!(
         texts.iter().any(wrapped),
@@ -191,6 +193,7 @@ fn tool_call_and_hook_context_reach_the_model(agent: Agent) {
         Agent::Claude | Agent::Codex => ("SessionStart", "PreToolUse"),
         Agent::Gemini => ("SessionStart", "AfterTool"),
         Agent::Copilot => ("sessionStart", "preToolUse"),
+        Agent::OpenCode => unreachable!("OpenCode runs no hook commands"),
     };
     let start_hook = format!("{hook} {start_event} E2E_START_CONTEXT");
     let tool_hook = format!("{hook} {tool_event} E2E_TOOL_CONTEXT");
@@ -230,6 +233,7 @@ fn tool_call_and_hook_context_reach_the_model(agent: Agent) {
     let start_place = match agent {
         Agent::Claude | Agent::Codex => Place::System,
         Agent::Gemini | Agent::Copilot => Place::User,
+        Agent::OpenCode => unreachable!("OpenCode runs no hook commands"),
     };
     assert_eq!(
         places(turns[0], "E2E_START_CONTEXT"),
@@ -246,6 +250,7 @@ fn tool_call_and_hook_context_reach_the_model(agent: Agent) {
         Agent::Claude | Agent::Codex => Place::System,
         Agent::Gemini => Place::ToolResult,
         Agent::Copilot => Place::User,
+        Agent::OpenCode => unreachable!("OpenCode runs no hook commands"),
     };
     assert_eq!(
         places(turns[1], "E2E_TOOL_CONTEXT"),

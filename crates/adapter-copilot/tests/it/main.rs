@@ -18,6 +18,8 @@ const COPILOT: Adapter = Adapter {
         transcript_path: "transcriptPath",
         event_name: None,
         context: "/additionalContext",
+        block: "/reason",
+        notice: "/systemMessage",
     },
 };
 

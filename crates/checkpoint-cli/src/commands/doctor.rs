@@ -4,7 +4,8 @@
 //! this project (its own trust records, from the agent's doctor table), and a live check — a
 //! captured payload of each installed event, with `cwd` set to this project, piped through the
 //! exact configured command, its answer checked against the agent's protocol. Then whether this
-//! project's commands are trusted. Exit 1 when anything is a problem, else 0.
+//! project's commands are trusted, and, when `checkpoint install git` installed its hooks here,
+//! whether the `pre-push` one pushes the checkpoint refs. Exit 1 when anything is a problem, else 0.
 //!
 //! The live check has no side effects on the project's state: the hooks run with
 //! `CHECKPOINT_STATE_DIR` and `XDG_CONFIG_HOME` in a temporary directory (so the gate keeps its
@@ -24,6 +25,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::CliError;
+use crate::install::git_hooks;
 use crate::install::inspect::{self, Installed};
 use crate::install::{AgentSpec, Scope};
 use crate::{agents, output, project};
@@ -116,6 +118,13 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
         agents_found.push(agent_report(&spec, &root, scratch.path())?);
     }
     let mut checks = vec![project_trust()?];
+    // Our git hooks, when they are installed here.
+    let git_hooks = git_hooks::hooks_dir(&root).ok();
+    checks.extend(
+        (git_hooks.as_deref())
+            .and_then(git_hooks::pre_push_check)
+            .map(Line::from),
+    );
     if !agents_found.iter().any(|agent| agent.installed) {
         checks.push(Line::from(Check::problem(
             "checkpoint is installed for no agent: nothing runs the gate",

@@ -9,23 +9,24 @@ use checkpoint_core::sanitize;
 
 use crate::args::ReadArgs;
 use crate::error::CliError;
-use crate::{continuity, output, project};
+use crate::{continuity, fetching, output, project};
 
 /// `checkpoint log`.
 pub(crate) fn run(args: &ReadArgs) -> Result<ExitCode, CliError> {
     let project = project::open()?;
-    let task = match project.journal().resolve(args.task.as_deref()) {
+    let journal = project.journal();
+    let task = match fetching::task(&project, args)? {
         Ok(task) => task,
         // Without a task, the log is the project's session checkpoints.
         Err(JournalError::NoActiveTask) => return session_log(&project, args.json),
         Err(e) => return Err(e.into()),
     };
+    let history = journal.history(&task, 0)?;
     if args.json {
-        output::json(&task.history)?;
+        output::json(&history)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let lines: Vec<String> = task
-        .history
+    let lines: Vec<String> = history
         .iter()
         .map(|h| {
             let kind = serde_json::to_value(h.kind)

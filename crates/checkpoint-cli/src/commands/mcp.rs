@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt as _};
 
+use crate::args::FetchArgs;
 use crate::commands::config as config_cmd;
 use crate::continuity::{self, Caller};
 use crate::error::{CliError, ErrorKind};
@@ -323,7 +324,7 @@ impl Server {
                        context reset, before doing anything else."
     )]
     fn checkpoint_resume(&self) -> Answer {
-        continuity::resume(&self.open()?).map_err(failure)
+        continuity::resume(&self.open()?, FetchArgs { fetch: false }).map_err(failure)
     }
 
     #[tool(

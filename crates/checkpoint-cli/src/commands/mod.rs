@@ -19,6 +19,7 @@ pub(crate) mod log;
 pub(crate) mod man;
 pub(crate) mod mcp;
 pub(crate) mod progress;
+pub(crate) mod push;
 pub(crate) mod receipts;
 pub(crate) mod recover;
 pub(crate) mod restore;

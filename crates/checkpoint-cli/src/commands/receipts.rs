@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::args::ReadArgs;
 use crate::error::CliError;
-use crate::{output, project};
+use crate::{fetching, output, project};
 
 /// Options of `checkpoint receipts`.
 #[derive(Debug, clap::Args)]
@@ -68,8 +68,9 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
         Some(Action::Verify(read)) => (read, true),
         None => (&args.read, false),
     };
-    let journal = project::open()?.journal();
-    let task = journal.resolve(read.task.as_deref())?;
+    let project = project::open()?;
+    let journal = project.journal();
+    let task = fetching::task(&project, read)??;
     let trusted = trusted_keys(&journal)?;
     let views: Vec<ReceiptView> = task
         .receipts

@@ -8,13 +8,13 @@ use serde::Serialize;
 use crate::args::ReadArgs;
 use crate::commands::receipts;
 use crate::error::CliError;
-use crate::{output, project};
+use crate::{fetching, output, project};
 
 /// `checkpoint recover`: records a crash of a stale task (once) and prints hook.md.
 pub(crate) fn run(args: &ReadArgs) -> Result<ExitCode, CliError> {
     let project = project::open()?;
     let journal = project.journal();
-    let task = journal.resolve(args.task.as_deref())?;
+    let task = fetching::task(&project, args)??;
     let recovered = journal.recover(&task.id, project.host.now)?;
     // Receipts are shown unverified rather than blocking recovery.
     if let Err(e) = receipts::trusted_keys(&journal) {

@@ -3,24 +3,22 @@
 use std::process::ExitCode;
 
 use checkpoint_core::journal::recovery;
-use checkpoint_core::journal::{Task, TaskState};
+use checkpoint_core::journal::{JournalError, Task, TaskState};
 use checkpoint_core::sanitize;
 use serde::Serialize;
 
 use crate::args::ReadArgs;
 use crate::error::CliError;
-use crate::{output, project};
+use crate::{fetching, output, project};
 
 /// `checkpoint status`.
 pub(crate) fn run(args: &ReadArgs) -> Result<ExitCode, CliError> {
     let project = project::open()?;
     let journal = project.journal();
-    let task = match &args.task {
-        Some(id) => Some(journal.load(id)?),
-        None => journal
-            .active_id()?
-            .map(|id| journal.load(&id))
-            .transpose()?,
+    let task = match fetching::task(&project, args)? {
+        Ok(task) => Some(task),
+        Err(JournalError::NoActiveTask) => None,
+        Err(e) => return Err(e.into()),
     };
     let Some(task) = task else {
         if args.json {

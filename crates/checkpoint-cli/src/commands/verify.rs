@@ -1,13 +1,16 @@
 //! `checkpoint verify [REV | RANGE]`: for each commit, whether a passing receipt of its exact
-//! tree verifies against a trusted key. One line per commit; exit 1 unless every one does.
+//! tree verifies against a trusted key. One line per commit; exit 1 unless every one does. A
+//! commit with no receipt here fetches the checkpoint refs first (see [`crate::fetching`]).
 
 use std::process::ExitCode;
 
-use checkpoint_core::journal::verify;
+use checkpoint_core::journal::verify::{self, CommitResult};
 use serde_json::json;
 
+use crate::args::FetchArgs;
 use crate::commands::receipts::trusted_keys;
 use crate::error::CliError;
+use crate::fetching;
 use crate::{output, project};
 
 /// Options of `checkpoint verify`.
@@ -19,6 +22,8 @@ pub(crate) struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    fetch: FetchArgs,
 }
 
 /// `checkpoint verify [REV | RANGE] [--json]`.
@@ -33,7 +38,17 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     }
     let journal = project.journal();
     trusted_keys(&journal)?;
-    let checks = journal.verify_commits(commits)?;
+    // A commit with no receipt here may have one on another machine: fetch and look again.
+    let checks = fetching::read(
+        &project,
+        args.fetch,
+        || Ok(journal.verify_commits(commits.clone())?),
+        |checks| {
+            checks
+                .iter()
+                .any(|c| matches!(c.result, CommitResult::NoReceipt { .. }))
+        },
+    )?;
     let verified = checks.iter().filter(|c| c.verified).count();
     let ok = verified == checks.len();
     if args.json {

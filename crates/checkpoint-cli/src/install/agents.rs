@@ -124,13 +124,13 @@ impl AgentSpec {
             let below = if user_dir.names_config_dir() {
                 Path::new("")
             } else {
-                Path::new(self.table.dir)
+                Path::new(user_dir.below_variable(self.table.dir))
             };
             return Ok(dir.join(below));
         }
         std::env::home_dir()
             .filter(|home| !home.as_os_str().is_empty())
-            .map(|home| home.join(user_dir.in_home(self.table.dir)))
+            .map(|home| home.join(&*user_dir.in_home(self.table.dir)))
             .ok_or_else(|| {
                 CliError::new(
                     "cannot find the home directory",
@@ -216,7 +216,7 @@ mod tests {
     #[test]
     fn project_files_live_under_the_root() {
         let root = Scope::Project(PathBuf::from("/p"));
-        let paths: Vec<_> = ["claude", "gemini", "codex", "copilot"]
+        let paths: Vec<_> = ["claude", "gemini", "codex", "copilot", "opencode"]
             .into_iter()
             .map(|agent| spec(agent).config_path(&root).unwrap())
             .collect();
@@ -227,6 +227,7 @@ mod tests {
                 Path::new("/p/.gemini/settings.json"),
                 Path::new("/p/.codex/hooks.json"),
                 Path::new("/p/.github/hooks/checkpoint.json"),
+                Path::new("/p/.opencode/plugins/checkpoint.js"),
             ]
         );
     }
@@ -241,6 +242,9 @@ mod tests {
         let names: Vec<_> = InstallTarget::possible_values()
             .map(|v| v.get_name().to_owned())
             .collect();
-        assert_eq!(names, ["claude", "gemini", "codex", "copilot", "git"]);
+        assert_eq!(
+            names,
+            ["claude", "gemini", "codex", "copilot", "opencode", "git"]
+        );
     }
 }

@@ -1,6 +1,10 @@
 //! The git hooks behind `checkpoint install git` / `checkpoint uninstall git`: `post-commit` and
 //! `pre-push` (git has no post-push) record a checkpoint of the active task through the hidden
-//! `checkpoint git-hook` command.
+//! `checkpoint git-hook` command, and `pre-push` then pushes the checkpoint refs to the remote git
+//! is pushing to (its arguments, passed on), within `[travel] push_budget`. Our step's exit status
+//! is ignored, and its stderr (one line when refs did not go) reaches the user. A wrapper written
+//! before the arguments were passed on still works: it records the checkpoint and pushes nothing;
+//! installing again replaces it.
 //!
 //! An existing hook is never replaced: it is renamed aside to `<hook>.checkpoint-chained`
 //! (content, mode and symlink-ness untouched) and our wrapper runs it first, with the same
@@ -15,6 +19,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+use checkpoint_core::doctor::Check;
 use checkpoint_core::store;
 
 use crate::{CliError, output, project};
@@ -24,6 +29,9 @@ pub(crate) const HOOKS: [&str; 2] = ["post-commit", "pre-push"];
 
 /// The line that marks a hook file as ours.
 const MARKER: &str = "# checkpoint-managed hook";
+
+/// How the wrapper passes git's arguments on to `checkpoint git-hook`.
+const PASSED_ON: &str = "-- \"$@\"";
 
 /// Appended to an existing hook's name when it is moved aside.
 const CHAINED: &str = ".checkpoint-chained";
@@ -49,6 +57,31 @@ pub(crate) enum HookChange {
     },
     /// Nothing of ours was there.
     NotInstalled(&'static str),
+}
+
+/// What `checkpoint doctor` says of the `pre-push` hook in `dir`: `None` when it is not ours,
+/// else whether it pushes the checkpoint refs (a wrapper of an older version passes git's
+/// arguments on to nothing).
+pub(crate) fn pre_push_check(dir: &Path) -> Option<Check> {
+    let path = dir.join("pre-push");
+    if !is_ours(&path) {
+        return None;
+    }
+    let current = fs::read_to_string(&path).is_ok_and(|text| text.contains(PASSED_ON));
+    Some(if current {
+        Check::ok(format!(
+            "{}: pushes the checkpoint refs with every push",
+            path.display()
+        ))
+    } else {
+        Check::problem(
+            format!(
+                "{}: installed by an older version, it pushes no checkpoint refs",
+                path.display()
+            ),
+            "checkpoint install git",
+        )
+    })
 }
 
 /// Where git looks for the hooks of the repository around `cwd`.
@@ -106,7 +139,7 @@ fn wrapper(hook: &str, exe: &Path) -> Result<String, CliError> {
          chained=\"$(dirname \"$0\")/{hook}{CHAINED}\"\n\
          status=0\n\
          if [ -x \"$chained\" ]; then\n    \"$chained\" \"$@\" || status=$?\nfi\n\
-         if [ \"$status\" -eq 0 ]; then\n    {exe} git-hook {hook} </dev/null >/dev/null || true\nfi\n\
+         if [ \"$status\" -eq 0 ]; then\n    {exe} git-hook {hook} {PASSED_ON} </dev/null >/dev/null || true\nfi\n\
          exit \"$status\"\n"
     ))
 }
@@ -319,7 +352,10 @@ mod tests {
         git(&repo, &["add", "a.txt"]);
         git(&repo, &["commit", "-qm", "a"]);
         let log = dir.path().join("log");
-        assert_eq!(fs::read_to_string(&log).unwrap(), "git-hook post-commit\n");
+        assert_eq!(
+            fs::read_to_string(&log).unwrap(),
+            "git-hook post-commit --\n"
+        );
 
         // git runs pre-push on a push; run it as git would, refs on stdin.
         let out = // Through `sh`, which reads the script: exec-ing a file written a moment ago can fail with
@@ -334,7 +370,7 @@ mod tests {
         assert_eq!(fs::read_to_string(hooks.join("../pushed")).unwrap(), "a");
         assert_eq!(
             fs::read_to_string(&log).unwrap(),
-            "git-hook post-commit\ngit-hook pre-push\n"
+            "git-hook post-commit --\ngit-hook pre-push -- origin /tmp/remote\n"
         );
 
         assert_eq!(
@@ -406,8 +442,14 @@ mod tests {
         let script = wrapper("post-commit", Path::new("/opt/it's here/checkpoint")).unwrap();
         let line = script.lines().find(|l| l.contains("git-hook")).unwrap();
         assert_eq!(
-            shlex::split(line).unwrap()[..3],
-            ["/opt/it's here/checkpoint", "git-hook", "post-commit"]
+            shlex::split(line).unwrap()[..5],
+            [
+                "/opt/it's here/checkpoint",
+                "git-hook",
+                "post-commit",
+                "--",
+                "$@"
+            ]
         );
         assert_eq!(
             script.lines().nth(1).map(|l| l.starts_with(MARKER)),

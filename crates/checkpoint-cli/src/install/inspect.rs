@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use checkpoint_core::agent::HooksLayout;
+use checkpoint_core::agent::{HooksLayout, PluginSource};
 use checkpoint_core::doctor::TrustFile;
 use serde_json::Value;
 
@@ -33,8 +33,10 @@ pub(crate) fn installed(spec: &AgentSpec, root: &Path) -> Result<Vec<Installed>,
     let mut found = Vec::new();
     for scope in scopes(root) {
         let file = ConfigFile::read(spec.config_path(&scope)?)?;
-        let settings = file.settings()?;
-        let handlers = ours(spec, &settings);
+        let handlers = match spec.table.layout {
+            HooksLayout::Plugin(source) => plugin_handlers(spec, source, &file),
+            _ => ours(spec, &file.settings()?),
+        };
         if !handlers.is_empty() {
             found.push(Installed {
                 scope,
@@ -47,7 +49,7 @@ pub(crate) fn installed(spec: &AgentSpec, root: &Path) -> Result<Vec<Installed>,
 }
 
 /// The agent's settings files where hooks are written (the project's at `root`, then the
-/// user's) that exist, with their content: what the agent reads besides our handlers (switches
+/// user's) that exist, with their content (none for a plugin): what the agent reads besides our handlers (switches
 /// that turn hooks off, folder trust). A file that cannot be read or parsed is an error naming
 /// it.
 pub(crate) fn settings_files(
@@ -55,6 +57,9 @@ pub(crate) fn settings_files(
     root: &Path,
 ) -> Result<Vec<(PathBuf, Settings)>, CliError> {
     let mut found = Vec::new();
+    if matches!(spec.table.layout, HooksLayout::Plugin(_)) {
+        return Ok(found);
+    }
     for scope in scopes(root) {
         let file = ConfigFile::read(spec.config_path(&scope)?)?;
         if file.text.is_some() {
@@ -63,6 +68,28 @@ pub(crate) fn settings_files(
         }
     }
     Ok(found)
+}
+
+/// The (event, command) of each event a plugin of ours in `file` handles, when it runs our
+/// adapter.
+fn plugin_handlers(
+    spec: &AgentSpec,
+    source: PluginSource,
+    file: &ConfigFile,
+) -> Vec<(String, String)> {
+    let command = file.text.as_deref().and_then(source.command_of);
+    let ours = command.filter(|command| {
+        let handler = serde_json::json!({"command": command});
+        adapter::runs(&handler, "command", &spec.adapter(), adapter::HOOK_MARKER)
+    });
+    ours.map(|command| {
+        spec.table
+            .events
+            .iter()
+            .map(|event| (event.name.to_owned(), command.clone()))
+            .collect()
+    })
+    .unwrap_or_default()
 }
 
 /// The scopes a project at `root` is under, innermost first.
@@ -77,7 +104,7 @@ fn ours(spec: &AgentSpec, settings: &Settings) -> Vec<(String, String)> {
         return Vec::new();
     };
     let key = spec.table.layout.command_key();
-    let grouped = spec.table.layout == HooksLayout::MatcherGroups;
+    let grouped = matches!(spec.table.layout, HooksLayout::MatcherGroups);
     let mut found = Vec::new();
     for (event, entries) in hooks {
         let entries = entries.as_array().into_iter().flatten();

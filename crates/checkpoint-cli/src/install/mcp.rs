@@ -53,6 +53,28 @@ pub(crate) fn not_for_git(target: &Target) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Refuses `--mcp` for an agent whose MCP configuration checkpoint does not write, before
+/// anything is written.
+pub(crate) fn check(target: &Target, spec: &AgentSpec) -> Result<(), CliError> {
+    if target.mcp && spec.table.mcp.is_none() {
+        return Err(unsupported(spec));
+    }
+    Ok(())
+}
+
+fn unsupported(spec: &AgentSpec) -> CliError {
+    CliError::new(
+        format!(
+            "--mcp: checkpoint does not register MCP servers for {}",
+            spec.table.title
+        ),
+        format!(
+            "install without --mcp, and add `checkpoint mcp` to {}'s MCP configuration by hand",
+            spec.table.title
+        ),
+    )
+}
+
 /// With `--mcp`, registers the server for `spec` after its hooks (`hooks`: what their edit
 /// did); else does nothing.
 pub(crate) fn install(target: &Target, spec: &AgentSpec, hooks: &Edit) -> Result<(), CliError> {
@@ -60,7 +82,9 @@ pub(crate) fn install(target: &Target, spec: &AgentSpec, hooks: &Edit) -> Result
         return Ok(());
     }
     let scope = &hooks.scope;
-    let config = mcp_config(spec, scope)?;
+    let Some(config) = mcp_config(spec, scope)? else {
+        return Err(unsupported(spec));
+    };
     let command = own_command()?;
     let file = ConfigFile::read(config.path)?;
     let change = match config.format {
@@ -107,7 +131,9 @@ pub(crate) fn uninstall(
     if !target.mcp {
         return Ok(None);
     }
-    let config = mcp_config(spec, &hooks.scope)?;
+    let Some(config) = mcp_config(spec, &hooks.scope)? else {
+        return Ok(None);
+    };
     let file = ConfigFile::read(config.path)?;
     let change = match config.format {
         Format::Json { .. } => set_json(&file, None)?,
@@ -134,9 +160,12 @@ pub(crate) fn uninstall(
     Ok(Some(file.path))
 }
 
-/// The agent's MCP configuration file for `scope`, and how it is written.
-fn mcp_config(spec: &AgentSpec, scope: &Scope) -> Result<McpConfig, CliError> {
-    let mcp = &spec.table.mcp;
+/// The agent's MCP configuration file for `scope`, and how it is written; `None` for an agent
+/// whose MCP configuration checkpoint does not write.
+fn mcp_config(spec: &AgentSpec, scope: &Scope) -> Result<Option<McpConfig>, CliError> {
+    let Some(mcp) = &spec.table.mcp else {
+        return Ok(None);
+    };
     let file = match scope {
         Scope::Project(_) => mcp.project,
         Scope::User => mcp.user,
@@ -149,10 +178,10 @@ fn mcp_config(spec: &AgentSpec, scope: &Scope) -> Result<McpConfig, CliError> {
         (McpFile::AtProjectRoot(name), Scope::Project(root)) => root.join(name),
         (McpFile::BesideUserDir(name), _) => beside_user_dir(spec)?.join(name),
     };
-    Ok(McpConfig {
+    Ok(Some(McpConfig {
         path,
         format: mcp.format,
-    })
+    }))
 }
 
 /// The directory beside the user's config directory (Claude Code keeps user-scope MCP servers
@@ -169,7 +198,7 @@ pub(super) fn beside_user_dir(spec: &AgentSpec) -> Result<PathBuf, CliError> {
 /// What the user still has to do before the agent starts a newly registered server.
 fn next_step(spec: &AgentSpec, scope: &Scope) -> Option<&'static str> {
     match scope {
-        Scope::Project(_) => spec.table.mcp.project_next_step,
+        Scope::Project(_) => spec.table.mcp.as_ref()?.project_next_step,
         Scope::User => None,
     }
 }

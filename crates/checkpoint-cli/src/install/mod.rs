@@ -7,10 +7,11 @@
 mod adapter;
 mod agents;
 mod config_file;
-mod git_hooks;
+pub(crate) mod git_hooks;
 pub(crate) mod inspect;
 mod ledger;
 mod mcp;
+mod plugin;
 mod settings;
 mod skill;
 mod statusline;
@@ -18,6 +19,7 @@ mod statusline;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use checkpoint_core::agent::HooksLayout;
 use serde_json::Value;
 
 use crate::{CliError, output, project};
@@ -33,14 +35,16 @@ use ledger::{Ledger, Mode};
 pub(crate) struct Options {
     /// Edit the user's hooks file instead of the project's: ~/.claude/settings.json
     /// ($CLAUDE_CONFIG_DIR), ~/.gemini/settings.json ($GEMINI_CLI_HOME/.gemini),
-    /// ~/.codex/hooks.json ($CODEX_HOME).
+    /// ~/.codex/hooks.json ($CODEX_HOME), ~/.copilot/hooks/checkpoint.json ($COPILOT_HOME),
+    /// ~/.config/opencode/plugins/checkpoint.js ($XDG_CONFIG_HOME).
     #[arg(long)]
     user: bool,
     /// Print the change as a unified diff and write nothing.
     #[arg(long)]
     dry_run: bool,
     /// Also register (uninstall: remove) the `checkpoint mcp` server in the agent's MCP config:
-    /// .mcp.json (--user: ~/.claude.json), the Gemini settings.json, .codex/config.toml.
+    /// .mcp.json (--user: ~/.claude.json), the Gemini settings.json, .codex/config.toml (not for
+    /// OpenCode: refused).
     #[arg(long)]
     mcp: bool,
 }
@@ -114,6 +118,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<ExitCode, CliError> {
         mcp::not_for_git(&target)?;
         return git_hooks::install_command(target.user, args.adapter.is_some(), target.dry_run);
     };
+    mcp::check(&target, &spec)?;
     let adapter = adapter::locate(&spec, args.adapter.as_deref())?;
     let command = adapter::command_line(&adapter, adapter::HOOK_MARKER)?;
     let handlers: Vec<(&str, Value)> = spec
@@ -272,6 +277,9 @@ fn edit(
     let scope = scope(target.user)?;
     let ledger = Ledger::of(&scope, mode)?;
     let file = ConfigFile::read(spec.config_path(&scope)?)?;
+    if let HooksLayout::Plugin(source) = spec.table.layout {
+        return plugin::edit(source, target, spec, handlers, (scope, ledger, file));
+    }
     let before = file.settings()?;
     let mut after = before.clone();
     let adapter = spec.adapter();

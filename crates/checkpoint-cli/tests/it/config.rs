@@ -141,6 +141,8 @@ fn config_lists_every_key_with_its_value_and_origin() {
     integrity.tests = []                             # default
     integrity.protected = []                         # default
     integrity.prove_failing = false                  # default
+    travel.push_budget = "3s"                        # default
+    travel.fetch_budget = "10s"                      # default
     rule.docs = { gate = false, include = ["docs/**"], tests = false }  # checkpoint.toml:6
     "#);
 }

@@ -58,6 +58,7 @@ impl Machine {
             &binaries.gemini,
             &binaries.codex,
             &binaries.copilot,
+            &binaries.opencode,
         ]
         .iter()
         .map(|bin| format!("ln -sf '{}' \"$bin/\"", bin.display()))
@@ -170,7 +171,7 @@ fn the_readme_works_on_a_fresh_machine() {
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("==> [1/5] cargo install checkpoint-cli"),
+        stderr.contains("==> [1/6] cargo install checkpoint-cli"),
         "{stderr}"
     );
     assert!(

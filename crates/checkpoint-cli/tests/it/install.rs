@@ -19,7 +19,7 @@ struct Fixture {
 impl Fixture {
     fn new() -> Fixture {
         let bin = tempfile::tempdir().unwrap();
-        for agent in ["claude", "gemini", "codex", "copilot"] {
+        for agent in ["claude", "gemini", "codex", "copilot", "opencode"] {
             fs::write(bin.path().join(format!("checkpoint-{agent}")), "").unwrap();
         }
         Fixture {
@@ -509,6 +509,80 @@ fn copilot_gets_a_versioned_hooks_file_of_its_own() {
     );
 }
 
+/// OpenCode gets a plugin file of checkpoint's own that runs the adapter; a second install
+/// changes nothing, a file of that name that is not ours is refused, an edited plugin is kept by
+/// uninstall, and otherwise uninstall leaves nothing behind.
+#[test]
+fn opencode_gets_a_plugin_of_its_own() {
+    let fx = Fixture::new();
+    git(fx.project.path(), &["init", "-q"]);
+    let file = ".opencode/plugins/checkpoint.js";
+    let out = ok(&fx.install("opencode", &[]));
+    assert_snapshot!(fx.stable(out), @r"
+    Installed checkpoint hooks for OpenCode in [project]/.opencode/plugins/checkpoint.js: session.idle, chat.message, tool.execute.after, session.start, session.compacting.
+    Where: the hooks fire when OpenCode starts anywhere inside [project]; in another worktree only once .opencode/plugins/checkpoint.js is committed there. To gate every worktree: `checkpoint install opencode --user`.
+    Next: restart OpenCode; it loads the plugin at start, without asking.
+    Checkpoint's files in this project: .opencode/plugins/checkpoint.js. Commit them to share the hooks with everyone working here; until then the stop gate does not count them (nor the `*.checkpoint.bak` backups) as uncommitted work. `checkpoint uninstall --all` removes them.
+    ");
+    let installed = fx.read(file);
+    let command = installed
+        .lines()
+        .find(|line| line.starts_with("const COMMAND = "))
+        .unwrap();
+    assert_snapshot!(fx.stable(command), @r#"const COMMAND = "[bin]/checkpoint-opencode --hook";"#);
+    assert!(installed.contains("export const CheckpointPlugin = async"));
+    let again = ok(&fx.install("opencode", &[]));
+    assert!(again.contains("already installed"), "{again}");
+    assert_eq!(fx.read(file), installed, "a second install changes nothing");
+    let dry = ok(&fx.uninstall("opencode", &["--dry-run"]));
+    assert!(dry.contains("-const COMMAND = "), "{dry}");
+    assert_eq!(fx.read(file), installed, "a dry run writes nothing");
+
+    fx.write(file, &format!("{installed}// my own line\n"));
+    let out = ok(&fx.uninstall("opencode", &[]));
+    assert!(
+        out.contains("was edited since checkpoint wrote it"),
+        "{out}"
+    );
+    assert!(fx.path(file).exists(), "an edited plugin is the user's");
+    fx.write(file, &installed);
+    ok(&fx.uninstall("opencode", &[]));
+    assert!(
+        !fx.path(".opencode").exists(),
+        "nothing of the install is left"
+    );
+
+    let theirs = "export const Mine = async () => ({});\n";
+    fx.write(file, theirs);
+    let out = fx.install("opencode", &[]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("it is not checkpoint's OpenCode plugin"),
+        "{out:?}"
+    );
+    assert_eq!(
+        fx.read(file),
+        theirs,
+        "somebody else's file is left untouched"
+    );
+    ok(&fx.uninstall("opencode", &[]));
+    assert_eq!(fx.read(file), theirs, "and uninstall leaves it too");
+}
+
+/// `--mcp` for an agent whose MCP configuration checkpoint does not write is refused before
+/// anything is written.
+#[test]
+fn mcp_is_refused_for_opencode_before_anything_is_written() {
+    let fx = Fixture::new();
+    let out = fx.install("opencode", &["--mcp"]);
+    assert_eq!(code(&out), 2);
+    assert_snapshot!(String::from_utf8_lossy(&out.stderr), @r"
+    error: --mcp: checkpoint does not register MCP servers for OpenCode
+    hint: install without --mcp, and add `checkpoint mcp` to OpenCode's MCP configuration by hand
+    ");
+    assert!(!fx.path(".opencode").exists());
+}
+
 #[test]
 fn install_says_what_it_wrote_and_what_is_left_to_do() {
     let fx = Fixture::new();
@@ -903,7 +977,7 @@ fn user_scope_writes_under_each_agents_home() {
     let homes = tempfile::tempdir().unwrap();
     let home = homes.path().join("home");
     let custom = homes.path().join("custom");
-    let cases: [(&str, Option<&str>, PathBuf); 8] = [
+    let cases: [(&str, Option<&str>, PathBuf); 10] = [
         ("claude", None, home.join(".claude/settings.json")),
         (
             "claude",
@@ -923,6 +997,16 @@ fn user_scope_writes_under_each_agents_home() {
             "copilot",
             Some("COPILOT_HOME"),
             custom.join("hooks/checkpoint.json"),
+        ),
+        (
+            "opencode",
+            None,
+            home.join(".config/opencode/plugins/checkpoint.js"),
+        ),
+        (
+            "opencode",
+            Some("XDG_CONFIG_HOME"),
+            custom.join("opencode/plugins/checkpoint.js"),
         ),
     ];
     for (agent, var, expected) in cases {
@@ -946,11 +1030,12 @@ fn user_scope_writes_under_each_agents_home() {
             written.insert(0, dir.join("skills/checkpoint-progress/SKILL.md"));
         }
         // Besides them, only checkpoint's ledger of what it wrote, in its config directory.
+        // (`XDG_CONFIG_HOME` moves checkpoint's config directory too.)
         let outside_config = |files: Vec<PathBuf>| -> Vec<PathBuf> {
-            let config = home.join(".config/checkpoint");
+            let configs = [home.join(".config/checkpoint"), custom.join("checkpoint")];
             files
                 .into_iter()
-                .filter(|f| !f.starts_with(&config))
+                .filter(|f| !configs.iter().any(|config| f.starts_with(config)))
                 .collect()
         };
         assert_eq!(

@@ -174,7 +174,7 @@ fn a_task_from_start_to_cleanup() {
     let status = s.json(&["status", "--json"]);
     let task = &status["task"];
     assert_eq!(task["state"], "step_pending");
-    assert_eq!(task["schema"], 1);
+    assert_eq!(task["schema"], 2);
     assert_eq!(status["stale"], false);
     let files = &task["checkpoints"].as_array().unwrap().last().unwrap()["files"];
     assert_eq!(files[0]["path"], "extra.py");
@@ -222,9 +222,38 @@ fn a_task_from_start_to_cleanup() {
     assert!(dry.starts_with("would remove calc-work-"), "{dry}");
     assert!(task_dir.exists());
     let removed = s.json(&["cleanup", "--json"]);
-    assert_eq!(removed[0]["state"], "completed");
+    assert_eq!(removed["tasks"][0]["state"], "completed");
     assert!(!task_dir.exists());
     assert!(s.ok(&["cleanup"], 0).contains("Nothing to clean up."));
+}
+
+#[test]
+fn cleanup_expires_session_files_older_than_the_continuity_log() {
+    let s = Setup::new();
+    s.ok(&["save", "a session checkpoint"], 0);
+    let sessions = s.dir().join(".git/checkpoint/sessions");
+    fs::create_dir_all(&sessions).unwrap();
+    let now = std::time::SystemTime::now();
+    for (name, hours) in [("claude-old.json", 240), ("claude-young.json", 2)] {
+        let path = sessions.join(name);
+        fs::write(&path, "{}").unwrap();
+        let file = fs::File::options().write(true).open(&path).unwrap();
+        file.set_modified(now - Duration::from_secs(hours * 3600))
+            .unwrap();
+    }
+    let dry = s.ok(&["cleanup", "--dry-run"], 0);
+    assert_eq!(
+        dry.trim(),
+        "would remove 1 session file(s) older than the continuity log"
+    );
+    assert!(sessions.join("claude-old.json").is_file());
+    let removed = s.json(&["cleanup", "--json"]);
+    assert_eq!(removed["tasks"], serde_json::json!([]));
+    assert_eq!(removed["sessions"][0]["file"], "claude-old.json");
+    assert_eq!(removed["sessions"].as_array().unwrap().len(), 1);
+    assert!(!sessions.join("claude-old.json").exists());
+    assert!(sessions.join("claude-young.json").is_file());
+    assert_eq!(s.ok(&["cleanup"], 0).trim(), "Nothing to clean up.");
 }
 
 #[test]
@@ -385,7 +414,27 @@ fn concurrent_processes_lose_no_entries() {
         50,
         "pruned to the maximum"
     );
+    // The history store holds exactly the committed entries, every line whole.
+    assert_eq!(task["history_len"], history.as_array().unwrap().len());
+    let stored: usize = fs::read_dir(s.task_dir().join("history"))
+        .unwrap()
+        .map(|chunk| {
+            let text = fs::read_to_string(chunk.unwrap().path()).unwrap();
+            assert!(text.ends_with('\n'));
+            for line in text.lines() {
+                serde_json::from_str::<Value>(line).expect("every history line parses");
+            }
+            text.lines().count()
+        })
+        .sum();
+    assert_eq!(task["history_len"], stored);
     assert_eq!(task["next_checkpoint"], (PROCESSES * ROUNDS + 1) as u64);
+    // The task's ref holds the same record, one commit per revision: no transaction skipped it.
+    let name = format!("refs/checkpoint/tasks/{}", task["id"].as_str().unwrap());
+    let show = git(s.dir(), &["show", &format!("{name}:hook.json")]);
+    assert_eq!(show.stdout, fs::read(&json).unwrap());
+    let commits = String::from_utf8(git(s.dir(), &["rev-list", "--count", &name]).stdout).unwrap();
+    assert_eq!(commits.trim(), task["revision"].to_string());
     eprintln!(
         "concurrency: {} saves by {PROCESSES} concurrent processes x {ROUNDS} rounds in {elapsed:?}, \
          0 lost, {reads} concurrent reads all parsed",

@@ -17,6 +17,7 @@ mod restore;
 mod select;
 mod statusline;
 mod terminal;
+mod travel;
 mod trust;
 
 use std::path::Path;

@@ -224,6 +224,12 @@ fn the_tools_save_list_resume_and_log_progress_in_the_project() {
     insta::assert_snapshot!(dry, @r"
     Restoring checkpoint #2 (saved just now) would change 1 file (--dry-run: nothing was changed):
       restore notes.py  +1 −2
+    --- a/notes.py
+    +++ b/notes.py
+    @@ -1,2 +1 @@
+    -x = 2
+    -y = 3
+    +x = 1
     ");
     let (error, restored) = server.call("checkpoint_restore", json!({}));
     assert!(!error, "{restored}");

@@ -67,10 +67,36 @@ fn files_changed_by_a_shell_command_come_back_and_undo_reverses_it() {
     assert_snapshot!(run(dir, &["restore", "--dry-run"], 0), @r"
     Restoring checkpoint #1 (saved just now) would change 5 files (--dry-run: nothing was changed):
       recreate README.md  +3 −0
+    --- a/README.md
+    +++ b/README.md
+    @@ -0,0 +1,3 @@
+    +# calc
+    +
+    +Tiny arithmetic helpers. Run the tests with `python3 -m unittest`.
       restore calc.py  +0 −1
+    --- a/calc.py
+    +++ b/calc.py
+    @@ -7,4 +7,3 @@
+     
+     def sub(a, b):
+         return a - b
+    -broken
       recreate notes.txt  +1 −0
+    --- a/notes.txt
+    +++ b/notes.txt
+    @@ -0,0 +1 @@
+    +plan
       recreate run.sh  +2 −0
+    --- a/run.sh
+    +++ b/run.sh
+    @@ -0,0 +1,2 @@
+    +#!/bin/sh
+    +echo hi
       delete scratch.txt  +0 −1
+    --- a/scratch.txt
+    +++ b/scratch.txt
+    @@ -1 +0,0 @@
+    -junk
     ");
     assert_eq!(read(dir, "calc.py").as_deref(), Some(broken.as_str()));
     assert!(read(dir, "scratch.txt").is_some());

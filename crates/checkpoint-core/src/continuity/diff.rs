@@ -58,6 +58,9 @@ pub const MAX_COUNTED_BYTES: u64 = 16 * 1024 * 1024;
 /// may count a few more lines than a minimal diff would).
 const LINE_DIFF_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// The most lines of one file's diff `checkpoint restore --dry-run` shows.
+pub const PATCH_LINES: usize = 60;
+
 /// How one file differs from the checkpoint.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FileDelta {
@@ -241,6 +244,37 @@ pub(super) fn compare(old: &Side, new: &Side) -> Option<(u64, u64, bool)> {
             }
         }
     }
+}
+
+/// The unified diff (3 lines of context, `a/PATH` → `b/PATH`) from `old` to `new`, at most
+/// [`PATCH_LINES`] lines of it and then how many more; `None` when either side is binary or
+/// only hashed, or nothing differs.
+pub(super) fn patch(old: &Side, new: &Side, path: &str) -> Option<String> {
+    if matches!(old, Side::Hashed(_)) || matches!(new, Side::Hashed(_)) {
+        return None;
+    }
+    let (old, new) = (text(old.bytes())?, text(new.bytes())?);
+    if old == new {
+        return None;
+    }
+    let diff = TextDiff::configure()
+        .timeout(LINE_DIFF_TIMEOUT)
+        .diff_lines(old, new);
+    let full = diff
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{path}"), &format!("b/{path}"))
+        .missing_newline_hint(true)
+        .to_string();
+    let lines: Vec<&str> = full.lines().collect();
+    let mut shown = lines[..lines.len().min(PATCH_LINES)].join("\n");
+    if lines.len() > PATCH_LINES {
+        shown.push_str(&format!(
+            "\n… {} more lines (`checkpoint restore --files {path}` restores this file alone)",
+            lines.len() - PATCH_LINES
+        ));
+    }
+    Some(shown)
 }
 
 impl Side {

@@ -80,6 +80,9 @@ pub struct FileRestore {
     /// from the file as it is now to the checkpoint's content).
     #[serde(flatten)]
     pub delta: FileDelta,
+    /// The unified diff from the file as it is now to the checkpoint's content (at most
+    /// [`diff::PATCH_LINES`] lines); `None` for a binary or only hashed side.
+    pub patch: Option<String>,
     #[serde(skip)]
     target: Target,
 }
@@ -232,8 +235,10 @@ pub fn plan(
             (_, Some(_)) => RestoreAction::Restore,
         };
         let (added, removed, binary) = content.unwrap_or((0, 0, false));
+        let patch = diff::patch(&now, &target_side, &path);
         files.push(FileRestore {
             action,
+            patch,
             delta: FileDelta {
                 path,
                 added,

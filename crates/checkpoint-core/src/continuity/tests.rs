@@ -38,6 +38,34 @@ mod diff_tests {
     }
 
     #[test]
+    fn a_restore_patch_is_unified_bounded_and_never_of_binary_content() {
+        use crate::continuity::diff::{PATCH_LINES, Side, patch};
+        let now = Side::Content(b"one\ntwo\n".to_vec());
+        let then = Side::Content(b"one\nTWO\n".to_vec());
+        insta::assert_snapshot!(patch(&now, &then, "a.txt").unwrap(), @r"
+        --- a/a.txt
+        +++ b/a.txt
+        @@ -1,2 +1,2 @@
+         one
+        -two
+        +TWO
+        ");
+        assert_eq!(patch(&now, &now.clone(), "a.txt"), None);
+        let long: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let cut = patch(&Side::Absent, &Side::Content(long.into_bytes()), "long.txt").unwrap();
+        assert_eq!(cut.lines().count(), PATCH_LINES + 1);
+        assert!(
+            cut.ends_with(
+                "… 43 more lines (`checkpoint restore --files long.txt` restores this file alone)"
+            ),
+            "{cut}"
+        );
+        let binary = Side::Content(b"\0\x01".to_vec());
+        assert_eq!(patch(&now, &binary, "b.bin"), None);
+        assert_eq!(patch(&now, &Side::Hashed("ab".repeat(32)), "big"), None);
+    }
+
+    #[test]
     fn the_summary_line_counts_files_and_lines() {
         let three = work(
             45,

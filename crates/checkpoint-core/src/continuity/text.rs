@@ -337,7 +337,8 @@ fn delta_text(f: &super::diff::FileDelta) -> String {
 
 /// What `checkpoint restore` did (`safety` is the checkpoint saved before it changed files) or,
 /// with `dry_run`, would do: a headline, then one line per file — "  restore src/db.rs  +3 −1",
-/// "  recreate", "  delete" — and per directory left alone.
+/// "  recreate", "  delete" — followed, with `dry_run`, by its diff from now to the checkpoint,
+/// and a line per directory left alone.
 pub fn restore_report(
     plan: &super::restore::RestorePlan,
     safety: Option<u64>,
@@ -374,6 +375,9 @@ pub fn restore_report(
             name(&file.delta.path),
             delta_text(&file.delta)
         );
+        if let (true, Some(patch)) = (dry_run, &file.patch) {
+            let _ = write!(out, "\n{patch}");
+        }
     }
     for path in &plan.skipped {
         let _ = write!(

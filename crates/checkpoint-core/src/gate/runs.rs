@@ -110,19 +110,11 @@ impl TestRuns<'_> {
     }
 
     /// The cached outcome of `command` on the test fingerprint `key`, if there is one this stop
-    /// may trust.
-    fn cached(&self, command: &str, key: &str) -> Option<TestOutcome> {
-        (self.cache.lookup(command, key))
-            .filter(|o| o.status != TestStatus::Passed || self.trusts(command, key))
-    }
-
-    /// Whether a cached pass may stand: always without an active task, else only with a verified
+    /// may trust: a cached pass stands always without an active task, else only with a verified
     /// passing receipt.
-    fn trusts(&self, command: &str, key: &str) -> bool {
-        match self.journal.active() {
-            Ok(Some(_)) => self.journal.trusted_pass(command, key),
-            Ok(None) => true,
-            Err(_) => false,
-        }
+    fn cached(&self, command: &str, key: &str) -> Option<TestOutcome> {
+        (self.cache.lookup(command, key)).filter(|o| {
+            o.status != TestStatus::Passed || self.journal.trusts_cached_pass(command, key)
+        })
     }
 }

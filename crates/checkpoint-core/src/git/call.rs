@@ -5,6 +5,7 @@
 
 use std::ffi::OsStr;
 use std::io;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Output;
 use std::time::{Duration, Instant};
@@ -106,6 +107,53 @@ pub(crate) fn run(
         }
         Err(source) => Err(GitCallError::Spawn { what, source }),
     }
+}
+
+/// [`run`] for a git that talks to a remote (`push`, `fetch`, `ls-remote`): it starts helpers
+/// (`ssh`, `git-remote-https`, `receive-pack` for a path) that outlive a killed git and hold its
+/// output open. So git leads a process group of its own, the whole group is killed at the
+/// timeout (and, through a watchdog, when this process dies first, e.g. a push interrupted with
+/// Ctrl-C), and it never asks on the terminal (`GIT_TERMINAL_PROMPT=0`): a prompt in a
+/// background group would only wait for the timeout.
+pub(crate) fn run_remote(
+    expression: duct::Expression,
+    what: &'static str,
+    timeout: Duration,
+) -> Result<Output, GitCallError> {
+    let handle = expression
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("LC_ALL", "C")
+        .stdout_capture()
+        .stderr_capture()
+        .unchecked()
+        .before_spawn(|cmd| {
+            cmd.process_group(0);
+            Ok(())
+        })
+        .start()
+        .map_err(|source| GitCallError::Spawn { what, source })?;
+    let group = handle.pids().first().copied();
+    let watchdog = group.and_then(crate::runner::guard_group);
+    let waited = match Instant::now().checked_add(timeout) {
+        Some(deadline) => handle.wait_deadline(deadline),
+        None => handle.wait().map(Some),
+    };
+    // The group goes in every case: a helper git left behind must not outlive the call.
+    if let Some(group) = group {
+        crate::runner::kill_group(group);
+    }
+    let waited = match waited {
+        Ok(None) => {
+            let _ = handle.wait_deadline(Instant::now() + Duration::from_millis(500));
+            Err(GitCallError::TimedOut { what, timeout })
+        }
+        Ok(Some(out)) => Ok(out.clone()),
+        Err(source) => Err(GitCallError::Spawn { what, source }),
+    };
+    if let Some(watchdog) = watchdog {
+        watchdog.disarm();
+    }
+    waited
 }
 
 /// `out` when the process exited successfully, else [`GitCallError::Failed`] with its stderr.

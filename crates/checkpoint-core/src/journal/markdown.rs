@@ -9,7 +9,7 @@ use super::receipt::{Receipt, ReceiptSource};
 use super::recovery::RecoveryAction;
 use super::signing::TrustedKeys;
 use super::state::TaskState;
-use super::task::{HistoryKind, Step, StepStatus, Task};
+use super::task::{Step, StepStatus, Task};
 use crate::sanitize::{self, line, name};
 
 /// The longest note on what a step is doing, or checkpoint message, shown, in characters.
@@ -231,14 +231,7 @@ fn what_to_do(task: &Task) -> String {
             )
         }
         TaskState::StepValidating => {
-            let command = task
-                .history
-                .iter()
-                .rev()
-                .find(|h| h.kind == HistoryKind::ValidationStarted)
-                .and_then(|h| h.detail.as_deref())
-                .map(name)
-                .unwrap_or_default();
+            let command = task.validating.as_deref().map(name).unwrap_or_default();
             format!(
                 "A validation of step **{}** was running: `{command}`. If nothing is running \
                  it any more, run it again with `checkpoint validate -- {command}`.",

@@ -2,14 +2,20 @@
 //!
 //! Each task lives in `<state dir>/tasks/<task id>/`:
 //!
-//! - `hook.json` — the [`Task`] record (versioned schema): state, steps, the append-only history,
-//!   checkpoints, signed receipts and the master key's certificates of the task key that
-//!   signed them ([`signing`]). Every change is one transaction under the sidecar lock
-//!   `hook.json.lock`, written by atomic replace with fsync ([`crate::store`]). The version it
-//!   replaced is kept as `hook.json.prev`; a corrupt `hook.json` is reported, never replaced.
+//! - `hook.json` — the [`Task`] record (versioned schema): state, steps, the latest history
+//!   entries and the count of all, checkpoints, signed receipts and the master key's
+//!   certificates of the task key that signed them ([`signing`]). Every change is one
+//!   transaction under the sidecar lock `hook.json.lock`, written by atomic replace with fsync
+//!   ([`crate::store`]). The version it replaced is kept as `hook.json.prev`; a corrupt
+//!   `hook.json` is reported, never replaced.
+//! - `history/<n>.jsonl` — the whole append-only history, in chunks of 1,000 entries of which
+//!   only the last is ever rewritten ([`history`]), so that an update costs the same whatever
+//!   the task's age.
 //! - `hook.md` — generated from `hook.json` ([`markdown::render`]) for an agent to read: what to
 //!   do now, what not to repeat, which files changed. Rewritten by every update and by the read
 //!   commands whenever it is missing or differs.
+//! - `current.json` — the task's state and when its running step was last checkpointed
+//!   ([`current`]): what the hooks of every tool call read to decide on an interval checkpoint.
 //!
 //! `<state dir>/tasks/active.json` names the task the CLI and the hooks work on. A
 //! [`crate::project::Project`] opens the journal of its state directory
@@ -21,6 +27,8 @@
 pub mod allowed_signers;
 pub mod checkpoint;
 mod crash;
+pub mod current;
+pub mod history;
 pub mod keys;
 pub mod markdown;
 pub mod receipt;
@@ -39,11 +47,13 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use gix::ObjectId;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 pub use allowed_signers::SignersError;
 pub use checkpoint::{Checkpoint, FileSnapshot, StepRef, Trigger, VcsState, is_pr_creation};
+pub use current::Current;
 pub use keys::{FileKeyManager, KeyError, KeyManager};
 pub use receipt::{Receipt, ReceiptCheck, ReceiptPayload, ReceiptSource};
 pub use recovery::{CrashKind, Recovery, RecoveryAction};
@@ -58,6 +68,7 @@ use crate::git::{self, Repo};
 use crate::policy::{JournalSettings, Policy};
 use crate::runner::{self, Recorded};
 use crate::store::{self, StoreError};
+use crate::travel::stream::{self, Edit, Marker, Stream, StreamError};
 use snapshot::Observation;
 
 /// Why a journal operation failed. Every message is one line.
@@ -116,6 +127,9 @@ pub enum JournalError {
     /// The project's `.checkpoint/allowed_signers` cannot be used.
     #[error(transparent)]
     Signers(#[from] SignersError),
+    /// The task's ref could not be read or moved.
+    #[error(transparent)]
+    Stream(#[from] StreamError),
 }
 
 /// A task's signing key, or why its receipts go unsigned.
@@ -139,6 +153,16 @@ fn active_path(state_dir: &Path) -> PathBuf {
 pub fn names_active_task(state_dir: &Path) -> bool {
     store::read_json::<Active>(&active_path(state_dir))
         .is_ok_and(|active| active.is_some_and(|a| a.task.is_some()))
+}
+
+/// A file one task transaction wrote, with what it holds now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// Its name relative to the task's directory: `hook.json`, `hook.md`, `current.json`,
+    /// `history/000001.jsonl`.
+    pub name: String,
+    /// Its full content as written.
+    pub bytes: Vec<u8>,
 }
 
 /// The outcome of a validation command.
@@ -281,8 +305,22 @@ impl Journal {
         Ok(active.and_then(|a| a.task))
     }
 
-    /// Task `id` as stored.
+    /// Task `id` as stored: its ref's latest commit, imported into the task directory first
+    /// when that does not hold it yet (fetched from elsewhere, or a writer killed between
+    /// committing and rewriting the directory).
     pub fn load(&self, id: &str) -> Result<Task, JournalError> {
+        let path = self.hook_json(id)?;
+        if let Some(stream) = self.stream(id)?
+            && !Marker::of(&path).holds(stream.head()?)
+        {
+            let _lock = store::Lock::acquire(&path)?;
+            self.synced(id, stream)?;
+        }
+        self.read_task(id)
+    }
+
+    /// Task `id` as its directory holds it.
+    fn read_task(&self, id: &str) -> Result<Task, JournalError> {
         let path = self.hook_json(id)?;
         match fs::read(&path) {
             Ok(bytes) => parse_task(&path, &bytes),
@@ -291,6 +329,44 @@ impl Journal {
             }
             Err(source) => Err(StoreError::Io { path, source }.into()),
         }
+    }
+
+    /// The [`Current`] record of task `id`: its small `current.json`, or, for a task no
+    /// transaction of this version has written yet, what its `hook.json` says.
+    pub fn current(&self, id: &str) -> Result<Current, JournalError> {
+        match store::read_json(&self.task_dir(id)?.join(current::FILE))? {
+            Some(current) => Ok(current),
+            None => Ok(Current::of(&self.load(id)?)),
+        }
+    }
+
+    /// The id of the active task when there is one and its [`Current`] record says it is not
+    /// finished: two small files read, not the task.
+    fn active_unfinished(&self) -> Result<Option<String>, JournalError> {
+        let Some(id) = self.active_id()? else {
+            return Ok(None);
+        };
+        match self.current(&id) {
+            Ok(current) if !current.state.is_terminal() => Ok(Some(id)),
+            Ok(_) | Err(JournalError::NoSuchTask(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `task`'s history from entry `from` (0-based) on, oldest first: read from `history/`, of
+    /// which only the chunks holding those entries (`from` near [`Task::history_len`] reads the
+    /// last one or two).
+    pub fn history(&self, task: &Task, from: u64) -> Result<Vec<HistoryEntry>, JournalError> {
+        if task.schema < task::SCHEMA_VERSION {
+            // Not moved out of hook.json yet: all of it is there.
+            let from = usize::try_from(from).unwrap_or(usize::MAX);
+            return Ok(task.history.get(from..).unwrap_or_default().to_vec());
+        }
+        Ok(history::read(
+            &self.task_dir(&task.id)?,
+            from,
+            task.history_len,
+        )?)
     }
 
     /// Task `id`, or the active task when `id` is `None`.
@@ -313,9 +389,31 @@ impl Journal {
         }
     }
 
+    /// The ref task `id` travels in; `None` without a repository.
+    fn stream(&self, id: &str) -> Result<Option<Stream>, JournalError> {
+        let Some(repo) = &self.repo else {
+            return Ok(None);
+        };
+        Ok(Some(Stream::task(repo, store::validate_id(id)?)?))
+    }
+
+    /// Under task `id`'s lock: the commit its ref points at, imported into the task directory
+    /// when the directory does not hold it.
+    fn synced(&self, id: &str, stream: Stream) -> Result<Synced, JournalError> {
+        let head = stream.head()?;
+        let marker = Marker::of(&self.hook_json(id)?);
+        if let Some(head) = head.filter(|&head| !marker.holds(Some(head))) {
+            let dir = self.task_dir(id)?;
+            stream.import(head, &marker, |path| task_file(&dir, path))?;
+        }
+        Ok(Synced { stream, head })
+    }
+
     /// One transaction on task `id`: under its lock, reads `hook.json`, applies `f`, and — when
-    /// `f` succeeded and changed the task — writes `hook.json.prev`, `hook.json` and `hook.md`;
-    /// a task that `f` finished stops being the active task.
+    /// `f` succeeded and changed the task — commits it to the task's ref and writes the history
+    /// entries `f` recorded to `history/`, then `hook.json` (keeping the version it replaces as
+    /// `hook.json.prev`), `hook.md` and `current.json`; a task that
+    /// `f` finished stops being the active task.
     pub fn update<R>(
         &self,
         id: &str,
@@ -323,6 +421,10 @@ impl Journal {
     ) -> Result<(R, Task), JournalError> {
         let path = self.hook_json(id)?;
         let _lock = store::Lock::acquire(&path)?;
+        let synced = match self.stream(id)? {
+            Some(stream) => Some(self.synced(id, stream)?),
+            None => None,
+        };
         let old = match fs::read(&path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -335,9 +437,7 @@ impl Journal {
         let result = f(&mut task)?;
         if task != before {
             task.revision += 1;
-            keep_previous(&path)?;
-            store::write_json(&path, &task)?;
-            self.write_markdown(&task)?;
+            self.write_task(Some(&before), &mut task, synced)?;
             // A finished task is no longer the active one: progress, resume, log and the hooks
             // stop counting it.
             if task.state.is_terminal() && !before.state.is_terminal() {
@@ -370,10 +470,105 @@ impl Journal {
         let id = new_task_id(name, now)?;
         let mut task = Task::new(id.clone(), name.to_owned(), steps, now)?;
         task.revision = 1;
-        store::write_json(&self.hook_json(&id)?, &task)?;
-        self.write_markdown(&task)?;
+        let _task_lock = store::Lock::acquire(&self.hook_json(&id)?)?;
+        let synced = self
+            .stream(&id)?
+            .map(|stream| Synced { stream, head: None });
+        self.write_task(None, &mut task, synced)?;
         store::write_json(&active_path, &Active { task: Some(id) })?;
         Ok(task)
+    }
+
+    /// What writing `task`, new or changed from `before`, puts in its directory: the history
+    /// chunks the entries recorded since `before` change, `hook.json`, `hook.md` and, when it
+    /// changed, `current.json` — each with its full new content. Leaves in `task.history` the
+    /// latest [`task::RECENT_HISTORY`] entries. Reads only the last history chunk.
+    fn files(&self, before: Option<&Task>, task: &mut Task) -> Result<Vec<Written>, JournalError> {
+        let dir = self.task_dir(&task.id)?;
+        // A version 1 task's whole history is in its hook.json: all of it goes to the store.
+        let stored = before
+            .filter(|b| b.schema == task::SCHEMA_VERSION)
+            .map_or(0, |b| b.history_len);
+        let fresh = usize::try_from(task.history_len.saturating_sub(stored))
+            .unwrap_or(usize::MAX)
+            .min(task.history.len());
+        let fresh = &task.history[task.history.len() - fresh..];
+        let mut written: Vec<Written> = history::appended(&dir, stored, fresh)?
+            .into_iter()
+            .map(|(name, bytes)| Written { name, bytes })
+            .collect();
+        task.schema = task::SCHEMA_VERSION;
+        let excess = task.history.len().saturating_sub(task::RECENT_HISTORY);
+        task.history.drain(..excess);
+
+        let current = Current::of(task);
+        let changed =
+            before.is_none_or(|b| b.schema != task::SCHEMA_VERSION || Current::of(b) != current);
+        let mut files = vec![
+            (
+                "hook.json",
+                store::json_bytes(&dir.join("hook.json"), task)?,
+            ),
+            ("hook.md", self.markdown(task).into_bytes()),
+        ];
+        if changed {
+            files.push((
+                current::FILE,
+                store::json_bytes(&dir.join(current::FILE), &current)?,
+            ));
+        }
+        written.extend(files.into_iter().map(|(name, bytes)| Written {
+            name: name.to_owned(),
+            bytes,
+        }));
+        Ok(written)
+    }
+
+    /// Writes `task`, new or changed from `before`, under its lock ([`Journal::files`] says
+    /// what): committed to the task's ref first, when it has one — the commit point — then to
+    /// its directory: the history chunks (made durable first), then `hook.json` — the version
+    /// it replaces kept as `hook.json.prev` — `hook.md` and `current.json`, and last the marker
+    /// naming the commit they hold. Returns every file written.
+    fn write_task(
+        &self,
+        before: Option<&Task>,
+        task: &mut Task,
+        synced: Option<Synced>,
+    ) -> Result<Vec<Written>, JournalError> {
+        let written = self.files(before, task)?;
+        let committed = match synced {
+            Some(Synced { stream, head }) => {
+                let edits: Vec<Edit<'_>> = (written.iter())
+                    .map(|w| Edit {
+                        path: w.name.clone(),
+                        content: Some(&w.bytes),
+                    })
+                    .collect();
+                let message = format!("{} revision {}", task.id, task.revision);
+                Some(stream.commit(head, &edits, &message)?)
+            }
+            None => None,
+        };
+        let dir = self.task_dir(&task.id)?;
+        let (chunks, rest): (Vec<&Written>, Vec<&Written>) = written
+            .iter()
+            .partition(|w| w.name.starts_with(history::DIR));
+        for chunk in chunks {
+            store::write_atomic(&dir.join(&chunk.name), &chunk.bytes)?;
+        }
+        let json = dir.join("hook.json");
+        if before.is_some() {
+            keep_previous(&json)?;
+        }
+        // One fsync of the directory for the three names, before the transaction returns.
+        for file in rest {
+            store::write_atomic_unsynced_dir(&dir.join(&file.name), &file.bytes)?;
+        }
+        store::sync_dir(&dir)?;
+        if let Some(commit) = committed {
+            Marker::of(&json).write(commit)?;
+        }
+        Ok(written)
     }
 
     /// What git says now about the worktree.
@@ -454,10 +649,11 @@ impl Journal {
         message: Option<String>,
         now: Timestamp,
     ) -> Result<Checkpoint, JournalError> {
-        self.checkpoint_seen(id, trigger, message, now, self.observe())
+        let (checkpoint, _) = self.checkpoint_seen(id, trigger, message, now, self.observe())?;
+        Ok(checkpoint)
     }
 
-    /// [`Journal::checkpoint`] of what `seen` says about the worktree.
+    /// [`Journal::checkpoint`] of what `seen` says about the worktree; returns the task too.
     fn checkpoint_seen(
         &self,
         id: &str,
@@ -465,15 +661,14 @@ impl Journal {
         message: Option<String>,
         now: Timestamp,
         mut seen: Observation,
-    ) -> Result<Checkpoint, JournalError> {
+    ) -> Result<(Checkpoint, Task), JournalError> {
         if let (Trigger::Commit, Some(repo)) = (trigger, &self.repo) {
             seen.changed.extend(snapshot::head_commit_paths(repo));
         }
-        let (checkpoint, _) = self.update(id, |task| {
+        self.update(id, |task| {
             refuse_finished(task)?;
             Ok(self.take_checkpoint(task, &seen, trigger, message, now))
-        })?;
-        Ok(checkpoint)
+        })
     }
 
     /// Takes a checkpoint of the active task, if there is an unfinished one, of `changes` when
@@ -487,33 +682,54 @@ impl Journal {
         now: Timestamp,
         changes: Option<&ChangeSet>,
     ) -> Result<Option<Checkpoint>, JournalError> {
-        let Some(task) = self.active()? else {
+        let taken = self.checkpoint_active_task(trigger, message, now, changes)?;
+        Ok(taken.map(|(checkpoint, _)| checkpoint))
+    }
+
+    /// [`Journal::checkpoint_active`], with the task as the checkpoint left it: the task is
+    /// read once, in the transaction.
+    pub fn checkpoint_active_task(
+        &self,
+        trigger: Trigger,
+        message: Option<String>,
+        now: Timestamp,
+        changes: Option<&ChangeSet>,
+    ) -> Result<Option<(Checkpoint, Task)>, JournalError> {
+        let Some(id) = self.active_unfinished()? else {
             return Ok(None);
         };
         let seen = self.observe_or(changes);
-        self.checkpoint_seen(&task.id, trigger, message, now, seen)
-            .map(Some)
+        match self.checkpoint_seen(&id, trigger, message, now, seen) {
+            Ok(taken) => Ok(Some(taken)),
+            // Finished or removed since `current.json` was written.
+            Err(JournalError::Finished { .. } | JournalError::NoSuchTask(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// On any hook event: when the active task's running step has had no checkpoint for the
     /// checkpoint interval, takes an [`Trigger::Interval`] checkpoint (of `changes` when the
-    /// caller has read them). Cheap when none is due (one small file read, no git).
+    /// caller has read them). Cheap when none is due: two small files read (`active.json`,
+    /// the task's [`Current`] record), whatever the task's size; no git.
     pub fn maybe_interval_checkpoint(
         &self,
         now: Timestamp,
         changes: Option<&ChangeSet>,
     ) -> Result<Option<Checkpoint>, JournalError> {
         let interval = self.settings().checkpoint_interval;
-        let Some(task) = self.active()? else {
+        let Some(id) = self.active_id()? else {
             return Ok(None);
         };
-        if !interval_due(&task, now, interval) {
-            return Ok(None);
+        match self.current(&id) {
+            Ok(current) if current.interval_due(now, interval) => {}
+            Ok(_) | Err(JournalError::NoSuchTask(_)) => return Ok(None),
+            Err(e) => return Err(e),
         }
         let seen = self.observe_or(changes);
-        let (checkpoint, _) = self.update(&task.id, |task| {
-            // Another process may have taken it meanwhile.
-            Ok(interval_due(task, now, interval)
+        let (checkpoint, _) = self.update(&id, |task| {
+            // Checked again on the task itself: another process may have taken it meanwhile.
+            Ok(Current::of(task)
+                .interval_due(now, interval)
                 .then(|| self.take_checkpoint(task, &seen, Trigger::Interval, None, now)))
         })?;
         Ok(checkpoint)
@@ -719,7 +935,7 @@ impl Journal {
     /// a task is active, `None` (nothing computed) otherwise, since only then is a receipt
     /// written. The gate asks before the run, so that files the tests create are not in it.
     pub fn tree_for_gate_receipt(&self) -> Option<String> {
-        self.active().ok().flatten()?;
+        self.active_unfinished().ok().flatten()?;
         self.worktree_tree()
     }
 
@@ -735,45 +951,63 @@ impl Journal {
         ended: Timestamp,
     ) -> Result<Option<Receipt>, JournalError> {
         let (fingerprint, tree) = tested;
-        let Some(task) = self.active()? else {
+        let Some(id) = self.active_unfinished()? else {
             return Ok(None);
         };
-        let (key, _) = self.task_key(&task.id)?;
-        let payload = run_payload(
-            &task,
-            ReceiptSource::Gate,
-            command,
-            run,
-            (started, ended),
-            Some(fingerprint.to_owned()),
-            tree,
-        )?;
-        let (receipt, certificate) = Journal::signed(&payload, key.as_ref());
-        let verdict = if payload.passed() {
-            "passed"
-        } else {
-            "did not pass"
-        };
-        let detail = format!("`{command}` {verdict} (receipt {})", receipt.id);
-        self.update(&task.id, |task| {
+        let (key, _) = self.task_key(&id)?;
+        // The task is read once: the receipt names its current step as the transaction sees it.
+        let updated = self.update(&id, |task| {
+            if task.state.is_terminal() {
+                return Ok(None);
+            }
+            let payload = run_payload(
+                task,
+                ReceiptSource::Gate,
+                command,
+                run,
+                (started, ended),
+                Some(fingerprint.to_owned()),
+                tree,
+            )?;
+            let (receipt, certificate) = Journal::signed(&payload, key.as_ref());
+            let verdict = if payload.passed() {
+                "passed"
+            } else {
+                "did not pass"
+            };
+            let detail = format!("`{command}` {verdict} (receipt {})", receipt.id);
             task.add_receipt(receipt.clone(), detail, ended);
             task.certify(certificate.as_ref());
-            Ok(())
-        })?;
-        Ok(Some(receipt))
+            Ok(Some(receipt))
+        });
+        match updated {
+            Ok((receipt, _)) => Ok(receipt),
+            Err(JournalError::NoSuchTask(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
-    /// Whether the active task holds a passing receipt of `command` on `fingerprint` that
-    /// verifies — task key, certificate, trusted master key: what the gate's cache may trust
-    /// instead of running the command again.
-    pub fn trusted_pass(&self, command: &str, fingerprint: &str) -> bool {
-        let (Ok(Some(task)), Ok((trusted, _))) = (self.active(), self.trusted_keys()) else {
+    /// Whether the gate's cache may trust a cached pass of `command` on `fingerprint` instead
+    /// of running the command again: always without an active unfinished task; with one, only
+    /// when the task holds a passing receipt of it that verifies — task key, certificate,
+    /// trusted master key. The task is read once; an error trusts nothing.
+    pub fn trusts_cached_pass(&self, command: &str, fingerprint: &str) -> bool {
+        match self.active() {
+            Ok(Some(task)) => self.trusted_pass(&task, command, fingerprint),
+            Ok(None) => true,
+            Err(_) => false,
+        }
+    }
+
+    /// Whether `task` holds a passing receipt of `command` on `fingerprint` that verifies.
+    fn trusted_pass(&self, task: &Task, command: &str, fingerprint: &str) -> bool {
+        let Ok((trusted, _)) = self.trusted_keys() else {
             return false;
         };
         task.receipts.iter().rev().any(|r| {
             r.parsed().is_ok_and(|p| {
                 p.passed() && p.command == command && p.fingerprint.as_deref() == Some(fingerprint)
-            }) && r.check(&task, &trusted).is_verified()
+            }) && r.check(task, &trusted).is_verified()
         })
     }
 
@@ -784,11 +1018,6 @@ impl Journal {
             .trusted_keys()
             .map_or_else(|_| self.own_keys().0, |(trusted, _)| trusted);
         markdown::render(task, &trusted)
-    }
-
-    fn write_markdown(&self, task: &Task) -> Result<(), JournalError> {
-        store::write_atomic(&self.hook_md(&task.id)?, self.markdown(task).as_bytes())?;
-        Ok(())
     }
 
     /// Rewrites `hook.md` when it is missing or differs from what `hook.json` says (corrupt,
@@ -804,20 +1033,24 @@ impl Journal {
         Ok(true)
     }
 
-    /// Every task directory's id, sorted.
+    /// The id of every task, sorted: each task directory, and each task ref (a task fetched
+    /// from elsewhere has no directory until it is first read).
     pub fn task_ids(&self) -> Result<Vec<String>, JournalError> {
         let dir = self.tasks_dir();
-        let entries = match fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        let mut ids: Vec<String> = match fs::read_dir(&dir) {
+            Ok(entries) => entries
+                .filter_map(Result::ok)
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .filter_map(|e| e.file_name().into_string().ok())
+                .collect(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
             Err(source) => return Err(StoreError::Io { path: dir, source }.into()),
         };
-        let mut ids: Vec<String> = entries
-            .filter_map(Result::ok)
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .filter_map(|e| e.file_name().into_string().ok())
-            .collect();
+        if let Some(repo) = &self.repo {
+            ids.extend(stream::task_ids(repo)?);
+        }
         ids.sort();
+        ids.dedup();
         Ok(ids)
     }
 
@@ -837,7 +1070,12 @@ impl Journal {
                 let dir = self.task_dir(&id)?;
                 let lock = store::Lock::acquire(&self.hook_json(&id)?)?;
                 // Re-read under the lock: a finished task cannot change, but be sure.
-                if self.load(&id).is_ok_and(|t| t.state.is_terminal()) {
+                let stream = self.stream(&id)?;
+                let head = stream.as_ref().map(Stream::head).transpose()?.flatten();
+                if self.read_task(&id).is_ok_and(|t| t.state.is_terminal()) {
+                    if let (Some(stream), Some(head)) = (stream, head) {
+                        stream.delete(head)?;
+                    }
                     fs::remove_dir_all(&dir)
                         .map_err(|source| StoreError::Io { path: dir, source })?;
                 }
@@ -850,6 +1088,19 @@ impl Journal {
         }
         Ok(removed)
     }
+}
+
+/// A task's ref and the commit the transaction holding its lock read it at.
+struct Synced {
+    stream: Stream,
+    head: Option<ObjectId>,
+}
+
+/// Where a file of a task's ref goes in its directory: `hook.json`, `hook.md`, `current.json`
+/// and the history chunks; nothing else a tree from another machine may hold.
+fn task_file(dir: &Path, path: &str) -> Option<PathBuf> {
+    let ours = matches!(path, "hook.json" | "hook.md" | current::FILE) || history::is_chunk(path);
+    ours.then(|| dir.join(path))
 }
 
 /// Makes the committed `hook.json` also `hook.json.prev`, by a hard link renamed into place: its
@@ -886,7 +1137,11 @@ fn parse_task(path: &Path, bytes: &[u8]) -> Result<Task, JournalError> {
             found: version.schema,
         });
     }
-    serde_json::from_slice(bytes).map_err(corrupt)
+    let mut task: Task = serde_json::from_slice(bytes).map_err(corrupt)?;
+    if task.schema < task::SCHEMA_VERSION {
+        task.upgrade_from_v1();
+    }
+    Ok(task)
 }
 
 fn refuse_finished(task: &Task) -> Result<(), JournalError> {
@@ -903,21 +1158,6 @@ fn transition_allowed(task: &Task, event: TaskEvent) -> Result<(), JournalError>
     state::transition(task.state, event)
         .map(|_| ())
         .map_err(|e| TaskError::from(e).into())
-}
-
-/// Whether the running step has gone `interval` without a checkpoint (counting from its start).
-fn interval_due(task: &Task, now: Timestamp, interval: Duration) -> bool {
-    if task.state != TaskState::StepRunning {
-        return false;
-    }
-    let since = task
-        .last_step_checkpoint()
-        .map(|c| c.at)
-        .or_else(|| task.current().and_then(|s| s.started_at));
-    since.is_some_and(|since| {
-        let elapsed = now.duration_since(since);
-        !elapsed.is_negative() && elapsed.unsigned_abs() >= interval
-    })
 }
 
 /// `n` random bytes as lowercase hex.

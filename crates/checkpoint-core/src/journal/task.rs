@@ -18,8 +18,14 @@ use super::signing::{KeyCertificate, TrustedKeys};
 use super::state::{InvalidTransition, TaskEvent, TaskState, transition};
 use crate::digest::{hex, unhex};
 
-/// The `hook.json` schema version this build writes and reads.
-pub const SCHEMA_VERSION: u32 = 1;
+/// The `hook.json` schema version this build writes and reads. Version 1 kept the whole history
+/// in `hook.json`; version 2 keeps the latest [`RECENT_HISTORY`] entries there and every entry in
+/// the append-only `history/` store ([`super::history`]). A version 1 file is read as it is and
+/// moved to version 2 by its next update.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// How many of the latest history entries `hook.json` keeps.
+pub const RECENT_HISTORY: usize = 20;
 
 /// Failed attempts at one step after which a human is asked.
 pub const MAX_ATTEMPTS: u32 = 3;
@@ -207,8 +213,15 @@ pub struct Task {
     pub steps: Vec<Step>,
     /// The index of the step being worked on (or last worked on).
     pub current_step: Option<usize>,
-    /// Everything that happened, oldest first.
+    /// The latest history entries, oldest first: `hook.json` keeps the last [`RECENT_HISTORY`]
+    /// (a version 1 file: all of them); a change appends what it records here, and the journal
+    /// moves it to the whole history, `history/` ([`crate::journal::Journal::history`]).
+    #[serde(rename = "recent_history", alias = "history")]
     pub history: Vec<HistoryEntry>,
+    /// How many history entries were ever recorded (those in `history/` and those recorded
+    /// since the task was read).
+    #[serde(default)]
+    pub history_len: u64,
     /// The most recent checkpoints, oldest first.
     pub checkpoints: Vec<Checkpoint>,
     /// The id the next checkpoint gets.
@@ -221,6 +234,9 @@ pub struct Task {
     pub certificates: Vec<KeyCertificate>,
     /// The last crash recovery, while it is relevant.
     pub recovery: Option<Recovery>,
+    /// The command of the validation running now (while the task is `step_validating`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validating: Option<String>,
 }
 
 impl Task {
@@ -269,11 +285,13 @@ impl Task {
             steps,
             current_step: None,
             history: Vec::new(),
+            history_len: 0,
             checkpoints: Vec::new(),
             next_checkpoint: 1,
             receipts: Vec::new(),
             certificates: Vec::new(),
             recovery: None,
+            validating: None,
         };
         task.record(HistoryKind::TaskCreated, None, None, now);
         task.apply(TaskEvent::Ready, HistoryKind::TaskReady, None, now)?;
@@ -334,7 +352,20 @@ impl Task {
             step,
             detail,
         });
+        self.history_len += 1;
         self.updated_at = now;
+    }
+
+    /// A task read from a version 1 `hook.json` as version 2 holds it in memory: every entry of
+    /// its history counted (all of them still in [`Task::history`], for the next update to
+    /// store), and the command of a running validation taken from it.
+    pub fn upgrade_from_v1(&mut self) {
+        self.history_len = self.history.len() as u64;
+        if self.state == TaskState::StepValidating {
+            self.validating = (self.history.iter().rev())
+                .find(|h| h.kind == HistoryKind::ValidationStarted)
+                .and_then(|h| h.detail.clone());
+        }
     }
 
     /// Moves through the state machine and records it.
@@ -346,6 +377,9 @@ impl Task {
         now: Timestamp,
     ) -> Result<(), TaskError> {
         self.state = transition(self.state, event)?;
+        if self.state != TaskState::StepValidating {
+            self.validating = None;
+        }
         let step = self.current().map(|s| s.name.clone());
         self.record(kind, step, detail, now);
         Ok(())
@@ -424,7 +458,9 @@ impl Task {
             HistoryKind::ValidationStarted,
             Some(command.to_owned()),
             now,
-        )
+        )?;
+        self.validating = Some(command.to_owned());
+        Ok(())
     }
 
     /// The validation that started ended with `receipt`.

@@ -100,6 +100,140 @@ fn updates_are_transactions_that_keep_the_previous_copy() {
     ));
 }
 
+/// `n` history entries recorded in task `t`, detailed `e<from>`, `e<from + 1>`, ….
+fn record_entries(t: &mut Task, from: u64, n: u64) {
+    for i in from..from + n {
+        t.record(HistoryKind::Checkpoint, None, Some(format!("e{i}")), at(5));
+    }
+}
+
+fn details(entries: &[HistoryEntry]) -> Vec<String> {
+    (entries.iter())
+        .map(|h| h.detail.clone().unwrap_or_default())
+        .collect()
+}
+
+#[test]
+fn the_history_goes_to_chunks_and_hook_json_keeps_the_latest() {
+    let f = fixture();
+    let j = &f.journal;
+    let task = j.start_task("t", steps(&[("a", None)]), at(0)).unwrap();
+    let dir = j.task_dir(&task.id).unwrap();
+    assert_eq!(task.history_len, 2);
+    // 2,600 entries in batches, one of them spanning two chunk boundaries.
+    for (from, n) in [(0, 500), (500, 1), (501, 1_600), (2_101, 499)] {
+        j.update(&task.id, |t| {
+            record_entries(t, from, n);
+            Ok(())
+        })
+        .unwrap();
+    }
+    let task = j.load(&task.id).unwrap();
+    assert_eq!(task.schema, task::SCHEMA_VERSION);
+    assert_eq!(task.history_len, 2_602);
+    assert_eq!(task.history.len(), task::RECENT_HISTORY);
+    let all = j.history(&task, 0).unwrap();
+    let want: Vec<String> = ["", ""]
+        .into_iter()
+        .map(str::to_owned)
+        .chain((0..2_600).map(|i| format!("e{i}")))
+        .collect();
+    assert_eq!(details(&all), want);
+    assert_eq!(all[2_602 - task::RECENT_HISTORY..], task.history[..]);
+    assert_eq!(j.history(&task, 2_600).unwrap(), all[2_600..]);
+    let chunk = |n: u32| fs::read(dir.join(format!("history/{n:06}.jsonl"))).unwrap();
+    let closed = (chunk(1), chunk(2));
+    assert_eq!(closed.0.iter().filter(|b| **b == b'\n').count(), 1_000);
+
+    // What one transaction wrote: the last chunk (all of it), hook.json, hook.md, and
+    // current.json only when it changed; each as it is on disk.
+    let before = task.clone();
+    let mut after = task.clone();
+    record_entries(&mut after, 2_600, 1);
+    after.revision += 1;
+    let lock = store::Lock::acquire(&j.hook_json(&task.id).unwrap()).unwrap();
+    let written = j.write_task(Some(&before), &mut after, None).unwrap();
+    drop(lock);
+    let names: Vec<&str> = written.iter().map(|w| w.name.as_str()).collect();
+    assert_eq!(names, ["history/000003.jsonl", "hook.json", "hook.md"]);
+    for w in &written {
+        assert_eq!(fs::read(dir.join(&w.name)).unwrap(), w.bytes, "{}", w.name);
+    }
+    assert_eq!(
+        (chunk(1), chunk(2)),
+        closed,
+        "closed chunks are never rewritten"
+    );
+    let (_, started) = j
+        .update(&task.id, |t| Ok(t.start_step(None, at(6))?))
+        .unwrap();
+    assert_eq!(j.current(&task.id).unwrap(), Current::of(&started));
+    assert_eq!(details(&j.history(&started, 2_602).unwrap()), ["e2600", ""]);
+}
+
+#[test]
+fn a_version_1_hook_json_loads_and_moves_its_history_out_on_the_next_write() {
+    let f = fixture();
+    let j = &f.journal;
+    let task = j
+        .start_task("t", steps(&[("a", Some("make test"))]), at(0))
+        .unwrap();
+    let (_, mut task) = j
+        .update(&task.id, |t| {
+            t.start_step(None, at(1))?;
+            t.start_validation("make test", at(2))?;
+            Ok(())
+        })
+        .unwrap();
+    // The same task as version 1 wrote it: its whole history inside, no count, no
+    // `validating`, no history/ or current.json beside it.
+    task.history = j.history(&task, 0).unwrap();
+    record_entries(&mut task, 0, 1_500);
+    let mut v1 = serde_json::to_value(&task).unwrap();
+    let object = v1.as_object_mut().unwrap();
+    object.insert("schema".into(), 1.into());
+    let history = object.remove("recent_history").unwrap();
+    object.insert("history".into(), history);
+    object.remove("history_len");
+    object.remove("validating");
+    let dir = j.task_dir(&task.id).unwrap();
+    fs::remove_dir_all(dir.join("history")).unwrap();
+    fs::remove_file(dir.join(current::FILE)).unwrap();
+    fs::write(dir.join("hook.json"), serde_json::to_vec(&v1).unwrap()).unwrap();
+
+    let old = j.load(&task.id).unwrap();
+    assert_eq!(old.schema, 1);
+    assert_eq!(old.history_len, 1_504);
+    assert_eq!(old.validating.as_deref(), Some("make test"));
+    assert!(
+        j.markdown(&old).contains("`make test`"),
+        "{}",
+        j.markdown(&old)
+    );
+    assert_eq!(j.history(&old, 1_503).unwrap().len(), 1);
+    assert_eq!(j.current(&task.id).unwrap(), Current::of(&old));
+    let all = j.history(&old, 0).unwrap();
+    assert_eq!(all.len(), 1_504);
+
+    let (_, new) = j
+        .update(&task.id, |t| {
+            t.note(Some("migrated".into()));
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(new.schema, task::SCHEMA_VERSION);
+    assert_eq!(new.history.len(), task::RECENT_HISTORY);
+    let stored: serde_json::Value =
+        serde_json::from_slice(&fs::read(dir.join("hook.json")).unwrap()).unwrap();
+    assert_eq!(stored["schema"], 2);
+    assert_eq!(stored["history_len"], 1_504);
+    assert!(stored.get("history").is_none());
+    assert_eq!(j.load(&task.id).unwrap(), new);
+    assert_eq!(j.history(&new, 0).unwrap(), all);
+    assert!(dir.join("history/000002.jsonl").is_file());
+    assert_eq!(j.current(&task.id).unwrap(), Current::of(&new));
+}
+
 #[test]
 fn corrupt_hook_json_is_reported_and_left_alone() {
     let f = fixture();
@@ -340,6 +474,33 @@ fn interval_checkpoints_come_only_when_due() {
             .unwrap()
             .is_some()
     );
+    // Deciding reads current.json, never hook.json: a task record it cannot parse does not
+    // matter until a checkpoint is due (then the transaction reports it).
+    let json = j.hook_json(&task.id).unwrap();
+    let good = fs::read(&json).unwrap();
+    fs::write(&json, "not json").unwrap();
+    assert!(
+        j.maybe_interval_checkpoint(at(999), None)
+            .unwrap()
+            .is_none()
+    );
+    assert!(matches!(
+        j.maybe_interval_checkpoint(at(1000), None),
+        Err(JournalError::Corrupt { .. })
+    ));
+    // A record a killed writer left behind is at worst early: checked again on the task.
+    fs::write(&json, good).unwrap();
+    let current = j.task_dir(&task.id).unwrap().join(current::FILE);
+    let stale = Current {
+        state: TaskState::StepRunning,
+        since: Some(at(0)),
+    };
+    store::write_json(&current, &stale).unwrap();
+    assert!(
+        j.maybe_interval_checkpoint(at(999), None)
+            .unwrap()
+            .is_none()
+    );
 }
 
 #[test]
@@ -435,9 +596,9 @@ fn gate_runs_leave_receipts_the_cache_may_trust() {
     let payload = receipt.parsed().unwrap();
     assert_eq!(payload.source, ReceiptSource::Gate);
     assert_eq!(payload.fingerprint.as_deref(), Some("fp"));
-    assert!(j.trusted_pass("true", "fp"));
-    assert!(!j.trusted_pass("true", "other"));
-    assert!(!j.trusted_pass("false", "fp"));
+    assert!(j.trusts_cached_pass("true", "fp"));
+    assert!(!j.trusts_cached_pass("true", "other"));
+    assert!(!j.trusts_cached_pass("false", "fp"));
     let task = j.load(&task.id).unwrap();
     assert_eq!(task.history.last().unwrap().kind, HistoryKind::GateRun);
 }
@@ -490,31 +651,60 @@ fn cleanup_removes_only_expired_finished_tasks() {
 fn sigkill_writer_child() {
     let state = PathBuf::from(std::env::var("JOURNAL_TEST_STATE").unwrap());
     let id = std::env::var("JOURNAL_TEST_TASK").unwrap();
-    let j = Journal::new(state.clone(), state, None, Policy::builtin(), None);
+    let j = repo_journal(&state);
     loop {
         j.update(&id, |t| {
-            // Each version names its own revision (bumped on commit).
-            t.note(Some(format!("revision {}", t.revision + 1)));
+            // Each version names its own revision (bumped on commit), in the step and in the
+            // history entry it appends.
+            let revision = format!("revision {}", t.revision + 1);
+            t.note(Some(revision.clone()));
+            t.record(HistoryKind::Checkpoint, None, Some(revision), at(2));
             Ok(())
         })
         .unwrap();
     }
 }
 
+/// A journal with no keys over the git repository at `dir` (made when missing), its state in
+/// `<dir>/.git/checkpoint`.
+fn repo_journal(dir: &Path) -> Journal {
+    if !dir.join(".git").exists() {
+        let init = Command::new("git").args(["init", "-q"]).arg(dir).status();
+        assert!(init.unwrap().success());
+    }
+    let found = git::discover(dir).unwrap().unwrap();
+    Journal::new(
+        found.git_dir.join("checkpoint"),
+        found.workdir.clone(),
+        Some(found),
+        Policy::builtin(),
+        None,
+    )
+}
+
+/// The task record `commit` of its ref holds, read by git itself.
+fn task_at(repo: &Path, commit: &str) -> Task {
+    let show = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["show", &format!("{commit}:hook.json")])
+        .output()
+        .unwrap();
+    assert!(show.status.success(), "{show:?}");
+    serde_json::from_slice(&show.stdout).expect("the ref's hook.json parses")
+}
+
 /// Kills a writer with SIGKILL at pseudo-random moments until at least 1,000 updates have been
 /// committed: after every kill `hook.json` parses, and it is a committed version — it names its
-/// own revision, and a revision seen before has the same bytes.
+/// own revision, and a revision seen before has the same bytes; its history (past the first
+/// chunk by then) reads back whole: one entry per committed update, in order, nothing more. The
+/// task's ref, which commits first, is at that revision or one ahead, and a read brings the
+/// directory up to it.
 #[test]
 #[allow(clippy::print_stderr)] // the figures go in the test output
 fn sigkill_never_tears_hook_json() {
     let state = tempfile::tempdir().unwrap();
-    let j = Journal::new(
-        state.path().into(),
-        state.path().into(),
-        None,
-        Policy::builtin(),
-        None,
-    );
+    let j = repo_journal(state.path());
     let task = j.start_task("t", steps(&[("a", None)]), at(0)).unwrap();
     let (_, task) = j
         .update(&task.id, |t| Ok(t.start_step(None, at(1))?))
@@ -541,6 +731,9 @@ fn sigkill_never_tears_hook_json() {
         let stamp = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
         let before = stamp(&json);
         while stamp(&json) == before {
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("the writer failed on its own ({status}) after {kills} kills");
+            }
             std::thread::sleep(Duration::from_millis(1));
         }
         seed ^= seed << 13;
@@ -561,11 +754,34 @@ fn sigkill_never_tears_hook_json() {
                 "a committed version"
             );
         }
+        let history = j.history(&now, 0).unwrap();
+        assert_eq!(
+            history.len() as u64,
+            now.history_len,
+            "every committed entry"
+        );
+        let updates: Vec<String> = (task.revision + 1..=now.revision)
+            .map(|r| format!("revision {r}"))
+            .collect();
+        assert_eq!(details(&history[task.history.len()..]), updates);
         assert!(now.revision >= revision, "revisions never go back");
         if let Some(earlier) = seen.insert(now.revision, bytes.clone()) {
             assert_eq!(earlier, bytes, "revision {} changed", now.revision);
         }
-        revision = now.revision;
+        let ref_name = format!("refs/checkpoint/tasks/{}", task.id);
+        let committed = task_at(state.path(), &ref_name);
+        assert!(
+            committed.revision == now.revision || committed.revision == now.revision + 1,
+            "the ref is at revision {}, the directory at {}",
+            committed.revision,
+            now.revision
+        );
+        assert_eq!(
+            j.load(&task.id).unwrap(),
+            committed,
+            "a read imports the ref"
+        );
+        revision = committed.revision;
     }
     assert!(kills > 0);
     eprintln!("sigkill: {kills} kills over {revision} committed updates");

@@ -491,6 +491,8 @@ mod tests {
         integrity.tests = []  # default
         integrity.protected = []  # default
         integrity.prove_failing = false  # default
+        travel.push_budget = "3s"  # default
+        travel.fetch_budget = "10s"  # default
         rule.notes = { gate = false, include = ["notes/**"], tests = false }  # /repo/user.toml:8
         rule.daemon = { action = "Run `make restart`", exclude = ["src/gen/**"], gate = true, include = ["src/**"], tests = true }  # /repo/checkpoint.toml:13
         "#);
@@ -603,6 +605,8 @@ mod tests {
             "spec/**",
             r#"["golden/**", "a/*.txt"]"#,
             "true",
+            "5s",
+            "20s",
         ];
         assert_eq!(values.len(), KEYS.len());
         let env: Vec<(&str, &str)> = KEYS.iter().map(|k| k.env).zip(values).collect();

@@ -54,6 +54,8 @@ pub struct Policy {
     pub clear: ClearSettings,
     /// `[integrity]`: what a change that weakens the tests does.
     pub integrity: IntegritySettings,
+    /// `[travel]`: how checkpoints go to and come from a remote.
+    pub travel: TravelSettings,
     /// `[[rule]]`s, compiled, followed by the built-in fallbacks.
     pub rules: RuleSet,
 }
@@ -229,6 +231,28 @@ pub struct IntegritySettings {
     pub prove_failing: bool,
 }
 
+/// `[travel]`: how long pushing and fetching our refs may take.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TravelSettings {
+    /// How long the `pre-push` step may push our refs before its git is killed (what did not go
+    /// is queued for the next push).
+    #[serde(with = "duration_secs")]
+    pub push_budget: Duration,
+    /// How long a fetch of our refs on demand may take before the command goes on with what is
+    /// local.
+    #[serde(with = "duration_secs")]
+    pub fetch_budget: Duration,
+}
+
+impl Default for TravelSettings {
+    fn default() -> Self {
+        TravelSettings {
+            push_budget: Duration::from_secs(3),
+            fetch_budget: Duration::from_secs(10),
+        }
+    }
+}
+
 impl Policy {
     /// The built-in policy: no test command, default settings, built-in rules only.
     pub fn builtin() -> Policy {
@@ -241,6 +265,7 @@ impl Policy {
             resume: ResumeSettings::default(),
             clear: ClearSettings::default(),
             integrity: IntegritySettings::default(),
+            travel: TravelSettings::default(),
             rules: RuleSet::builtin(),
         }
     }

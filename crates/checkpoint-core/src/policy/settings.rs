@@ -112,6 +112,10 @@ pub const KEYS: &[Key] = &[
     key!(integrity.prove_failing: bool, "CHECKPOINT_INTEGRITY_PROVE_FAILING",
         "When tests and code changed together, also run the tests on HEAD's code with the changed tests (in a temporary worktree): a pass there is a finding.")
     .guarded(),
+    key!(travel.push_budget: Interval, "CHECKPOINT_TRAVEL_PUSH_BUDGET",
+        "How long the `pre-push` step of `checkpoint install git` may push the checkpoint refs before it gives up (they are queued for the next push); the user's push never waits longer."),
+    key!(travel.fetch_budget: Interval, "CHECKPOINT_TRAVEL_FETCH_BUDGET",
+        "How long `resume`, `log`, `status`, `receipts` and `verify` may fetch missing checkpoint refs from the remote before going on with what is local."),
 ];
 
 /// One setting: a row of [`KEYS`].

@@ -65,8 +65,8 @@ impl Project {
                 read.as_ref()
             }
         };
-        let task = journal.checkpoint_active(request.trigger, detail, now, changes)?;
-        let task = task.and_then(|_| journal.active().ok().flatten());
+        let task = (journal.checkpoint_active_task(request.trigger, detail, now, changes)?)
+            .map(|(_, task)| task);
         let (files, more_files) = match changes {
             Some(changes) => continuity.capture(&repo.workdir, changes)?,
             None => (Vec::new(), 0),

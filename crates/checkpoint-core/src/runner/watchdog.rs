@@ -20,14 +20,14 @@ const SCRIPT: &str =
     "read -r _ || { kill -s TERM -- -\"$1\"; sleep 0.3; kill -s KILL -- -\"$1\"; }";
 
 /// The guard of one process group; [`Watchdog::disarm`] it once the group is gone.
-pub(super) struct Watchdog {
+pub(crate) struct Watchdog {
     pipe: PipeWriter,
     guard: Child,
 }
 
 impl Watchdog {
     /// Starts guarding `group`.
-    pub(super) fn start(group: Pid) -> io::Result<Watchdog> {
+    pub(crate) fn start(group: Pid) -> io::Result<Watchdog> {
         let (reader, pipe) = io::pipe()?;
         let guard = Command::new("/bin/sh")
             .args(["-c", SCRIPT, "checkpoint-watchdog"])
@@ -42,7 +42,7 @@ impl Watchdog {
     }
 
     /// Tells the guard to exit without killing anything, and reaps it.
-    pub(super) fn disarm(mut self) {
+    pub(crate) fn disarm(mut self) {
         // A guard that is already gone (killed by someone else) cannot be told; that is fine.
         let _ = self.pipe.write_all(b"\n");
         drop(self.pipe);

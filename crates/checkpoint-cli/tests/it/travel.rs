@@ -1,0 +1,495 @@
+//! Checkpoint refs travel with `git push` and come back on demand: real repositories, a real bare
+//! remote (a file path), the installed `pre-push` hook run by a real `git push`.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use super::{code, git};
+
+/// A bare remote, a repository (`work`) pushing to it as `origin` with `checkpoint install git`
+/// done, and a user config directory per machine.
+struct World {
+    dir: tempfile::TempDir,
+    remote: PathBuf,
+    work: PathBuf,
+}
+
+impl World {
+    fn new() -> World {
+        let dir = tempfile::tempdir().unwrap();
+        let remote = dir.path().join("remote.git");
+        let work = dir.path().join("work");
+        git(
+            dir.path(),
+            &["init", "-q", "--bare", "-b", "main", "remote.git"],
+        );
+        git(dir.path(), &["init", "-q", "-b", "main", "work"]);
+        git(
+            &work,
+            &["remote", "add", "origin", remote.to_str().unwrap()],
+        );
+        let world = World { dir, remote, work };
+        let out = world.checkpoint(&world.work, &["install", "git"], &[]);
+        assert_eq!(code(&out), 0, "{out:?}");
+        world.commit("one");
+        world
+    }
+
+    /// `checkpoint ARGS` in `dir` for the user of that machine (a config home per directory).
+    fn checkpoint(&self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let home = self.home(dir);
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_checkpoint"));
+        cmd.current_dir(dir)
+            .args(args)
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .envs(checkpoint_testkit::git_env())
+            .envs(env.iter().copied());
+        for (key, _) in std::env::vars() {
+            if key.starts_with("CHECKPOINT_") && !env.iter().any(|(k, _)| *k == key) {
+                cmd.env_remove(key);
+            }
+        }
+        cmd.output().unwrap()
+    }
+
+    /// A home directory per working directory: each clone is another machine.
+    fn home(&self, dir: &Path) -> PathBuf {
+        let home = self.dir.path().join("homes").join(dir.file_name().unwrap());
+        fs::create_dir_all(home.join(".config")).unwrap();
+        home
+    }
+
+    /// `git ARGS` in `dir` as the user runs it (hooks and all), whatever its exit status.
+    fn git(&self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let home = self.home(dir);
+        Command::new("git")
+            .current_dir(dir)
+            .args(args)
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .envs(checkpoint_testkit::git_env())
+            .envs(env.iter().copied())
+            .output()
+            .unwrap()
+    }
+
+    fn commit(&self, message: &str) {
+        fs::write(self.work.join("file.txt"), message).unwrap();
+        git(&self.work, &["add", "file.txt"]);
+        git(&self.work, &["commit", "-qm", message]);
+    }
+
+    /// Another machine: a clone of the remote.
+    fn clone(&self, name: &str) -> PathBuf {
+        git(
+            self.dir.path(),
+            &["clone", "-q", self.remote.to_str().unwrap(), name],
+        );
+        self.dir.path().join(name)
+    }
+}
+
+/// Our refs in the repository at `dir` (bare or not): `<name> <commit>` lines.
+fn our_refs(dir: &Path) -> String {
+    let out = git(
+        dir,
+        &[
+            "for-each-ref",
+            "--format=%(refname) %(objectname)",
+            "refs/checkpoint/",
+        ],
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A commit on `name` in `dir` made with plain git, chained to the ref's current commit.
+fn commit_ref(dir: &Path, name: &str, message: &str) -> String {
+    let parent = our_refs(dir)
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{name} ")).map(str::to_owned));
+    let empty_tree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+    let mut args = vec!["commit-tree", "-m", message, empty_tree];
+    if let Some(parent) = &parent {
+        args.extend(["-p", parent]);
+    }
+    let oid = String::from_utf8(git(dir, &args).stdout).unwrap();
+    git(dir, &["update-ref", name, oid.trim()]);
+    oid.trim().to_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The lines of ours on stderr (git's own are left out).
+fn our_lines(out: &Output) -> Vec<String> {
+    stderr(out)
+        .lines()
+        .filter(|l| l.starts_with("checkpoint:"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn push_carries_the_refs_and_another_machine_fetches_them_on_demand() {
+    let w = World::new();
+    commit_ref(&w.work, "refs/checkpoint/tasks/t1", "t1");
+    commit_ref(&w.work, "refs/checkpoint/sessions/main", "s1");
+    let out = w.git(&w.work, &["push", "-q", "-u", "origin", "main"], &[]);
+    assert_eq!(code(&out), 0, "{out:?}");
+    assert_eq!(our_lines(&out), Vec::<String>::new());
+    assert_eq!(our_refs(&w.remote), our_refs(&w.work));
+
+    // Another machine, another HOME: each reading command fetches what it does not have.
+    for (name, args) in [
+        ("resume", &["resume"][..]),
+        ("verify", &["verify", "HEAD"][..]),
+        ("status", &["status"][..]),
+        ("log", &["log"][..]),
+    ] {
+        let clone = w.clone(name);
+        assert_eq!(our_refs(&clone), "");
+        let out = w.checkpoint(&clone, args, &[]);
+        assert_eq!(our_lines(&out), Vec::<String>::new(), "{name}: {out:?}");
+        assert_eq!(our_refs(&clone), our_refs(&w.work), "{name}: {out:?}");
+    }
+
+    // Moved on here: a clone with a task of its own reads it without fetching; `--fetch`
+    // fetches first.
+    let clone = w.dir.path().join("status");
+    let started = w.checkpoint(&clone, &["task", "start", "here", "--steps", "a"], &[]);
+    assert_eq!(code(&started), 0, "{started:?}");
+    let moved = commit_ref(&w.work, "refs/checkpoint/sessions/main", "s2");
+    assert_eq!(code(&w.checkpoint(&w.work, &["push"], &[])), 0);
+    w.checkpoint(&clone, &["status"], &[]);
+    assert!(!our_refs(&clone).contains(&moved));
+    w.checkpoint(&clone, &["status", "--fetch"], &[]);
+    assert!(our_refs(&clone).contains(&moved));
+
+    // Offline: one line, and the command goes on with what is here.
+    git(
+        &clone,
+        &["remote", "set-url", "origin", "/nonexistent/remote.git"],
+    );
+    let out = w.checkpoint(&clone, &["resume", "--fetch"], &[]);
+    assert_eq!(code(&out), 0, "{out:?}");
+    let lines = our_lines(&out);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].starts_with("checkpoint: could not fetch checkpoints from origin (fatal: "),
+        "{lines:?}"
+    );
+}
+
+/// Makes the remote slow for our refs only: its `pre-receive` hook sleeps when they come and a
+/// `slow` file exists, after writing its process group to `pgid`.
+fn slow_remote(remote: &Path) {
+    let hook = remote.join("hooks/pre-receive");
+    fs::write(
+        &hook,
+        "#!/bin/sh\nif grep -q refs/checkpoint/ && [ -e \"$GIT_DIR/slow\" ]; then\n\
+         cut -d' ' -f5 /proc/$$/stat > \"$GIT_DIR/pgid\"\n  sleep 30\nfi\nexit 0\n",
+    )
+    .unwrap();
+    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::write(remote.join("slow"), "").unwrap();
+}
+
+#[test]
+fn a_slow_remote_costs_the_push_at_most_the_budget_and_the_next_push_sends_the_refs() {
+    let w = World::new();
+    commit_ref(&w.work, "refs/checkpoint/tasks/t1", "t1");
+    commit_ref(&w.work, "refs/checkpoint/sessions/main", "s1");
+    slow_remote(&w.remote);
+    let budget = [("CHECKPOINT_TRAVEL_PUSH_BUDGET", "1s")];
+    let started = Instant::now();
+    let out = w.git(&w.work, &["push", "-q", "origin", "main"], &budget);
+    let took = started.elapsed();
+    assert_eq!(
+        code(&out),
+        0,
+        "the user's push is not failed by us: {out:?}"
+    );
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    assert_eq!(
+        our_lines(&out),
+        [
+            "checkpoint: 2 checkpoint refs not pushed to origin (timed out after 1 s); they go \
+          with the next push"
+        ]
+    );
+    // The branch went, our refs did not, and nothing of the killed push is left running.
+    assert!(
+        git(&w.remote, &["rev-parse", "refs/heads/main"])
+            .status
+            .success()
+    );
+    assert_eq!(our_refs(&w.remote), "");
+    let pgid: i32 = fs::read_to_string(w.remote.join("pgid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(
+        checkpoint_testkit::procs::survivors_after(pgid, Duration::from_secs(3)),
+        Vec::<String>::new()
+    );
+    // By hand, it says the same and exits 1.
+    let out = w.checkpoint(&w.work, &["push"], &budget);
+    assert_eq!(code(&out), 1, "{out:?}");
+    assert_eq!(our_lines(&out).len(), 1);
+
+    // The remote is fast again: the next push sends them and the queue is empty.
+    fs::remove_file(w.remote.join("slow")).unwrap();
+    w.commit("two");
+    let out = w.git(&w.work, &["push", "-q", "origin", "main"], &budget);
+    assert_eq!(code(&out), 0, "{out:?}");
+    assert_eq!(our_lines(&out), Vec::<String>::new());
+    assert_eq!(our_refs(&w.remote), our_refs(&w.work));
+    let out = w.checkpoint(&w.work, &["push"], &[]);
+    assert_eq!(code(&out), 0, "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "0 checkpoint refs pushed to origin, 2 already there\n"
+    );
+}
+
+#[test]
+fn a_diverged_ref_is_reported_by_name_and_never_forced() {
+    let w = World::new();
+    commit_ref(&w.work, "refs/checkpoint/sessions/main", "s1");
+    assert_eq!(
+        code(&w.git(&w.work, &["push", "-q", "origin", "main"], &[])),
+        0
+    );
+    let other = w.clone("other");
+    w.checkpoint(&other, &["resume"], &[]);
+    let theirs = commit_ref(&other, "refs/checkpoint/sessions/main", "there");
+    assert_eq!(code(&w.checkpoint(&other, &["push"], &[])), 0);
+    commit_ref(&w.work, "refs/checkpoint/sessions/main", "here");
+    w.commit("two");
+    let out = w.git(&w.work, &["push", "-q", "origin", "main"], &[]);
+    assert_eq!(code(&out), 0, "{out:?}");
+    assert_eq!(
+        our_lines(&out),
+        [
+            "checkpoint: 1 checkpoint ref not pushed to origin: the remote's has diverged (not a \
+          fast-forward; never forced): refs/checkpoint/sessions/main"
+        ]
+    );
+    assert!(our_refs(&w.remote).contains(&theirs));
+    assert_eq!(code(&w.checkpoint(&w.work, &["push"], &[])), 1);
+    // Fetching keeps ours too, and says so.
+    let out = w.checkpoint(&w.work, &["log", "--fetch"], &[]);
+    assert_eq!(
+        our_lines(&out),
+        [
+            "checkpoint: 1 checkpoint ref not fetched from origin: ours has diverged from the \
+          remote's (not a fast-forward; never forced): refs/checkpoint/sessions/main"
+        ]
+    );
+    assert!(!our_refs(&w.work).contains(&theirs));
+}
+
+#[test]
+fn an_existing_pre_push_hook_runs_first_and_its_failure_still_fails_the_push() {
+    let w = World::new();
+    let out = w.checkpoint(&w.work, &["uninstall", "git"], &[]);
+    assert_eq!(code(&out), 0);
+    let hook = w.work.join(".git/hooks/pre-push");
+    fs::write(&hook, "#!/bin/sh\necho \"$1 $2\" >> ran\n[ ! -e refuse ]\n").unwrap();
+    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::write(w.work.join("refuse"), "").unwrap();
+    assert_eq!(code(&w.checkpoint(&w.work, &["install", "git"], &[])), 0);
+    commit_ref(&w.work, "refs/checkpoint/tasks/t1", "t1");
+
+    let out = w.git(&w.work, &["push", "-q", "origin", "main"], &[]);
+    assert_ne!(code(&out), 0, "{out:?}");
+    assert_eq!(our_refs(&w.remote), "");
+    let ran = fs::read_to_string(w.work.join("ran")).unwrap();
+    assert_eq!(ran, format!("origin {}\n", w.remote.display()));
+
+    fs::remove_file(w.work.join("refuse")).unwrap();
+    let out = w.git(&w.work, &["push", "-q", "origin", "main"], &[]);
+    assert_eq!(code(&out), 0, "{out:?}");
+    assert_eq!(our_refs(&w.remote), our_refs(&w.work));
+}
+
+#[test]
+fn an_old_wrapper_keeps_working_and_pushes_nothing() {
+    let w = World::new();
+    let hook = w.work.join(".git/hooks/pre-push");
+    let old = fs::read_to_string(&hook).unwrap().replace(" -- \"$@\"", "");
+    fs::write(&hook, old).unwrap();
+    commit_ref(&w.work, "refs/checkpoint/tasks/t1", "t1");
+    let out = w.git(&w.work, &["push", "-q", "origin", "main"], &[]);
+    assert_eq!(code(&out), 0, "{out:?}");
+    assert_eq!(our_lines(&out), Vec::<String>::new());
+    assert_eq!(our_refs(&w.remote), "");
+    let doctor = |w: &World| {
+        let out = w.checkpoint(&w.work, &["doctor"], &[]);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        stdout
+            .lines()
+            .skip_while(|l| !l.contains("hooks/pre-push"))
+            .take(2)
+            .map(|l| l.trim().replace(&w.work.display().to_string(), "[repo]"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        doctor(&w),
+        [
+            "problem [repo]/.git/hooks/pre-push: installed by an older version, it pushes no checkpoint refs",
+            "fix: checkpoint install git"
+        ]
+    );
+    // Installing again brings the new wrapper.
+    let out = w.checkpoint(&w.work, &["install", "git"], &[]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("pre-push: installed"));
+    assert_eq!(
+        doctor(&w)[0],
+        "ok      [repo]/.git/hooks/pre-push: pushes the checkpoint refs with every push"
+    );
+    w.commit("two");
+    assert_eq!(
+        code(&w.git(&w.work, &["push", "-q", "origin", "main"], &[])),
+        0
+    );
+    assert_eq!(our_refs(&w.remote), our_refs(&w.work));
+}
+
+#[test]
+fn hostile_remote_names_and_urls_are_never_options() {
+    let w = World::new();
+    commit_ref(&w.work, "refs/checkpoint/tasks/t1", "t1");
+    let pwned = w.dir.path().join("pwned");
+    let evil = format!("--receive-pack=touch {}", pwned.display());
+    let out = w.checkpoint(&w.work, &["push", &evil], &[]);
+    assert_eq!(code(&out), 1, "{out:?}");
+    let out = w.checkpoint(&w.work, &["git-hook", "pre-push", "--", &evil, &evil], &[]);
+    assert_eq!(code(&out), 0, "{out:?}");
+    assert_eq!(our_lines(&out).len(), 1, "{out:?}");
+    let upload = format!("--upload-pack=touch {}", pwned.display());
+    let out = w.checkpoint(&w.work, &["cleanup", &format!("--remote={upload}")], &[]);
+    assert_ne!(code(&out), 0, "{out:?}");
+    assert!(!pwned.exists());
+    assert_eq!(our_refs(&w.remote), "");
+}
+
+#[test]
+fn cleanup_remote_deletes_only_what_retention_removed_here() {
+    let w = World::new();
+    let out = w.checkpoint(&w.work, &["task", "start", "old", "--steps", "a"], &[]);
+    assert_eq!(code(&out), 0, "{out:?}");
+    let status = w.checkpoint(&w.work, &["status", "--json"], &[]);
+    let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    let id = status["task"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(code(&w.checkpoint(&w.work, &["task", "abandon"], &[])), 0);
+    let task_ref = format!("refs/checkpoint/tasks/{id}");
+    commit_ref(&w.work, &task_ref, "old task");
+    commit_ref(&w.work, "refs/checkpoint/tasks/kept", "kept");
+    assert_eq!(code(&w.checkpoint(&w.work, &["push"], &[])), 0);
+    // Another machine's ref this one never had: fetched by the cleanup, and kept.
+    let other = w.clone("other");
+    commit_ref(&other, "refs/checkpoint/tasks/theirs", "theirs");
+    assert_eq!(code(&w.checkpoint(&other, &["push"], &[])), 0);
+    std::thread::sleep(Duration::from_millis(1100));
+    let expire = [("CHECKPOINT_JOURNAL_RETENTION_ABANDONED", "1s")];
+
+    let out = w.checkpoint(&w.work, &["cleanup", "--remote", "--dry-run"], &expire);
+    assert_eq!(code(&out), 0, "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.ends_with(&format!("would delete {task_ref} on origin\n")),
+        "{stdout}"
+    );
+    assert!(our_refs(&w.remote).contains(&task_ref));
+
+    let out = w.checkpoint(&w.work, &["cleanup", "--remote"], &expire);
+    assert_eq!(code(&out), 0, "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.ends_with(&format!("deleted {task_ref} on origin\n")),
+        "{stdout}"
+    );
+    let names = |dir: &Path| -> Vec<String> {
+        our_refs(dir)
+            .lines()
+            .map(|l| l.split(' ').next().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        names(&w.remote),
+        ["refs/checkpoint/tasks/kept", "refs/checkpoint/tasks/theirs"]
+    );
+    assert_eq!(names(&w.work), names(&w.remote));
+
+    // An unreachable remote is an error, and nothing else happens.
+    let out = w.checkpoint(
+        &w.work,
+        &["cleanup", "--remote=/nonexistent/remote.git"],
+        &[],
+    );
+    assert_eq!(code(&out), 2, "{out:?}");
+    assert!(
+        stderr(&out).contains("cannot reach /nonexistent/remote.git"),
+        "{out:?}"
+    );
+}
+
+/// The issue's "done when", with refs the store itself wrote: a session checkpoint and a task
+/// with a signed receipt saved on one machine travel with a plain `git push`; on a fresh clone
+/// with another HOME, `checkpoint resume` shows that checkpoint, the task reads back whole, and
+/// `verify` passes once the author's key is in `.checkpoint/allowed_signers`.
+#[test]
+fn a_saved_checkpoint_and_task_travel_with_git_push_to_a_fresh_clone() {
+    let w = World::new();
+    let ok = |dir: &Path, args: &[&str]| {
+        let out = w.checkpoint(dir, args, &[]);
+        assert_eq!(code(&out), 0, "checkpoint {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    ok(&w.work, &["task", "start", "login", "--steps", "a"]);
+    ok(&w.work, &["step", "start"]);
+    ok(&w.work, &["validate", "--", "true"]);
+    fs::write(w.work.join("notes.txt"), "half done\n").unwrap();
+    ok(&w.work, &["save", "before lunch"]);
+    let status: serde_json::Value =
+        serde_json::from_str(&ok(&w.work, &["status", "--json"])).unwrap();
+    let id = status["task"]["id"].as_str().unwrap().to_owned();
+    let key = ok(&w.work, &["keys", "export"]);
+    let push = w.git(&w.work, &["push", "-q", "origin", "main"], &[]);
+    assert_eq!(code(&push), 0, "{push:?}");
+    // The push recorded a push checkpoint before it sent the refs: that state is what travels.
+    let status: serde_json::Value =
+        serde_json::from_str(&ok(&w.work, &["status", "--json"])).unwrap();
+    let pushed = our_refs(&w.remote);
+    assert!(
+        pushed.contains(&format!("refs/checkpoint/tasks/{id} ")),
+        "{pushed}"
+    );
+    assert!(
+        pushed.contains("refs/checkpoint/sessions/main "),
+        "{pushed}"
+    );
+
+    let other = w.clone("other");
+    let resumed = ok(&other, &["resume"]);
+    assert!(resumed.contains("before lunch"), "{resumed}");
+    let there: serde_json::Value =
+        serde_json::from_str(&ok(&other, &["status", "--task", &id, "--json"])).unwrap();
+    assert_eq!(there["task"]["revision"], status["task"]["revision"]);
+    assert_eq!(there["task"]["receipts"], status["task"]["receipts"]);
+    let untrusted = w.checkpoint(&other, &["verify", "HEAD"], &[]);
+    assert_eq!(code(&untrusted), 1, "{untrusted:?}");
+    fs::create_dir_all(other.join(".checkpoint")).unwrap();
+    fs::write(other.join(".checkpoint/allowed_signers"), &key).unwrap();
+    let trusted = w.checkpoint(&other, &["verify", "HEAD"], &[]);
+    let text = String::from_utf8_lossy(&trusted.stdout);
+    assert_eq!(code(&trusted), 0, "{trusted:?}");
+    assert!(text.contains("verified"), "{text}");
+}

@@ -1,0 +1,459 @@
+//! Our refs as a store: a [`Stream`] is one ref: `refs/checkpoint/tasks/<id>` holds a task's journal (its
+//! `hook.json`, with the receipts, and `hook.md`), `refs/checkpoint/sessions/<worktree>` a
+//! worktree's continuity log and the file contents its checkpoints kept. Every change of that
+//! state is one commit whose tree holds the state's files and whose parent is the state before,
+//! so the ref only ever moves forward: pushing or fetching it is a fast-forward, and two
+//! machines that both wrote it show up as a non-fast-forward instead of one losing the other's
+//! work.
+//!
+//! The ref is the source of truth. A transaction commits first — the ref is moved by
+//! compare-and-swap from the commit the transaction read — and only then rewrites the files
+//! under the state directory, which are a cache of the ref marked with the commit they hold (a
+//! `<file>.commit` sidecar, see [`Marker`]). Killed between the two, the cache is one commit
+//! behind and is refreshed from the ref on the next read; a ref moved by someone else (a fetch,
+//! another worktree of the same repository) is imported the same way. A writer that loses the
+//! compare-and-swap changes nothing and says so.
+//!
+//! Objects are written by gitoxide in-process. No branch, index, worktree, `HEAD` or reflog is
+//! touched: git keeps reflogs only for branches, remote-tracking refs and notes unless
+//! `core.logAllRefUpdates` is `always`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use gix::lock::acquire::Fail;
+use gix::objs::tree::EntryKind;
+use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+use gix::refs::{FullName, Target};
+
+use super::NAMESPACE;
+use crate::git::Repo;
+use crate::store::{self, StoreError};
+
+/// The largest file a stream's tree may hold that is read back.
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The most files one stream's tree is read back with.
+const MAX_FILES: usize = 100_000;
+
+/// How long a ref's lock held by another git process is waited for.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Why a ref of ours could not be read or written. Every message is one line.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StreamError {
+    /// Git failed to read or write it.
+    #[error("{name}: cannot {what}: {message}")]
+    Git {
+        /// The ref.
+        name: String,
+        /// What was being done.
+        what: &'static str,
+        /// What gitoxide said.
+        message: String,
+    },
+    /// Another writer moved the ref since it was read; this transaction changed nothing.
+    #[error(
+        "{0}: moved by another writer while this change was made; nothing was changed, try again"
+    )]
+    Moved(String),
+    /// The id cannot be part of a ref name.
+    #[error("{0:?} cannot be part of a ref name")]
+    Name(String),
+    /// A file in the ref is larger than [`MAX_FILE_BYTES`] or the tree has too many files.
+    #[error("{name}: {path} is too large to read back")]
+    TooLarge {
+        /// The ref.
+        name: String,
+        /// The file in its tree.
+        path: String,
+    },
+}
+
+impl From<StreamError> for StoreError {
+    fn from(e: StreamError) -> StoreError {
+        StoreError::Ref(e.to_string())
+    }
+}
+
+/// One change a commit makes to a stream's tree: `path` (`/`-separated) gets `content`, or is
+/// removed when it is `None`.
+#[derive(Debug, Clone)]
+pub struct Edit<'a> {
+    /// The file's path in the tree.
+    pub path: String,
+    /// Its new content.
+    pub content: Option<&'a [u8]>,
+}
+
+/// One ref of ours, opened.
+pub struct Stream {
+    git: gix::Repository,
+    name: FullName,
+}
+
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Stream({})", self.name)
+    }
+}
+
+impl Stream {
+    /// The ref of task `id`.
+    pub fn task(repo: &Repo, id: &str) -> Result<Stream, StreamError> {
+        Stream::open(repo, &super::task_ref(id), id)
+    }
+
+    /// The ref of this worktree's continuity log: `sessions/main` for the main worktree,
+    /// `sessions/wt-<name>` for a linked one.
+    pub fn sessions(repo: &Repo) -> Result<Stream, StreamError> {
+        let name = match repo.main_workdir() {
+            None => "main".to_owned(),
+            Some(_) => format!(
+                "wt-{}",
+                repo.git_dir
+                    .file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+            ),
+        };
+        Stream::open(repo, &format!("{NAMESPACE}sessions/{name}"), &name)
+    }
+
+    fn open(repo: &Repo, name: &str, id: &str) -> Result<Stream, StreamError> {
+        let name = FullName::try_from(name).map_err(|_| StreamError::Name(id.to_owned()))?;
+        let git = gix::open_opts(&repo.git_dir, gix::open::Options::isolated()).map_err(|e| {
+            StreamError::Git {
+                name: name.to_string(),
+                what: "open the repository",
+                message: e.to_string(),
+            }
+        })?;
+        Ok(Stream { git, name })
+    }
+
+    /// The ref's full name.
+    pub fn name(&self) -> String {
+        self.name.to_string()
+    }
+
+    fn err<E: std::fmt::Display>(&self, what: &'static str) -> impl FnOnce(E) -> StreamError {
+        let name = self.name();
+        move |e| StreamError::Git {
+            name,
+            what,
+            message: e.to_string(),
+        }
+    }
+
+    /// The commit the ref points at; `None` when it does not exist.
+    pub fn head(&self) -> Result<Option<ObjectId>, StreamError> {
+        let found = (self.git)
+            .try_find_reference(self.name.as_ref())
+            .map_err(self.err("read the ref"))?;
+        Ok(found.and_then(|r| r.try_id().map(|id| id.detach())))
+    }
+
+    /// Commits `edits` on top of `parent` (the tree of `parent`, or an empty one) and moves the
+    /// ref from `parent` to the new commit — [`StreamError::Moved`] when it no longer points
+    /// at `parent`. Returns the new commit.
+    pub fn commit(
+        &self,
+        parent: Option<ObjectId>,
+        edits: &[Edit<'_>],
+        message: &str,
+    ) -> Result<ObjectId, StreamError> {
+        let base = match parent {
+            Some(parent) => self.tree_of(parent)?,
+            None => ObjectId::empty_tree(self.git.object_hash()),
+        };
+        let mut editor = self.git.edit_tree(base).map_err(self.err("edit a tree"))?;
+        for edit in edits {
+            match edit.content {
+                Some(bytes) => {
+                    let blob = self
+                        .git
+                        .write_blob(bytes)
+                        .map_err(self.err("write a blob"))?;
+                    editor
+                        .upsert(edit.path.as_str(), EntryKind::Blob, blob)
+                        .map_err(self.err("edit a tree"))?;
+                }
+                None => {
+                    editor
+                        .remove(edit.path.as_str())
+                        .map_err(self.err("edit a tree"))?;
+                }
+            }
+        }
+        let tree = editor.write().map_err(self.err("write a tree"))?.detach();
+        let signature = signature();
+        let mut time = gix::date::parse::TimeBuf::default();
+        let who = signature.to_ref(&mut time);
+        let commit = (self.git)
+            .new_commit_as(who, who, message, tree, parent)
+            .map_err(self.err("write a commit"))?
+            .id;
+        self.edit(
+            Change::Update {
+                log: log_change(message),
+                expected: expect(parent),
+                new: Target::Object(commit),
+            },
+            parent,
+            "move the ref",
+        )?;
+        Ok(commit)
+    }
+
+    /// Deletes the ref if it still points at `expected`.
+    pub fn delete(&self, expected: ObjectId) -> Result<(), StreamError> {
+        self.edit(
+            Change::Delete {
+                expected: expect(Some(expected)),
+                log: RefLog::AndReference,
+            },
+            Some(expected),
+            "delete the ref",
+        )
+    }
+
+    /// Applies `change` to the ref, which the caller read as `was`. Git's lock of the ref is
+    /// waited for up to [`LOCK_WAIT`]; a lock that was there before and is still there,
+    /// unchanged, after the whole wait was left by a writer killed while it held it (ours hold
+    /// it for microseconds, under the state directory's lock) and is removed, once.
+    fn edit(
+        &self,
+        change: Change,
+        was: Option<ObjectId>,
+        what: &'static str,
+    ) -> Result<(), StreamError> {
+        let lock = self.git.common_dir().join(format!("{}.lock", self.name));
+        let found = stamp(&lock);
+        let result = match self.apply(change.clone()) {
+            Err(_) if found.is_some() && stamp(&lock) == found => {
+                // Gone already is as good as removed.
+                let _ = fs::remove_file(&lock);
+                self.apply(change)
+            }
+            result => result,
+        };
+        result.map_err(|message| match self.head() {
+            Ok(now) if now != was => StreamError::Moved(self.name()),
+            _ => StreamError::Git {
+                name: self.name(),
+                what,
+                message,
+            },
+        })
+    }
+
+    fn apply(&self, change: Change) -> Result<(), String> {
+        let edit = RefEdit {
+            change,
+            name: self.name.clone(),
+            deref: false,
+        };
+        let wait = Fail::AfterDurationWithBackoff(LOCK_WAIT);
+        let signature = signature();
+        let mut time = gix::date::parse::TimeBuf::default();
+        (self.git.refs.transaction())
+            .prepare([edit], wait, wait)
+            .map_err(|e| e.to_string())?
+            .commit(Some(signature.to_ref(&mut time)))
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+
+    fn tree_of(&self, commit: ObjectId) -> Result<ObjectId, StreamError> {
+        let commit = (self.git)
+            .find_commit(commit)
+            .map_err(self.err("read a commit"))?;
+        commit
+            .tree_id()
+            .map(|id| id.detach())
+            .map_err(self.err("read a commit"))
+    }
+
+    /// The content of `path` in `commit`'s tree; `None` when it has no such file.
+    pub fn read(&self, commit: ObjectId, path: &str) -> Result<Option<Vec<u8>>, StreamError> {
+        let tree = (self.git)
+            .find_tree(self.tree_of(commit)?)
+            .map_err(self.err("read a tree"))?;
+        let Some(entry) = tree
+            .lookup_entry_by_path(path)
+            .map_err(self.err("read a tree"))?
+        else {
+            return Ok(None);
+        };
+        if !entry.mode().is_blob() {
+            return Ok(None);
+        }
+        self.blob(entry.object_id(), path).map(Some)
+    }
+
+    fn blob(&self, id: ObjectId, path: &str) -> Result<Vec<u8>, StreamError> {
+        let header = self.git.find_header(id).map_err(self.err("read a blob"))?;
+        if header.size() > MAX_FILE_BYTES {
+            return Err(StreamError::TooLarge {
+                name: self.name(),
+                path: path.to_owned(),
+            });
+        }
+        let blob = self.git.find_blob(id).map_err(self.err("read a blob"))?;
+        Ok(blob.data.clone())
+    }
+
+    /// Makes the cache hold `head`: every file of its tree that `local` maps to a path (`None`:
+    /// not a file of the cache, skipped — the tree came from another machine and may hold
+    /// anything) is written there atomically, then `marker` names `head`. Runs under the
+    /// cache's lock.
+    pub fn import(
+        &self,
+        head: ObjectId,
+        marker: &Marker,
+        local: impl Fn(&str) -> Option<PathBuf>,
+    ) -> Result<(), StoreError> {
+        for (path, content) in self.files(head)? {
+            if let Some(to) = local(&path) {
+                store::write_atomic(&to, &content)?;
+            }
+        }
+        marker.write(head)
+    }
+
+    /// Every file of `commit`'s tree (`/`-separated paths, sorted), with its content.
+    pub fn files(&self, commit: ObjectId) -> Result<Vec<(String, Vec<u8>)>, StreamError> {
+        let mut out = Vec::new();
+        self.walk(self.tree_of(commit)?, "", &mut out)?;
+        Ok(out)
+    }
+
+    fn walk(
+        &self,
+        tree: ObjectId,
+        prefix: &str,
+        out: &mut Vec<(String, Vec<u8>)>,
+    ) -> Result<(), StreamError> {
+        let tree = self.git.find_tree(tree).map_err(self.err("read a tree"))?;
+        for entry in tree.iter() {
+            let entry = entry.map_err(self.err("read a tree"))?;
+            let path = format!("{prefix}{}", entry.filename());
+            if out.len() >= MAX_FILES {
+                return Err(StreamError::TooLarge {
+                    name: self.name(),
+                    path,
+                });
+            }
+            let id = entry.object_id();
+            if entry.mode().is_tree() {
+                self.walk(id, &format!("{path}/"), out)?;
+            } else if entry.mode().is_blob() {
+                let content = self.blob(id, &path)?;
+                out.push((path, content));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Who commits to our refs, now (never the user's identity: these are not the user's commits).
+fn signature() -> gix::actor::Signature {
+    gix::actor::Signature {
+        name: "checkpoint".into(),
+        email: "checkpoint@localhost".into(),
+        time: gix::date::Time::now_utc(),
+    }
+}
+
+/// What identifies the file at `path` as the same file: inode and modification time.
+fn stamp(path: &Path) -> Option<(u64, std::time::SystemTime)> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = fs::symlink_metadata(path).ok()?;
+    Some((meta.ino(), meta.modified().ok()?))
+}
+
+fn expect(parent: Option<ObjectId>) -> PreviousValue {
+    match parent {
+        Some(id) => PreviousValue::MustExistAndMatch(Target::Object(id)),
+        None => PreviousValue::MustNotExist,
+    }
+}
+
+fn log_change(message: &str) -> LogChange {
+    LogChange {
+        mode: RefLog::AndReference,
+        force_create_reflog: false,
+        message: message.into(),
+    }
+}
+
+/// The ids of the tasks that have a ref in `repo`, sorted.
+pub fn task_ids(repo: &Repo) -> Result<Vec<String>, StreamError> {
+    let prefix = super::task_ref("");
+    let err = |what| {
+        let name = prefix.clone();
+        move |e: gix::Error| StreamError::Git {
+            name,
+            what,
+            message: e.to_string(),
+        }
+    };
+    let git = gix::open_opts(&repo.git_dir, gix::open::Options::isolated()).map_err(|e| {
+        StreamError::Git {
+            name: prefix.clone(),
+            what: "open the repository",
+            message: e.to_string(),
+        }
+    })?;
+    let refs = git.references().map_err(err("list refs"))?;
+    let mut ids: Vec<String> = refs
+        .prefixed(prefix.as_str())
+        .map_err(err("list refs"))?
+        .filter_map(Result::ok)
+        .filter_map(|r| {
+            let name = r.name().as_bstr().to_string();
+            let id = name.strip_prefix(&prefix)?;
+            (!id.contains('/')).then(|| id.to_owned())
+        })
+        .collect();
+    ids.sort();
+    Ok(ids)
+}
+
+/// The sidecar that names the commit a cached file holds: `<file>.commit`.
+#[derive(Debug, Clone)]
+pub struct Marker(PathBuf);
+
+impl Marker {
+    /// The marker of the cache file `path`.
+    pub fn of(path: &Path) -> Marker {
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(".commit");
+        Marker(path.with_file_name(name))
+    }
+
+    /// The commit it names; `None` when it is missing or unreadable (the cache is then treated
+    /// as not holding the ref's state).
+    pub fn read(&self) -> Option<ObjectId> {
+        let text = fs::read_to_string(&self.0).ok()?;
+        ObjectId::from_hex(text.trim().as_bytes()).ok()
+    }
+
+    /// Names `commit`, after the cache's files were written. Its directory entry is not
+    /// synced: a marker lost in a crash only makes the next read import the ref again.
+    pub fn write(&self, commit: ObjectId) -> Result<(), StoreError> {
+        store::write_atomic_unsynced_dir(&self.0, format!("{commit}\n").as_bytes()).map(drop)
+    }
+
+    /// Whether the cache holds what `head` says — the ref is missing (nothing to import) or
+    /// the marker names it.
+    pub fn holds(&self, head: Option<ObjectId>) -> bool {
+        head.is_none_or(|head| self.read() == Some(head))
+    }
+}
+
+#[cfg(test)]
+mod tests;
