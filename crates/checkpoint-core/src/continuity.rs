@@ -90,12 +90,7 @@ impl Continuity {
     /// Under the log's lock: the commit the ref points at, imported into the cache when it
     /// does not hold it.
     fn synced(&self, stream: &Stream) -> Result<Option<ObjectId>, StoreError> {
-        let head = stream.head()?;
-        let marker = Marker::of(&self.log_path());
-        if let Some(head) = head.filter(|&head| !marker.holds(Some(head))) {
-            stream.import(head, &marker, |path| self.cache_file(path))?;
-        }
-        Ok(head)
+        stream.sync(&Marker::of(&self.log_path()), |path| self.cache_file(path))
     }
 
     /// Where a file of the ref goes in the cache: `log.json`, and `blobs/<2 hex>/<62 hex>` as

@@ -400,12 +400,9 @@ impl Journal {
     /// Under task `id`'s lock: the commit its ref points at, imported into the task directory
     /// when the directory does not hold it.
     fn synced(&self, id: &str, stream: Stream) -> Result<Synced, JournalError> {
-        let head = stream.head()?;
+        let dir = self.task_dir(id)?;
         let marker = Marker::of(&self.hook_json(id)?);
-        if let Some(head) = head.filter(|&head| !marker.holds(Some(head))) {
-            let dir = self.task_dir(id)?;
-            stream.import(head, &marker, |path| task_file(&dir, path))?;
-        }
+        let head = stream.sync(&marker, |path| task_file(&dir, path))?;
         Ok(Synced { stream, head })
     }
 

@@ -306,22 +306,25 @@ impl Stream {
         Ok(blob.data.clone())
     }
 
-    /// Makes the cache hold `head`: every file of its tree that `local` maps to a path (`None`:
-    /// not a file of the cache, skipped — the tree came from another machine and may hold
-    /// anything) is written there atomically, then `marker` names `head`. Runs under the
-    /// cache's lock.
-    pub fn import(
+    /// Under the cache's lock: the commit the ref points at, after making the cache hold it
+    /// when `marker` names another — every file of its tree that `local` maps to a path
+    /// (`None`: not a file of the cache, skipped; the tree may come from another machine and
+    /// hold anything) is written there atomically, then `marker` names it.
+    pub fn sync(
         &self,
-        head: ObjectId,
         marker: &Marker,
         local: impl Fn(&str) -> Option<PathBuf>,
-    ) -> Result<(), StoreError> {
-        for (path, content) in self.files(head)? {
-            if let Some(to) = local(&path) {
-                store::write_atomic(&to, &content)?;
+    ) -> Result<Option<ObjectId>, StoreError> {
+        let head = self.head()?;
+        if let Some(head) = head.filter(|&head| !marker.holds(Some(head))) {
+            for (path, content) in self.files(head)? {
+                if let Some(to) = local(&path) {
+                    store::write_atomic(&to, &content)?;
+                }
             }
+            marker.write(head)?;
         }
-        marker.write(head)
+        Ok(head)
     }
 
     /// Every file of `commit`'s tree (`/`-separated paths, sorted), with its content.
