@@ -3,7 +3,9 @@
 //! A change fingerprint covers `HEAD` and, for every changed path, its kind and current content,
 //! so it moves whenever an edit could change a test's result, and stays put when the agent stops
 //! again without touching anything. Files git ignores and unchanged tracked files are not part of
-//! it. A test fingerprint adds the command.
+//! it. A test fingerprint adds the command. A file's content digest is read once and then taken
+//! from [`DigestMemo`] while the file's stat data stays what it was, so an unchanged file costs
+//! one `lstat`.
 //!
 //! The cache keeps, per command, only the last run: one small JSON file
 //! `<state_dir>/cache/<16 hex of the command's hash>.json` with the command, the fingerprint and
@@ -19,7 +21,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::changes::{ChangeKind, ChangeSet};
+use crate::changes::{Change, ChangeKind, ChangeSet};
 use crate::digest::{hex, sha256_hex};
 use crate::file_content::FileContent;
 use crate::git;
@@ -27,19 +29,25 @@ use crate::outcome::{TestOutcome, TestStatus};
 use crate::policy::GitBackend;
 use crate::store::{self, Lock, StoreError};
 
+mod memo;
+
+use memo::Stat;
+pub use memo::{DigestMemo, SETTLED};
+
 /// SHA-256 (hex) over `HEAD`'s commit (or `unborn`) and, for each change in order, its path, its
 /// kind and the SHA-256 of the file's current content under `workdir`. A file that is missing,
 /// unreadable, a symlink (its target is hashed) or not a regular file gets a distinct marker
 /// instead; the executable bit is included; a submodule counts with the fingerprint of its own
 /// changes (its checked-out commit and what differs from it, read the same way). Reads never fail
-/// the fingerprint.
-pub fn change_fingerprint(workdir: &Path, changes: &ChangeSet) -> String {
+/// the fingerprint. A regular file's digest comes from `memo` while its stat data is what it was
+/// when the digest was taken (see [`DigestMemo`]).
+pub fn change_fingerprint(workdir: &Path, changes: &ChangeSet, memo: &mut DigestMemo) -> String {
     let mut fields = Fields::new("checkpoint change fingerprint v1");
     fields.add(changes.head.commit().unwrap_or("unborn"));
-    for change in &changes.changes {
+    for (change, digest) in digests(workdir, changes, memo) {
         fields.add(&change.path);
         fields.add(kind_name(change.kind));
-        fields.add(content_digest(&workdir.join(&change.path)));
+        fields.add(digest);
     }
     fields.finish()
 }
@@ -47,10 +55,13 @@ pub fn change_fingerprint(workdir: &Path, changes: &ChangeSet) -> String {
 /// What each changed path holds now under `workdir`: its kind and content, as
 /// [`change_fingerprint`] hashes them, by path. Two snapshots differ at a path exactly when that
 /// path's part of the fingerprint changed.
-pub fn change_digests(workdir: &Path, changes: &ChangeSet) -> BTreeMap<String, String> {
-    (changes.changes.iter())
-        .map(|change| {
-            let digest = content_digest(&workdir.join(&change.path));
+pub fn change_digests(
+    workdir: &Path,
+    changes: &ChangeSet,
+    memo: &mut DigestMemo,
+) -> BTreeMap<String, String> {
+    digests(workdir, changes, memo)
+        .map(|(change, digest)| {
             (
                 change.path.clone(),
                 format!("{} {digest}", kind_name(change.kind)),
@@ -177,9 +188,37 @@ fn kind_name(kind: ChangeKind) -> &'static str {
     }
 }
 
-/// What is at `path` now, as one short string.
-fn content_digest(path: &Path) -> String {
-    match FileContent::read(path, 0) {
+/// What is at `path` (relative to `workdir`) now, as one short string; a regular file's (with
+/// `stat`) from `memo` when it knows the file's stat data.
+fn content_digest(workdir: &Path, path: &str, stat: Option<Stat>, memo: &mut DigestMemo) -> String {
+    if let Some(digest) = stat.and_then(|stat| memo.remembered(path, &stat)) {
+        return digest;
+    }
+    let full = workdir.join(path);
+    let content = FileContent::read(&full, 0);
+    let rememberable = matches!(content, FileContent::File { .. });
+    let digest = describe(&full, content);
+    if let Some(stat) = stat.filter(|_| rememberable) {
+        memo.remember(path, stat, &digest);
+    }
+    digest
+}
+
+/// Each change's digest (see [`content_digest`]), in order.
+fn digests<'a>(
+    workdir: &'a Path,
+    changes: &'a ChangeSet,
+    memo: &'a mut DigestMemo,
+) -> impl Iterator<Item = (&'a Change, String)> + 'a {
+    let paths: Vec<&str> = changes.changes.iter().map(|c| c.path.as_str()).collect();
+    let stats = memo::stat_all(workdir, &paths);
+    (changes.changes.iter().zip(stats))
+        .map(move |(change, stat)| (change, content_digest(workdir, &change.path, stat, memo)))
+}
+
+/// `content`, found at `path`, as one short string.
+fn describe(path: &Path, content: FileContent) -> String {
+    match content {
         FileContent::Missing => "missing".to_owned(),
         FileContent::Link(target) => format!("symlink {}", sha256_hex(&target)),
         FileContent::File { executable, id, .. } => {
@@ -201,7 +240,11 @@ fn submodule_fingerprint(path: &Path) -> Option<String> {
     }
     let repo = git::discover(path).ok()??;
     let changes = git::changes(&repo, GitBackend::Auto).ok()?;
-    Some(change_fingerprint(&repo.workdir, &changes))
+    Some(change_fingerprint(
+        &repo.workdir,
+        &changes,
+        &mut DigestMemo::forgetting(),
+    ))
 }
 
 #[cfg(test)]
@@ -235,6 +278,11 @@ mod tests {
         }
     }
 
+    /// The fingerprint read with a memo that remembers nothing.
+    fn fingerprint(workdir: &Path, changes: &ChangeSet) -> String {
+        change_fingerprint(workdir, changes, &mut DigestMemo::forgetting())
+    }
+
     fn outcome(status: TestStatus) -> TestOutcome {
         TestOutcome {
             status,
@@ -252,18 +300,18 @@ mod tests {
     fn a_submodule_counts_with_its_own_content() {
         let dir = checkpoint_testkit::repo("submodule-changes");
         let repo = git::discover(dir.path()).unwrap().unwrap();
-        let fingerprint = || {
+        let current = || {
             let changes = git::changes(&repo, GitBackend::Auto).unwrap();
-            change_fingerprint(&repo.workdir, &changes)
+            fingerprint(&repo.workdir, &changes)
         };
-        let base = fingerprint();
-        assert_eq!(fingerprint(), base);
+        let base = current();
+        assert_eq!(current(), base);
         // The same file edited again: the status reads as before, the content does not.
         fs::write(dir.path().join("dirty/lib.txt"), "dirty\nedited again\n").unwrap();
-        let edited = fingerprint();
+        let edited = current();
         assert_ne!(edited, base);
         fs::write(dir.path().join("moved/new.txt"), "new\n").unwrap();
-        assert_ne!(fingerprint(), edited);
+        assert_ne!(current(), edited);
     }
 
     #[test]
@@ -272,27 +320,27 @@ mod tests {
         fs::write(dir.path().join("a.rs"), "fn a() {}").unwrap();
         fs::write(dir.path().join("b.rs"), "fn a() {}").unwrap();
         let set = changes(branch("aaaa"), vec![change("a.rs", ChangeKind::Modified)]);
-        let base = change_fingerprint(dir.path(), &set);
+        let base = fingerprint(dir.path(), &set);
         assert_eq!(base.len(), 64);
-        assert_eq!(change_fingerprint(dir.path(), &set), base);
+        assert_eq!(fingerprint(dir.path(), &set), base);
 
         let other_path = changes(branch("aaaa"), vec![change("b.rs", ChangeKind::Modified)]);
-        assert_ne!(change_fingerprint(dir.path(), &other_path), base);
+        assert_ne!(fingerprint(dir.path(), &other_path), base);
         let other_kind = changes(branch("aaaa"), vec![change("a.rs", ChangeKind::Untracked)]);
-        assert_ne!(change_fingerprint(dir.path(), &other_kind), base);
+        assert_ne!(fingerprint(dir.path(), &other_kind), base);
         let other_head = changes(branch("bbbb"), vec![change("a.rs", ChangeKind::Modified)]);
-        assert_ne!(change_fingerprint(dir.path(), &other_head), base);
+        assert_ne!(fingerprint(dir.path(), &other_head), base);
         let unborn = changes(
             Head::Unborn {
                 name: "main".to_owned(),
             },
             vec![change("a.rs", ChangeKind::Modified)],
         );
-        assert_ne!(change_fingerprint(dir.path(), &unborn), base);
+        assert_ne!(fingerprint(dir.path(), &unborn), base);
 
         // A same-size edit.
         fs::write(dir.path().join("a.rs"), "fn b() {}").unwrap();
-        assert_ne!(change_fingerprint(dir.path(), &set), base);
+        assert_ne!(fingerprint(dir.path(), &set), base);
     }
 
     #[test]
@@ -300,17 +348,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         let set = changes(branch("aaaa"), vec![change("f", ChangeKind::Deleted)]);
-        let missing = change_fingerprint(dir.path(), &set);
+        let missing = fingerprint(dir.path(), &set);
         fs::write(&path, "").unwrap();
-        let empty = change_fingerprint(dir.path(), &set);
+        let empty = fingerprint(dir.path(), &set);
         fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
-        let executable = change_fingerprint(dir.path(), &set);
+        let executable = fingerprint(dir.path(), &set);
         fs::remove_file(&path).unwrap();
         std::os::unix::fs::symlink("target", &path).unwrap();
-        let symlink = change_fingerprint(dir.path(), &set);
+        let symlink = fingerprint(dir.path(), &set);
         fs::remove_file(&path).unwrap();
         fs::create_dir(&path).unwrap();
-        let directory = change_fingerprint(dir.path(), &set);
+        let directory = fingerprint(dir.path(), &set);
         let all = [missing, empty, executable, symlink, directory];
         for (i, a) in all.iter().enumerate() {
             for b in &all[i + 1..] {
@@ -325,11 +373,11 @@ mod tests {
         let mut content = vec![b'x'; 1024 * 1024];
         fs::write(dir.path().join("big"), &content).unwrap();
         let set = changes(branch("aaaa"), vec![change("big", ChangeKind::Added)]);
-        let before = change_fingerprint(dir.path(), &set);
+        let before = fingerprint(dir.path(), &set);
         // A change past the first read chunk.
         *content.last_mut().unwrap() = b'y';
         fs::write(dir.path().join("big"), &content).unwrap();
-        assert_ne!(change_fingerprint(dir.path(), &set), before);
+        assert_ne!(fingerprint(dir.path(), &set), before);
         assert_eq!(
             hash_reader(fs::File::open(dir.path().join("big")).unwrap()).unwrap(),
             sha256_hex(&content)

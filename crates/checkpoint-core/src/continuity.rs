@@ -83,6 +83,12 @@ impl Continuity {
         Ok(store::read_json(&path)?.unwrap_or_default())
     }
 
+    /// The commit the log's ref points at: any checkpoint or progress saved in this worktree
+    /// moves it. `None` outside git or before the first save.
+    pub fn head(&self) -> Result<Option<ObjectId>, StoreError> {
+        Ok(self.stream()?.map(|s| s.head()).transpose()?.flatten())
+    }
+
     fn stream(&self) -> Result<Option<Stream>, StoreError> {
         Ok(self.repo.as_ref().map(Stream::sessions).transpose()?)
     }

@@ -11,9 +11,10 @@ mod proof;
 pub mod restoring;
 pub mod saving;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::cache::TestCache;
+use crate::cache::{self, DigestMemo, TestCache};
 use crate::changes::ChangeSet;
 use crate::continuity::Continuity;
 use crate::continuity::restore::RestoreError;
@@ -170,6 +171,33 @@ impl Project {
     /// The cache of test outcomes.
     pub fn test_cache(&self) -> TestCache {
         TestCache::new(&self.state_dir)
+    }
+
+    /// The [`cache::change_fingerprint`] of `changes` in this worktree, with the digests the
+    /// last fingerprint remembered (see [`DigestMemo`]).
+    pub fn change_fingerprint(&self, changes: &ChangeSet) -> Result<String, ProjectError> {
+        self.with_memo(|workdir, memo| cache::change_fingerprint(workdir, changes, memo))
+    }
+
+    /// The [`cache::change_digests`] of `changes` in this worktree, with the remembered digests.
+    pub fn change_digests(
+        &self,
+        changes: &ChangeSet,
+    ) -> Result<BTreeMap<String, String>, ProjectError> {
+        self.with_memo(|workdir, memo| cache::change_digests(workdir, changes, memo))
+    }
+
+    /// `read` with the worktree and its digest memo, which is then kept for the next read.
+    fn with_memo<T>(
+        &self,
+        read: impl FnOnce(&Path, &mut DigestMemo) -> T,
+    ) -> Result<T, ProjectError> {
+        let repo = self.git()?;
+        let mut memo = DigestMemo::load(&self.state_dir, self.host.now);
+        let value = read(&repo.workdir, &mut memo);
+        // Only a speed-up: a memo that cannot be kept means the next stop reads the files.
+        let _ = memo.save();
+        Ok(value)
     }
 
     /// What the planned test command runs for `changes`: narrowed to the tests the files that

@@ -55,6 +55,12 @@ pub struct SessionRecord {
     /// subagent changed; `None` when its start was not seen.
     #[serde(default)]
     pub subagent_baseline: Option<BTreeMap<String, String>>,
+    /// Digest of what the session's last allowed stop saved its checkpoints from: the change
+    /// fingerprint, the reply, what was left unresolved, the checkpoint mode and where the
+    /// checkpoint refs stood after the save. A stop with the same digest has nothing new to
+    /// save.
+    #[serde(default)]
+    pub stop_mark: Option<String>,
 }
 
 /// `notice` unless the session was already shown it (`shown` holds the digest of the last one

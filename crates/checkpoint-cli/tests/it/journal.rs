@@ -88,14 +88,22 @@ impl Setup {
     /// An agent's stop, judged by `checkpoint check` from its payload (a check by hand records
     /// nothing); returns stdout, asserting the stop was allowed.
     fn agent_stop(&self) -> String {
+        self.agent_stop_replying(None)
+    }
+
+    /// [`Setup::agent_stop`] of a turn whose last reply was `reply`.
+    fn agent_stop_replying(&self, reply: Option<&str>) -> String {
         use std::io::Write;
-        let payload = serde_json::json!({
+        let mut payload = serde_json::json!({
             "session_id": "s",
             "transcript_path": "/dev/null",
             "cwd": self.dir(),
             "hook_event_name": "Stop",
             "stop_hook_active": false,
         });
+        if let Some(reply) = reply {
+            payload["last_assistant_message"] = reply.into();
+        }
         let mut child = self
             .command(&["check", "--agent", "claude"])
             .stdin(Stdio::piped())
@@ -624,11 +632,12 @@ fn the_gate_checkpoints_allowed_stops_and_signs_its_test_runs() {
     );
     git(s.dir(), &["reset", "-q"]);
 
-    // Nothing changed: the cached pass is trusted because its signed receipt verifies.
+    // Nothing changed: the cached pass is trusted because its signed receipt verifies (and the
+    // stop has nothing new to checkpoint).
     assert!(s.agent_stop().contains(", cached)"));
     let after_second = task();
     assert_eq!(after_second["receipts"].as_array().unwrap().len(), 1);
-    assert_eq!(stops(&after_second), 2);
+    assert_eq!(stops(&after_second), 1);
     s.ok(&["receipts", "verify"], 0);
 
     // A forged receipt is not trusted: the tests run again and a new receipt is signed.
@@ -642,6 +651,52 @@ fn the_gate_checkpoints_allowed_stops_and_signs_its_test_runs() {
     fs::write(&hook_json, serde_json::to_vec_pretty(&forged).unwrap()).unwrap();
     assert!(!s.agent_stop().contains("cached"));
     assert_eq!(task()["receipts"].as_array().unwrap().len(), 2);
+}
+
+/// A stop over the same work with the same reply saves no second copy of its checkpoints; a
+/// new reply, an edit, or a checkpoint saved in between make the next stop save again.
+#[test]
+fn a_stop_that_changes_nothing_saves_no_second_checkpoint() {
+    let s = Setup::new();
+    let config = "[tests]\ncommand = \"true\"\n[stop]\ncommit_gate = false\n";
+    fs::write(s.dir().join("checkpoint.toml"), config).unwrap();
+    git(s.dir(), &["commit", "-qam", "no commit gate"]);
+    s.ok(&["trust", "--yes"], 0);
+    s.ok(&["task", "start", "t", "--steps", "build"], 0);
+    s.ok(&["step", "start"], 0);
+    fs::write(s.dir().join("notes.txt"), "one\n").unwrap();
+    let hook_json = s.task_dir().join("hook.json");
+    let saved = || {
+        let task: Value = serde_json::from_str(&fs::read_to_string(&hook_json).unwrap()).unwrap();
+        let tasks = (task["checkpoints"].as_array().unwrap().iter())
+            .filter(|c| c["trigger"] == "stop")
+            .count();
+        // The session log, as the task's ref and the session's stop have it.
+        let state = s.task_dir().parent().unwrap().parent().unwrap().to_owned();
+        let log = fs::read_to_string(state.join("continuity/log.json")).unwrap();
+        let log: Value = serde_json::from_str(&log).unwrap();
+        let sessions = (log["checkpoints"].as_array().unwrap().iter())
+            .filter(|c| c["trigger"] == "stop")
+            .count();
+        (tasks, sessions)
+    };
+
+    s.agent_stop_replying(Some("Added notes."));
+    assert_eq!(saved(), (1, 1));
+    s.agent_stop_replying(Some("Added notes."));
+    s.agent_stop_replying(Some("Added notes."));
+    assert_eq!(saved(), (1, 1), "the same work and reply: nothing new");
+
+    s.agent_stop_replying(Some("Nothing else to do."));
+    assert_eq!(saved(), (2, 2), "a new reply");
+    fs::write(s.dir().join("notes.txt"), "two\n").unwrap();
+    s.agent_stop_replying(Some("Nothing else to do."));
+    assert_eq!(saved(), (3, 3), "an edit");
+    s.ok(&["save", "by hand"], 0);
+    s.agent_stop_replying(Some("Nothing else to do."));
+    assert_eq!(saved(), (4, 4), "a checkpoint saved in between");
+    s.agent_stop_replying(Some("Nothing else to do."));
+    assert_eq!(saved(), (4, 4));
 }
 
 /// An allowed stop with an active task reads the change set once: the task's checkpoint reuses

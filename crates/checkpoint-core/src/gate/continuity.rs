@@ -277,10 +277,17 @@ pub(super) fn session_end(call: &Call) -> Result<Option<String>, ProjectError> {
 /// before `/clear`). `[clear] auto_checkpoint = false` leaves it to the task journal; `"prompt"`
 /// saves nothing but returns, for the user, what changed since the last checkpoint when anything
 /// did.
+///
+/// A stop that would save what the session's last allowed stop saved — the same change
+/// `fingerprint`, reply, unresolved text and mode, with nothing saved to the checkpoint refs
+/// since (the session record's [`stop_mark`](crate::session::SessionRecord::stop_mark)) — saves
+/// nothing: an agent answering questions over unchanged work does not grow the journal by a
+/// copy per turn.
 pub(super) fn stop_checkpoint(
     call: &Call,
     project: &Project,
     changes: Option<&ChangeSet>,
+    fingerprint: Option<&str>,
     unresolved: Option<String>,
 ) -> Result<Option<String>, ProjectError> {
     let now = call.host.now;
@@ -289,34 +296,56 @@ pub(super) fn stop_checkpoint(
         Some(_) => Switch::On,
         None => project.policy.clear.auto_checkpoint,
     };
-    match mode {
-        Switch::Off => {
-            project
-                .journal()
-                .checkpoint_active(Trigger::Stop, None, now, changes)?;
-            Ok(None)
-        }
-        Switch::Prompt => {
-            project
-                .journal()
-                .checkpoint_active(Trigger::Stop, None, now, changes)?;
-            project.unsaved_work()
-        }
-        Switch::On => {
-            project.save_with(
-                SaveRequest {
+    let summary = call.reply();
+    let sessions = project.sessions();
+    let mark = || {
+        let inputs = (fingerprint?, &summary, &unresolved, format!("{mode:?}"));
+        stop_mark(project, inputs)
+    };
+    let before = mark();
+    let last = sessions
+        .load(call.event.agent, &call.gate_session())?
+        .stop_mark;
+    if before.is_none() || before != last {
+        match mode {
+            Switch::Off | Switch::Prompt => {
+                (project.journal()).checkpoint_active(Trigger::Stop, None, now, changes)?;
+            }
+            Switch::On => {
+                let request = SaveRequest {
                     session: call.session(),
                     trigger: Trigger::Stop,
                     detail: None,
-                    summary: call.reply(),
+                    summary: summary.clone(),
                     context: None,
-                    unresolved,
-                },
-                changes,
-            )?;
-            Ok(None)
+                    unresolved: unresolved.clone(),
+                };
+                project.save_with(request, changes)?;
+            }
         }
+        let after = mark();
+        sessions.update(call.event.agent, &call.gate_session(), |record| {
+            record.stop_mark = after
+        })?;
     }
+    match mode {
+        Switch::Prompt => project.unsaved_work(),
+        Switch::Off | Switch::On => Ok(None),
+    }
+}
+
+/// The [`stop_mark`](crate::session::SessionRecord::stop_mark) of a stop whose checkpoints are
+/// made of `inputs`, with the checkpoint refs where they stand now; `None` when that cannot be
+/// read (the stop then saves).
+fn stop_mark(project: &Project, inputs: impl serde::Serialize) -> Option<String> {
+    let sessions = project.continuity().head().ok()?;
+    let task = project.journal().active_head().ok()?;
+    let heads = (
+        sessions.map(|h| h.to_string()),
+        task.map(|(id, head)| (id, head.map(|h| h.to_string()))),
+    );
+    let bytes = serde_json::to_vec(&(inputs, heads)).ok()?;
+    Some(crate::digest::sha256_hex(&bytes))
 }
 
 /// The event's context usage against its window.

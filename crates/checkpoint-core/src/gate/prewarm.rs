@@ -19,7 +19,6 @@ use std::process::{Command, Stdio};
 
 use serde::{Deserialize, Serialize};
 
-use crate::cache;
 use crate::changes::RepoFacts;
 use crate::decide::{self, SessionFacts, Stop};
 use crate::git;
@@ -118,7 +117,7 @@ pub fn run(host: &Host, dir: &Path) -> Result<(), ProjectError> {
         return Ok(());
     };
     let changes = project.own_files().without_ours(&repo.workdir, changes);
-    let fingerprint = cache::change_fingerprint(&repo.workdir, &changes);
+    let fingerprint = project.change_fingerprint(&changes)?;
     if !take_over(&project.state_dir, &fingerprint)? {
         return Ok(());
     }

@@ -3,10 +3,8 @@
 //! prompt starts a new turn.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use crate::answer::StopAnswer;
-use crate::cache;
 use crate::changes::{ChangeSet, RepoFacts};
 use crate::decide::{self, Facts, SessionFacts, Stop, decide};
 use crate::digest;
@@ -54,16 +52,19 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
     };
     // The cache key covers the whole worktree the tests run on.
     let fingerprint = match &repo_facts {
-        RepoFacts::Changes(changes) => Some(cache::change_fingerprint(&repo.workdir, changes)),
+        RepoFacts::Changes(changes) => Some(project.change_fingerprint(changes)?),
         _ => None,
     };
     // A subagent answers only for what it changed since it started.
     let repo_facts = match repo_facts {
-        RepoFacts::Changes(changes) if subagent => RepoFacts::Changes(changed_since(
-            &repo.workdir,
-            changes,
-            record.subagent_baseline.as_ref(),
-        )),
+        RepoFacts::Changes(changes) if subagent => {
+            let now = project.change_digests(&changes)?;
+            RepoFacts::Changes(changed_since(
+                changes,
+                &now,
+                record.subagent_baseline.as_ref(),
+            ))
+        }
         other => other,
     };
     let (tests, integrity) = match (&repo_facts, &fingerprint) {
@@ -162,7 +163,8 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
             _ => None,
         };
         let unresolved = render::let_through(&answer.decision);
-        continuity::stop_checkpoint(call, &project, changes, unresolved)
+        let fingerprint = facts.fingerprint.as_deref();
+        continuity::stop_checkpoint(call, &project, changes, fingerprint, unresolved)
     };
     let saved_notice = recorded.unwrap_or_else(|e| {
         warnings.push(format!("saving the checkpoint: {e}"));
@@ -206,14 +208,14 @@ fn repeated(stop: &HookEvent, record: &SessionRecord) -> bool {
     }
 }
 
-/// The changes in `changes` that differ from `baseline` (what each path held when a subagent
-/// started): what the subagent changed. Without a baseline nothing is known to be its own.
+/// The changes in `changes` whose digest `now` (see [`crate::cache::change_digests`]) differs from
+/// `baseline` (what each path held when a subagent started): what the subagent changed. Without a
+/// baseline nothing is known to be its own.
 fn changed_since(
-    workdir: &Path,
     mut changes: ChangeSet,
+    now: &BTreeMap<String, String>,
     baseline: Option<&BTreeMap<String, String>>,
 ) -> ChangeSet {
-    let now = cache::change_digests(workdir, &changes);
     changes.changes.retain(|change| {
         baseline.is_some_and(|before| before.get(&change.path) != now.get(&change.path))
     });
@@ -234,7 +236,7 @@ pub(super) fn subagent_start(call: &Call) -> Result<(), ProjectError> {
     let RepoFacts::Changes(changes) = git::facts(repo, project.policy.git.backend) else {
         return Ok(());
     };
-    let baseline = cache::change_digests(&repo.workdir, &changes);
+    let baseline = project.change_digests(&changes)?;
     project
         .sessions()
         .update(call.event.agent, &call.gate_session(), |record| {

@@ -309,6 +309,13 @@ impl Journal {
     /// when that does not hold it yet (fetched from elsewhere, or a writer killed between
     /// committing and rewriting the directory).
     pub fn load(&self, id: &str) -> Result<Task, JournalError> {
+        self.sync_behind(id)?;
+        self.read_task(id)
+    }
+
+    /// Imports task `id`'s ref into its directory when the directory does not hold its latest
+    /// commit.
+    fn sync_behind(&self, id: &str) -> Result<(), JournalError> {
         let path = self.hook_json(id)?;
         if let Some(stream) = self.stream(id)?
             && !Marker::of(&path).holds(stream.head()?)
@@ -316,14 +323,20 @@ impl Journal {
             let _lock = store::Lock::acquire(&path)?;
             self.synced(id, stream)?;
         }
-        self.read_task(id)
+        Ok(())
     }
 
     /// Task `id` as its directory holds it.
     fn read_task(&self, id: &str) -> Result<Task, JournalError> {
+        let (path, bytes) = self.task_bytes(id)?;
+        parse_task(&path, &bytes)
+    }
+
+    /// `hook.json` of task `id`, and its content.
+    fn task_bytes(&self, id: &str) -> Result<(PathBuf, Vec<u8>), JournalError> {
         let path = self.hook_json(id)?;
         match fs::read(&path) {
-            Ok(bytes) => parse_task(&path, &bytes),
+            Ok(bytes) => Ok((path, bytes)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 Err(JournalError::NoSuchTask(id.to_owned()))
             }
@@ -387,6 +400,16 @@ impl Journal {
             Ok(_) | Err(JournalError::NoSuchTask(_)) => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// The active task's id and the commit its ref points at (`None` outside git): any update
+    /// of the task moves it.
+    pub fn active_head(&self) -> Result<Option<(String, Option<ObjectId>)>, JournalError> {
+        let Some(id) = self.active_id()? else {
+            return Ok(None);
+        };
+        let head = self.stream(&id)?.map(|s| s.head()).transpose()?.flatten();
+        Ok(Some((id, head)))
     }
 
     /// The ref task `id` travels in; `None` without a repository.
@@ -989,22 +1012,32 @@ impl Journal {
     /// when the task holds a passing receipt of it that verifies — task key, certificate,
     /// trusted master key. The task is read once; an error trusts nothing.
     pub fn trusts_cached_pass(&self, command: &str, fingerprint: &str) -> bool {
-        match self.active() {
-            Ok(Some(task)) => self.trusted_pass(&task, command, fingerprint),
-            Ok(None) => true,
+        let id = match self.active_id() {
+            Ok(Some(id)) => id,
+            Ok(None) => return true,
+            Err(_) => return false,
+        };
+        let held = self.sync_behind(&id).and_then(|()| {
+            let (path, bytes) = self.task_bytes(&id)?;
+            parse_receipts(&path, &bytes)
+        });
+        match held {
+            Ok(held) if held.state.is_terminal() => true,
+            Ok(held) => self.trusted_pass(&held, command, fingerprint),
+            Err(JournalError::NoSuchTask(_)) => true,
             Err(_) => false,
         }
     }
 
-    /// Whether `task` holds a passing receipt of `command` on `fingerprint` that verifies.
-    fn trusted_pass(&self, task: &Task, command: &str, fingerprint: &str) -> bool {
+    /// Whether `held` holds a passing receipt of `command` on `fingerprint` that verifies.
+    fn trusted_pass(&self, held: &HeldReceipts, command: &str, fingerprint: &str) -> bool {
         let Ok((trusted, _)) = self.trusted_keys() else {
             return false;
         };
-        task.receipts.iter().rev().any(|r| {
+        held.receipts.iter().rev().any(|r| {
             r.parsed().is_ok_and(|p| {
                 p.passed() && p.command == command && p.fingerprint.as_deref() == Some(fingerprint)
-            }) && r.check(task, &trusted).is_verified()
+            }) && (r.check_in(&held.id, &held.certificates, &trusted)).is_verified()
         })
     }
 
@@ -1117,24 +1150,61 @@ fn keep_previous(path: &Path) -> Result<(), JournalError> {
     fs::rename(&tmp, path.with_file_name("hook.json.prev")).map_err(io_err(&tmp))
 }
 
+/// What the gate's check of a cached pass reads of a task: its receipts and what they are checked
+/// against. Its checkpoints and steps, most of `hook.json`, are skipped, not built.
+#[derive(Deserialize)]
+struct HeldReceipts {
+    schema: u32,
+    id: String,
+    state: TaskState,
+    receipts: Vec<Receipt>,
+    #[serde(default)]
+    certificates: Vec<KeyCertificate>,
+}
+
+/// The receipts `bytes` (read from `path`) hold.
+fn parse_receipts(path: &Path, bytes: &[u8]) -> Result<HeldReceipts, JournalError> {
+    let held: HeldReceipts = serde_json::from_slice(bytes).map_err(corrupt(path))?;
+    known_schema(path, held.schema)?;
+    Ok(held)
+}
+
+/// The error for `hook.json` at `path` that does not parse.
+fn corrupt(path: &Path) -> impl Fn(serde_json::Error) -> JournalError + '_ {
+    |e| JournalError::Corrupt {
+        path: path.to_owned(),
+        reason: e.to_string(),
+        prev: path.with_file_name("hook.json.prev"),
+    }
+}
+
+/// Refuses `hook.json` at `path` written by a newer version (`schema`).
+fn known_schema(path: &Path, schema: u32) -> Result<(), JournalError> {
+    if schema > task::SCHEMA_VERSION {
+        return Err(JournalError::NewerSchema {
+            path: path.to_owned(),
+            found: schema,
+        });
+    }
+    Ok(())
+}
+
 fn parse_task(path: &Path, bytes: &[u8]) -> Result<Task, JournalError> {
     #[derive(Deserialize)]
     struct Version {
         schema: u32,
     }
-    let corrupt = |e: serde_json::Error| JournalError::Corrupt {
-        path: path.to_owned(),
-        reason: e.to_string(),
-        prev: path.with_file_name("hook.json.prev"),
+    // One pass in the common case; a file that is not a task of this version is told apart
+    // (written by a newer one, or corrupt) only then.
+    let mut task: Task = match serde_json::from_slice(bytes) {
+        Ok(task) => task,
+        Err(e) => {
+            let version: Version = serde_json::from_slice(bytes).map_err(corrupt(path))?;
+            known_schema(path, version.schema)?;
+            return Err(corrupt(path)(e));
+        }
     };
-    let version: Version = serde_json::from_slice(bytes).map_err(corrupt)?;
-    if version.schema > task::SCHEMA_VERSION {
-        return Err(JournalError::NewerSchema {
-            path: path.to_owned(),
-            found: version.schema,
-        });
-    }
-    let mut task: Task = serde_json::from_slice(bytes).map_err(corrupt)?;
+    known_schema(path, task.schema)?;
     if task.schema < task::SCHEMA_VERSION {
         task.upgrade_from_v1();
     }

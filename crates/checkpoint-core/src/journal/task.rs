@@ -662,6 +662,16 @@ impl Receipt {
     /// Checks the receipt belongs to `task`, is consistent and correctly signed, and that its key
     /// is certified in `task` for `task` by a `trusted` master key (or is one).
     pub fn check(&self, task: &Task, trusted: &TrustedKeys) -> ReceiptCheck {
+        self.check_in(&task.id, &task.certificates, trusted)
+    }
+
+    /// [`Receipt::check`] against the task `task_id`, which holds `certificates`.
+    pub(crate) fn check_in(
+        &self,
+        task_id: &str,
+        certificates: &[KeyCertificate],
+        trusted: &TrustedKeys,
+    ) -> ReceiptCheck {
         let invalid = ReceiptCheck::invalid;
         let Ok(payload) = self.parsed() else {
             return invalid("payload is not a receipt");
@@ -669,7 +679,7 @@ impl Receipt {
         if payload.id != self.id {
             return invalid("id differs from the signed id");
         }
-        if payload.task_id != task.id {
+        if payload.task_id != task_id {
             return invalid("signed for another task");
         }
         if payload.version != RECEIPT_VERSION {
@@ -699,14 +709,12 @@ impl Receipt {
                 signer: name.to_owned(),
             };
         }
-        let Some(certificate) = task
-            .certificates
-            .iter()
-            .find(|c| unhex::<32>(&c.task_key) == Some(public_key))
+        let Some(certificate) =
+            (certificates.iter()).find(|c| unhex::<32>(&c.task_key) == Some(public_key))
         else {
             return invalid("missing certificate: the task holds none for its key");
         };
-        if certificate.task_id != task.id {
+        if certificate.task_id != task_id {
             return invalid("the certificate of its key is for another task");
         }
         let Some(master) = certificate.verify() else {

@@ -101,7 +101,7 @@ impl Project {
             RepoFacts::Unreadable { reason } => return Err(ProjectError::RepoUnreadable(reason)),
             RepoFacts::NoRepository => return Ok(Integrity::default()),
         };
-        let fingerprint = cache::change_fingerprint(&repo.workdir, &changes);
+        let fingerprint = self.change_fingerprint(&changes)?;
         let plan = decide::plan(
             Stop {
                 repeated: false,

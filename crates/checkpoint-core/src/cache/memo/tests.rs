@@ -1,0 +1,253 @@
+use std::cell::Cell;
+use std::fs;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::cache::change_fingerprint;
+use crate::changes::{Change, ChangeKind, ChangeSet, Head};
+
+/// Later than any file a test writes by more than [`SETTLED`]: every file counts as settled.
+fn later() -> Timestamp {
+    Timestamp::now() + Duration::from_secs(60)
+}
+
+/// The digest of `path` in `dir` through `memo`, counting the reads in `reads`.
+fn digest(memo: &mut DigestMemo, dir: &Path, path: &str, reads: &Cell<u32>) -> String {
+    let stat = DirStat::new(dir).regular(path).unwrap();
+    if let Some(digest) = memo.remembered(path, &stat) {
+        return digest;
+    }
+    reads.set(reads.get() + 1);
+    let digest = crate::digest::sha256_hex(&fs::read(dir.join(path)).unwrap());
+    memo.remember(path, stat, &digest);
+    digest
+}
+
+fn untracked(paths: &[&str]) -> ChangeSet {
+    ChangeSet {
+        head: Head::Unborn {
+            name: "main".to_owned(),
+        },
+        changes: (paths.iter())
+            .map(|path| Change {
+                path: (*path).to_owned(),
+                kind: ChangeKind::Untracked,
+                staged: false,
+            })
+            .collect(),
+        non_utf8_paths: 0,
+    }
+}
+
+fn ino(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    fs::symlink_metadata(path).unwrap().ino()
+}
+
+#[test]
+fn a_settled_file_is_read_once_until_it_changes() {
+    let work = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    fs::write(work.path().join("a.py"), "x = 1\n").unwrap();
+    let reads = Cell::new(0);
+
+    let mut memo = DigestMemo::load(state.path(), later());
+    let first = digest(&mut memo, work.path(), "a.py", &reads);
+    memo.save().unwrap();
+    let mut memo = DigestMemo::load(state.path(), later());
+    assert_eq!(digest(&mut memo, work.path(), "a.py", &reads), first);
+    assert_eq!(reads.get(), 1, "the second digest is the remembered one");
+    memo.save().unwrap();
+
+    fs::write(work.path().join("a.py"), "x = 22\n").unwrap();
+    let mut memo = DigestMemo::load(state.path(), later());
+    let edited = digest(&mut memo, work.path(), "a.py", &reads);
+    assert_eq!(reads.get(), 2, "an edited file is read again");
+    assert_ne!(edited, first);
+}
+
+#[test]
+fn a_file_written_within_the_margin_is_not_remembered() {
+    let work = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    fs::write(work.path().join("a.py"), "x = 1\n").unwrap();
+    let reads = Cell::new(0);
+    for _ in 0..2 {
+        let mut memo = DigestMemo::load(state.path(), Timestamp::now());
+        digest(&mut memo, work.path(), "a.py", &reads);
+        memo.save().unwrap();
+    }
+    assert_eq!(reads.get(), 2);
+    assert!(!state.path().join("cache/digests.json").exists());
+}
+
+#[test]
+fn the_memo_keeps_the_last_fingerprints_files_and_is_rewritten_only_when_they_change() {
+    let work = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    for name in ["a", "b"] {
+        fs::write(work.path().join(name), name).unwrap();
+    }
+    let file = state.path().join("cache/digests.json");
+    let reads = Cell::new(0);
+    let round = |paths: &[&str]| {
+        let mut memo = DigestMemo::load(state.path(), later());
+        for path in paths {
+            digest(&mut memo, work.path(), path, &reads);
+        }
+        memo.save().unwrap();
+    };
+    round(&["a", "b"]);
+    let written = ino(&file);
+    round(&["a", "b"]);
+    assert_eq!(ino(&file), written, "not rewritten");
+    round(&["b"]);
+    let kept: MemoFile = serde_json::from_slice(&fs::read(&file).unwrap()).unwrap();
+    let paths: Vec<&str> = kept.files.iter().map(|(path, ..)| path.as_str()).collect();
+    assert_eq!(paths, ["b"]);
+    assert_eq!(reads.get(), 2);
+}
+
+#[test]
+fn a_lookup_out_of_the_saved_order_still_finds_its_entry() {
+    let work = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    for name in ["a", "b", "c", "d"] {
+        fs::write(work.path().join(name), name).unwrap();
+    }
+    let reads = Cell::new(0);
+    let round = |paths: &[&str]| {
+        let mut memo = DigestMemo::load(state.path(), later());
+        let digests: Vec<String> = (paths.iter())
+            .map(|path| digest(&mut memo, work.path(), path, &reads))
+            .collect();
+        memo.save().unwrap();
+        digests
+    };
+    let first = round(&["d", "b", "a", "c"]);
+    let again = round(&["c", "a", "d", "b"]);
+    assert_eq!(again, [3, 2, 0, 1].map(|i| first[i].clone()));
+    assert_eq!(reads.get(), 4, "the second round read nothing");
+}
+
+#[test]
+fn a_corrupt_or_foreign_memo_is_empty() {
+    let work = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    fs::write(work.path().join("a"), "a").unwrap();
+    let file = state.path().join("cache/digests.json");
+    fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let reads = Cell::new(0);
+    for junk in [&b"{not json"[..], b"{\"files\": 3}", b""] {
+        fs::write(&file, junk).unwrap();
+        let mut memo = DigestMemo::load(state.path(), later());
+        digest(&mut memo, work.path(), "a", &reads);
+    }
+    // A FIFO in its place is not opened (that would wait for a writer).
+    fs::remove_file(&file).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&file)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let mut memo = DigestMemo::load(state.path(), later());
+    digest(&mut memo, work.path(), "a", &reads);
+    assert_eq!(reads.get(), 4);
+}
+
+#[test]
+fn a_remembered_digest_is_for_one_inode_only() {
+    // Another worktree sharing the state directory, or a file replaced by a rename: same
+    // path, same size and times to the tick maybe, another inode.
+    let work = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    fs::write(work.path().join("a"), "one").unwrap();
+    let reads = Cell::new(0);
+    let mut memo = DigestMemo::load(state.path(), later());
+    let first = digest(&mut memo, work.path(), "a", &reads);
+    memo.save().unwrap();
+    fs::write(work.path().join("b"), "two").unwrap();
+    fs::rename(work.path().join("b"), work.path().join("a")).unwrap();
+    let mut memo = DigestMemo::load(state.path(), later());
+    assert_ne!(digest(&mut memo, work.path(), "a", &reads), first);
+    assert_eq!(reads.get(), 2);
+}
+
+#[test]
+fn only_regular_files_have_stat_data_and_paths_are_looked_up_in_their_directory() {
+    let work = tempfile::tempdir().unwrap();
+    fs::create_dir_all(work.path().join("a/b")).unwrap();
+    fs::write(work.path().join("a/b/f"), "f").unwrap();
+    fs::write(work.path().join("top"), "t").unwrap();
+    std::os::unix::fs::symlink("top", work.path().join("a/link")).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(work.path().join("a/fifo"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let mut files = DirStat::new(work.path());
+    let size = |stat: Option<Stat>| stat.map(|stat| stat[2]);
+    assert_eq!(size(files.regular("a/b/f")), Some(1));
+    assert_eq!(files.regular("a/b"), None, "a directory");
+    assert_eq!(files.regular("a/fifo"), None);
+    assert_eq!(files.regular("a/link"), None, "a link is not followed");
+    assert_eq!(files.regular("a/missing"), None);
+    assert_eq!(files.regular("gone/f"), None);
+    assert_eq!(size(files.regular("top")), Some(1));
+    assert_eq!(
+        size(files.regular("a/b/f")),
+        Some(1),
+        "a directory opened again"
+    );
+}
+
+#[test]
+fn many_files_are_stated_in_order() {
+    let work = tempfile::tempdir().unwrap();
+    let mut paths = Vec::new();
+    for i in 0..1500 {
+        let dir = ["a", "b/c", "d"][i % 3];
+        fs::create_dir_all(work.path().join(dir)).unwrap();
+        let path = format!("{dir}/{i}");
+        fs::write(work.path().join(&path), "x".repeat(i)).unwrap();
+        paths.push(path);
+    }
+    paths.sort();
+    paths.insert(700, "d/missing".to_owned());
+    let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let sizes: Vec<Option<u64>> = (stat_all(work.path(), &paths).into_iter())
+        .map(|stat| stat.map(|stat| stat[2]))
+        .collect();
+    let expected: Vec<Option<u64>> = (paths.iter())
+        .map(|path| path.rsplit('/').next().unwrap().parse().ok())
+        .collect();
+    assert_eq!(sizes, expected);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// Whatever is written, in whatever quick succession (same sizes, the same clock tick), a
+    /// fingerprint through the memo is the one read from the files.
+    #[test]
+    fn the_memo_never_changes_a_fingerprint(
+        writes in prop::collection::vec((0usize..3, prop::sample::select(vec!["a", "b", "ab"])), 1..12),
+    ) {
+        let work = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let paths = ["f0", "f1", "f2"];
+        for path in paths {
+            fs::write(work.path().join(path), "a").unwrap();
+        }
+        let changes = untracked(&paths);
+        for (file, content) in writes {
+            fs::write(work.path().join(paths[file]), content).unwrap();
+            let mut memo = DigestMemo::load(state.path(), Timestamp::now());
+            let remembered = change_fingerprint(work.path(), &changes, &mut memo);
+            memo.save().unwrap();
+            let read = change_fingerprint(work.path(), &changes, &mut DigestMemo::forgetting());
+            prop_assert_eq!(remembered, read);
+        }
+    }
+}
