@@ -5,13 +5,14 @@
 #   1. an active task after 10 / 300 / 1k / 10k checkpoints (as many history entries; the last
 #      50 checkpoints kept, the default `max_checkpoints`): PostToolUse, an allowed Stop and
 #      `checkpoint status`, × the same after 10;
-#   2. 1 / 100 / 2k / 10k changed files, without and with an active task (with: after 50 stops):
-#      an allowed Stop and PostToolUse × `git status --porcelain` on the same repository, and
-#      their peak RSS;
+#   2. 1 / 100 / 2k / 10k changed files, without and with an active task (with: after 50 stops,
+#      each after an edit): an allowed Stop over unchanged work and PostToolUse × `git status
+#      --porcelain` on the same repository, and their peak RSS;
 #   3. Codex PreToolUse on a 1 MB and a 100 MB `.jsonl.zst` rollout.
 #
 #   bench/history.sh                 all three
 #   bench/history.sh checkpoints     or any of: checkpoints changes rollout
+#   CHANGE_SIZES="2000" bench/history.sh changes     only these change-set sizes
 #
 # With BASELINE_BIN=<dir> (a release target directory of an earlier build) every checkpoint row
 # is measured for those binaries too, in the same hyperfine run, named `… (baseline)`.
@@ -144,13 +145,19 @@ PY
     snapshot_state "$dir"
 }
 
+# Keeps DIR's state, and its checkpoint refs (the store the state caches, in the repository),
+# as they are now: every timed run starts from them.
 snapshot_state() {
-    mkdir -p "$1/state"
-    rm -rf "$1/state.saved"
+    mkdir -p "$1/state" "$1/repo/.git/refs/checkpoint"
+    rm -rf "$1/state.saved" "$1/refs.saved"
     cp -a "$1/state" "$1/state.saved"
+    cp -a "$1/repo/.git/refs/checkpoint" "$1/refs.saved"
 }
 
-restore() { echo "rm -rf $1/state && cp -a $1/state.saved $1/state"; }
+restore() {
+    local refs="$1/repo/.git/refs/checkpoint"
+    echo "rm -rf $1/state $refs && cp -a $1/state.saved $1/state && cp -a $1/refs.saved $refs"
+}
 
 # The command that answers EVENT of AGENT in DIR with its state.
 hook() {
@@ -183,6 +190,12 @@ bench_checkpoints() {
     run_compare "checkpoint status" "status, 10 checkpoints" "history-status"
 }
 
+# One Stop of claude in DIR, untimed.
+stop_in() {
+    (cd "$1/repo" && CHECKPOINT_STATE_DIR="$1/state" XDG_CONFIG_HOME="$1/config" \
+        "$bin/checkpoint-claude" < "$1/claude-Stop.json" > /dev/null)
+}
+
 # Peak RSS in MiB of one run of the shell COMMAND (after PREPARE).
 peak_rss() {
     local prepare="$1" command="$2"
@@ -193,7 +206,7 @@ peak_rss() {
 
 bench_changes() {
     local n dir with
-    for n in 1 100 2000 10000; do
+    for n in ${CHANGE_SIZES:-1 100 2000 10000}; do
         for with in none task; do
             dir="$work/changes-$n-$with"
             fixture "$dir"
@@ -208,12 +221,17 @@ for i in range($n):
             if [ "$with" = task ]; then
                 cp_in "$dir" task start bench --steps work > /dev/null
                 cp_in "$dir" step start > /dev/null
-                for _ in $(seq 50); do
-                    (cd "$dir/repo" && CHECKPOINT_STATE_DIR="$dir/state" \
-                        XDG_CONFIG_HOME="$dir/config" "$bin/checkpoint-claude" \
-                        < "$dir/claude-Stop.json" > /dev/null)
+                # 50 stops of a task at work: one file edited before each, so each saves its
+                # checkpoints (a stop over unchanged work saves none).
+                for i in $(seq 50); do
+                    echo "x = -$i" > "$dir/repo/new/f00000.py"
+                    stop_in "$dir"
                 done
             fi
+            # The timed stop repeats the last one, with the files' digests remembered (a
+            # file's is once it is SETTLED, 2 s old).
+            sleep 2.1
+            stop_in "$dir"
             snapshot_state "$dir"
             git -C "$dir/repo" status --porcelain > /dev/null
         done
