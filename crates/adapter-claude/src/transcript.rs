@@ -133,18 +133,21 @@ mod tests {
             model: None,
         };
         assert_eq!(
-            window(&Transcript, Some("claude-sonnet-4"), &usage, None),
-            200_000
+            window(Some(&Transcript), Some("claude-sonnet-4"), &usage, None),
+            Some(200_000)
         );
         assert_eq!(
-            window(&Transcript, Some("claude-opus-5-5"), &usage, None),
-            1_000_000
+            window(Some(&Transcript), Some("claude-opus-5-5"), &usage, None),
+            Some(1_000_000)
         );
         assert_eq!(
-            window(&Transcript, Some("claude-sonnet-4[1m]"), &usage, None),
-            1_000_000
+            window(Some(&Transcript), Some("claude-sonnet-4[1m]"), &usage, None),
+            Some(1_000_000)
         );
-        assert_eq!(window(&Transcript, None, &usage, Some(180_000)), 180_000);
+        assert_eq!(
+            window(Some(&Transcript), None, &usage, Some(180_000)),
+            Some(180_000)
+        );
     }
 
     #[test]

@@ -100,7 +100,7 @@ mod tests {
             }
         );
         assert_eq!(
-            usage.percent_of(window(&Transcript, None, &usage, None)),
+            usage.percent_of(window(Some(&Transcript), None, &usage, None).unwrap()),
             13
         );
     }

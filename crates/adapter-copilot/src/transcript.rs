@@ -65,7 +65,10 @@ mod tests {
                 model: Some("gpt-4.1".to_owned()),
             }
         );
-        assert_eq!(usage.percent_of(window(&Transcript, None, &usage, None)), 2);
+        assert_eq!(
+            usage.percent_of(window(Some(&Transcript), None, &usage, None).unwrap()),
+            2
+        );
         assert_eq!(
             last_reply(&Transcript, &path).unwrap().as_deref(),
             Some("Nothing more.")

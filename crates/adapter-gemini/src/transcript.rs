@@ -95,7 +95,10 @@ mod tests {
             window: None,
             model: None,
         };
-        assert_eq!(window(&Transcript, None, &usage, None), 1_048_576);
+        assert_eq!(
+            window(Some(&Transcript), None, &usage, None).unwrap(),
+            1_048_576
+        );
     }
 
     #[test]

@@ -80,8 +80,22 @@ export const CheckpointPlugin = async ({ client, directory }) => {
   const assistant = new Set(); // ids of assistant messages
   const summarised = new Set(); // sessions whose last assistant message is a compaction summary
   const replies = new Map(); // session -> the assistant's last text
+  const usage = new Map(); // session -> the last answer's tokens in the window, and its model
+  let catalog; // the providers OpenCode knows, with their models' limits (asked once)
   const retrying = new Map(); // session -> the block sent back as its next prompt
   const payload = (session) => ({ session_id: session, cwd: directory });
+  /** The context usage of the session's last answer, with its model's window when known. */
+  const contextUsage = async (session) => {
+    const last = usage.get(session);
+    if (!last) return undefined;
+    catalog ??= Promise.resolve()
+      .then(() => client.config.providers())
+      .then((answer) => answer?.data?.providers ?? [], () => []);
+    const providers = await catalog;
+    const provider = Array.isArray(providers) ? providers.find((p) => p?.id === last.provider) : undefined;
+    const window = provider?.models?.[last.model]?.limit?.context;
+    return Number.isSafeInteger(window) && window > 0 ? { used: last.used, window } : { used: last.used };
+  };
 
   return {
     "chat.message": async (input, output) => {
@@ -112,7 +126,12 @@ export const CheckpointPlugin = async ({ client, directory }) => {
     "tool.execute.after": async (input, output) => {
       const answer = await ask(
         "tool.execute.after",
-        { ...payload(input.sessionID), tool_name: input.tool, tool_input: input.args },
+        {
+          ...payload(input.sessionID),
+          tool_name: input.tool,
+          tool_input: input.args,
+          context_usage: await contextUsage(input.sessionID),
+        },
         log,
       );
       notify(answer);
@@ -138,6 +157,12 @@ export const CheckpointPlugin = async ({ client, directory }) => {
           else {
             summarised.delete(info.sessionID);
             assistant.add(info.id);
+            // What the answer's request put into the window (its output is not in it yet).
+            const tokens = info.tokens ?? {};
+            const used = [tokens.input, tokens.cache?.read, tokens.cache?.write]
+              .filter(Number.isSafeInteger)
+              .reduce((sum, n) => sum + n, 0);
+            if (used > 0) usage.set(info.sessionID, { used, provider: info.providerID, model: info.modelID });
           }
           return;
         }

@@ -17,7 +17,7 @@
 //! |---|---|---|---|
 //! | `session.start` | `chat.message`, the session's first message this plugin sees (not of a subagent's session) | `source`: `startup` (a session created while the plugin ran) or `resume` | `context` |
 //! | `chat.message` | `chat.message` (not of a subagent's session) | `prompt`: the message's text | `context` |
-//! | `tool.execute.after` | `tool.execute.after` | `tool_name`, `tool_input` (the tool's arguments) | `context` |
+//! | `tool.execute.after` | `tool.execute.after` | `tool_name`, `tool_input` (the tool's arguments); `context_usage` once the session's model has answered: `{"used": <tokens>, "window": <tokens>}` — `used` the last assistant message's `tokens.input + tokens.cache.read + tokens.cache.write` (what its request put into the window), `window` the model's `limit.context` from OpenCode's provider list (absent when unknown) | `context` |
 //! | `session.compacting` | `experimental.session.compacting` | `trigger`: `auto` | — |
 //! | `session.idle` | `event` `session.idle` (not of a subagent's session) | `stop_hook_active`: the last idle was blocked and its message sent back; `last_assistant_message` | `block` |
 //!
@@ -59,10 +59,13 @@ impl AgentHome for OpenCode {
     }
 
     /// No context before a tool runs (OpenCode's `tool.execute.before` can only refuse the
-    /// tool): a notice goes with the next tool's output. Context at a session's start goes into
-    /// its first message.
+    /// tool): the plugin sends the last reply's token usage with each tool's result, where the
+    /// context watch runs and its notice goes with the output. Context at a session's start goes
+    /// into its first message.
     fn capabilities(&self) -> Capabilities {
-        Capabilities::NONE.context_after_clear(true)
+        Capabilities::NONE
+            .context_after_clear(true)
+            .usage_in_payload(true)
     }
 
     fn event_kind(&self, wire_name: &str) -> EventKind {
@@ -83,7 +86,8 @@ impl AgentHome for OpenCode {
             .is_some_and(|name| EVENTS.iter().any(|(ours, _)| *ours == name))
     }
 
-    /// OpenCode keeps its sessions in a database, not in a transcript file.
+    /// OpenCode keeps its sessions in a database, not in a transcript file: the plugin sends the
+    /// usage instead ([`Capabilities::usage_in_payload`]).
     fn transcript(&self) -> Option<&dyn TranscriptFormat> {
         None
     }

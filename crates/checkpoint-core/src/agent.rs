@@ -63,6 +63,10 @@ pub struct Capabilities {
     pub compaction_threshold: Option<u8>,
     /// The agent has a status line that `checkpoint statusline` records context usage from.
     pub status_line: bool,
+    /// The agent's tool-result events carry the context usage in their payload
+    /// ([`HookEvent::context_usage`](crate::HookEvent::context_usage)): the context watch runs
+    /// there, its notice going with the tool's result.
+    pub usage_in_payload: bool,
 }
 
 impl Capabilities {
@@ -73,6 +77,7 @@ impl Capabilities {
         reply_written_after_pre_tool: false,
         compaction_threshold: None,
         status_line: false,
+        usage_in_payload: false,
     };
 
     /// Sets [`Capabilities::context_before_tool`].
@@ -102,6 +107,12 @@ impl Capabilities {
     /// Sets [`Capabilities::status_line`].
     pub const fn status_line(mut self, yes: bool) -> Self {
         self.status_line = yes;
+        self
+    }
+
+    /// Sets [`Capabilities::usage_in_payload`].
+    pub const fn usage_in_payload(mut self, yes: bool) -> Self {
+        self.usage_in_payload = yes;
         self
     }
 }

@@ -51,16 +51,14 @@ impl ContextUsage {
 }
 
 /// The context window to measure against: an explicit setting wins, then what the transcript
-/// says, then the format's default for the model.
+/// (or payload) says, then the format's default for the model; `None` without any of them.
 pub fn window(
-    format: &dyn TranscriptFormat,
+    format: Option<&dyn TranscriptFormat>,
     model: Option<&str>,
     usage: &ContextUsage,
     configured: Option<u64>,
-) -> u64 {
-    configured
-        .or(usage.window)
-        .unwrap_or_else(|| format.default_window(model))
+) -> Option<u64> {
+    (configured.or(usage.window)).or_else(|| format.map(|f| f.default_window(model)))
 }
 
 /// The usage the last of `lines` reports (scanning backwards), if any. With

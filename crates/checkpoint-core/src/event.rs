@@ -106,6 +106,21 @@ pub struct HookEvent {
     /// (`background_tasks`).
     #[serde(default)]
     pub background_tasks: usize,
+    /// The context usage the payload itself reports (`context_usage`), for an agent whose
+    /// hooks are given it instead of a transcript to read (see
+    /// [`Capabilities::usage_in_payload`](crate::agent::Capabilities::usage_in_payload)).
+    #[serde(default)]
+    pub context_usage: Option<PayloadUsage>,
+}
+
+/// Context usage as a payload reports it: `{"used": <tokens>, "window": <tokens>}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PayloadUsage {
+    /// Tokens the last request put into the context window.
+    pub used: u64,
+    /// The window, when the agent knows it.
+    #[serde(default)]
+    pub window: Option<u64>,
 }
 
 /// Why a payload could not be turned into a [`HookEvent`].
@@ -172,6 +187,8 @@ struct WirePayload {
     /// Tasks still running; only their number matters.
     #[serde(default)]
     background_tasks: Option<Vec<serde_json::Value>>,
+    #[serde(default)]
+    context_usage: Option<PayloadUsage>,
 }
 
 /// How long a hook waits for its payload on stdin before giving up (agents write it at once).
@@ -326,6 +343,7 @@ impl HookEvent {
             agent_type: wire.agent_type,
             turn_id: wire.turn_id.or(wire.prompt_id),
             background_tasks: wire.background_tasks.map_or(0, |tasks| tasks.len()),
+            context_usage: wire.context_usage,
         })
     }
 
@@ -377,6 +395,7 @@ impl HookEvent {
             agent_type: None,
             turn_id: None,
             background_tasks: 0,
+            context_usage: None,
         }
     }
 

@@ -54,6 +54,30 @@ fn other_events_are_answered_with_nothing() {
     ]);
 }
 
+/// The plugin sends the last answer's token usage with a tool's result (captured: 170,000 of the
+/// model's 1,000,000): past `[context] warn` the watch saves a checkpoint and its notice goes
+/// with the tool's output, once per trigger and session.
+#[test]
+fn a_tool_result_past_the_warning_carries_the_context_notice() {
+    let repo = repo("docs-only");
+    let dir = repo.path();
+    let low = OPENCODE.fire(dir, "tool.execute.after-usage");
+    OPENCODE.assert_no_op(&low, 0, "17 % of the window");
+    let high = [(
+        "context_usage",
+        serde_json::json!({"used": 850_000, "window": 1_000_000}),
+    )];
+    let run = OPENCODE.fire_with(dir, "tool.execute.after-usage", &high, &[]);
+    assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""));
+    assert_snapshot!(run.stdout, @r#"{"context":"Checkpoint saved (context 85 %) — 850,000 of 1,000,000 tokens in use. Your work so far is recorded and a new session will resume from it. Keep going; log each finished milestone with `checkpoint progress \"<what is done>\"`."}"#);
+    let again = OPENCODE.fire_with(dir, "tool.execute.after-usage", &high, &[]);
+    OPENCODE.assert_no_op(&again, 0, "the same trigger again");
+    // A usage with no window known (no `[context] window` either) cannot be measured.
+    let unmeasured = [("context_usage", serde_json::json!({"used": 950_000}))];
+    let run = OPENCODE.fire_with(dir, "tool.execute.after-usage", &unmeasured, &[]);
+    OPENCODE.assert_no_op(&run, 0, "no window");
+}
+
 #[test]
 fn the_cap_is_told_to_the_user() {
     let repo = uncommitted();

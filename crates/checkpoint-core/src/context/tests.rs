@@ -110,15 +110,28 @@ fn windows_and_percentages() {
         window: None,
         model: None,
     };
-    assert_eq!(window(&PLAIN, Some("big"), &usage, None), 1_000);
-    assert_eq!(window(&PLAIN, None, &usage, None), 100);
-    assert_eq!(window(&PLAIN, None, &usage, Some(180_000)), 180_000);
+    assert_eq!(window(Some(&PLAIN), Some("big"), &usage, None), Some(1_000));
+    assert_eq!(window(Some(&PLAIN), None, &usage, None), Some(100));
+    assert_eq!(
+        window(Some(&PLAIN), None, &usage, Some(180_000)),
+        Some(180_000)
+    );
     let stated = ContextUsage {
         window: Some(5_000),
         ..usage.clone()
     };
-    assert_eq!(window(&PLAIN, Some("big"), &stated, None), 5_000);
-    assert_eq!(window(&PLAIN, None, &stated, Some(180_000)), 180_000);
+    assert_eq!(
+        window(Some(&PLAIN), Some("big"), &stated, None),
+        Some(5_000)
+    );
+    assert_eq!(
+        window(Some(&PLAIN), None, &stated, Some(180_000)),
+        Some(180_000)
+    );
+    // Usage from a payload, with no transcript format for a default.
+    assert_eq!(window(None, None, &usage, None), None);
+    assert_eq!(window(None, None, &usage, Some(180_000)), Some(180_000));
+    assert_eq!(window(None, None, &stated, None), Some(5_000));
     assert_eq!(usage.percent_of(200_000), 85);
     assert_eq!(usage.percent_of(100_000), 100);
     assert_eq!(usage.percent_of(0), 100);

@@ -10,7 +10,7 @@ use crate::context;
 use crate::continuity::ContextMark;
 use crate::continuity::ProgressSource;
 use crate::continuity::text::{self, Level};
-use crate::event::HookEvent;
+use crate::event::{EventKind, HookEvent};
 use crate::journal::{self, Trigger, is_pr_creation};
 use crate::policy::Switch;
 use crate::project::saving::SaveRequest;
@@ -54,24 +54,29 @@ pub(super) fn session_start(call: &Call) -> Result<Option<String>, ProjectError>
     Ok(context)
 }
 
-/// At a tool call: measures the context (the agent's fresh status line, else the transcript's
-/// tail); past `[context] warn` or `critical`, saves a checkpoint (at most one per trigger and
-/// session within [`CONTEXT_CHECKPOINT_GAP`]) and returns the notice for the agent. An agent that
-/// cannot take context before a tool runs gets its notice with the tool's result. An agent
-/// without a transcript format has no context watch.
+/// At a tool call: measures the context (the usage the payload reports, for an agent that sends
+/// it; else the agent's fresh status line, else the transcript's tail); past `[context] warn` or
+/// `critical`, saves a checkpoint (at most one per trigger and session within
+/// [`CONTEXT_CHECKPOINT_GAP`]) and returns the notice for the agent. An agent that cannot take
+/// context before a tool runs gets its notice with the tool's result. An agent with neither a
+/// transcript format nor usage in its payloads has no context watch; nor does a usage with no
+/// window known.
 pub(super) fn context_watch(call: &Call) -> Result<Option<String>, ProjectError> {
     let event = call.event;
-    let Some(project) = call.project()? else {
+    let format = call.home.transcript();
+    if format.is_none() && !call.can().usage_in_payload {
         return Ok(None);
-    };
-    let Some(format) = call.home.transcript() else {
+    }
+    let Some(project) = call.project()? else {
         return Ok(None);
     };
     let Some((usage, shown)) = usage_at_tool(call, &project, format) else {
         return Ok(None);
     };
     let settings = &project.policy.context;
-    let mut mark = measure(format, event, &usage, settings.window);
+    let Some(mut mark) = measure(format, event, &usage, settings.window) else {
+        return Ok(None);
+    };
     if let Some(percent) = shown.filter(|_| settings.window.is_none()) {
         mark.percent = percent;
     }
@@ -100,7 +105,8 @@ pub(super) fn context_watch(call: &Call) -> Result<Option<String>, ProjectError>
         unresolved: None,
     })?;
     let notice = text::context_notice(&mark, level);
-    if !call.can().context_before_tool {
+    // After the tool (a watch that runs there) the notice goes with its result.
+    if event.kind == EventKind::PreTool && !call.can().context_before_tool {
         project
             .sessions()
             .update(event.agent, call.session_id(), |record| {
@@ -111,14 +117,23 @@ pub(super) fn context_watch(call: &Call) -> Result<Option<String>, ProjectError>
     Ok(Some(notice))
 }
 
-/// The context usage at a tool call, and the percentage the agent showed for it: from its status
-/// line when `checkpoint statusline` recorded it less than [`STATUS_LINE_FRESH`] ago, else from
-/// the transcript's tail.
+/// The context usage at a tool call, and the percentage the agent showed for it: what the
+/// payload reports, for an agent that sends it; else from its status line when `checkpoint
+/// statusline` recorded it less than [`STATUS_LINE_FRESH`] ago; else from the transcript's tail.
 fn usage_at_tool(
     call: &Call,
     project: &Project,
-    format: &dyn TranscriptFormat,
+    format: Option<&dyn TranscriptFormat>,
 ) -> Option<(context::ContextUsage, Option<u8>)> {
+    if call.can().usage_in_payload {
+        let reported = call.event.context_usage?;
+        let usage = context::ContextUsage {
+            used: reported.used,
+            window: reported.window,
+            model: None,
+        };
+        return Some((usage, None));
+    }
     if let Some(status) = fresh_status_line(call, project) {
         let usage = context::ContextUsage {
             used: status.used,
@@ -129,7 +144,7 @@ fn usage_at_tool(
     }
     let transcript = call.event.transcript_path.as_deref()?;
     let memo = context::memo_path(&project.state_dir);
-    let usage = context::read_usage_remembered(format, transcript, Some(&memo))
+    let usage = context::read_usage_remembered(format?, transcript, Some(&memo))
         .ok()
         .flatten()?;
     Some((usage, None))
@@ -147,8 +162,10 @@ pub(super) fn post_tool(call: &Call) -> Result<Option<String>, ProjectError> {
     super::prewarm::after_tool(event.tool_name.as_deref(), &repo.workdir, &state_dir);
     let mut context = post_tool_continuity(call, &state_dir)?;
     // An agent may write the reply that asked for the tool only after the pre-tool hook ran: by
-    // now it is in the transcript, so a threshold crossed by that reply is caught here.
-    if context.is_none() && call.can().reply_written_after_pre_tool {
+    // now it is in the transcript, so a threshold crossed by that reply is caught here. An
+    // agent that reports the usage with the tool's result is watched here.
+    let can = call.can();
+    if context.is_none() && (can.reply_written_after_pre_tool || can.usage_in_payload) {
         context = context_watch(call)?;
     }
     // Most tool calls happen with no task: answer them before loading any configuration.
@@ -221,12 +238,7 @@ pub(super) fn pre_compact(call: &Call) -> Result<(), ProjectError> {
             let usage = context::read_usage_remembered(format, t, Some(&memo))
                 .ok()
                 .flatten()?;
-            Some(measure(
-                format,
-                event,
-                &usage,
-                project.policy.context.window,
-            ))
+            measure(Some(format), event, &usage, project.policy.context.window)
         });
     let automatic = event.detail.as_deref() != Some("manual");
     if let Some(threshold) = call.can().compaction_threshold
@@ -348,20 +360,21 @@ fn stop_mark(project: &Project, inputs: impl serde::Serialize) -> Option<String>
     Some(crate::digest::sha256_hex(&bytes))
 }
 
-/// The event's context usage against its window.
+/// The event's context usage against its window; `None` when no window is known (no setting,
+/// none reported, and no transcript format to give a default).
 fn measure(
-    format: &dyn TranscriptFormat,
+    format: Option<&dyn TranscriptFormat>,
     event: &HookEvent,
     usage: &context::ContextUsage,
     configured: Option<u64>,
-) -> ContextMark {
+) -> Option<ContextMark> {
     let model = usage.model.as_deref().or(event.model.as_deref());
-    let window = context::window(format, model, usage, configured);
-    ContextMark {
+    let window = context::window(format, model, usage, configured)?;
+    Some(ContextMark {
         used: usage.used,
         window,
         percent: usage.percent_of(window),
-    }
+    })
 }
 
 /// The usage the agent's status line recorded for the event's session, when it is fresh.
