@@ -172,6 +172,17 @@ bench_checkpoints() {
         fixture "$dir"
         payload "$dir" claude PostToolUse
         task_with "$dir" "$n"
+        # The timed Stop ends a turn with another reply than the saved state's last stop: its
+        # tests are cached green, and it saves its checkpoints (a stop that would save what the
+        # last one did saves nothing).
+        python3 - "$dir/claude-Stop.json" <<'PY'
+import json
+import sys
+
+payload = json.load(open(sys.argv[1]))
+payload["last_assistant_message"] = "Another turn."
+json.dump(payload, open(sys.argv[1], "w"))
+PY
         echo "== $n checkpoints: hook.json $(du -h "$dir"/state/tasks/*/hook.json | cut -f1)," \
             "history/ $(du -sh "$dir"/state/tasks/*/history | cut -f1)" >&2
     done
