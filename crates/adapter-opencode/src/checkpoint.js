@@ -8,6 +8,8 @@ import { spawn } from "node:child_process";
 const COMMAND = __COMMAND__;
 /** How long each event may take, in milliseconds; the adapter's process group is then killed. */
 const TIMEOUTS = __TIMEOUTS__;
+/** How long the provider list (the models' windows) is waited for, in milliseconds. */
+const CATALOG_TIMEOUT = 2000;
 /** The most of the adapter's stdout (and stderr) that is read. */
 const MAX_OUTPUT = 1 << 20;
 
@@ -88,9 +90,17 @@ export const CheckpointPlugin = async ({ client, directory }) => {
   const contextUsage = async (session) => {
     const last = usage.get(session);
     if (!last) return undefined;
-    catalog ??= Promise.resolve()
-      .then(() => client.config.providers())
-      .then((answer) => answer?.data?.providers ?? [], () => []);
+    catalog ??= new Promise((resolve) => {
+      // Asked of OpenCode's own server; a tool's result never waits on it for long.
+      const timer = setTimeout(() => resolve([]), CATALOG_TIMEOUT);
+      const done = (providers) => {
+        clearTimeout(timer);
+        resolve(providers);
+      };
+      Promise.resolve()
+        .then(() => client.config.providers())
+        .then((answer) => done(answer?.data?.providers ?? []), () => done([]));
+    });
     const providers = await catalog;
     const provider = Array.isArray(providers) ? providers.find((p) => p?.id === last.provider) : undefined;
     const window = provider?.models?.[last.model]?.limit?.context;

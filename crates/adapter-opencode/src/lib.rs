@@ -17,7 +17,7 @@
 //! |---|---|---|---|
 //! | `session.start` | `chat.message`, the session's first message this plugin sees (not of a subagent's session) | `source`: `startup` (a session created while the plugin ran) or `resume` | `context` |
 //! | `chat.message` | `chat.message` (not of a subagent's session) | `prompt`: the message's text | `context` |
-//! | `tool.execute.after` | `tool.execute.after` | `tool_name`, `tool_input` (the tool's arguments); `context_usage` once the session's model has answered: `{"used": <tokens>, "window": <tokens>}` — `used` the last assistant message's `tokens.input + tokens.cache.read + tokens.cache.write` (what its request put into the window), `window` the model's `limit.context` from OpenCode's provider list (absent when unknown) | `context` |
+//! | `tool.execute.after` | `tool.execute.after` | `tool_name`, `tool_input` (the tool's arguments); `context_usage` once the session's model has answered: `{"used": <tokens>, "window": <tokens>}` — `used` the last assistant message's `tokens.input + tokens.cache.read + tokens.cache.write` (what its request put into the window), `window` the model's `limit.context` from OpenCode's provider list (absent when unknown, or when that list is not given within 2 s) | `context` |
 //! | `session.compacting` | `experimental.session.compacting` | `trigger`: `auto` | — |
 //! | `session.idle` | `event` `session.idle` (not of a subagent's session) | `stop_hook_active`: the last idle was blocked and its message sent back; `last_assistant_message` | `block` |
 //!

@@ -64,7 +64,9 @@ pub(super) fn session_start(call: &Call) -> Result<Option<String>, ProjectError>
 pub(super) fn context_watch(call: &Call) -> Result<Option<String>, ProjectError> {
     let event = call.event;
     let format = call.home.transcript();
-    if format.is_none() && !call.can().usage_in_payload {
+    // Nothing to measure: no configuration is loaded.
+    let reported = call.can().usage_in_payload && event.context_usage.is_some();
+    if format.is_none() && !reported {
         return Ok(None);
     }
     let Some(project) = call.project()? else {
