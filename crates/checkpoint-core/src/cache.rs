@@ -19,7 +19,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::changes::{Change, ChangeKind, ChangeSet};
 use crate::digest::{hex, sha256_hex};
@@ -34,7 +33,7 @@ mod memo;
 use memo::Stat;
 pub use memo::{DigestMemo, SETTLED};
 
-/// SHA-256 (hex) over `HEAD`'s commit (or `unborn`) and, for each change in order, its path, its
+/// BLAKE3 (hex) over `HEAD`'s commit (or `unborn`) and, for each change in order, its path, its
 /// kind and the SHA-256 of the file's current content under `workdir`. A file that is missing,
 /// unreadable, a symlink (its target is hashed) or not a regular file gets a distinct marker
 /// instead; the executable bit is included; a submodule counts with the fingerprint of its own
@@ -42,7 +41,7 @@ pub use memo::{DigestMemo, SETTLED};
 /// the fingerprint. A regular file's digest comes from `memo` while its stat data is what it was
 /// when the digest was taken (see [`DigestMemo`]).
 pub fn change_fingerprint(workdir: &Path, changes: &ChangeSet, memo: &mut DigestMemo) -> String {
-    let mut fields = Fields::new("checkpoint change fingerprint v1");
+    let mut fields = Fields::new("checkpoint change fingerprint v2");
     fields.add(changes.head.commit().unwrap_or("unborn"));
     for (change, digest) in digests(workdir, changes, memo) {
         fields.add(&change.path);
@@ -73,7 +72,7 @@ pub fn change_digests(
 /// The fingerprint of running `command` with `timeout` on the change set with
 /// `change_fingerprint`. The timeout is part of it so that raising it re-runs a timed-out suite.
 pub fn test_fingerprint(change_fingerprint: &str, command: &str, timeout: Duration) -> String {
-    let mut fields = Fields::new("checkpoint test fingerprint v2");
+    let mut fields = Fields::new("checkpoint test fingerprint v3");
     fields.add(change_fingerprint);
     fields.add(command);
     fields.add(timeout.as_millis().to_string());
@@ -149,32 +148,32 @@ impl TestCache {
     }
 
     fn path(&self, command: &str) -> PathBuf {
-        let mut fields = Fields::new("checkpoint cache file v1");
+        let mut fields = Fields::new("checkpoint cache file v2");
         fields.add(command);
         let hash = fields.finish();
         self.dir.join(format!("{}.json", &hash[..16]))
     }
 }
 
-/// A SHA-256 over length-prefixed fields, so that no two different field lists hash alike.
-struct Fields(Sha256);
+/// A BLAKE3 hash over length-prefixed fields, so that no two different field lists hash alike.
+struct Fields(blake3::Hasher);
 
 impl Fields {
     /// Starts with a domain tag, so hashes made for different purposes never coincide.
     fn new(domain: &str) -> Fields {
-        let mut fields = Fields(Sha256::new());
+        let mut fields = Fields(blake3::Hasher::new());
         fields.add(domain);
         fields
     }
 
     fn add(&mut self, field: impl AsRef<[u8]>) {
         let field = field.as_ref();
-        self.0.update((field.len() as u64).to_le_bytes());
+        self.0.update(&(field.len() as u64).to_le_bytes());
         self.0.update(field);
     }
 
     fn finish(self) -> String {
-        hex(&self.0.finalize())
+        hex(self.0.finalize().as_bytes())
     }
 }
 
@@ -211,7 +210,7 @@ fn digests<'a>(
     memo: &'a mut DigestMemo,
 ) -> impl Iterator<Item = (&'a Change, String)> + 'a {
     let paths: Vec<&str> = changes.changes.iter().map(|c| c.path.as_str()).collect();
-    let stats = memo::stat_all(workdir, &paths);
+    let stats = memo.stat_all(workdir, &paths);
     (changes.changes.iter().zip(stats))
         .map(move |(change, stat)| (change, content_digest(workdir, &change.path, stat, memo)))
 }

@@ -137,20 +137,30 @@ pub fn analyze(
 ) -> Vec<Finding> {
     let old_text = |path: &str| texts.get(path).and_then(|s| s.old.as_deref());
     let new_text = |path: &str| texts.get(path).and_then(|s| s.new.as_deref());
+    // Each path is classified once: a change set may hold tens of thousands.
+    let kinds: Vec<(bool, Option<Lang>)> = (changes.changes.iter())
+        .map(|c| (files.is_test(&c.path), Lang::of(&c.path)))
+        .collect();
+    let changed = || changes.changes.iter().zip(kinds.iter().copied());
+    // Only a deleted or modified file with tests reads the sources; most change sets have none.
+    let compared = changed().any(|(change, (test, lang))| match change.kind {
+        ChangeKind::Deleted => test,
+        ChangeKind::Modified => lang.is_some() && texts.contains_key(&change.path),
+        ChangeKind::Added | ChangeKind::Untracked => false,
+    });
     let sources = Sources::new(
-        (changes.changes.iter())
-            .filter(|c| !files.is_test(&c.path) && Lang::of(&c.path).is_some())
-            .map(|c| c.path.as_str())
+        changed()
+            .filter(|&(_, (test, lang))| compared && !test && lang.is_some())
+            .map(|(c, _)| c.path.as_str())
             .collect(),
     );
     let mut tests_now = TestsNow::default();
     let mut added = Vec::new();
-    for change in &changes.changes {
+    for (change, (discovered, lang)) in changed() {
         let path = change.path.as_str();
         let Some(text) = new_text(path) else {
             continue;
         };
-        let discovered = files.is_test(path);
         if matches!(change.kind, ChangeKind::Added | ChangeKind::Untracked) {
             added.push(Added {
                 path,
@@ -158,7 +168,7 @@ pub fn analyze(
                 discovered,
             });
         }
-        let source = match Lang::of(path) {
+        let source = match lang {
             Some(lang) if discovered => Some((lang, Source::whole(text))),
             Some(Lang::Rust) => rust_test_region(text).map(|(region, _)| (Lang::Rust, region)),
             _ => None,
@@ -168,14 +178,13 @@ pub fn analyze(
         }
     }
     let mut findings = Vec::new();
-    for change in &changes.changes {
+    for (change, (test, lang)) in changed() {
         let path = change.path.as_str();
         if files.is_protected(path) {
             findings.push(protected(change));
         }
-        let lang = Lang::of(path);
         let sides = (lang, old_text(path), new_text(path));
-        match (change.kind, files.is_test(path), sides) {
+        match (change.kind, test, sides) {
             (ChangeKind::Deleted, true, _) => findings.extend(renames::deleted(
                 path,
                 old_text(path),

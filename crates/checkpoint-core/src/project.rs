@@ -15,11 +15,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::cache::{self, DigestMemo, TestCache};
-use crate::changes::ChangeSet;
+use crate::changes::{ChangeSet, RepoFacts};
 use crate::continuity::Continuity;
 use crate::continuity::restore::RestoreError;
 use crate::decide::PlannedTest;
-use crate::git::{GitError, Repo};
+use crate::git::{self, GitError, Repo};
 use crate::host::{Host, StateDirError};
 use crate::journal::{FileKeyManager, Journal, JournalError, KeyManager};
 use crate::outcome::Selection;
@@ -106,6 +106,32 @@ pub struct Project {
     pub host: Host,
 }
 
+/// What fingerprints a project's change set: its worktree and the digest memo (see
+/// [`Project::read_changes`]).
+#[derive(Debug)]
+pub struct Fingerprints {
+    workdir: PathBuf,
+    memo: DigestMemo,
+}
+
+impl Fingerprints {
+    /// The [`cache::change_fingerprint`] of `changes`.
+    pub fn fingerprint(&mut self, changes: &ChangeSet) -> String {
+        cache::change_fingerprint(&self.workdir, changes, &mut self.memo)
+    }
+
+    /// The [`cache::change_digests`] of `changes`.
+    pub fn digests(&mut self, changes: &ChangeSet) -> BTreeMap<String, String> {
+        cache::change_digests(&self.workdir, changes, &mut self.memo)
+    }
+
+    /// Keeps the memo for the next read. Only a speed-up: a memo that cannot be kept means the
+    /// next stop reads the files.
+    pub fn keep(self) {
+        let _ = self.memo.save();
+    }
+}
+
 impl Project {
     /// The repository, or [`ProjectError::NoRepository`].
     pub fn git(&self) -> Result<&Repo, ProjectError> {
@@ -173,31 +199,32 @@ impl Project {
         TestCache::new(&self.state_dir)
     }
 
-    /// The [`cache::change_fingerprint`] of `changes` in this worktree, with the digests the
-    /// last fingerprint remembered (see [`DigestMemo`]).
-    pub fn change_fingerprint(&self, changes: &ChangeSet) -> Result<String, ProjectError> {
-        self.with_memo(|workdir, memo| cache::change_fingerprint(workdir, changes, memo))
-    }
-
-    /// The [`cache::change_digests`] of `changes` in this worktree, with the remembered digests.
-    pub fn change_digests(
-        &self,
-        changes: &ChangeSet,
-    ) -> Result<BTreeMap<String, String>, ProjectError> {
-        self.with_memo(|workdir, memo| cache::change_digests(workdir, changes, memo))
-    }
-
-    /// `read` with the worktree and its digest memo, which is then kept for the next read.
-    fn with_memo<T>(
-        &self,
-        read: impl FnOnce(&Path, &mut DigestMemo) -> T,
-    ) -> Result<T, ProjectError> {
+    /// The worktree's changes as the gate judges them (the files checkpoint wrote left out, see
+    /// [`OwnFiles`]), and what fingerprints them. `git status` runs on another thread while the
+    /// digest memo is loaded and the files it remembers are `lstat`ed on this one (see
+    /// [`DigestMemo::prestat`]), so that a large change set costs little more than git does.
+    pub fn read_changes(&self) -> Result<(RepoFacts, Fingerprints), ProjectError> {
         let repo = self.git()?;
-        let mut memo = DigestMemo::load(&self.state_dir, self.host.now);
-        let value = read(&repo.workdir, &mut memo);
-        // Only a speed-up: a memo that cannot be kept means the next stop reads the files.
-        let _ = memo.save();
-        Ok(value)
+        let (facts, memo) = std::thread::scope(|scope| {
+            let status = scope.spawn(|| git::facts(repo, self.policy.git.backend));
+            let mut memo = DigestMemo::load(&self.state_dir, self.host.now);
+            memo.prestat(&repo.workdir, || status.is_finished());
+            let facts = status.join().unwrap_or_else(|_| RepoFacts::Unreadable {
+                reason: "reading the git status failed".to_owned(),
+            });
+            (facts, memo)
+        });
+        let facts = match facts {
+            RepoFacts::Changes(changes) => {
+                RepoFacts::Changes(self.own_files().without_ours(&repo.workdir, changes))
+            }
+            other => other,
+        };
+        let fingerprints = Fingerprints {
+            workdir: repo.workdir.clone(),
+            memo,
+        };
+        Ok((facts, fingerprints))
     }
 
     /// What the planned test command runs for `changes`: narrowed to the tests the files that

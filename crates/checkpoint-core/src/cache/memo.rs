@@ -12,10 +12,16 @@
 //! any filesystem's timestamp granularity. A file written in the last two seconds is read again
 //! at every stop until it settles.
 //!
-//! The memo is one JSON file per state directory (`cache/digests.json`), holding the entries of
-//! the last fingerprint only (so it is bounded by the change set), read with a size cap and
-//! replaced atomically when it changed. A missing, oversized or corrupt memo is empty: the
-//! digests are then read from the files, as without a memo.
+//! The memo is one file per state directory (`cache/digests.bin`, postcard-encoded: a stop reads
+//! it whole, and JSON for ten thousand entries cost more than `git status`), holding the entries
+//! of the last fingerprint only (so it is bounded by the change set), read with a size cap and
+//! replaced atomically when it changed. A missing, oversized, corrupt or other-version memo is
+//! empty: the digests are then read from the files, as without a memo.
+//!
+//! A stop's change set is mostly the last one's, so the remembered files can be `lstat`ed while
+//! `git status` still runs ([`DigestMemo::prestat`]), on the core git leaves idle. An early
+//! `lstat` is as good as a late one: the digest it lets through is still of content read after
+//! the stat data it was remembered with, and the tests run after both.
 
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -35,6 +41,15 @@ pub const SETTLED: Duration = Duration::from_secs(2);
 /// The largest memo file read (about 400,000 entries).
 const MAX_MEMO_BYTES: u64 = 64 * 1024 * 1024;
 
+/// The memo file's name in the state directory's `cache/`.
+const MEMO_FILE: &str = "digests.bin";
+
+/// The encoding's version: a memo of another one is empty.
+const MEMO_VERSION: u32 = 1;
+
+/// How many `lstat`s [`DigestMemo::prestat`] makes between two looks at whether to stop.
+const PRESTAT_BATCH: usize = 64;
+
 /// The stat data a digest is valid for: device, inode, size, mode, and the modification and
 /// status-change times as nanoseconds since the epoch (signed, stored as their bits).
 pub(crate) type Stat = [u64; 6];
@@ -46,6 +61,8 @@ type Remembered = (String, Stat, String);
 /// The memo file.
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct MemoFile {
+    /// [`MEMO_VERSION`].
+    version: u32,
     /// The digests, sorted by path.
     files: Vec<Remembered>,
 }
@@ -60,6 +77,8 @@ pub struct DigestMemo {
     file: Option<PathBuf>,
     /// What the last fingerprint remembered, sorted by path.
     before: Vec<Remembered>,
+    /// The stat data of the first of `before`'s files, taken by [`DigestMemo::prestat`].
+    prestats: Vec<Option<Stat>>,
     /// Which of `before` this one found again.
     found: Vec<bool>,
     /// Where the next lookup is expected in `before`.
@@ -75,10 +94,11 @@ pub struct DigestMemo {
 impl DigestMemo {
     /// The memo kept in `state_dir`, for a fingerprint taken `now`.
     pub fn load(state_dir: &Path, now: Timestamp) -> DigestMemo {
-        let file = state_dir.join("cache").join("digests.json");
+        let file = state_dir.join("cache").join(MEMO_FILE);
         let before = bounded::read_regular(&file, MAX_MEMO_BYTES)
             .ok()
-            .and_then(|bytes| serde_json::from_slice::<MemoFile>(&bytes).ok())
+            .and_then(|bytes| postcard::from_bytes::<MemoFile>(&bytes).ok())
+            .filter(|memo| memo.version == MEMO_VERSION)
             .unwrap_or_default()
             .files;
         let now = i64::try_from(now.as_nanosecond()).unwrap_or(i64::MAX);
@@ -96,6 +116,7 @@ impl DigestMemo {
         DigestMemo {
             file: None,
             before: Vec::new(),
+            prestats: Vec::new(),
             found: Vec::new(),
             next: 0,
             fresh: Vec::new(),
@@ -104,15 +125,55 @@ impl DigestMemo {
         }
     }
 
+    /// `lstat`s the remembered files under `workdir` in order, a batch at a time, until all are
+    /// done or `enough` says to stop; [`DigestMemo::stat_all`] then stats only the rest. Meant to
+    /// run while `git status` does: `enough` is whether it has finished.
+    pub fn prestat(&mut self, workdir: &Path, enough: impl Fn() -> bool) {
+        let mut files = DirStat::new(workdir);
+        for batch in self.before.chunks(PRESTAT_BATCH) {
+            if enough() {
+                return;
+            }
+            (self.prestats).extend(batch.iter().map(|(path, ..)| files.regular(path)));
+        }
+    }
+
+    /// The stat data of each of `paths` (relative to `workdir`) that is a regular file, in
+    /// order: taken by [`DigestMemo::prestat`] where it reached the path, else now (see
+    /// [`stat_all`]).
+    pub(crate) fn stat_all(&self, workdir: &Path, paths: &[&str]) -> Vec<Option<Stat>> {
+        let mut next = 0;
+        let mut stats: Vec<Option<Option<Stat>>> = (paths.iter())
+            .map(|path| {
+                let at = self.find(path, next)?;
+                next = at + 1;
+                self.prestats.get(at).copied()
+            })
+            .collect();
+        let missing: Vec<&str> = (paths.iter().zip(&stats))
+            .filter_map(|(path, stat)| stat.is_none().then_some(*path))
+            .collect();
+        let mut fresh = stat_all(workdir, &missing).into_iter();
+        (stats.iter_mut())
+            .map(|stat| stat.take().unwrap_or_else(|| fresh.next().flatten()))
+            .collect()
+    }
+
+    /// Where `path` is in `before`: at `next` when the lookups follow the saved order, else
+    /// found by a binary search.
+    fn find(&self, path: &str, next: usize) -> Option<usize> {
+        match self.before.get(next) {
+            Some((known, ..)) if known == path => Some(next),
+            _ => (self.before)
+                .binary_search_by(|(known, ..)| known.as_str().cmp(path))
+                .ok(),
+        }
+    }
+
     /// The remembered digest of the regular file at `path` (relative to the worktree), when
     /// `stat` is what it was remembered with.
     pub(crate) fn remembered(&mut self, path: &str, stat: &Stat) -> Option<String> {
-        let at = match self.before.get(self.next) {
-            Some((next, ..)) if next == path => self.next,
-            _ => (self.before)
-                .binary_search_by(|(known, ..)| known.as_str().cmp(path))
-                .ok()?,
-        };
+        let at = self.find(path, self.next)?;
         self.next = at + 1;
         let (_, known, digest) = &self.before[at];
         if known != stat {
@@ -146,11 +207,15 @@ impl DigestMemo {
             .collect();
         files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         files.dedup_by(|a, b| a.0 == b.0);
-        let memo = MemoFile { files };
-        let bytes = serde_json::to_vec(&memo).map_err(|source| StoreError::Corrupt {
-            path: file.clone(),
-            source,
-        })?;
+        let memo = MemoFile {
+            version: MEMO_VERSION,
+            files,
+        };
+        // Encoding strings and numbers into a vector does not fail; were it to, the next stop
+        // would read the files, as without a memo.
+        let Ok(bytes) = postcard::to_stdvec(&memo) else {
+            return Ok(());
+        };
         store::write_atomic(&file, &bytes)
     }
 }

@@ -21,7 +21,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::changes::RepoFacts;
 use crate::decide::{self, SessionFacts, Stop};
-use crate::git;
 use crate::host::Host;
 use crate::project::ProjectError;
 use crate::runner::{self, Unwatched};
@@ -112,12 +111,11 @@ pub fn run(host: &Host, dir: &Path) -> Result<(), ProjectError> {
     if !policy.tests.prewarm {
         return Ok(());
     }
-    let repo = project.git()?;
-    let RepoFacts::Changes(changes) = git::facts(repo, policy.git.backend) else {
+    let (RepoFacts::Changes(changes), mut fingerprints) = project.read_changes()? else {
         return Ok(());
     };
-    let changes = project.own_files().without_ours(&repo.workdir, changes);
-    let fingerprint = project.change_fingerprint(&changes)?;
+    let fingerprint = fingerprints.fingerprint(&changes);
+    fingerprints.keep();
     if !take_over(&project.state_dir, &fingerprint)? {
         return Ok(());
     }

@@ -44,21 +44,16 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
     };
 
     // Files checkpoint wrote (its hooks, their backups) are not the agent's work.
-    let repo_facts = match git::facts(repo, policy.git.backend) {
-        RepoFacts::Changes(changes) => {
-            RepoFacts::Changes(project.own_files().without_ours(&repo.workdir, changes))
-        }
-        other => other,
-    };
+    let (repo_facts, mut fingerprints) = project.read_changes()?;
     // The cache key covers the whole worktree the tests run on.
     let fingerprint = match &repo_facts {
-        RepoFacts::Changes(changes) => Some(project.change_fingerprint(changes)?),
+        RepoFacts::Changes(changes) => Some(fingerprints.fingerprint(changes)),
         _ => None,
     };
     // A subagent answers only for what it changed since it started.
     let repo_facts = match repo_facts {
         RepoFacts::Changes(changes) if subagent => {
-            let now = project.change_digests(&changes)?;
+            let now = fingerprints.digests(&changes);
             RepoFacts::Changes(changed_since(
                 changes,
                 &now,
@@ -67,6 +62,7 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
         }
         other => other,
     };
+    fingerprints.keep();
     let (tests, integrity) = match (&repo_facts, &fingerprint) {
         (RepoFacts::Changes(changes), Some(fingerprint)) => {
             let plan = decide::plan(stop, changes, &record.facts, policy);
@@ -232,11 +228,11 @@ pub(super) fn subagent_start(call: &Call) -> Result<(), ProjectError> {
     let Some(project) = call.project()? else {
         return Ok(());
     };
-    let repo = project.git()?;
-    let RepoFacts::Changes(changes) = git::facts(repo, project.policy.git.backend) else {
+    let (RepoFacts::Changes(changes), mut fingerprints) = project.read_changes()? else {
         return Ok(());
     };
-    let baseline = project.change_digests(&changes)?;
+    let baseline = fingerprints.digests(&changes);
+    fingerprints.keep();
     project
         .sessions()
         .update(call.event.agent, &call.gate_session(), |record| {

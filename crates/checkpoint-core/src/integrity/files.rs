@@ -45,31 +45,32 @@ impl TestFiles {
     /// or `__tests__` directory or under `src/test/`, `test_*.py`, `*_test.py`, `*_test.go`,
     /// `*.test.*`, `*.spec.*`, `*Test.java`, `*Tests.java`, `*IT.java`) or a configured glob.
     pub fn is_test(&self, path: &str) -> bool {
-        is_default_test(path) || self.tests.is_match(path)
+        is_default_test(path) || (!self.tests.is_empty() && self.tests.is_match(path))
     }
 
     /// Whether `path` matches a protected glob.
     pub fn is_protected(&self, path: &str) -> bool {
-        self.protected.is_match(path)
+        !self.protected.is_empty() && self.protected.is_match(path)
     }
 }
 
 /// Whether `path` is a test file by the per-ecosystem defaults (see [`TestFiles::is_test`]).
+/// Asked of every path of a change set, so it allocates nothing.
 fn is_default_test(path: &str) -> bool {
-    let mut segments: Vec<&str> = path.split('/').collect();
-    let name = segments.pop().unwrap_or_default();
-    if segments
-        .iter()
-        .any(|dir| matches!(*dir, "tests" | "__tests__"))
-        || segments.windows(2).any(|pair| pair == ["src", "test"])
-    {
-        return true;
+    let (dirs, name) = path.rsplit_once('/').unwrap_or(("", path));
+    let mut previous = None;
+    for dir in dirs.split('/').filter(|_| !dirs.is_empty()) {
+        if matches!(dir, "tests" | "__tests__") || (previous == Some("src") && dir == "test") {
+            return true;
+        }
+        previous = Some(dir);
     }
-    let parts: Vec<&str> = name.split('.').collect();
-    let inner = parts.len() > 2
-        && parts[1..parts.len() - 1]
-            .iter()
-            .any(|p| matches!(*p, "test" | "spec"));
+    // `test` or `spec` between the first and the last dot-separated part of the name.
+    let mut parts = name.split('.').skip(1).peekable();
+    let mut inner = false;
+    while let Some(part) = parts.next() {
+        inner |= parts.peek().is_some() && matches!(part, "test" | "spec");
+    }
     let java = name
         .strip_suffix(".java")
         .is_some_and(|stem| ["Test", "Tests", "IT"].iter().any(|s| stem.ends_with(s)));

@@ -113,6 +113,8 @@ fn which_files_are_tests() {
         "CalcTest.java",
         "CalcTests.java",
         "CalcIT.java",
+        "x.test.y.z",
+        "a/src/test/b/c.txt",
     ] {
         assert!(TestFiles::default().is_test(path), "{path}");
     }
@@ -127,6 +129,11 @@ fn which_files_are_tests() {
         "src/main/java/calc/Calc.java",
         "Testing.java",
         "src/testing/x.java",
+        "calc.test",
+        "test.js",
+        "src/x/test/a.js",
+        "a/tests",
+        "srctest/test/a.js",
     ] {
         assert!(!TestFiles::default().is_test(path), "{path}");
     }

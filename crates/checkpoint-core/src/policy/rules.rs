@@ -7,7 +7,7 @@
 
 use std::sync::LazyLock;
 
-use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{Candidate, Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
 /// What a rule asks to run when one of its files changed.
@@ -121,8 +121,10 @@ fn any_depth(names: &[&str]) -> Vec<String> {
     names.iter().map(|n| format!("**/{n}")).collect()
 }
 
+/// One glob per extension: globset matches `**/*.ext` by a hash lookup of the path's extension,
+/// where one `**/*.{a,b,…}` would be a regular expression run over every path.
 fn by_extension(exts: &[&str]) -> Vec<String> {
-    vec![format!("**/*.{{{}}}", exts.join(","))]
+    exts.iter().map(|ext| format!("**/*.{ext}")).collect()
 }
 
 impl RuleSet {
@@ -188,11 +190,13 @@ impl RuleSet {
     /// The rules that apply to `path`: every matching configured rule, or else the first matching
     /// built-in rule. Never empty.
     pub fn classify(&self, path: &str) -> Vec<&Rule> {
-        let matched = self.configured.matching(path);
+        // One candidate (the path split into name and extension) serves every glob set.
+        let candidate = Candidate::new(path);
+        let matched = self.configured.matching(&candidate);
         if !matched.is_empty() {
             return matched;
         }
-        BUILTIN.matching(path).into_iter().take(1).collect()
+        BUILTIN.matching(&candidate).into_iter().take(1).collect()
     }
 }
 
@@ -225,13 +229,16 @@ impl Compiled {
         })
     }
 
-    fn matching(&self, path: &str) -> Vec<&Rule> {
+    fn matching(&self, path: &Candidate<'_>) -> Vec<&Rule> {
+        if self.include.is_empty() {
+            return Vec::new();
+        }
         let mut idxs: Vec<usize> = self
             .include
-            .matches(path)
+            .matches_candidate(path)
             .into_iter()
             .map(|g| self.owners[g])
-            .filter(|&r| !self.exclude[r].is_match(path))
+            .filter(|&r| self.exclude[r].is_empty() || !self.exclude[r].is_match_candidate(path))
             .collect();
         idxs.sort_unstable();
         idxs.dedup();

@@ -96,12 +96,14 @@ impl Project {
     /// the planned commands' counts are their cached outcomes for these changes, if any.
     pub fn current_integrity(&self, warnings: &mut Vec<String>) -> Result<Integrity, ProjectError> {
         let repo = self.git()?;
-        let changes = match git::facts(repo, self.policy.git.backend) {
+        let (facts, mut fingerprints) = self.read_changes()?;
+        let changes = match facts {
             RepoFacts::Changes(changes) => changes,
             RepoFacts::Unreadable { reason } => return Err(ProjectError::RepoUnreadable(reason)),
             RepoFacts::NoRepository => return Ok(Integrity::default()),
         };
-        let fingerprint = self.change_fingerprint(&changes)?;
+        let fingerprint = fingerprints.fingerprint(&changes);
+        fingerprints.keep();
         let plan = decide::plan(
             Stop {
                 repeated: false,

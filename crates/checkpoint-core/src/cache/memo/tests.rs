@@ -79,7 +79,7 @@ fn a_file_written_within_the_margin_is_not_remembered() {
         memo.save().unwrap();
     }
     assert_eq!(reads.get(), 2);
-    assert!(!state.path().join("cache/digests.json").exists());
+    assert!(!state.path().join("cache/digests.bin").exists());
 }
 
 #[test]
@@ -89,7 +89,7 @@ fn the_memo_keeps_the_last_fingerprints_files_and_is_rewritten_only_when_they_ch
     for name in ["a", "b"] {
         fs::write(work.path().join(name), name).unwrap();
     }
-    let file = state.path().join("cache/digests.json");
+    let file = state.path().join("cache/digests.bin");
     let reads = Cell::new(0);
     let round = |paths: &[&str]| {
         let mut memo = DigestMemo::load(state.path(), later());
@@ -103,7 +103,7 @@ fn the_memo_keeps_the_last_fingerprints_files_and_is_rewritten_only_when_they_ch
     round(&["a", "b"]);
     assert_eq!(ino(&file), written, "not rewritten");
     round(&["b"]);
-    let kept: MemoFile = serde_json::from_slice(&fs::read(&file).unwrap()).unwrap();
+    let kept: MemoFile = postcard::from_bytes(&fs::read(&file).unwrap()).unwrap();
     let paths: Vec<&str> = kept.files.iter().map(|(path, ..)| path.as_str()).collect();
     assert_eq!(paths, ["b"]);
     assert_eq!(reads.get(), 2);
@@ -136,10 +136,18 @@ fn a_corrupt_or_foreign_memo_is_empty() {
     let work = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
     fs::write(work.path().join("a"), "a").unwrap();
-    let file = state.path().join("cache/digests.json");
+    let file = state.path().join("cache/digests.bin");
     fs::create_dir_all(file.parent().unwrap()).unwrap();
     let reads = Cell::new(0);
-    for junk in [&b"{not json"[..], b"{\"files\": 3}", b""] {
+    // A memo that remembers `a`, as another version would have written it (the version is the
+    // first byte).
+    let mut memo = DigestMemo::load(state.path(), later());
+    digest(&mut memo, work.path(), "a", &reads);
+    memo.save().unwrap();
+    let mut other_version = fs::read(&file).unwrap();
+    assert_eq!(other_version[0], MEMO_VERSION as u8);
+    other_version[0] += 1;
+    for junk in [&b"{not postcard"[..], &[1, 200, 200, 200], b"", &other_version] {
         fs::write(&file, junk).unwrap();
         let mut memo = DigestMemo::load(state.path(), later());
         digest(&mut memo, work.path(), "a", &reads);
@@ -153,7 +161,7 @@ fn a_corrupt_or_foreign_memo_is_empty() {
     assert!(made.success());
     let mut memo = DigestMemo::load(state.path(), later());
     digest(&mut memo, work.path(), "a", &reads);
-    assert_eq!(reads.get(), 4);
+    assert_eq!(reads.get(), 6, "read at every round");
 }
 
 #[test]
@@ -250,4 +258,77 @@ proptest! {
             prop_assert_eq!(remembered, read);
         }
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    /// Remembered files `lstat`ed ahead of the fingerprint, all of them or the first batches
+    /// only, give the fingerprint read from the files: the change set may differ from the
+    /// remembered one, and files may have been rewritten (to another size) or removed since.
+    #[test]
+    fn a_prestat_never_changes_a_fingerprint(
+        rounds in prop::collection::vec(
+            (prop::collection::vec(0usize..150, 0..20), 0usize..4, 100usize..150),
+            1..4,
+        ),
+    ) {
+        let work = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let paths: Vec<String> = (0..150).map(|i| format!("d{}/f{i:03}", i % 4)).collect();
+        for (i, path) in paths.iter().enumerate() {
+            fs::create_dir_all(work.path().join(path).parent().unwrap()).unwrap();
+            fs::write(work.path().join(path), "x".repeat(i)).unwrap();
+        }
+        let mut size = 150;
+        for (edits, batches, listed) in rounds {
+            for file in edits {
+                size += 1;
+                let path = work.path().join(&paths[file]);
+                if size % 7 == 0 {
+                    let _ = fs::remove_file(path);
+                } else {
+                    fs::write(path, "y".repeat(size)).unwrap();
+                }
+            }
+            let mut listed: Vec<&str> = paths[..listed].iter().map(String::as_str).collect();
+            listed.sort_unstable();
+            let changes = untracked(&listed);
+            let mut memo = DigestMemo::load(state.path(), later());
+            let asked = Cell::new(0);
+            memo.prestat(work.path(), || {
+                asked.set(asked.get() + 1);
+                asked.get() > batches
+            });
+            let remembered = change_fingerprint(work.path(), &changes, &mut memo);
+            memo.save().unwrap();
+            let read = change_fingerprint(work.path(), &changes, &mut DigestMemo::forgetting());
+            prop_assert_eq!(remembered, read);
+        }
+    }
+}
+
+#[test]
+fn a_prestat_stops_when_told_and_the_rest_is_stated_when_asked() {
+    let work = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let paths: Vec<String> = (0..200).map(|i| format!("f{i:03}")).collect();
+    for path in &paths {
+        fs::write(work.path().join(path), path).unwrap();
+    }
+    let listed: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let changes = untracked(&listed);
+    let mut memo = DigestMemo::load(state.path(), later());
+    change_fingerprint(work.path(), &changes, &mut memo);
+    memo.save().unwrap();
+
+    let mut memo = DigestMemo::load(state.path(), later());
+    let asked = Cell::new(0);
+    memo.prestat(work.path(), || {
+        asked.set(asked.get() + 1);
+        asked.get() > 1
+    });
+    assert_eq!(memo.prestats.len(), PRESTAT_BATCH, "one batch, then told to stop");
+    let stats = memo.stat_all(work.path(), &listed);
+    assert_eq!(stats, stat_all(work.path(), &listed));
 }
