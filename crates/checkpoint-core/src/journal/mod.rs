@@ -1010,34 +1010,57 @@ impl Journal {
     /// Whether the gate's cache may trust a cached pass of `command` on `fingerprint` instead
     /// of running the command again: always without an active unfinished task; with one, only
     /// when the task holds a passing receipt of it that verifies — task key, certificate,
-    /// trusted master key. The task is read once; an error trusts nothing.
+    /// trusted master key. The task's `current.json` is asked first (it holds the latest pass of
+    /// each command); `hook.json` is read only when that has none. An error trusts nothing.
     pub fn trusts_cached_pass(&self, command: &str, fingerprint: &str) -> bool {
         let id = match self.active_id() {
             Ok(Some(id)) => id,
             Ok(None) => return true,
             Err(_) => return false,
         };
-        let held = self.sync_behind(&id).and_then(|()| {
-            let (path, bytes) = self.task_bytes(&id)?;
-            parse_receipts(&path, &bytes)
-        });
+        let current = self.sync_behind(&id).and_then(|()| self.current(&id));
+        match current {
+            Ok(current) if current.state.is_terminal() => return true,
+            Ok(current)
+                if self.trusted_pass(&id, &current.passes, &current.certificates, command, fingerprint) =>
+            {
+                return true;
+            }
+            Err(JournalError::NoSuchTask(_)) => return true,
+            Ok(_) | Err(_) => {}
+        }
+        let held = self.task_bytes(&id).and_then(|(path, bytes)| parse_receipts(&path, &bytes));
         match held {
             Ok(held) if held.state.is_terminal() => true,
-            Ok(held) => self.trusted_pass(&held, command, fingerprint),
+            Ok(held) => self.trusted_pass(
+                &held.id,
+                &held.receipts,
+                &held.certificates,
+                command,
+                fingerprint,
+            ),
             Err(JournalError::NoSuchTask(_)) => true,
             Err(_) => false,
         }
     }
 
-    /// Whether `held` holds a passing receipt of `command` on `fingerprint` that verifies.
-    fn trusted_pass(&self, held: &HeldReceipts, command: &str, fingerprint: &str) -> bool {
+    /// Whether `receipts` (of task `id`, which holds `certificates`) have a passing receipt of
+    /// `command` on `fingerprint` that verifies.
+    fn trusted_pass(
+        &self,
+        id: &str,
+        receipts: &[Receipt],
+        certificates: &[KeyCertificate],
+        command: &str,
+        fingerprint: &str,
+    ) -> bool {
         let Ok((trusted, _)) = self.trusted_keys() else {
             return false;
         };
-        held.receipts.iter().rev().any(|r| {
+        receipts.iter().rev().any(|r| {
             r.parsed().is_ok_and(|p| {
                 p.passed() && p.command == command && p.fingerprint.as_deref() == Some(fingerprint)
-            }) && (r.check_in(&held.id, &held.certificates, &trusted)).is_verified()
+            }) && (r.check_in(id, certificates, &trusted)).is_verified()
         })
     }
 

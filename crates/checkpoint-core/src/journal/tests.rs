@@ -494,6 +494,8 @@ fn interval_checkpoints_come_only_when_due() {
     let stale = Current {
         state: TaskState::StepRunning,
         since: Some(at(0)),
+        passes: Vec::new(),
+        certificates: Vec::new(),
     };
     store::write_json(&current, &stale).unwrap();
     assert!(
@@ -601,6 +603,43 @@ fn gate_runs_leave_receipts_the_cache_may_trust() {
     assert!(!j.trusts_cached_pass("false", "fp"));
     let task = j.load(&task.id).unwrap();
     assert_eq!(task.history.last().unwrap().kind, HistoryKind::GateRun);
+}
+
+#[test]
+fn a_cached_pass_is_trusted_from_current_json_without_reading_hook_json() {
+    let f = fixture();
+    let j = &f.journal;
+    let task = j.start_task("t", steps(&[("a", None)]), at(0)).unwrap();
+    let run = runner::run_recorded("true", f.repo.path(), LONG);
+    for fingerprint in ["old", "new"] {
+        j.receipt_for_gate_run("true", &run, (fingerprint, None), at(0), at(1))
+            .unwrap()
+            .unwrap();
+    }
+    let current = j.current(&task.id).unwrap();
+    let held: Vec<Option<String>> = (current.passes.iter())
+        .map(|r| r.parsed().unwrap().fingerprint)
+        .collect();
+    assert_eq!(held, [Some("new".to_owned())], "the latest pass of each command");
+    assert_eq!(current.certificates.len(), 1);
+
+    // hook.json unreadable: what current.json holds is still trusted, nothing else is.
+    let json = j.task_dir(&task.id).unwrap().join("hook.json");
+    let good = fs::read(&json).unwrap();
+    fs::write(&json, "not json").unwrap();
+    assert!(j.trusts_cached_pass("true", "new"));
+    assert!(!j.trusts_cached_pass("true", "old"));
+    // An older pass is found in hook.json.
+    fs::write(&json, &good).unwrap();
+    assert!(j.trusts_cached_pass("true", "old"));
+
+    // A pass whose payload was edited in current.json proves nothing.
+    let path = j.task_dir(&task.id).unwrap().join(current::FILE);
+    let mut forged = current.clone();
+    forged.passes[0].payload = forged.passes[0].payload.replace("\"new\"", "\"forged\"");
+    store::write_json(&path, &forged).unwrap();
+    fs::write(&json, "not json").unwrap();
+    assert!(!j.trusts_cached_pass("true", "forged"));
 }
 
 #[test]
