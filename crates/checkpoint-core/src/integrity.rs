@@ -137,30 +137,30 @@ pub fn analyze(
 ) -> Vec<Finding> {
     let old_text = |path: &str| texts.get(path).and_then(|s| s.old.as_deref());
     let new_text = |path: &str| texts.get(path).and_then(|s| s.new.as_deref());
-    // Each path is classified once: a change set may hold tens of thousands.
-    let kinds: Vec<(bool, Option<Lang>)> = (changes.changes.iter())
-        .map(|c| (files.is_test(&c.path), Lang::of(&c.path)))
-        .collect();
-    let changed = || changes.changes.iter().zip(kinds.iter().copied());
-    // Only a deleted or modified file with tests reads the sources; most change sets have none.
-    let compared = changed().any(|(change, (test, lang))| match change.kind {
-        ChangeKind::Deleted => test,
-        ChangeKind::Modified => lang.is_some() && texts.contains_key(&change.path),
+    // A change set may hold tens of thousands of added files: each costs a few comparisons,
+    // and only a deleted or modified file is asked whether it is a test.
+    let compared = changes.changes.iter().any(|c| match c.kind {
+        ChangeKind::Deleted => files.is_test(&c.path),
+        ChangeKind::Modified => texts.contains_key(&c.path) && Lang::of(&c.path).is_some(),
         ChangeKind::Added | ChangeKind::Untracked => false,
     });
-    let sources = Sources::new(
-        changed()
-            .filter(|&(_, (test, lang))| compared && !test && lang.is_some())
-            .map(|(c, _)| c.path.as_str())
-            .collect(),
-    );
+    // Only those read the sources; most change sets have none.
+    let sources = Sources::new(if compared {
+        (changes.changes.iter())
+            .filter(|c| !files.is_test(&c.path) && Lang::of(&c.path).is_some())
+            .map(|c| c.path.as_str())
+            .collect()
+    } else {
+        Vec::new()
+    });
     let mut tests_now = TestsNow::default();
     let mut added = Vec::new();
-    for (change, (discovered, lang)) in changed() {
+    for change in &changes.changes {
         let path = change.path.as_str();
         let Some(text) = new_text(path) else {
             continue;
         };
+        let discovered = files.is_test(path);
         if matches!(change.kind, ChangeKind::Added | ChangeKind::Untracked) {
             added.push(Added {
                 path,
@@ -168,7 +168,7 @@ pub fn analyze(
                 discovered,
             });
         }
-        let source = match lang {
+        let source = match Lang::of(path) {
             Some(lang) if discovered => Some((lang, Source::whole(text))),
             Some(Lang::Rust) => rust_test_region(text).map(|(region, _)| (Lang::Rust, region)),
             _ => None,
@@ -178,34 +178,39 @@ pub fn analyze(
         }
     }
     let mut findings = Vec::new();
-    for (change, (test, lang)) in changed() {
+    for change in &changes.changes {
         let path = change.path.as_str();
         if files.is_protected(path) {
             findings.push(protected(change));
         }
-        let sides = (lang, old_text(path), new_text(path));
-        match (change.kind, test, sides) {
-            (ChangeKind::Deleted, true, _) => findings.extend(renames::deleted(
+        match change.kind {
+            ChangeKind::Deleted if files.is_test(path) => findings.extend(renames::deleted(
                 path,
                 old_text(path),
                 &added,
                 &tests_now,
                 &sources,
             )),
-            (ChangeKind::Modified, true, (Some(lang), Some(old), Some(new))) => {
-                let subject = Subject {
-                    lang,
-                    file: path,
-                    old: Source::whole(old),
-                    new: Source::whole(new),
-                    tests_now: &tests_now,
-                    sources: &sources,
-                    code_changed: false,
-                };
-                findings.extend(subject.findings());
-            }
-            (ChangeKind::Modified, false, (Some(Lang::Rust), Some(old), Some(new))) => {
-                findings.extend(rust_test_module(path, old, new, &tests_now, &sources));
+            ChangeKind::Modified => {
+                let sides = (Lang::of(path), old_text(path), new_text(path));
+                match (files.is_test(path), sides) {
+                    (true, (Some(lang), Some(old), Some(new))) => {
+                        let subject = Subject {
+                            lang,
+                            file: path,
+                            old: Source::whole(old),
+                            new: Source::whole(new),
+                            tests_now: &tests_now,
+                            sources: &sources,
+                            code_changed: false,
+                        };
+                        findings.extend(subject.findings());
+                    }
+                    (false, (Some(Lang::Rust), Some(old), Some(new))) => {
+                        findings.extend(rust_test_module(path, old, new, &tests_now, &sources));
+                    }
+                    _ => {}
+                }
             }
             _ => {}
         }

@@ -28,7 +28,6 @@ pub(crate) use gitoxide::small_blobs;
 #[cfg(test)]
 mod tests;
 
-use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -317,24 +316,40 @@ impl PathState {
 }
 
 /// Gathers the per-path reports of a backend, keyed by the raw path bytes, and turns them into
-/// one [`Change`] per path.
+/// one [`Change`] per path. Reports are appended as they come (a change set may hold tens of
+/// thousands of paths, git lists them sorted) and put in order once, at the end.
 #[derive(Debug, Default)]
 struct Collector {
-    paths: BTreeMap<Vec<u8>, PathState>,
+    paths: Vec<(Vec<u8>, PathState)>,
 }
 
 impl Collector {
-    /// The state of `path`, created empty (untracked) on first mention.
+    /// The state of `path`, to be filled in: a new report, merged at the end with any other of
+    /// the same path (a state with no difference recorded is an untracked path).
     fn path(&mut self, path: &[u8]) -> &mut PathState {
-        self.paths.entry(path.to_vec()).or_default()
+        self.paths.push((path.to_vec(), PathState::default()));
+        &mut self.paths.last_mut().expect("just pushed").1
     }
 
     /// The finished change set, sorted by path; non-UTF-8 paths are converted lossily and
-    /// counted.
-    fn finish(self, head: Head) -> ChangeSet {
+    /// counted. A path reported more than once has what each report recorded, the later one
+    /// winning where both did.
+    fn finish(mut self, head: Head) -> ChangeSet {
+        // Stable: reports of one path stay in the order they came.
+        self.paths.sort_by(|(a, _), (b, _)| a.cmp(b));
+        let mut merged: Vec<(Vec<u8>, PathState)> = Vec::with_capacity(self.paths.len());
+        for (path, state) in self.paths {
+            match merged.last_mut() {
+                Some((last, was)) if *last == path => {
+                    was.staged = state.staged.or(was.staged);
+                    was.unstaged = state.unstaged.or(was.unstaged);
+                    was.conflict |= state.conflict;
+                }
+                _ => merged.push((path, state)),
+            }
+        }
         let mut non_utf8_paths = 0;
-        let mut changes: Vec<Change> = self
-            .paths
+        let mut changes: Vec<Change> = merged
             .into_iter()
             .map(|(bytes, state)| {
                 let path = String::from_utf8(bytes).unwrap_or_else(|err| {

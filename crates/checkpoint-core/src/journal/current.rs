@@ -57,12 +57,20 @@ impl Current {
             let Ok(payload) = receipt.parsed() else {
                 continue;
             };
-            if payload.passed() && passes.iter().all(|(command, _)| *command != payload.command) {
+            if payload.passed()
+                && passes
+                    .iter()
+                    .all(|(command, _)| *command != payload.command)
+            {
                 passes.push((payload.command, receipt));
             }
         }
         let certificates = (task.certificates.iter())
-            .filter(|c| passes.iter().any(|(_, r)| r.public_key.as_ref() == Some(&c.task_key)))
+            .filter(|c| {
+                passes
+                    .iter()
+                    .any(|(_, r)| r.public_key.as_ref() == Some(&c.task_key))
+            })
             .cloned()
             .collect();
         Current {

@@ -1022,14 +1022,22 @@ impl Journal {
         match current {
             Ok(current) if current.state.is_terminal() => return true,
             Ok(current)
-                if self.trusted_pass(&id, &current.passes, &current.certificates, command, fingerprint) =>
+                if self.trusted_pass(
+                    &id,
+                    &current.passes,
+                    &current.certificates,
+                    command,
+                    fingerprint,
+                ) =>
             {
                 return true;
             }
             Err(JournalError::NoSuchTask(_)) => return true,
             Ok(_) | Err(_) => {}
         }
-        let held = self.task_bytes(&id).and_then(|(path, bytes)| parse_receipts(&path, &bytes));
+        let held = self
+            .task_bytes(&id)
+            .and_then(|(path, bytes)| parse_receipts(&path, &bytes));
         match held {
             Ok(held) if held.state.is_terminal() => true,
             Ok(held) => self.trusted_pass(

@@ -620,7 +620,11 @@ fn a_cached_pass_is_trusted_from_current_json_without_reading_hook_json() {
     let held: Vec<Option<String>> = (current.passes.iter())
         .map(|r| r.parsed().unwrap().fingerprint)
         .collect();
-    assert_eq!(held, [Some("new".to_owned())], "the latest pass of each command");
+    assert_eq!(
+        held,
+        [Some("new".to_owned())],
+        "the latest pass of each command"
+    );
     assert_eq!(current.certificates.len(), 1);
 
     // hook.json unreadable: what current.json holds is still trusted, nothing else is.

@@ -62,14 +62,14 @@ pub struct RuleSet {
 static BUILTIN: LazyLock<Compiled> =
     LazyLock::new(|| Compiled::new(RuleSet::builtin_rules()).expect("built-in globs are valid"));
 
+/// Rules with their globs compiled, one include and one exclude set per rule: a set of
+/// extension and file-name globs matches by hash lookups, and a rule that decides alone (a
+/// built-in, tried in order) costs no more than its own set.
 #[derive(Debug, Clone)]
 struct Compiled {
     rules: Vec<Rule>,
-    /// All include globs of all rules; `owners[i]` is the rule of glob `i`.
-    include: GlobSet,
-    owners: Vec<usize>,
-    /// One set of exclude globs per rule.
-    exclude: Vec<GlobSet>,
+    /// `(include, exclude)` of each rule.
+    sets: Vec<(GlobSet, GlobSet)>,
 }
 
 /// Extensions of source files that the built-in `code` rule covers.
@@ -192,57 +192,37 @@ impl RuleSet {
     pub fn classify(&self, path: &str) -> Vec<&Rule> {
         // One candidate (the path split into name and extension) serves every glob set.
         let candidate = Candidate::new(path);
-        let matched = self.configured.matching(&candidate);
+        let matched: Vec<&Rule> = self.configured.matching(&candidate).collect();
         if !matched.is_empty() {
             return matched;
         }
-        BUILTIN.matching(&candidate).into_iter().take(1).collect()
+        BUILTIN.matching(&candidate).take(1).collect()
     }
 }
 
 impl Compiled {
     fn new(rules: Vec<Rule>) -> Result<Compiled, GlobError> {
-        let mut include = GlobSetBuilder::new();
-        let mut owners = Vec::new();
-        let mut exclude = Vec::with_capacity(rules.len());
-        for (idx, rule) in rules.iter().enumerate() {
-            for pattern in &rule.include {
-                include.add(glob(rule, pattern)?);
-                owners.push(idx);
+        let set = |rule: &Rule, patterns: &[String]| {
+            let mut set = GlobSetBuilder::new();
+            for pattern in patterns {
+                set.add(glob(rule, pattern)?);
             }
-            let mut ex = GlobSetBuilder::new();
-            for pattern in &rule.exclude {
-                ex.add(glob(rule, pattern)?);
-            }
-            exclude.push(ex.build().map_err(|e| set_error(rule, e))?);
-        }
-        let include = include.build().map_err(|e| GlobError {
-            rule: "(all)".into(),
-            glob: String::new(),
-            reason: e.to_string(),
-        })?;
-        Ok(Compiled {
-            rules,
-            include,
-            owners,
-            exclude,
-        })
+            set.build().map_err(|e| set_error(rule, e))
+        };
+        let sets = (rules.iter())
+            .map(|rule| Ok((set(rule, &rule.include)?, set(rule, &rule.exclude)?)))
+            .collect::<Result<_, GlobError>>()?;
+        Ok(Compiled { rules, sets })
     }
 
-    fn matching(&self, path: &Candidate<'_>) -> Vec<&Rule> {
-        if self.include.is_empty() {
-            return Vec::new();
-        }
-        let mut idxs: Vec<usize> = self
-            .include
-            .matches_candidate(path)
-            .into_iter()
-            .map(|g| self.owners[g])
-            .filter(|&r| self.exclude[r].is_empty() || !self.exclude[r].is_match_candidate(path))
-            .collect();
-        idxs.sort_unstable();
-        idxs.dedup();
-        idxs.into_iter().map(|r| &self.rules[r]).collect()
+    /// The rules matching `path`, in order, each asked only when the one before was.
+    fn matching<'s>(&'s self, path: &Candidate<'_>) -> impl Iterator<Item = &'s Rule> {
+        (self.rules.iter().zip(&self.sets))
+            .filter(move |(_, (include, exclude))| {
+                include.is_match_candidate(path)
+                    && (exclude.is_empty() || !exclude.is_match_candidate(path))
+            })
+            .map(|(rule, _)| rule)
     }
 }
 

@@ -147,7 +147,12 @@ fn a_corrupt_or_foreign_memo_is_empty() {
     let mut other_version = fs::read(&file).unwrap();
     assert_eq!(other_version[0], MEMO_VERSION as u8);
     other_version[0] += 1;
-    for junk in [&b"{not postcard"[..], &[1, 200, 200, 200], b"", &other_version] {
+    for junk in [
+        &b"{not postcard"[..],
+        &[1, 200, 200, 200],
+        b"",
+        &other_version,
+    ] {
         fs::write(&file, junk).unwrap();
         let mut memo = DigestMemo::load(state.path(), later());
         digest(&mut memo, work.path(), "a", &reads);
@@ -328,7 +333,11 @@ fn a_prestat_stops_when_told_and_the_rest_is_stated_when_asked() {
         asked.set(asked.get() + 1);
         asked.get() > 1
     });
-    assert_eq!(memo.prestats.len(), PRESTAT_BATCH, "one batch, then told to stop");
+    assert_eq!(
+        memo.prestats.len(),
+        PRESTAT_BATCH,
+        "one batch, then told to stop"
+    );
     let stats = memo.stat_all(work.path(), &listed);
     assert_eq!(stats, stat_all(work.path(), &listed));
 }
