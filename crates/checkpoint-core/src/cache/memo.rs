@@ -126,7 +126,7 @@ impl DigestMemo {
     }
 
     /// `lstat`s the remembered files under `workdir` in order, a batch at a time, until all are
-    /// done or `enough` says to stop; [`DigestMemo::stat_all`] then stats only the rest. Meant to
+    /// done or `enough` says to stop; a fingerprint then stats only the rest. Meant to
     /// run while `git status` does: `enough` is whether it has finished.
     pub fn prestat(&mut self, workdir: &Path, enough: impl Fn() -> bool) {
         let mut files = DirStat::new(workdir);
