@@ -640,15 +640,21 @@ fn the_gate_checkpoints_allowed_stops_and_signs_its_test_runs() {
     assert_eq!(stops(&after_second), 1);
     s.ok(&["receipts", "verify"], 0);
 
-    // A forged receipt is not trusted: the tests run again and a new receipt is signed.
+    // A forged receipt is not trusted: the tests run again and a new receipt is signed. The
+    // stop reads the task's latest pass from `current.json` first, so both copies are forged.
+    let forge = |receipt: &mut Value| {
+        let sig = receipt["signature"].as_str().unwrap().to_owned();
+        let flipped = if sig.starts_with('A') { "B" } else { "A" };
+        receipt["signature"] = format!("{flipped}{}", &sig[1..]).into();
+    };
     let mut forged = after_second.clone();
-    let sig = forged["receipts"][0]["signature"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let flipped = if sig.starts_with('A') { "B" } else { "A" };
-    forged["receipts"][0]["signature"] = format!("{flipped}{}", &sig[1..]).into();
+    forge(&mut forged["receipts"][0]);
     fs::write(&hook_json, serde_json::to_vec_pretty(&forged).unwrap()).unwrap();
+    let current_json = hook_json.with_file_name("current.json");
+    let mut current: Value = serde_json::from_slice(&fs::read(&current_json).unwrap()).unwrap();
+    assert_eq!(current["passes"][0], after_second["receipts"][0]);
+    forge(&mut current["passes"][0]);
+    fs::write(&current_json, serde_json::to_vec_pretty(&current).unwrap()).unwrap();
     assert!(!s.agent_stop().contains("cached"));
     assert_eq!(task()["receipts"].as_array().unwrap().len(), 2);
 }
