@@ -228,7 +228,7 @@ fn digests<'a>(
     memo: &'a mut DigestMemo,
 ) -> impl Iterator<Item = (&'a Change, String)> + 'a {
     let paths: Vec<&str> = changes.changes.iter().map(|c| c.path.as_str()).collect();
-    let stats = memo.stat_all(workdir, &paths);
+    let stats = memo.stats(workdir, &paths);
     (changes.changes.iter().zip(stats))
         .map(move |(change, stat)| (change, content_digest(workdir, &change.path, stat, memo)))
 }

@@ -141,7 +141,7 @@ impl DigestMemo {
     /// The stat data of each of `paths` (relative to `workdir`) that is a regular file, in
     /// order: taken by [`DigestMemo::prestat`] where it reached the path, else now (see
     /// [`stat_all`]).
-    pub(crate) fn stat_all(&self, workdir: &Path, paths: &[&str]) -> Vec<Option<Stat>> {
+    pub(crate) fn stats(&self, workdir: &Path, paths: &[&str]) -> Vec<Option<Stat>> {
         let mut next = 0;
         let mut stats: Vec<Option<Option<Stat>>> = (paths.iter())
             .map(|path| {
@@ -223,7 +223,7 @@ impl DigestMemo {
 /// The stat data of each of `paths` (relative to `workdir`) that is a regular file, in order
 /// (see [`DirStat::regular`]); on a few threads when there are many, since each `lstat` is a
 /// system call of a microsecond or two, and a change set may have tens of thousands.
-pub(crate) fn stat_all(workdir: &Path, paths: &[&str]) -> Vec<Option<Stat>> {
+fn stat_all(workdir: &Path, paths: &[&str]) -> Vec<Option<Stat>> {
     /// Fewer paths than this per thread are not worth a thread.
     const PER_THREAD: usize = 512;
     let threads = std::thread::available_parallelism()

@@ -337,20 +337,17 @@ impl Collector {
     fn finish(mut self, head: Head) -> ChangeSet {
         // Stable: reports of one path stay in the order they came.
         self.paths.sort_by(|(a, _), (b, _)| a.cmp(b));
-        let mut merged: Vec<(Vec<u8>, PathState)> = Vec::with_capacity(self.paths.len());
-        for (path, state) in self.paths {
-            match merged.last_mut() {
-                Some((last, was)) if *last == path => {
-                    was.staged = state.staged.or(was.staged);
-                    was.unstaged = state.unstaged.or(was.unstaged);
-                    was.conflict |= state.conflict;
-                }
-                _ => merged.push((path, state)),
+        self.paths.dedup_by(|(path, later), (kept, was)| {
+            let same = path == kept;
+            if same {
+                was.staged = later.staged.or(was.staged);
+                was.unstaged = later.unstaged.or(was.unstaged);
+                was.conflict |= later.conflict;
             }
-        }
+            same
+        });
         let mut non_utf8_paths = 0;
-        let mut changes: Vec<Change> = merged
-            .into_iter()
+        let mut changes: Vec<Change> = (self.paths.into_iter())
             .map(|(bytes, state)| {
                 let path = String::from_utf8(bytes).unwrap_or_else(|err| {
                     non_utf8_paths += 1;

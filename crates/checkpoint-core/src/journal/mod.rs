@@ -1018,21 +1018,21 @@ impl Journal {
             Ok(None) => return true,
             Err(_) => return false,
         };
-        let current = self.sync_behind(&id).and_then(|()| self.current(&id));
-        match current {
-            Ok(current) if current.state.is_terminal() => return true,
-            Ok(current)
-                if self.trusted_pass(
-                    &id,
-                    &current.passes,
-                    &current.certificates,
-                    command,
-                    fingerprint,
-                ) =>
+        match self.sync_behind(&id).and_then(|()| self.current(&id)) {
+            Err(JournalError::NoSuchTask(_)) => return true,
+            Ok(c)
+                if c.state.is_terminal()
+                    || (self.trusted_pass(
+                        &id,
+                        &c.passes,
+                        &c.certificates,
+                        command,
+                        fingerprint,
+                    )) =>
             {
                 return true;
             }
-            Err(JournalError::NoSuchTask(_)) => return true,
+            // Unreadable, or not this pass (an older one may be): the task's receipts decide.
             Ok(_) | Err(_) => {}
         }
         let held = self

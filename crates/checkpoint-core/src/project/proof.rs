@@ -56,16 +56,18 @@ impl Project {
         let changed_tests: Vec<&Change> = (changes.changes.iter())
             .filter(|c| files.is_test(&c.path))
             .collect();
-        let code_changed = (changes.changes.iter())
-            .filter(|c| !files.is_test(&c.path))
-            .flat_map(|c| policy.rules.classify(&c.path))
-            .any(|rule| policy.test_command_for(rule).is_some());
+        let code_changed = || {
+            (changes.changes.iter())
+                .filter(|c| !files.is_test(&c.path))
+                .flat_map(|c| policy.rules.classify(&c.path))
+                .any(|rule| policy.test_command_for(rule).is_some())
+        };
         let green =
             !tests.is_empty() && tests.iter().all(|r| r.outcome.status == TestStatus::Passed);
         let Some(head) = changes.head.commit() else {
             return Vec::new();
         };
-        if changed_tests.is_empty() || !code_changed || !green {
+        if changed_tests.is_empty() || !green || !code_changed() {
             return Vec::new();
         }
         let cache = self.test_cache();

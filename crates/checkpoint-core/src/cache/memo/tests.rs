@@ -338,6 +338,6 @@ fn a_prestat_stops_when_told_and_the_rest_is_stated_when_asked() {
         PRESTAT_BATCH,
         "one batch, then told to stop"
     );
-    let stats = memo.stat_all(work.path(), &listed);
+    let stats = memo.stats(work.path(), &listed);
     assert_eq!(stats, stat_all(work.path(), &listed));
 }
