@@ -48,10 +48,10 @@ ours() {
     fi
 }
 
-# A row with nothing to prepare.
+# A row of another program, with PREPARE (default: nothing) run untimed before each run.
 plain() {
     row "$1" "$2"
-    prepares+=(--prepare true)
+    prepares+=(--prepare "${3:-true}")
 }
 
 run_compare() {
@@ -154,15 +154,20 @@ snapshot_state() {
     cp -a "$1/repo/.git/refs/checkpoint" "$1/refs.saved"
 }
 
+# Copied back only when the last run changed them (a stop over unchanged work writes nothing),
+# and synced: deleting and writing megabytes of files leaves the kernel busy for milliseconds
+# after, which would be timed with the next run.
 restore() {
     local refs="$1/repo/.git/refs/checkpoint"
-    echo "rm -rf $1/state $refs && cp -a $1/state.saved $1/state && cp -a $1/refs.saved $refs"
+    echo "{ diff -rq $1/state.saved $1/state && diff -rq $1/refs.saved $refs; } > /dev/null 2>&1 ||" \
+        "{ rm -rf $1/state $refs && cp -a $1/state.saved $1/state && cp -a $1/refs.saved $refs && sync; }"
 }
 
 # The command that answers EVENT of AGENT in DIR with its state.
 hook() {
     local dir="$1" agent="$2" event="$3"
-    echo "env CHECKPOINT_STATE_DIR=$dir/state XDG_CONFIG_HOME=$dir/config {bin}/checkpoint-$agent < $dir/$agent-$event.json"
+    # Variables set by the shell, not by env(1): the row times the hook, not one more exec.
+    echo "CHECKPOINT_STATE_DIR=$dir/state XDG_CONFIG_HOME=$dir/config {bin}/checkpoint-$agent < $dir/$agent-$event.json"
 }
 
 bench_checkpoints() {
@@ -196,7 +201,7 @@ PY
     for n in 10 300 10000; do
         dir="$work/checkpoints-$n"
         ours "status, $n checkpoints" true \
-            "cd $dir/repo && env CHECKPOINT_STATE_DIR=$dir/state XDG_CONFIG_HOME=$dir/config {bin}/checkpoint status"
+            "cd $dir/repo && CHECKPOINT_STATE_DIR=$dir/state XDG_CONFIG_HOME=$dir/config {bin}/checkpoint status"
     done
     run_compare "checkpoint status" "status, 10 checkpoints" "history-status"
 }
@@ -211,7 +216,8 @@ stop_in() {
 peak_rss() {
     local prepare="$1" command="$2"
     sh -c "$prepare"
-    /usr/bin/time -f %M sh -c "exec $command" 2>&1 > /dev/null | tail -1 |
+    # The largest resident set of the shell and the hook it starts: the hook's.
+    /usr/bin/time -f %M sh -c "$command" 2>&1 > /dev/null | tail -1 |
         awk '{printf "%.1f", $1 / 1024}'
 }
 
@@ -246,7 +252,11 @@ for i in range($n):
             snapshot_state "$dir"
             git -C "$dir/repo" status --porcelain > /dev/null
         done
-        plain "git status --porcelain" "git -C $work/changes-$n-none/repo status --porcelain --untracked-files=all"
+        # git runs after the same state restore as the hooks: a restore leaves the machine
+        # slower for a few milliseconds, and the ratio compares the two under one condition.
+        plain "git status --porcelain" \
+            "git -C $work/changes-$n-none/repo status --porcelain --untracked-files=all" \
+            "$(restore "$work/changes-$n-none")"
         for with in none task; do
             dir="$work/changes-$n-$with"
             ours "Stop, $with" "$(restore "$dir")" "$(hook "$dir" claude Stop)"
@@ -307,7 +317,7 @@ bench_rollout() {
     done
     for mb in 1 100; do
         ours "Codex PreToolUse, $mb MB rollout (zst)" true \
-            "env CHECKPOINT_STATE_DIR=$dir/state XDG_CONFIG_HOME=$dir/config {bin}/checkpoint-codex < $dir/codex-PreToolUse-$mb.json"
+            "CHECKPOINT_STATE_DIR=$dir/state XDG_CONFIG_HOME=$dir/config {bin}/checkpoint-codex < $dir/codex-PreToolUse-$mb.json"
     done
     run_compare "Codex PreToolUse" "Codex PreToolUse, 1 MB rollout (zst)" "history-rollout"
 }

@@ -49,8 +49,9 @@ isolated_git() {
 # Appends one named command to the next `compare` run.
 row() { hyperfine_args+=(--command-name "$1" "$2"); }
 
-# Runs the rows collected with `row` (then clears them) and prints a table of means and ratios
-# to the row named BASELINE. Extra arguments go to hyperfine (e.g. -N for no shell).
+# Runs the rows collected with `row` (then clears them) and prints a table of means and medians
+# and their ratios to the row named BASELINE's. Extra arguments go to hyperfine (e.g. -N for no
+# shell).
 compare() {
     local title="$1" baseline="$2" json="$target/bench-repos/$3.json"
     shift 3
@@ -64,12 +65,14 @@ import sys
 
 path, baseline_name, title = sys.argv[1:]
 results = json.load(open(path))["results"]
-baseline = next(r["mean"] for r in results if r["command"] == baseline_name)
-print(f"| {title} | mean ms | ± ms | min ms | mean × `{baseline_name}` |")
-print("|---|---:|---:|---:|---:|")
+baseline = next(r for r in results if r["command"] == baseline_name)
+print(f"| {title} | mean ms | ± ms | median ms | min ms | mean × | median × `{baseline_name}` |")
+print("|---|---:|---:|---:|---:|---:|---:|")
 for r in results:
-    ms = [r[k] * 1e3 for k in ("mean", "stddev", "min")]
-    print(f"| {r['command']} | {ms[0]:.1f} | {ms[1]:.1f} | {ms[2]:.1f} | {r['mean'] / baseline:.2f} |")
+    ms = [r[k] * 1e3 for k in ("mean", "stddev", "median", "min")]
+    ratios = [r[k] / baseline[k] for k in ("mean", "median")]
+    print(f"| {r['command']} | {ms[0]:.1f} | {ms[1]:.1f} | {ms[2]:.1f} | {ms[3]:.1f} "
+          f"| {ratios[0]:.2f} | {ratios[1]:.2f} |")
 print()
 PY
 }

@@ -21,10 +21,12 @@ pub fn read_regular(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
             format!("larger than {cap} bytes"),
         )
     };
-    if file.metadata()?.len() > cap {
+    let len = file.metadata()?.len();
+    if len > cap {
         return Err(too_large());
     }
-    let mut bytes = Vec::new();
+    // Room for the whole file and the read that finds its end (it may have grown since).
+    let mut bytes = Vec::with_capacity(usize::try_from(len).map_or(0, |len| len + 1));
     file.take(cap + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > cap {
         return Err(too_large());

@@ -30,7 +30,6 @@ use crate::store::{self, Lock, StoreError};
 
 mod memo;
 
-use memo::Stat;
 pub use memo::{DigestMemo, SETTLED};
 
 /// BLAKE3 (hex) over `HEAD`'s commit (or `unborn`) and, for each change in order, its path, its
@@ -43,11 +42,11 @@ pub use memo::{DigestMemo, SETTLED};
 pub fn change_fingerprint(workdir: &Path, changes: &ChangeSet, memo: &mut DigestMemo) -> String {
     let mut fields = Fields::new("checkpoint change fingerprint v2");
     fields.add(changes.head.commit().unwrap_or("unborn"));
-    for (change, digest) in digests(workdir, changes, memo) {
+    each_digest(workdir, changes, memo, |change, digest| {
         fields.add(&change.path);
         fields.add(kind_name(change.kind));
         fields.add(digest);
-    }
+    });
     fields.finish()
 }
 
@@ -59,14 +58,12 @@ pub fn change_digests(
     changes: &ChangeSet,
     memo: &mut DigestMemo,
 ) -> BTreeMap<String, String> {
-    digests(workdir, changes, memo)
-        .map(|(change, digest)| {
-            (
-                change.path.clone(),
-                format!("{} {digest}", kind_name(change.kind)),
-            )
-        })
-        .collect()
+    let mut digests = BTreeMap::new();
+    each_digest(workdir, changes, memo, |change, digest| {
+        let described = format!("{} {digest}", kind_name(change.kind));
+        digests.insert(change.path.clone(), described);
+    });
+    digests
 }
 
 /// The fingerprint of running `command` with `timeout` on the change set with
@@ -205,32 +202,31 @@ fn kind_name(kind: ChangeKind) -> &'static str {
     }
 }
 
-/// What is at `path` (relative to `workdir`) now, as one short string; a regular file's (with
-/// `stat`) from `memo` when it knows the file's stat data.
-fn content_digest(workdir: &Path, path: &str, stat: Option<Stat>, memo: &mut DigestMemo) -> String {
-    if let Some(digest) = stat.and_then(|stat| memo.remembered(path, &stat)) {
-        return digest;
-    }
-    let full = workdir.join(path);
-    let content = FileContent::read(&full, 0);
-    let rememberable = matches!(content, FileContent::File { .. });
-    let digest = describe(&full, content);
-    if let Some(stat) = stat.filter(|_| rememberable) {
-        memo.remember(path, stat, &digest);
-    }
-    digest
-}
-
-/// Each change's digest (see [`content_digest`]), in order.
-fn digests<'a>(
-    workdir: &'a Path,
-    changes: &'a ChangeSet,
-    memo: &'a mut DigestMemo,
-) -> impl Iterator<Item = (&'a Change, String)> + 'a {
+/// Calls `each` with each change of `changes` and the digest of what its path holds under
+/// `workdir`, in order: a regular file's is remembered in `memo` while its stat data stays what
+/// it was, else read (and remembered once the file has settled).
+fn each_digest(
+    workdir: &Path,
+    changes: &ChangeSet,
+    memo: &mut DigestMemo,
+    mut each: impl FnMut(&Change, &str),
+) {
     let paths: Vec<&str> = changes.changes.iter().map(|c| c.path.as_str()).collect();
     let stats = memo.stats(workdir, &paths);
-    (changes.changes.iter().zip(stats))
-        .map(move |(change, stat)| (change, content_digest(workdir, &change.path, stat, memo)))
+    for (change, stat) in changes.changes.iter().zip(stats) {
+        if let Some(digest) = stat.and_then(|stat| memo.remembered(&change.path, &stat)) {
+            each(change, digest);
+            continue;
+        }
+        let full = workdir.join(&change.path);
+        let content = FileContent::read(&full, 0);
+        let rememberable = matches!(content, FileContent::File { .. });
+        let digest = describe(&full, content);
+        if let Some(stat) = stat.filter(|_| rememberable) {
+            memo.remember(&change.path, stat, &digest);
+        }
+        each(change, &digest);
+    }
 }
 
 /// `content`, found at `path`, as one short string.

@@ -10,6 +10,8 @@
 //! into text. The same inputs always give the same verdict. Only ends of turn are judged: a
 //! [`Stop`] is made from an event that is one ([`Stop::of`]).
 
+use std::borrow::Cow;
+
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
@@ -17,7 +19,7 @@ use crate::changes::{Change, ChangeSet, RepoFacts};
 use crate::event::{EventKind, HookEvent};
 use crate::integrity::Finding;
 use crate::outcome::{TestRun, TestStatus};
-use crate::policy::{IntegrityMode, Policy};
+use crate::policy::{Classes, IntegrityMode, Policy};
 
 /// An end of turn, as the decision sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -293,18 +295,50 @@ impl Decision {
 
 /// The tests `changes` call for under `policy`, and whether this stop may still run them.
 pub fn plan(stop: Stop, changes: &ChangeSet, session: &SessionFacts, policy: &Policy) -> Plan {
+    plan_classified(stop, changes, &classes(changes, policy), session, policy)
+}
+
+/// [`plan`] with the rules of each change already worked out ([`classes`]): a stop classifies
+/// its change set once for the plan and the decision.
+pub fn plan_classified(
+    stop: Stop,
+    changes: &ChangeSet,
+    classes: &Classes<'_>,
+    session: &SessionFacts,
+    policy: &Policy,
+) -> Plan {
     Plan {
-        tests: planned_tests(changes, policy),
+        tests: planned_tests(changes, &of_changes(classes, changes, policy), policy),
         may_run: policy.stop.max_blocks == 0
             || blocks_so_far(stop, session) < policy.stop.max_blocks,
     }
 }
 
-/// The test commands `changes` call for under `policy`, deduplicated, in first-seen order.
-fn planned_tests(changes: &ChangeSet, policy: &Policy) -> Vec<PlannedTest> {
+/// The rules that apply to each of `changes` under `policy`, in order.
+pub fn classes<'p>(changes: &ChangeSet, policy: &'p Policy) -> Classes<'p> {
+    (policy.rules).classes(changes.changes.iter().map(|change| change.path.as_str()))
+}
+
+/// `given` when it classifies `changes` (one entry per change), else their classes worked out
+/// here: a caller's mix-up must not leave a change unjudged.
+fn of_changes<'c, 'p>(
+    given: &'c Classes<'p>,
+    changes: &ChangeSet,
+    policy: &'p Policy,
+) -> Cow<'c, Classes<'p>> {
+    if given.len() == changes.changes.len() {
+        Cow::Borrowed(given)
+    } else {
+        Cow::Owned(classes(changes, policy))
+    }
+}
+
+/// The test commands `changes` (whose rules are `classes`) call for under `policy`,
+/// deduplicated, in first-seen order.
+fn planned_tests(changes: &ChangeSet, classes: &Classes<'_>, policy: &Policy) -> Vec<PlannedTest> {
     let mut planned: Vec<PlannedTest> = Vec::new();
-    for change in &changes.changes {
-        for rule in policy.rules.classify(&change.path) {
+    for (change, rules) in changes.changes.iter().zip(classes.iter()) {
+        for &rule in rules {
             let Some(command) = policy.test_command_for(rule) else {
                 continue;
             };
@@ -339,14 +373,26 @@ fn blocks_so_far(stop: Stop, session: &SessionFacts) -> u32 {
     }
 }
 
-/// Decides one stop: the decision, and the session memory after it.
+/// Decides one stop: the decision, and the session memory after it. Classifies the change set
+/// itself (see [`decide_classified`]).
 pub fn decide(stop: Stop, facts: &Facts, policy: &Policy) -> Verdict {
-    let decision = decision(stop, facts, policy);
+    decide_classified(stop, facts, &Classes::default(), policy)
+}
+
+/// [`decide`] with the rules of each change of `facts` already worked out ([`classes`], as
+/// for [`plan_classified`]).
+pub fn decide_classified(
+    stop: Stop,
+    facts: &Facts,
+    classes: &Classes<'_>,
+    policy: &Policy,
+) -> Verdict {
+    let decision = decision(stop, facts, classes, policy);
     let session = next_session(&facts.session, &decision, facts);
     Verdict { decision, session }
 }
 
-fn decision(stop: Stop, facts: &Facts, policy: &Policy) -> Decision {
+fn decision(stop: Stop, facts: &Facts, classes: &Classes<'_>, policy: &Policy) -> Decision {
     let changes = match &facts.repo {
         RepoFacts::NoRepository => return allow(AllowReason::NoRepository, Vec::new()),
         RepoFacts::Unreadable { reason } => {
@@ -360,7 +406,8 @@ fn decision(stop: Stop, facts: &Facts, policy: &Policy) -> Decision {
         RepoFacts::Changes(changes) => changes,
     };
     let mut notes = repo_notes(changes);
-    let judged = requirements(stop, changes, facts, policy, &mut notes);
+    let classes = of_changes(classes, changes, policy);
+    let judged = requirements(stop, changes, &classes, facts, policy, &mut notes);
     let findings = if stop.subagent {
         Vec::new()
     } else {
@@ -464,6 +511,7 @@ enum Judged {
 fn requirements(
     stop: Stop,
     changes: &ChangeSet,
+    classes: &Classes<'_>,
     facts: &Facts,
     policy: &Policy,
     notes: &mut Vec<Note>,
@@ -481,16 +529,15 @@ fn requirements(
     }
 
     let mut actions: Vec<String> = Vec::new();
-    let mut action_files = Vec::new();
-    let mut gated = Vec::new();
+    let mut action_files: Vec<&Change> = Vec::new();
+    let mut gated: Vec<&Change> = Vec::new();
     let mut wants_project_tests = false;
-    for change in &changes.changes {
-        let rules = policy.rules.classify(&change.path);
+    for (change, rules) in changes.changes.iter().zip(classes.iter()) {
         wants_project_tests |= rules
             .iter()
             .any(|r| r.tests == crate::policy::RuleTests::Project);
         if rules.iter().any(|r| r.gate) {
-            gated.push(change.clone());
+            gated.push(change);
         }
         let mut has_action = false;
         for action in rules.iter().filter_map(|r| r.action.as_ref()) {
@@ -500,7 +547,7 @@ fn requirements(
             }
         }
         if has_action {
-            action_files.push(change.clone());
+            action_files.push(change);
         }
     }
     if wants_project_tests && policy.tests.command.is_none() {
@@ -529,14 +576,14 @@ fn requirements(
     if facts.fingerprint.is_some() && facts.session.actions_shown_for == facts.fingerprint {
         actions.clear();
     }
-    let uncommitted = if policy.stop.commit_gate {
-        gated.clone()
+    let uncommitted: Vec<Change> = if policy.stop.commit_gate {
+        gated.iter().map(|&change| change.clone()).collect()
     } else {
         Vec::new()
     };
     if !actions.is_empty() || !uncommitted.is_empty() {
         // Sorted, without repeats: linear-logarithmic in the change set, never quadratic.
-        let mut files = action_files;
+        let mut files: Vec<Change> = action_files.into_iter().cloned().collect();
         files.extend(uncommitted.iter().cloned());
         files.sort();
         files.dedup();

@@ -10,9 +10,9 @@
 
 use std::io::{self, Read};
 use std::path::PathBuf;
-use std::sync::mpsc;
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+#[cfg(feature = "io")]
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
@@ -243,66 +243,50 @@ impl<R: Read> Read for Recorder<R> {
     }
 }
 
-/// This process's stdin, read on a thread of its own: a read that gets nothing for `limit` in
-/// total fails with `TimedOut` instead of waiting for a writer that never writes or closes.
+/// This process's stdin, read with a deadline: a read that gets nothing for `limit` in total
+/// fails with `TimedOut` instead of waiting for a writer that never writes or closes. Each read
+/// waits in `poll(2)` on this thread, so no reader thread outlives the call.
+#[cfg(feature = "io")]
 pub fn stdin_within(limit: Duration) -> impl Read {
-    let (chunks, received) = mpsc::sync_channel::<io::Result<Vec<u8>>>(4);
-    let _ = thread::Builder::new()
-        .name("stdin".to_owned())
-        .spawn(move || {
-            let mut stdin = io::stdin();
-            let mut buf = vec![0u8; 64 * 1024];
-            loop {
-                let chunk = match stdin.read(&mut buf) {
-                    Ok(n) => Ok(buf[..n].to_vec()),
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => Err(e),
-                };
-                let end = !matches!(&chunk, Ok(bytes) if !bytes.is_empty());
-                if chunks.send(chunk).is_err() || end {
-                    return;
-                }
-            }
-        });
     Within {
-        received,
+        stdin: io::stdin(),
         deadline: Instant::now() + limit,
-        pending: Vec::new(),
-        done: false,
     }
 }
 
-/// The reading end of [`stdin_within`].
+/// The reader [`stdin_within`] returns: unbuffered reads of the stdin descriptor, each after a
+/// wait for it to be readable (or closed) that ends at the deadline.
+#[cfg(feature = "io")]
 struct Within {
-    received: mpsc::Receiver<io::Result<Vec<u8>>>,
+    stdin: io::Stdin,
     deadline: Instant,
-    pending: Vec<u8>,
-    done: bool,
 }
 
+#[cfg(feature = "io")]
 impl Read for Within {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.pending.is_empty() && !self.done {
-            let wait = self.deadline.saturating_duration_since(Instant::now());
-            match self.received.recv_timeout(wait) {
-                Ok(Ok(chunk)) => {
-                    self.done = chunk.is_empty();
-                    self.pending = chunk;
-                }
-                Ok(Err(e)) => return Err(e),
-                Err(mpsc::RecvTimeoutError::Disconnected) => self.done = true,
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        "no complete payload on stdin in time",
-                    ));
-                }
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        use rustix::io::Errno;
+        loop {
+            let left = self.deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "no complete payload on stdin in time",
+                ));
+            }
+            let timeout = Timespec::try_from(left).map_err(io::Error::other)?;
+            let mut fds = [PollFd::new(&self.stdin, PollFlags::IN)];
+            match poll(&mut fds, Some(&timeout)) {
+                // Readable, at its end, or in error: the read says which.
+                Ok(ready) if ready > 0 => match rustix::io::read(&self.stdin, &mut *buf) {
+                    Err(Errno::INTR | Errno::AGAIN) => {}
+                    read => return read.map_err(io::Error::from),
+                },
+                Ok(_) | Err(Errno::INTR) => {}
+                Err(e) => return Err(e.into()),
             }
         }
-        let n = buf.len().min(self.pending.len());
-        buf[..n].copy_from_slice(&self.pending[..n]);
-        self.pending.drain(..n);
-        Ok(n)
     }
 }
 

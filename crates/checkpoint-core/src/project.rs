@@ -200,20 +200,16 @@ impl Project {
     }
 
     /// The worktree's changes as the gate judges them (the files checkpoint wrote left out, see
-    /// [`OwnFiles`]), and what fingerprints them. `git status` runs on another thread while the
-    /// digest memo is loaded and the files it remembers are `lstat`ed on this one (see
-    /// [`DigestMemo::prestat`]), so that a large change set costs little more than git does.
+    /// [`OwnFiles`]), and what fingerprints them. While `git status` runs, the digest memo is
+    /// loaded and the files it remembers are `lstat`ed (see [`DigestMemo::prestat`]), git's
+    /// output gathered between batches, so that a large change set costs little more than git
+    /// does.
     pub fn read_changes(&self) -> Result<(RepoFacts, Fingerprints), ProjectError> {
         let repo = self.git()?;
-        let (facts, memo) = std::thread::scope(|scope| {
-            let status = scope.spawn(|| git::facts(repo, self.policy.git.backend));
-            let mut memo = DigestMemo::load(&self.state_dir, self.host.now);
-            memo.prestat(&repo.workdir, || status.is_finished());
-            let facts = status.join().unwrap_or_else(|_| RepoFacts::Unreadable {
-                reason: "reading the git status failed".to_owned(),
-            });
-            (facts, memo)
-        });
+        let mut status = git::start(repo, self.policy.git.backend);
+        let mut memo = DigestMemo::load(&self.state_dir, self.host.now);
+        memo.prestat(&repo.workdir, || status.done());
+        let facts = status.facts();
         let facts = match facts {
             RepoFacts::Changes(changes) => {
                 RepoFacts::Changes(self.own_files().without_ours(&repo.workdir, changes))

@@ -23,6 +23,7 @@
 //! `lstat` is as good as a late one: the digest it lets through is still of content read after
 //! the stat data it was remembered with, and the tests run after both.
 
+use std::ops::Range;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -54,17 +55,27 @@ const PRESTAT_BATCH: usize = 64;
 /// status-change times as nanoseconds since the epoch (signed, stored as their bits).
 pub(crate) type Stat = [u64; 6];
 
-/// One remembered digest: the path (relative to the worktree), the stat data it is valid for,
-/// and the digest.
-type Remembered = (String, Stat, String);
+/// One remembered digest as the memo file holds it: the path (relative to the worktree), the stat
+/// data it is valid for, and the digest.
+type Remembered<'a> = (&'a str, Stat, &'a str);
 
 /// The memo file.
 #[derive(Debug, Default, Serialize, Deserialize)]
-struct MemoFile {
+struct MemoFile<'a> {
     /// [`MEMO_VERSION`].
     version: u32,
     /// The digests, sorted by path.
-    files: Vec<Remembered>,
+    #[serde(borrow)]
+    files: Vec<Remembered<'a>>,
+}
+
+/// An entry of the loaded memo: where its path and digest are in the file's bytes (they are
+/// never copied out), and the stat data.
+#[derive(Debug)]
+struct Entry {
+    path: Range<usize>,
+    stat: Stat,
+    digest: Range<usize>,
 }
 
 /// Remembered content digests: the last fingerprint's, and those of this one.
@@ -75,16 +86,18 @@ struct MemoFile {
 pub struct DigestMemo {
     /// Where the memo is kept; `None` for one that only forgets.
     file: Option<PathBuf>,
+    /// The memo file as read, which `before` points into.
+    bytes: Vec<u8>,
     /// What the last fingerprint remembered, sorted by path.
-    before: Vec<Remembered>,
+    before: Vec<Entry>,
     /// The stat data of the first of `before`'s files, taken by [`DigestMemo::prestat`].
     prestats: Vec<Option<Stat>>,
     /// Which of `before` this one found again.
     found: Vec<bool>,
     /// Where the next lookup is expected in `before`.
     next: usize,
-    /// What this one remembers that `before` did not hold.
-    fresh: Vec<Remembered>,
+    /// What this one remembers that `before` did not hold: path, stat data, digest.
+    fresh: Vec<(String, Stat, String)>,
     /// Whether an entry of `before` no longer holds (another stat, or not remembered again).
     stale: bool,
     /// Files whose times are after this (nanoseconds since the epoch) are not remembered.
@@ -95,16 +108,13 @@ impl DigestMemo {
     /// The memo kept in `state_dir`, for a fingerprint taken `now`.
     pub fn load(state_dir: &Path, now: Timestamp) -> DigestMemo {
         let file = state_dir.join("cache").join(MEMO_FILE);
-        let before = bounded::read_regular(&file, MAX_MEMO_BYTES)
-            .ok()
-            .and_then(|bytes| postcard::from_bytes::<MemoFile>(&bytes).ok())
-            .filter(|memo| memo.version == MEMO_VERSION)
-            .unwrap_or_default()
-            .files;
+        let bytes = bounded::read_regular(&file, MAX_MEMO_BYTES).unwrap_or_default();
+        let before = entries(&bytes).unwrap_or_default();
         let now = i64::try_from(now.as_nanosecond()).unwrap_or(i64::MAX);
         DigestMemo {
             file: Some(file),
             found: vec![false; before.len()],
+            bytes,
             before,
             settled_before: now.saturating_sub(SETTLED.as_nanos() as i64),
             ..DigestMemo::forgetting()
@@ -115,6 +125,7 @@ impl DigestMemo {
     pub fn forgetting() -> DigestMemo {
         DigestMemo {
             file: None,
+            bytes: Vec::new(),
             before: Vec::new(),
             prestats: Vec::new(),
             found: Vec::new(),
@@ -128,13 +139,18 @@ impl DigestMemo {
     /// `lstat`s the remembered files under `workdir` in order, a batch at a time, until all are
     /// done or `enough` says to stop; a fingerprint then stats only the rest. Meant to
     /// run while `git status` does: `enough` is whether it has finished.
-    pub fn prestat(&mut self, workdir: &Path, enough: impl Fn() -> bool) {
+    pub fn prestat(&mut self, workdir: &Path, mut enough: impl FnMut() -> bool) {
         let mut files = DirStat::new(workdir);
         for batch in self.before.chunks(PRESTAT_BATCH) {
             if enough() {
                 return;
             }
-            (self.prestats).extend(batch.iter().map(|(path, ..)| files.regular(path)));
+            let bytes = &self.bytes;
+            (self.prestats).extend(
+                batch
+                    .iter()
+                    .map(|entry| files.regular(text(bytes, &entry.path))),
+            );
         }
     }
 
@@ -163,25 +179,30 @@ impl DigestMemo {
     /// found by a binary search.
     fn find(&self, path: &str, next: usize) -> Option<usize> {
         match self.before.get(next) {
-            Some((known, ..)) if known == path => Some(next),
+            Some(entry) if self.path(entry) == path => Some(next),
             _ => (self.before)
-                .binary_search_by(|(known, ..)| known.as_str().cmp(path))
+                .binary_search_by(|entry| self.path(entry).cmp(path))
                 .ok(),
         }
     }
 
+    /// The path of `entry`.
+    fn path(&self, entry: &Entry) -> &str {
+        text(&self.bytes, &entry.path)
+    }
+
     /// The remembered digest of the regular file at `path` (relative to the worktree), when
     /// `stat` is what it was remembered with.
-    pub(crate) fn remembered(&mut self, path: &str, stat: &Stat) -> Option<String> {
+    pub(crate) fn remembered(&mut self, path: &str, stat: &Stat) -> Option<&str> {
         let at = self.find(path, self.next)?;
         self.next = at + 1;
-        let (_, known, digest) = &self.before[at];
-        if known != stat {
+        let entry = &self.before[at];
+        if entry.stat != *stat {
             self.stale = true;
             return None;
         }
         self.found[at] = true;
-        Some(digest.clone())
+        Some(text(&self.bytes, &entry.digest))
     }
 
     /// Remembers `digest` for the regular file at `path`, read after an `lstat` gave `stat`,
@@ -195,17 +216,21 @@ impl DigestMemo {
 
     /// Keeps what this fingerprint remembered for the next one, when it differs from what the
     /// last one did.
-    pub fn save(self) -> Result<(), StoreError> {
+    pub fn save(&self) -> Result<(), StoreError> {
         // An entry not found again is one the change set lost, or one that changed.
         let same = self.fresh.is_empty() && !self.stale && self.found.iter().all(|&f| f);
-        let Some(file) = self.file.filter(|_| !same) else {
+        let Some(file) = self.file.as_ref().filter(|_| !same) else {
             return Ok(());
         };
-        let mut files: Vec<Remembered> = (self.before.into_iter().zip(self.found))
-            .filter_map(|(entry, found)| found.then_some(entry))
-            .chain(self.fresh)
-            .collect();
-        files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let kept = (self.before.iter().zip(&self.found))
+            .filter(|&(_, &found)| found)
+            .map(|(entry, _)| {
+                let (path, digest) = (text(&self.bytes, &entry.path), &entry.digest);
+                (path, entry.stat, text(&self.bytes, digest))
+            });
+        let fresh = (self.fresh.iter()).map(|(path, stat, digest)| (&**path, *stat, &**digest));
+        let mut files: Vec<Remembered> = kept.chain(fresh).collect();
+        files.sort_unstable_by(|a, b| a.0.cmp(b.0));
         files.dedup_by(|a, b| a.0 == b.0);
         let memo = MemoFile {
             version: MEMO_VERSION,
@@ -216,8 +241,36 @@ impl DigestMemo {
         let Ok(bytes) = postcard::to_stdvec(&memo) else {
             return Ok(());
         };
-        store::write_atomic(&file, &bytes)
+        store::write_atomic(file, &bytes)
     }
+}
+
+/// The entries of the memo file `bytes`, pointing into it; `None` when it is not a memo of
+/// this version.
+fn entries(bytes: &[u8]) -> Option<Vec<Entry>> {
+    let memo = postcard::from_bytes::<MemoFile>(bytes).ok()?;
+    if memo.version != MEMO_VERSION {
+        return None;
+    }
+    // Each string was borrowed from `bytes`: its place there is its address's distance from
+    // the start.
+    let place = |text: &str| {
+        let start = text.as_ptr().addr() - bytes.as_ptr().addr();
+        start..start + text.len()
+    };
+    let entries = (memo.files.iter())
+        .map(|&(path, stat, digest)| Entry {
+            path: place(path),
+            stat,
+            digest: place(digest),
+        })
+        .collect();
+    Some(entries)
+}
+
+/// The text at `range` of a loaded memo: UTF-8, since it was decoded as a string.
+fn text<'b>(bytes: &'b [u8], range: &Range<usize>) -> &'b str {
+    std::str::from_utf8(&bytes[range.clone()]).unwrap_or_default()
 }
 
 /// The stat data of each of `paths` (relative to `workdir`) that is a regular file, in order
@@ -226,11 +279,15 @@ impl DigestMemo {
 fn stat_all(workdir: &Path, paths: &[&str]) -> Vec<Option<Stat>> {
     /// Fewer paths than this per thread are not worth a thread.
     const PER_THREAD: usize = 512;
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8)
-        .min(paths.len().div_ceil(PER_THREAD))
-        .max(1);
+    // Asking for the parallelism costs a few reads of cgroup files: only when it can matter.
+    let wanted = paths.len().div_ceil(PER_THREAD);
+    let threads = match wanted {
+        0 | 1 => 1,
+        _ => (std::thread::available_parallelism())
+            .map_or(1, |n| n.get())
+            .clamp(1, 8)
+            .min(wanted),
+    };
     let part = |paths: &[&str]| {
         let mut files = DirStat::new(workdir);
         paths

@@ -154,6 +154,37 @@ fn something_required(facts: &Facts, policy: &Policy) -> bool {
 }
 
 proptest! {
+    /// A stop classifies its change set once and hands the classes to the plan and the
+    /// decision: they decide what they would alone, and classes of another change set (a
+    /// caller's mix-up) are not used.
+    #[test]
+    fn classified_plans_and_decisions_are_the_plain_ones(
+        changes in arb_changes(),
+        other in arb_changes(),
+        statuses in proptest::collection::vec(arb_status(), 0..3),
+        session in arb_session(),
+        commit_gate in any::<bool>(),
+        active in any::<bool>(),
+    ) {
+        let policy = policy(commit_gate, 3, false);
+        let stop = stop(active);
+        let mut given = vec![classes(&changes, &policy)];
+        if other.changes.len() != changes.changes.len() {
+            given.push(classes(&other, &policy));
+        }
+        let plain_plan = plan(stop, &changes, &session, &policy);
+        let facts = facts(changes, &statuses, session);
+        let RepoFacts::Changes(changes) = &facts.repo else { unreachable!() };
+        for classes in &given {
+            let classified = plan_classified(stop, changes, classes, &facts.session, &policy);
+            prop_assert_eq!(&classified, &plain_plan);
+            prop_assert_eq!(
+                decide_classified(stop, &facts, classes, &policy),
+                decide(stop, &facts, &policy)
+            );
+        }
+    }
+
     #[test]
     fn never_blocks_when_nothing_is_required(
         changes in arb_changes(),
@@ -471,7 +502,7 @@ fn planned_tests_are_deduplicated_per_command() {
         ("cli/c.rs", ChangeKind::Modified),
         ("README.md", ChangeKind::Modified),
     ]);
-    let planned = planned_tests(&changes, &p);
+    let planned = planned_tests(&changes, &classes(&changes, &p), &p);
     assert_eq!(
         planned,
         vec![

@@ -10,7 +10,7 @@ use crate::decide::{self, Facts, SessionFacts, Stop, decide};
 use crate::digest;
 use crate::event::{EventKind, HookEvent};
 use crate::git;
-use crate::policy::{IntegrityMode, Policy};
+use crate::policy::{Classes, IntegrityMode, Policy};
 use crate::project::ProjectError;
 use crate::project::integrity::{Integrity, Stopped};
 use crate::render;
@@ -63,9 +63,14 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
         other => other,
     };
     fingerprints.keep();
+    // Each changed path's rules, worked out once for the plan and the decision.
+    let classes = match &repo_facts {
+        RepoFacts::Changes(changes) => decide::classes(changes, policy),
+        _ => Classes::default(),
+    };
     let (tests, integrity) = match (&repo_facts, &fingerprint) {
         (RepoFacts::Changes(changes), Some(fingerprint)) => {
-            let plan = decide::plan(stop, changes, &record.facts, policy);
+            let plan = decide::plan_classified(stop, changes, &classes, &record.facts, policy);
             // A stop that may no longer be blocked still reports cached outcomes, but pays for
             // no fresh run.
             let runs = TestRuns {
@@ -105,7 +110,7 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
         integrity: integrity.findings,
         now,
     };
-    let verdict = decide(stop, &facts, policy);
+    let verdict = decide::decide_classified(stop, &facts, &classes, policy);
     // A stop with nothing to say about integrity sets the test counts later green runs are held
     // to (with the analysis off, no baseline is kept; a subagent's stop is not checked).
     let checked = policy.integrity.mode != IntegrityMode::Off && !subagent;

@@ -3,7 +3,13 @@
 //! Porcelain v2 with `--branch` carries `HEAD` in `# branch.oid` / `# branch.head` headers, so one
 //! process answers everything. With `-z`, paths are raw bytes, unquoted, each record ending in NUL.
 
-use std::process::{Command, Stdio};
+use std::io::{self, Read};
+use std::os::fd::AsFd;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use rustix::event::{PollFd, PollFlags, Timespec, poll};
+use rustix::io::Errno;
 
 use super::{Collector, Diff, GitError, Repo};
 use crate::changes::{ChangeSet, Head};
@@ -28,13 +34,32 @@ const STATUS_ARGS: &[&str] = &[
 /// How much of git's standard error goes into [`GitError::Status`].
 const MAX_STDERR_CHARS: usize = 300;
 
-/// Runs `git status` in `repo` and parses its output.
+/// `git status` running in a repository, its output gathered as it comes (so that git never
+/// waits on a full pipe) by whichever thread started it: no thread of ours is needed to wait
+/// for it, nor competes with it for the process's memory map.
+#[derive(Debug)]
+pub(super) struct Running {
+    child: Child,
+    /// Standard output, then standard error, while git keeps them open.
+    pipes: [Option<PipeReader>; 2],
+    /// What each pipe gave so far.
+    gathered: [Vec<u8>; 2],
+}
+
+/// One of git's output pipes.
+type PipeReader = Box<dyn ReadFd>;
+
+/// A pipe end that can be read and waited on.
+trait ReadFd: Read + AsFd + std::fmt::Debug + Send {}
+impl<T: Read + AsFd + std::fmt::Debug + Send> ReadFd for T {}
+
+/// Starts `git status` in `repo` with the `git` executable `program`.
 ///
 /// `GIT_DIR` and `GIT_WORK_TREE` point at `repo` explicitly, so git reads the repository that
 /// discovery found even if the caller's environment names another one; `GIT_INDEX_FILE` is
 /// dropped for the same reason.
-pub(super) fn changes(repo: &Repo) -> Result<ChangeSet, GitError> {
-    let out = Command::new("git")
+pub(super) fn start(repo: &Repo, program: &Path) -> Result<Running, GitError> {
+    let mut child = Command::new(program)
         .args(super::SAFE_CONFIG)
         .args(STATUS_ARGS)
         .current_dir(&repo.workdir)
@@ -43,16 +68,78 @@ pub(super) fn changes(repo: &Repo) -> Result<ChangeSet, GitError> {
         .env("GIT_WORK_TREE", &repo.workdir)
         .env_remove("GIT_INDEX_FILE")
         .stdin(Stdio::null())
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .map_err(GitError::Spawn)?;
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        return Err(GitError::Status {
-            status: out.status,
-            stderr: sanitize::line(&stderr, MAX_STDERR_CHARS),
-        });
+    let stdout = child.stdout.take().map(|pipe| Box::new(pipe) as PipeReader);
+    let stderr = child.stderr.take().map(|pipe| Box::new(pipe) as PipeReader);
+    Ok(Running {
+        child,
+        pipes: [stdout, stderr],
+        gathered: Default::default(),
+    })
+}
+
+impl Running {
+    /// Gathers what git wrote so far without waiting; true once it closed its output (or the
+    /// output cannot be read: [`Running::finish`] says why).
+    pub(super) fn done(&mut self) -> bool {
+        self.gather(Some(&Timespec::default())).unwrap_or(true)
     }
-    parse(&out.stdout)
+
+    /// Waits for git to close its output and exit, and parses what it wrote.
+    pub(super) fn finish(mut self) -> Result<ChangeSet, GitError> {
+        let gathered = self.gather(None);
+        // git is waited for even when its output could not be read: no zombie is left.
+        let status = self.child.wait().map_err(GitError::Spawn)?;
+        gathered.map_err(GitError::Spawn)?;
+        let [out, err] = &self.gathered;
+        if !status.success() {
+            return Err(GitError::Status {
+                status,
+                stderr: sanitize::line(&String::from_utf8_lossy(err), MAX_STDERR_CHARS),
+            });
+        }
+        parse(out)
+    }
+
+    /// Reads the pipes as they become readable, until both are closed (true) or, with a
+    /// timeout, until none is readable within it (false).
+    fn gather(&mut self, timeout: Option<&Timespec>) -> io::Result<bool> {
+        let mut chunk = [0u8; 64 * 1024];
+        loop {
+            let open: Vec<usize> = (0..2).filter(|&i| self.pipes[i].is_some()).collect();
+            if open.is_empty() {
+                return Ok(true);
+            }
+            let mut fds: Vec<PollFd> = (open.iter())
+                .filter_map(|&i| self.pipes[i].as_ref())
+                .map(|pipe| PollFd::new(pipe, PollFlags::IN))
+                .collect();
+            match poll(&mut fds, timeout) {
+                Ok(0) => return Ok(false),
+                Ok(_) => {}
+                Err(Errno::INTR) => continue,
+                Err(e) => return Err(e.into()),
+            }
+            let ready: Vec<usize> = (open.iter().zip(&fds))
+                .filter(|(_, fd)| !fd.revents().is_empty())
+                .map(|(&i, _)| i)
+                .collect();
+            for i in ready {
+                let Some(pipe) = self.pipes[i].as_mut() else {
+                    continue;
+                };
+                match pipe.read(&mut chunk) {
+                    Ok(0) => self.pipes[i] = None,
+                    Ok(n) => self.gathered[i].extend_from_slice(&chunk[..n]),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    }
 }
 
 /// Parses `git status --porcelain=v2 -z --branch` output.

@@ -113,9 +113,7 @@ pub(crate) fn small_blobs(
     if paths.is_empty() {
         return Ok(blobs);
     }
-    // Objects need no configuration from outside the repository.
-    let git = gix::open_opts(&repo.git_dir, gix::open::Options::isolated())
-        .map_err(gix_error("open the repository"))?;
+    let git = repo.isolated().map_err(gix_error("open the repository"))?;
     let id = gix::ObjectId::from_hex(commit.as_bytes()).map_err(|e| GitError::Gix {
         action: "read the commit id",
         reason: e.to_string(),

@@ -32,22 +32,34 @@ use std::ffi::OsStr;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
+use std::sync::{Arc, OnceLock};
 
 use crate::changes::{Change, ChangeKind, ChangeSet, Head, RepoFacts};
 use crate::policy::GitBackend;
 use crate::sanitize;
 
 /// A repository found around a working directory.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct Repo {
     /// The root of the working tree.
     pub workdir: PathBuf,
     /// The git directory of this worktree: `<workdir>/.git` for a main worktree,
     /// `<common>/worktrees/<name>` for a linked one.
     pub git_dir: PathBuf,
+    /// The repository as gitoxide opened it, shared by every clone: opened once per process.
+    opened: Arc<OnceLock<gix::ThreadSafeRepository>>,
 }
 
 impl Repo {
+    /// The repository with this worktree and git directory, not opened yet.
+    pub fn new(workdir: PathBuf, git_dir: PathBuf) -> Repo {
+        Repo {
+            workdir,
+            git_dir,
+            opened: Arc::default(),
+        }
+    }
+
     /// The root of the repository's main worktree when this is a linked one (`git worktree
     /// add`): its git directory is `<main>/.git/worktrees/<name>`. `None` for a main worktree
     /// and for a bare repository's worktrees.
@@ -59,6 +71,39 @@ impl Repo {
         let common = worktrees.parent()?;
         (common.file_name()? == ".git").then(|| common.parent().map(Path::to_path_buf))?
     }
+
+    /// The repository opened with no configuration from outside it (the user's and the
+    /// system's git configuration say nothing about reading and writing our refs and objects):
+    /// by [`discover`], or by the first call on this repository or a clone of it.
+    pub(crate) fn isolated(&self) -> Result<gix::Repository, gix::Error> {
+        if let Some(opened) = self.opened.get() {
+            return Ok(opened.to_thread_local());
+        }
+        let opened = gix::ThreadSafeRepository::open_opts(&self.git_dir, isolated())?;
+        Ok(self.opened.get_or_init(|| opened).to_thread_local())
+    }
+}
+
+impl PartialEq for Repo {
+    fn eq(&self, other: &Repo) -> bool {
+        (self.workdir == other.workdir) && (self.git_dir == other.git_dir)
+    }
+}
+
+impl Eq for Repo {}
+
+impl std::fmt::Debug for Repo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (f.debug_struct("Repo"))
+            .field("workdir", &self.workdir)
+            .field("git_dir", &self.git_dir)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How checkpoint opens a repository: with its own configuration only.
+fn isolated() -> gix::open::Options {
+    gix::open::Options::isolated()
 }
 
 /// Why the repository could not be found or read. Every message is one line.
@@ -121,7 +166,13 @@ pub fn discover(cwd: &Path) -> Result<Option<Repo>, GitError> {
         path: cwd.to_owned(),
         source,
     })?;
-    let discovered = match gix::discover(&cwd) {
+    // Discovery reads the repository's own configuration only, as every later open does.
+    let trust = gix::sec::trust::Mapping {
+        full: isolated(),
+        reduced: isolated(),
+    };
+    let discovered = match gix::ThreadSafeRepository::discover_opts(&cwd, Default::default(), trust)
+    {
         Ok(repo) => Some(repo),
         Err(err) if is_no_repository(&err) => None,
         Err(err) => return Err(gix_error("discover the repository")(err)),
@@ -132,7 +183,7 @@ pub fn discover(cwd: &Path) -> Result<Option<Repo>, GitError> {
         (None, Some(dot_git)) => open_dot_git(dot_git)?,
         (None, None) => return Ok(None),
     };
-    let Some(workdir) = repo.workdir() else {
+    let Some(workdir) = repo.work_dir() else {
         return Err(GitError::Bare {
             git_dir: repo.git_dir().to_owned(),
         });
@@ -140,27 +191,79 @@ pub fn discover(cwd: &Path) -> Result<Option<Repo>, GitError> {
     Ok(Some(Repo {
         workdir: workdir.to_owned(),
         git_dir: repo.git_dir().to_owned(),
+        opened: Arc::new(OnceLock::from(repo)),
     }))
 }
 
 /// Lists every path of `repo` that differs from `HEAD`, with the given backend.
 pub fn changes(repo: &Repo, backend: GitBackend) -> Result<ChangeSet, GitError> {
-    let use_cli = match backend {
-        GitBackend::Cli => true,
-        GitBackend::Gix => false,
-        GitBackend::Auto => std::env::var_os("PATH").is_some_and(|path| git_on_path(&path)),
-    };
-    if use_cli {
-        cli::changes(repo)
-    } else {
-        gitoxide::changes(repo)
-    }
+    start(repo, backend).changes()
 }
 
 /// The change set of `repo` as the gate's facts: any error becomes [`RepoFacts::Unreadable`]
 /// with a one-line reason.
 pub fn facts(repo: &Repo, backend: GitBackend) -> RepoFacts {
-    changes(repo, backend).map_or_else(|err| unreadable(&err), RepoFacts::Changes)
+    start(repo, backend).facts()
+}
+
+/// Starts listing the paths of `repo` that differ from `HEAD`: with the CLI backend, `git
+/// status` runs from here on, and the caller may do other work before it waits for the list
+/// on any thread ([`Started::changes`]).
+pub fn start(repo: &Repo, backend: GitBackend) -> Started<'_> {
+    let found = find_git(&std::env::var_os("PATH").unwrap_or_default());
+    let use_cli = match backend {
+        GitBackend::Cli => true,
+        GitBackend::Gix => false,
+        GitBackend::Auto => found.is_some(),
+    };
+    Started(if use_cli {
+        // Run as found here, not searched for again by the exec (a relative directory on `PATH`
+        // is left to the exec, which looks in the worktree git starts in).
+        let program = (found.filter(|git| git.is_absolute())).unwrap_or_else(|| GIT_EXE.into());
+        Backend::Cli(cli::start(repo, &program))
+    } else {
+        Backend::Gix(repo)
+    })
+}
+
+/// A listing of changes that [`start`] started.
+#[derive(Debug)]
+pub struct Started<'a>(Backend<'a>);
+
+/// How a [`Started`] listing runs.
+#[derive(Debug)]
+enum Backend<'a> {
+    /// `git status` runs, or could not be started.
+    Cli(Result<cli::Running, GitError>),
+    /// gitoxide reads the status when asked.
+    Gix(&'a Repo),
+}
+
+impl Started<'_> {
+    /// Whether the listing is done, or could be done now without waiting: the output `git
+    /// status` wrote so far is gathered (call this every so often while doing other work). A
+    /// gitoxide listing runs only when asked for the changes, so it is always ready.
+    pub fn done(&mut self) -> bool {
+        match &mut self.0 {
+            Backend::Cli(Ok(running)) => running.done(),
+            Backend::Cli(Err(_)) | Backend::Gix(_) => true,
+        }
+    }
+
+    /// The paths that differ from `HEAD`, once the listing is done.
+    pub fn changes(self) -> Result<ChangeSet, GitError> {
+        match self.0 {
+            Backend::Cli(running) => running?.finish(),
+            Backend::Gix(repo) => gitoxide::changes(repo),
+        }
+    }
+
+    /// The change set as the gate's facts: any error becomes [`RepoFacts::Unreadable`] with a
+    /// one-line reason.
+    pub fn facts(self) -> RepoFacts {
+        self.changes()
+            .map_or_else(|err| unreadable(&err), RepoFacts::Changes)
+    }
 }
 
 /// A git error as the gate's facts: the repository is there but cannot be judged.
@@ -191,8 +294,8 @@ fn nearest_dot_git(cwd: &Path) -> Option<PathBuf> {
 }
 
 /// Whether discovery settled on a repository above `dot_git`, i.e. skipped it as invalid.
-fn passed_over(repo: &gix::Repository, dot_git: &Path) -> bool {
-    let root = repo.workdir().unwrap_or(repo.git_dir());
+fn passed_over(repo: &gix::ThreadSafeRepository, dot_git: &Path) -> bool {
+    let root = repo.work_dir().unwrap_or(repo.git_dir());
     match (
         dot_git.parent().map(Path::canonicalize),
         root.canonicalize(),
@@ -203,8 +306,8 @@ fn passed_over(repo: &gix::Repository, dot_git: &Path) -> bool {
 }
 
 /// Opens the repository at `dot_git` directly, so that its error says what is wrong with it.
-fn open_dot_git(dot_git: PathBuf) -> Result<gix::Repository, GitError> {
-    gix::open(&dot_git).map_err(|err| GitError::Invalid {
+fn open_dot_git(dot_git: PathBuf) -> Result<gix::ThreadSafeRepository, GitError> {
+    gix::ThreadSafeRepository::open_opts(&dot_git, isolated()).map_err(|err| GitError::Invalid {
         reason: describe(&err),
         path: dot_git,
     })
@@ -224,10 +327,10 @@ pub const SAFE_CONFIG: [&str; 2] = ["-c", "core.fsmonitor=false"];
 /// The file name of the git executable.
 const GIT_EXE: &str = if cfg!(windows) { "git.exe" } else { "git" };
 
-/// Whether an executable `git` is in one of the directories of `path` (a `PATH` value). Looks at
-/// the file system only; spawns nothing.
-fn git_on_path(path: &OsStr) -> bool {
-    crate::runner::on_path(GIT_EXE, path).is_some()
+/// The executable `git` in the first of the directories of `path` (a `PATH` value) that has one.
+/// Looks at the file system only; spawns nothing.
+fn find_git(path: &OsStr) -> Option<PathBuf> {
+    crate::runner::on_path(GIT_EXE, path)
 }
 
 /// Whether `file` is a regular file someone may execute.

@@ -113,6 +113,33 @@ fn every_untracked_file_is_listed() {
     }
 }
 
+/// Output larger than a pipe holds is gathered while the caller polls, and then parsed: the
+/// same list as a plain read gives, with git never left waiting on a full pipe.
+#[test]
+fn a_status_polled_while_it_runs_lists_what_a_plain_read_does() {
+    let dir = repo("python-passing");
+    fs::create_dir(dir.path().join("many")).expect("mkdir");
+    for i in 0..3000 {
+        fs::write(dir.path().join(format!("many/file-{i:05}.py")), "x = 1\n").expect("write");
+    }
+    let found = discover(dir.path())
+        .expect("discover")
+        .expect("a repository");
+    let mut started = start(&found, GitBackend::Cli);
+    let mut polls = 0;
+    while !started.done() {
+        polls += 1;
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+    let polled = started.changes().expect("polled status");
+    assert_eq!(
+        polled,
+        changes(&found, GitBackend::Cli).expect("plain status")
+    );
+    assert_eq!(polled.changes.len(), 3000);
+    assert!(polls > 0, "git was still running when first asked");
+}
+
 #[test]
 fn fresh_repository_compares_with_the_empty_tree() {
     let dir = repo("fresh-repo");
@@ -370,9 +397,12 @@ fn git_is_found_only_as_an_executable_file() {
     fs::create_dir(empty.join("git")).expect("a directory named git");
 
     let path = |dirs: &[&PathBuf]| std::env::join_paths(dirs).expect("join PATH");
-    assert!(!git_on_path(&path(&[])));
-    assert!(!git_on_path(&path(&[&empty, &plain])));
-    assert!(git_on_path(&path(&[&empty, &plain, &exec])));
+    assert_eq!(find_git(&path(&[])), None);
+    assert_eq!(find_git(&path(&[&empty, &plain])), None);
+    assert_eq!(
+        find_git(&path(&[&empty, &plain, &exec])),
+        Some(exec.join("git"))
+    );
 }
 
 #[test]

@@ -87,10 +87,7 @@ mod tests {
                 "i",
             ],
         );
-        let repo = Repo {
-            workdir: dir.to_owned(),
-            git_dir: dir.join(".git"),
-        };
+        let repo = Repo::new(dir.to_owned(), dir.join(".git"));
         assert_eq!(
             worktree_tree(&repo).unwrap(),
             git(dir, &["rev-parse", "HEAD^{tree}"])

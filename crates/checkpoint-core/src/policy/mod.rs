@@ -32,7 +32,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use derivation::{HARDENED, KeyDerivation};
-pub use rules::{Rule, RuleSet, RuleTests};
+pub use rules::{Classes, Rule, RuleSet, RuleTests};
 pub use value::{GitBackend, IntegrityMode, Switch, TestSelect};
 
 /// Everything `decide` needs to know about the user's wishes.

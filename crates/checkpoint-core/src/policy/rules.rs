@@ -5,7 +5,8 @@
 //! images: no tests, not gated), `code` (source files and build manifests: project tests, gated)
 //! or `other` (anything else: no tests, gated).
 
-use std::sync::LazyLock;
+use std::collections::HashMap;
+use std::sync::{LazyLock, OnceLock};
 
 use globset::{Candidate, Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
@@ -57,19 +58,39 @@ pub struct RuleSet {
     configured: Compiled,
 }
 
-/// The built-in fallbacks, compiled on first use: most hook calls (every tool call) load the
-/// policy but never classify a path, and compiling these globs is most of a policy load.
-static BUILTIN: LazyLock<Compiled> =
-    LazyLock::new(|| Compiled::new(RuleSet::builtin_rules()).expect("built-in globs are valid"));
+/// The built-in fallbacks, each rule's globs compiled the first time a path reaches it: most hook
+/// calls (every tool call) load the policy but never classify a path, compiling globs is most of
+/// a policy load, and most changed paths stop at the first rule (`code`).
+static BUILTIN: LazyLock<Vec<Builtin>> = LazyLock::new(|| {
+    (RuleSet::builtin_rules().into_iter())
+        .map(|rule| Builtin {
+            rule,
+            sets: OnceLock::new(),
+        })
+        .collect()
+});
 
 /// Rules with their globs compiled, one include and one exclude set per rule: a set of
-/// extension and file-name globs matches by hash lookups, and a rule that decides alone (a
-/// built-in, tried in order) costs no more than its own set.
+/// extension and file-name globs matches by hash lookups.
 #[derive(Debug, Clone)]
 struct Compiled {
     rules: Vec<Rule>,
     /// `(include, exclude)` of each rule.
     sets: Vec<(GlobSet, GlobSet)>,
+}
+
+/// A built-in rule, its globs compiled on first use.
+struct Builtin {
+    rule: Rule,
+    sets: OnceLock<(GlobSet, GlobSet)>,
+}
+
+impl Builtin {
+    fn matches(&self, path: &Candidate<'_>) -> bool {
+        let (include, exclude) =
+            (self.sets).get_or_init(|| sets(&self.rule).expect("built-in globs are valid"));
+        is_match(include, exclude, path)
+    }
 }
 
 /// Extensions of source files that the built-in `code` rule covers.
@@ -190,40 +211,101 @@ impl RuleSet {
     /// The rules that apply to `path`: every matching configured rule, or else the first matching
     /// built-in rule. Never empty.
     pub fn classify(&self, path: &str) -> Vec<&Rule> {
+        let mut rules = Vec::new();
+        self.classify_into(path, &mut rules);
+        rules
+    }
+
+    /// [`RuleSet::classify`] of each of `paths`, in order, with each path's rules worked out once.
+    pub fn classes<'p>(&self, paths: impl IntoIterator<Item = &'p str>) -> Classes<'_> {
+        let mut classes = Classes::default();
+        let mut known: HashMap<Vec<*const Rule>, usize> = HashMap::new();
+        let mut rules = Vec::new();
+        for path in paths {
+            rules.clear();
+            self.classify_into(path, &mut rules);
+            let key: Vec<*const Rule> =
+                rules.iter().map(|&rule| std::ptr::from_ref(rule)).collect();
+            let kind = *known.entry(key).or_insert_with(|| {
+                classes.kinds.push(rules.clone());
+                classes.kinds.len() - 1
+            });
+            classes.of.push(kind);
+        }
+        classes
+    }
+
+    /// Puts the rules that apply to `path` in `rules` (see [`RuleSet::classify`]).
+    fn classify_into<'s>(&'s self, path: &str, rules: &mut Vec<&'s Rule>) {
         // One candidate (the path split into name and extension) serves every glob set.
         let candidate = Candidate::new(path);
-        let matched: Vec<&Rule> = self.configured.matching(&candidate).collect();
-        if !matched.is_empty() {
-            return matched;
+        rules.extend(self.configured.matching(&candidate));
+        if rules.is_empty() {
+            rules.extend(
+                (BUILTIN.iter())
+                    .find(|builtin| builtin.matches(&candidate))
+                    .map(|builtin| &builtin.rule),
+            );
         }
-        BUILTIN.matching(&candidate).take(1).collect()
+    }
+}
+
+/// The rules of each path of a list (see [`RuleSet::classes`]): paths that share their rules
+/// share one list of them.
+#[derive(Debug, Clone, Default)]
+pub struct Classes<'r> {
+    /// Each distinct list of rules.
+    kinds: Vec<Vec<&'r Rule>>,
+    /// Each path's list, as its place in `kinds`.
+    of: Vec<usize>,
+}
+
+impl<'r> Classes<'r> {
+    /// How many paths were classified.
+    pub fn len(&self) -> usize {
+        self.of.len()
+    }
+
+    /// Whether no path was.
+    pub fn is_empty(&self) -> bool {
+        self.of.is_empty()
+    }
+
+    /// The rules of each path, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &[&'r Rule]> + '_ {
+        self.of.iter().map(|&kind| self.kinds[kind].as_slice())
     }
 }
 
 impl Compiled {
     fn new(rules: Vec<Rule>) -> Result<Compiled, GlobError> {
-        let set = |rule: &Rule, patterns: &[String]| {
-            let mut set = GlobSetBuilder::new();
-            for pattern in patterns {
-                set.add(glob(rule, pattern)?);
-            }
-            set.build().map_err(|e| set_error(rule, e))
-        };
-        let sets = (rules.iter())
-            .map(|rule| Ok((set(rule, &rule.include)?, set(rule, &rule.exclude)?)))
-            .collect::<Result<_, GlobError>>()?;
+        let sets = rules.iter().map(sets).collect::<Result<_, GlobError>>()?;
         Ok(Compiled { rules, sets })
     }
 
-    /// The rules matching `path`, in order, each asked only when the one before was.
+    /// The rules matching `path`, in order.
     fn matching<'s>(&'s self, path: &Candidate<'_>) -> impl Iterator<Item = &'s Rule> {
         (self.rules.iter().zip(&self.sets))
-            .filter(move |(_, (include, exclude))| {
-                include.is_match_candidate(path)
-                    && (exclude.is_empty() || !exclude.is_match_candidate(path))
-            })
+            .filter(move |(_, (include, exclude))| is_match(include, exclude, path))
             .map(|(rule, _)| rule)
     }
+}
+
+/// `rule`'s include and exclude globs, compiled.
+fn sets(rule: &Rule) -> Result<(GlobSet, GlobSet), GlobError> {
+    let set = |patterns: &[String]| {
+        let mut set = GlobSetBuilder::new();
+        for pattern in patterns {
+            set.add(glob(rule, pattern)?);
+        }
+        set.build().map_err(|e| set_error(rule, e))
+    };
+    Ok((set(&rule.include)?, set(&rule.exclude)?))
+}
+
+/// Whether `path` is in `include` and not in `exclude`.
+fn is_match(include: &GlobSet, exclude: &GlobSet, path: &Candidate<'_>) -> bool {
+    include.is_match_candidate(path) && (exclude.is_empty() || !exclude.is_match_candidate(path))
 }
 
 /// A repository-relative path glob as every setting writes them: `*` does not cross `/`, `**`
@@ -312,6 +394,28 @@ mod tests {
         );
     }
 
+    #[test]
+    fn paths_with_the_same_rules_share_one_list() {
+        let set = RuleSet::compile(vec![rule("daemon", &["src/**/*.py"], &[])]).unwrap();
+        let paths = ["src/a.py", "README.md", "src/b.py", "lib/c.py", "docs/d.md"];
+        let classes = set.classes(paths);
+        assert_eq!(classes.len(), paths.len());
+        assert_eq!(classes.kinds.len(), 3, "daemon, docs and code");
+        let named: Vec<Vec<&str>> = (classes.iter())
+            .map(|rules| rules.iter().map(|r| r.name.as_str()).collect())
+            .collect();
+        assert_eq!(
+            named,
+            [
+                vec!["daemon"],
+                vec!["docs"],
+                vec!["daemon"],
+                vec!["code"],
+                vec!["docs"]
+            ]
+        );
+    }
+
     proptest! {
         /// Every path gets at least one rule, and a path a configured rule matches never falls
         /// back to a built-in.
@@ -321,6 +425,24 @@ mod tests {
             let got = set.classify(&path);
             prop_assert!(!got.is_empty());
             prop_assert_eq!(got.iter().any(|r| r.name == "py"), path.ends_with(".py"));
+        }
+
+        /// Classifying a list gives each path what classifying it alone gives.
+        #[test]
+        fn classes_are_each_paths_classification(
+            paths in proptest::collection::vec("[a-z]{1,3}(/[a-z]{1,3}){0,2}\\.(py|rs|md|yml)", 0..40)
+        ) {
+            let set = RuleSet::compile(vec![
+                rule("py", &["**/*.py"], &["a/**"]),
+                rule("top", &["*"], &[]),
+            ])
+            .unwrap();
+            let classes = set.classes(paths.iter().map(String::as_str));
+            prop_assert_eq!(classes.len(), paths.len());
+            for (path, rules) in paths.iter().zip(classes.iter()) {
+                let alone = set.classify(path);
+                prop_assert!(rules.iter().map(|r| &r.name).eq(alone.iter().map(|r| &r.name)));
+            }
         }
     }
 }

@@ -124,12 +124,10 @@ impl Stream {
 
     fn open(repo: &Repo, name: &str, id: &str) -> Result<Stream, StreamError> {
         let name = FullName::try_from(name).map_err(|_| StreamError::Name(id.to_owned()))?;
-        let git = gix::open_opts(&repo.git_dir, gix::open::Options::isolated()).map_err(|e| {
-            StreamError::Git {
-                name: name.to_string(),
-                what: "open the repository",
-                message: e.to_string(),
-            }
+        let git = repo.isolated().map_err(|e| StreamError::Git {
+            name: name.to_string(),
+            what: "open the repository",
+            message: e.to_string(),
         })?;
         Ok(Stream { git, name })
     }
@@ -404,12 +402,10 @@ pub fn task_ids(repo: &Repo) -> Result<Vec<String>, StreamError> {
             message: e.to_string(),
         }
     };
-    let git = gix::open_opts(&repo.git_dir, gix::open::Options::isolated()).map_err(|e| {
-        StreamError::Git {
-            name: prefix.clone(),
-            what: "open the repository",
-            message: e.to_string(),
-        }
+    let git = repo.isolated().map_err(|e| StreamError::Git {
+        name: prefix.clone(),
+        what: "open the repository",
+        message: e.to_string(),
     })?;
     let refs = git.references().map_err(err("list refs"))?;
     let mut ids: Vec<String> = refs

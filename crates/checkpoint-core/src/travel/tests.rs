@@ -13,10 +13,7 @@ use crate::git::Repo;
 const BUDGET: Duration = Duration::from_secs(20);
 
 fn repo(dir: &Path) -> Repo {
-    Repo {
-        workdir: dir.to_owned(),
-        git_dir: dir.join(".git"),
-    }
+    Repo::new(dir.to_owned(), dir.join(".git"))
 }
 
 /// A commit of ours on `name` in `dir`, made with plain git, whose parent is the ref's current

@@ -16,7 +16,7 @@ fn later() -> Timestamp {
 fn digest(memo: &mut DigestMemo, dir: &Path, path: &str, reads: &Cell<u32>) -> String {
     let stat = DirStat::new(dir).regular(path).unwrap();
     if let Some(digest) = memo.remembered(path, &stat) {
-        return digest;
+        return digest.to_owned();
     }
     reads.set(reads.get() + 1);
     let digest = crate::digest::sha256_hex(&fs::read(dir.join(path)).unwrap());
@@ -103,8 +103,9 @@ fn the_memo_keeps_the_last_fingerprints_files_and_is_rewritten_only_when_they_ch
     round(&["a", "b"]);
     assert_eq!(ino(&file), written, "not rewritten");
     round(&["b"]);
-    let kept: MemoFile = postcard::from_bytes(&fs::read(&file).unwrap()).unwrap();
-    let paths: Vec<&str> = kept.files.iter().map(|(path, ..)| path.as_str()).collect();
+    let bytes = fs::read(&file).unwrap();
+    let kept: MemoFile = postcard::from_bytes(&bytes).unwrap();
+    let paths: Vec<&str> = kept.files.iter().map(|(path, ..)| *path).collect();
     assert_eq!(paths, ["b"]);
     assert_eq!(reads.get(), 2);
 }
