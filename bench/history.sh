@@ -152,14 +152,18 @@ snapshot_state() {
     rm -rf "$1/state.saved" "$1/refs.saved"
     cp -a "$1/state" "$1/state.saved"
     cp -a "$1/repo/.git/refs/checkpoint" "$1/refs.saved"
+    # Older than anything a timed run writes, newer than what the copies hold (cp -a keeps
+    # their times): `restore` finds what a run changed by it.
+    touch "$1/state.stamp"
 }
 
-# Copied back only when the last run changed them (a stop over unchanged work writes nothing),
-# and synced: deleting and writing megabytes of files leaves the kernel busy for milliseconds
-# after, which would be timed with the next run.
+# The command that puts DIR's state and refs back as they were saved: copied back only when the
+# last run wrote there (a stop over unchanged work writes nothing; a write, a rename or a removal
+# leaves a file or directory newer than the stamp), and synced: deleting and writing megabytes of
+# files leaves the kernel busy for milliseconds after, which would be timed with the next run.
 restore() {
     local refs="$1/repo/.git/refs/checkpoint"
-    echo "{ diff -rq $1/state.saved $1/state && diff -rq $1/refs.saved $refs; } > /dev/null 2>&1 ||" \
+    echo "[ -z \"\$(find $1/state $refs -newer $1/state.stamp -print -quit)\" ] ||" \
         "{ rm -rf $1/state $refs && cp -a $1/state.saved $1/state && cp -a $1/refs.saved $refs && sync; }"
 }
 
