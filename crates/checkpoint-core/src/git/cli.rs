@@ -3,8 +3,9 @@
 //! Porcelain v2 with `--branch` carries `HEAD` in `# branch.oid` / `# branch.head` headers, so one
 //! process answers everything. With `-z`, paths are raw bytes, unquoted, each record ending in NUL.
 
+use std::fs::File;
 use std::io::{self, Read};
-use std::os::fd::AsFd;
+use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
@@ -41,17 +42,12 @@ const MAX_STDERR_CHARS: usize = 300;
 pub(super) struct Running {
     child: Child,
     /// Standard output, then standard error, while git keeps them open.
-    pipes: [Option<PipeReader>; 2],
+    pipes: [Option<File>; 2],
     /// What each pipe gave so far.
     gathered: [Vec<u8>; 2],
+    /// Room for one read.
+    chunk: Vec<u8>,
 }
-
-/// One of git's output pipes.
-type PipeReader = Box<dyn ReadFd>;
-
-/// A pipe end that can be read and waited on.
-trait ReadFd: Read + AsFd + std::fmt::Debug + Send {}
-impl<T: Read + AsFd + std::fmt::Debug + Send> ReadFd for T {}
 
 /// Starts `git status` in `repo` with the `git` executable `program`.
 ///
@@ -72,12 +68,19 @@ pub(super) fn start(repo: &Repo, program: &Path) -> Result<Running, GitError> {
         .stderr(Stdio::piped())
         .spawn()
         .map_err(GitError::Spawn)?;
-    let stdout = child.stdout.take().map(|pipe| Box::new(pipe) as PipeReader);
-    let stderr = child.stderr.take().map(|pipe| Box::new(pipe) as PipeReader);
+    let stdout = child
+        .stdout
+        .take()
+        .map(|pipe| File::from(OwnedFd::from(pipe)));
+    let stderr = child
+        .stderr
+        .take()
+        .map(|pipe| File::from(OwnedFd::from(pipe)));
     Ok(Running {
         child,
         pipes: [stdout, stderr],
         gathered: Default::default(),
+        chunk: vec![0; 64 * 1024],
     })
 }
 
@@ -107,7 +110,6 @@ impl Running {
     /// Reads the pipes as they become readable, until both are closed (true) or, with a
     /// timeout, until none is readable within it (false).
     fn gather(&mut self, timeout: Option<&Timespec>) -> io::Result<bool> {
-        let mut chunk = [0u8; 64 * 1024];
         loop {
             let open: Vec<usize> = (0..2).filter(|&i| self.pipes[i].is_some()).collect();
             if open.is_empty() {
@@ -131,9 +133,9 @@ impl Running {
                 let Some(pipe) = self.pipes[i].as_mut() else {
                     continue;
                 };
-                match pipe.read(&mut chunk) {
+                match pipe.read(&mut self.chunk) {
                     Ok(0) => self.pipes[i] = None,
-                    Ok(n) => self.gathered[i].extend_from_slice(&chunk[..n]),
+                    Ok(n) => self.gathered[i].extend_from_slice(&self.chunk[..n]),
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                     Err(e) => return Err(e),
                 }
