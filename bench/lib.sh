@@ -51,20 +51,43 @@ row() { hyperfine_args+=(--command-name "$1" "$2"); }
 
 # Runs the rows collected with `row` (then clears them) and prints a table of means and medians
 # and their ratios to the row named BASELINE's. Extra arguments go to hyperfine (e.g. -N for no
-# shell).
+# shell). With INTERLEAVE=K (default 1) the RUNS are made in K rounds of RUNS/K runs of every
+# row in turn, and pooled: on a shared machine a slow phase then falls on every row alike, where
+# one hyperfine run times each row's runs back to back and a phase decides whole rows.
 compare() {
     local title="$1" baseline="$2" json="$target/bench-repos/$3.json"
     shift 3
     mkdir -p "$(dirname "$json")"
-    hyperfine "$@" --style basic --warmup "$WARMUP" --runs "$RUNS" --export-json "$json" \
-        "${hyperfine_args[@]}" > /dev/null
+    local rounds="${INTERLEAVE:-1}" round jsons=()
+    for round in $(seq "$rounds"); do
+        hyperfine "$@" --style basic --warmup "$WARMUP" \
+            --runs "$(((RUNS + rounds - 1) / rounds))" \
+            --export-json "$json.$round" "${hyperfine_args[@]}" > /dev/null
+        jsons+=("$json.$round")
+    done
     hyperfine_args=()
-    python3 - "$json" "$baseline" "$title" <<'PY'
+    python3 - "$json" "$baseline" "$title" "${jsons[@]}" <<'PY'
 import json
+import statistics
 import sys
 
-path, baseline_name, title = sys.argv[1:]
-results = json.load(open(path))["results"]
+path, baseline_name, title, *rounds = sys.argv[1:]
+pooled = {}
+for round_path in rounds:
+    for r in json.load(open(round_path))["results"]:
+        pooled.setdefault(r["command"], []).extend(r["times"])
+results = [
+    {
+        "command": command,
+        "times": times,
+        "mean": statistics.mean(times),
+        "stddev": statistics.stdev(times) if len(times) > 1 else 0.0,
+        "median": statistics.median(times),
+        "min": min(times),
+    }
+    for command, times in pooled.items()
+]
+json.dump({"results": results}, open(path, "w"))
 baseline = next(r for r in results if r["command"] == baseline_name)
 print(f"| {title} | mean ms | ± ms | median ms | min ms | mean × | median × `{baseline_name}` |")
 print("|---|---:|---:|---:|---:|---:|---:|")
@@ -75,5 +98,6 @@ for r in results:
           f"| {ratios[0]:.2f} | {ratios[1]:.2f} |")
 print()
 PY
+    rm -f "${jsons[@]}"
 }
 hyperfine_args=()
