@@ -221,15 +221,25 @@ impl RuleSet {
         let mut classes = Classes::default();
         let mut known: HashMap<Vec<*const Rule>, usize> = HashMap::new();
         let mut rules = Vec::new();
+        // The same rules: the same rule objects, in the same order.
+        let same = |a: &[&Rule], b: &[&Rule]| {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| std::ptr::eq(*x, *y))
+        };
         for path in paths {
             rules.clear();
             self.classify_into(path, &mut rules);
-            let key: Vec<*const Rule> =
-                rules.iter().map(|&rule| std::ptr::from_ref(rule)).collect();
-            let kind = *known.entry(key).or_insert_with(|| {
-                classes.kinds.push(rules.clone());
-                classes.kinds.len() - 1
-            });
+            // A change set is sorted by path: a path mostly has the rules of the one before.
+            let last = classes.of.last().copied();
+            let kind = match last.filter(|&kind| same(&classes.kinds[kind], &rules)) {
+                Some(kind) => kind,
+                None => {
+                    let key = rules.iter().map(|&rule| std::ptr::from_ref(rule)).collect();
+                    *known.entry(key).or_insert_with(|| {
+                        classes.kinds.push(rules.clone());
+                        classes.kinds.len() - 1
+                    })
+                }
+            };
             classes.of.push(kind);
         }
         classes
