@@ -225,8 +225,11 @@ impl DigestMemo {
         let kept = (self.before.iter().zip(&self.found))
             .filter(|&(_, &found)| found)
             .map(|(entry, _)| {
-                let (path, digest) = (text(&self.bytes, &entry.path), &entry.digest);
-                (path, entry.stat, text(&self.bytes, digest))
+                (
+                    self.path(entry),
+                    entry.stat,
+                    text(&self.bytes, &entry.digest),
+                )
             });
         let fresh = (self.fresh.iter()).map(|(path, stat, digest)| (&**path, *stat, &**digest));
         let mut files: Vec<Remembered> = kept.chain(fresh).collect();

@@ -111,31 +111,32 @@ impl Running {
     /// timeout, until none is readable within it (false).
     fn gather(&mut self, timeout: Option<&Timespec>) -> io::Result<bool> {
         loop {
-            let open: Vec<usize> = (0..2).filter(|&i| self.pipes[i].is_some()).collect();
-            if open.is_empty() {
-                return Ok(true);
-            }
-            let mut fds: Vec<PollFd> = (open.iter())
-                .filter_map(|&i| self.pipes[i].as_ref())
+            // Which of the open pipes (in order) are readable, closed or in error.
+            let mut ready = [false; 2];
+            let mut fds: Vec<PollFd> = (self.pipes.iter().flatten())
                 .map(|pipe| PollFd::new(pipe, PollFlags::IN))
                 .collect();
+            if fds.is_empty() {
+                return Ok(true);
+            }
             match poll(&mut fds, timeout) {
                 Ok(0) => return Ok(false),
                 Ok(_) => {}
                 Err(Errno::INTR) => continue,
                 Err(e) => return Err(e.into()),
             }
-            let ready: Vec<usize> = (open.iter().zip(&fds))
-                .filter(|(_, fd)| !fd.revents().is_empty())
-                .map(|(&i, _)| i)
-                .collect();
-            for i in ready {
-                let Some(pipe) = self.pipes[i].as_mut() else {
+            for (ready, fd) in ready.iter_mut().zip(&fds) {
+                *ready = !fd.revents().is_empty();
+            }
+            let open =
+                (self.pipes.iter_mut().zip(&mut self.gathered)).filter(|(pipe, _)| pipe.is_some());
+            for ((pipe, gathered), _) in open.zip(ready).filter(|(_, ready)| *ready) {
+                let Some(file) = pipe.as_mut() else {
                     continue;
                 };
-                match pipe.read(&mut self.chunk) {
-                    Ok(0) => self.pipes[i] = None,
-                    Ok(n) => self.gathered[i].extend_from_slice(&self.chunk[..n]),
+                match file.read(&mut self.chunk) {
+                    Ok(0) => *pipe = None,
+                    Ok(n) => gathered.extend_from_slice(&self.chunk[..n]),
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                     Err(e) => return Err(e),
                 }

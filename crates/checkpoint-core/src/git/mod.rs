@@ -203,12 +203,6 @@ pub fn changes(repo: &Repo, backend: GitBackend) -> Result<ChangeSet, GitError> 
     start(repo, backend).changes()
 }
 
-/// The change set of `repo` as the gate's facts: any error becomes [`RepoFacts::Unreadable`]
-/// with a one-line reason.
-pub fn facts(repo: &Repo, backend: GitBackend) -> RepoFacts {
-    start(repo, backend).facts()
-}
-
 /// Starts listing the paths of `repo` that differ from `HEAD`: with the CLI backend, `git
 /// status` runs from here on, and the caller may do other work before it waits for the list
 /// on any thread ([`Started::changes`]).

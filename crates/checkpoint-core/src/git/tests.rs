@@ -60,13 +60,13 @@ fn unreadable_reason(facts: RepoFacts) -> String {
     }
 }
 
-/// Discovery plus [`facts`], as the gate does it.
+/// Discovery plus [`Started::facts`], as the gate does it.
 fn gather(cwd: &Path, backend: GitBackend) -> (Option<Repo>, RepoFacts) {
     match discover(cwd) {
         Ok(None) => (None, RepoFacts::NoRepository),
         Err(err) => (None, unreadable(&err)),
         Ok(Some(repo)) => {
-            let facts = facts(&repo, backend);
+            let facts = start(&repo, backend).facts();
             (Some(repo), facts)
         }
     }
