@@ -30,6 +30,7 @@ use crate::store::{self, Lock, StoreError};
 
 mod memo;
 
+use memo::DirStat;
 pub use memo::{DigestMemo, SETTLED};
 
 /// BLAKE3 (hex) over `HEAD`'s commit (or `unborn`) and, for each change in order, its path, its
@@ -211,13 +212,16 @@ fn each_digest(
     memo: &mut DigestMemo,
     mut each: impl FnMut(&Change, &str),
 ) {
-    let paths: Vec<&str> = changes.changes.iter().map(|c| c.path.as_str()).collect();
-    let stats = memo.stats(workdir, &paths);
-    for (change, stat) in changes.changes.iter().zip(stats) {
-        if let Some(digest) = stat.and_then(|stat| memo.remembered(&change.path, &stat)) {
-            each(change, digest);
-            continue;
-        }
+    memo.prestat_rest(workdir);
+    let mut files = DirStat::new(workdir);
+    for change in &changes.changes {
+        let stat = match memo.lookup(&mut files, &change.path) {
+            Ok(digest) => {
+                each(change, digest);
+                continue;
+            }
+            Err(stat) => stat,
+        };
         let full = workdir.join(&change.path);
         let content = FileContent::read(&full, 0);
         let rememberable = matches!(content, FileContent::File { .. });

@@ -23,7 +23,6 @@
 //! `lstat` is as good as a late one: the digest it lets through is still of content read after
 //! the stat data it was remembered with, and the tests run after both.
 
-use std::ops::Range;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -69,36 +68,39 @@ struct MemoFile<'a> {
     files: Vec<Remembered<'a>>,
 }
 
-/// An entry of the loaded memo: where its path and digest are in the file's bytes (they are
-/// never copied out), and the stat data.
-#[derive(Debug)]
-struct Entry {
-    path: Range<usize>,
-    stat: Stat,
-    digest: Range<usize>,
-}
+/// What is known of an entry of the loaded memo (bits of [`DigestMemo::marks`]): its file was
+/// `lstat`ed ahead of the lookups (see [`DigestMemo::prestat`]) ...
+const STATED: u8 = 1;
+/// ... and showed the stat data the digest was remembered with;
+const UNCHANGED: u8 = 2;
+/// this fingerprint used the entry.
+const FOUND: u8 = 4;
 
 /// Remembered content digests: the last fingerprint's, and those of this one.
 ///
-/// A change set is looked up in the order it was saved in (sorted by path), so a lookup is
-/// a comparison with the entry after the last one found, and a binary search otherwise.
+/// The memo file's entries are read where they lie in its bytes, one at a time: loading
+/// allocates only the bytes, a start offset and a byte of marks per entry (a stop over ten
+/// thousand files touches kilobytes, not megabytes, of fresh memory, and every fresh page is a
+/// page fault). A change set is looked up in the order it was saved in (sorted by path), so a
+/// lookup is a comparison with the entry after the last one found, and a binary search
+/// otherwise.
 #[derive(Debug)]
 pub struct DigestMemo {
     /// Where the memo is kept; `None` for one that only forgets.
     file: Option<PathBuf>,
-    /// The memo file as read, which `before` points into.
+    /// The memo file as read.
     bytes: Vec<u8>,
-    /// What the last fingerprint remembered, sorted by path.
-    before: Vec<Entry>,
-    /// The stat data of the first of `before`'s files, taken by [`DigestMemo::prestat`].
-    prestats: Vec<Option<Stat>>,
-    /// Which of `before` this one found again.
-    found: Vec<bool>,
-    /// Where the next lookup is expected in `before`.
+    /// Where each entry of the last fingerprint starts in `bytes`, in the file's order (by path).
+    starts: Vec<u32>,
+    /// What is known of each entry: [`STATED`], [`UNCHANGED`], [`FOUND`].
+    marks: Vec<u8>,
+    /// How many entries, from the first, [`DigestMemo::prestat`] has `lstat`ed.
+    stated: usize,
+    /// Where the next lookup is expected among the entries.
     next: usize,
-    /// What this one remembers that `before` did not hold: path, stat data, digest.
+    /// What this one remembers that the last one did not hold: path, stat data, digest.
     fresh: Vec<(String, Stat, String)>,
-    /// Whether an entry of `before` no longer holds (another stat, or not remembered again).
+    /// Whether an entry no longer holds (another stat, or not remembered again).
     stale: bool,
     /// Files whose times are after this (nanoseconds since the epoch) are not remembered.
     settled_before: i64,
@@ -109,13 +111,13 @@ impl DigestMemo {
     pub fn load(state_dir: &Path, now: Timestamp) -> DigestMemo {
         let file = state_dir.join("cache").join(MEMO_FILE);
         let bytes = bounded::read_regular(&file, MAX_MEMO_BYTES).unwrap_or_default();
-        let before = entries(&bytes).unwrap_or_default();
+        let starts = starts(&bytes).unwrap_or_default();
         let now = i64::try_from(now.as_nanosecond()).unwrap_or(i64::MAX);
         DigestMemo {
             file: Some(file),
-            found: vec![false; before.len()],
+            marks: vec![0; starts.len()],
             bytes,
-            before,
+            starts,
             settled_before: now.saturating_sub(SETTLED.as_nanos() as i64),
             ..DigestMemo::forgetting()
         }
@@ -126,9 +128,9 @@ impl DigestMemo {
         DigestMemo {
             file: None,
             bytes: Vec::new(),
-            before: Vec::new(),
-            prestats: Vec::new(),
-            found: Vec::new(),
+            starts: Vec::new(),
+            marks: Vec::new(),
+            stated: 0,
             next: 0,
             fresh: Vec::new(),
             stale: false,
@@ -141,68 +143,89 @@ impl DigestMemo {
     /// run while `git status` does: `enough` is whether it has finished.
     pub fn prestat(&mut self, workdir: &Path, mut enough: impl FnMut() -> bool) {
         let mut files = DirStat::new(workdir);
-        for batch in self.before.chunks(PRESTAT_BATCH) {
-            if enough() {
-                return;
+        while self.stated < self.starts.len() && !enough() {
+            let end = (self.stated + PRESTAT_BATCH).min(self.starts.len());
+            for at in self.stated..end {
+                self.marks[at] |= check(&self.bytes, self.starts[at], &mut files);
             }
-            let bytes = &self.bytes;
-            (self.prestats).extend(
-                batch
-                    .iter()
-                    .map(|entry| files.regular(text(bytes, &entry.path))),
-            );
+            self.stated = end;
         }
     }
 
-    /// The stat data of each of `paths` (relative to `workdir`) that is a regular file, in
-    /// order: taken by [`DigestMemo::prestat`] where it reached the path, else now (see
-    /// [`stat_all`]).
-    pub(crate) fn stats(&self, workdir: &Path, paths: &[&str]) -> Vec<Option<Stat>> {
-        let mut next = 0;
-        let mut stats: Vec<Option<Option<Stat>>> = (paths.iter())
-            .map(|path| {
-                let at = self.find(path, next)?;
-                next = at + 1;
-                self.prestats.get(at).copied()
-            })
-            .collect();
-        let missing: Vec<&str> = (paths.iter().zip(&stats))
-            .filter_map(|(path, stat)| stat.is_none().then_some(*path))
-            .collect();
-        let mut fresh = stat_all(workdir, &missing).into_iter();
-        (stats.iter_mut())
-            .map(|stat| stat.take().unwrap_or_else(|| fresh.next().flatten()))
-            .collect()
-    }
-
-    /// Where `path` is in `before`: at `next` when the lookups follow the saved order, else
-    /// found by a binary search.
-    fn find(&self, path: &str, next: usize) -> Option<usize> {
-        match self.before.get(next) {
-            Some(entry) if self.path(entry) == path => Some(next),
-            _ => (self.before)
-                .binary_search_by(|entry| self.path(entry).cmp(path))
-                .ok(),
+    /// `lstat`s the remembered files [`DigestMemo::prestat`] did not reach, on a few threads
+    /// when there are many (each `lstat` is a system call of a microsecond or two, and a change
+    /// set may have tens of thousands); fewer are left to the lookups, one at a time.
+    pub(crate) fn prestat_rest(&mut self, workdir: &Path) {
+        /// Fewer files than this per thread are not worth a thread.
+        const PER_THREAD: usize = 512;
+        let rest = self.starts.len() - self.stated;
+        let wanted = rest / PER_THREAD;
+        if wanted < 2 {
+            return;
         }
+        // Asking for the parallelism costs a few reads of cgroup files: only when it can matter.
+        let threads = (std::thread::available_parallelism())
+            .map_or(1, |n| n.get())
+            .clamp(1, 8)
+            .min(wanted);
+        let part = rest.div_ceil(threads);
+        let (bytes, starts) = (&self.bytes, &self.starts[self.stated..]);
+        std::thread::scope(|scope| {
+            for (marks, starts) in
+                (self.marks[self.stated..].chunks_mut(part)).zip(starts.chunks(part))
+            {
+                // A thread that cannot finish leaves its files to the lookups.
+                scope.spawn(move || {
+                    let mut files = DirStat::new(workdir);
+                    for (mark, &start) in marks.iter_mut().zip(starts) {
+                        *mark |= check(bytes, start, &mut files);
+                    }
+                });
+            }
+        });
+        self.stated = self.starts.len();
     }
 
-    /// The path of `entry`.
-    fn path(&self, entry: &Entry) -> &str {
-        text(&self.bytes, &entry.path)
-    }
-
-    /// The remembered digest of the regular file at `path` (relative to the worktree), when
-    /// `stat` is what it was remembered with.
-    pub(crate) fn remembered(&mut self, path: &str, stat: &Stat) -> Option<&str> {
-        let at = self.find(path, self.next)?;
+    /// The remembered digest of `path` (relative to the worktree `files` stats in), when it is a
+    /// regular file whose stat data is what the digest was remembered with; else `Err` with its
+    /// stat data now (`None` when it is no regular file), taken before its content is read.
+    pub(crate) fn lookup(&mut self, files: &mut DirStat, path: &str) -> Result<&str, Option<Stat>> {
+        let Some(at) = self.find(path, self.next) else {
+            return Err(files.regular(path));
+        };
         self.next = at + 1;
-        let entry = &self.before[at];
-        if entry.stat != *stat {
-            self.stale = true;
-            return None;
+        let mark = self.marks[at];
+        let Some((_, stat, digest)) = entry(&self.bytes, self.starts[at]) else {
+            return Err(files.regular(path));
+        };
+        if mark & (STATED | UNCHANGED) != STATED | UNCHANGED {
+            let now = files.regular(path);
+            if now != Some(stat) {
+                self.stale = true;
+                return Err(now);
+            }
         }
-        self.found[at] = true;
-        Some(text(&self.bytes, &entry.digest))
+        self.marks[at] |= FOUND;
+        Ok(digest)
+    }
+
+    /// Where `path` is among the entries: at `next` when the lookups follow the saved order,
+    /// else found by a binary search.
+    fn find(&self, path: &str, next: usize) -> Option<usize> {
+        let path_at = |at: usize| path_of(&self.bytes, self.starts[at]);
+        if next < self.starts.len() && path_at(next) == path {
+            return Some(next);
+        }
+        let (mut low, mut high) = (0, self.starts.len());
+        while low < high {
+            let mid = low + (high - low) / 2;
+            match path_at(mid).cmp(path) {
+                std::cmp::Ordering::Less => low = mid + 1,
+                std::cmp::Ordering::Greater => high = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        None
     }
 
     /// Remembers `digest` for the regular file at `path`, read after an `lstat` gave `stat`,
@@ -218,19 +241,15 @@ impl DigestMemo {
     /// last one did.
     pub fn save(&self) -> Result<(), StoreError> {
         // An entry not found again is one the change set lost, or one that changed.
-        let same = self.fresh.is_empty() && !self.stale && self.found.iter().all(|&f| f);
+        let same = self.fresh.is_empty()
+            && !self.stale
+            && self.marks.iter().all(|&mark| mark & FOUND != 0);
         let Some(file) = self.file.as_ref().filter(|_| !same) else {
             return Ok(());
         };
-        let kept = (self.before.iter().zip(&self.found))
-            .filter(|&(_, &found)| found)
-            .map(|(entry, _)| {
-                (
-                    self.path(entry),
-                    entry.stat,
-                    text(&self.bytes, &entry.digest),
-                )
-            });
+        let kept = (self.starts.iter().zip(&self.marks))
+            .filter(|&(_, &mark)| mark & FOUND != 0)
+            .filter_map(|(&start, _)| entry(&self.bytes, start));
         let fresh = (self.fresh.iter()).map(|(path, stat, digest)| (&**path, *stat, &**digest));
         let mut files: Vec<Remembered> = kept.chain(fresh).collect();
         files.sort_unstable_by(|a, b| a.0.cmp(b.0));
@@ -248,68 +267,47 @@ impl DigestMemo {
     }
 }
 
-/// The entries of the memo file `bytes`, pointing into it; `None` when it is not a memo of
-/// this version.
-fn entries(bytes: &[u8]) -> Option<Vec<Entry>> {
-    let memo = postcard::from_bytes::<MemoFile>(bytes).ok()?;
-    if memo.version != MEMO_VERSION {
+/// Where each entry of the memo file `bytes` starts; `None` when it is not a memo of this
+/// version, or not whole. The file is a [`MemoFile`] as postcard encodes it: the version, the
+/// number of entries, then each entry, read here one after the other without a copy.
+fn starts(bytes: &[u8]) -> Option<Vec<u32>> {
+    let (version, rest) = postcard::take_from_bytes::<u32>(bytes).ok()?;
+    if version != MEMO_VERSION {
         return None;
     }
-    // Each string was borrowed from `bytes`: its place there is its address's distance from
-    // the start.
-    let place = |text: &str| {
-        let start = text.as_ptr().addr() - bytes.as_ptr().addr();
-        start..start + text.len()
-    };
-    let entries = (memo.files.iter())
-        .map(|&(path, stat, digest)| Entry {
-            path: place(path),
-            stat,
-            digest: place(digest),
-        })
-        .collect();
-    Some(entries)
-}
-
-/// The text at `range` of a loaded memo: UTF-8, since it was decoded as a string.
-fn text<'b>(bytes: &'b [u8], range: &Range<usize>) -> &'b str {
-    std::str::from_utf8(&bytes[range.clone()]).unwrap_or_default()
-}
-
-/// The stat data of each of `paths` (relative to `workdir`) that is a regular file, in order
-/// (see [`DirStat::regular`]); on a few threads when there are many, since each `lstat` is a
-/// system call of a microsecond or two, and a change set may have tens of thousands.
-fn stat_all(workdir: &Path, paths: &[&str]) -> Vec<Option<Stat>> {
-    /// Fewer paths than this per thread are not worth a thread.
-    const PER_THREAD: usize = 512;
-    // Asking for the parallelism costs a few reads of cgroup files: only when it can matter.
-    let wanted = paths.len().div_ceil(PER_THREAD);
-    let threads = match wanted {
-        0 | 1 => 1,
-        _ => (std::thread::available_parallelism())
-            .map_or(1, |n| n.get())
-            .clamp(1, 8)
-            .min(wanted),
-    };
-    let part = |paths: &[&str]| {
-        let mut files = DirStat::new(workdir);
-        paths
-            .iter()
-            .map(|path| files.regular(path))
-            .collect::<Vec<_>>()
-    };
-    if threads == 1 {
-        return part(paths);
+    let (count, mut rest) = postcard::take_from_bytes::<usize>(rest).ok()?;
+    // Each entry takes a few bytes at least: a count beyond that is a corrupt file.
+    let mut starts = Vec::with_capacity(count.min(rest.len()));
+    for _ in 0..count {
+        starts.push(u32::try_from(bytes.len() - rest.len()).ok()?);
+        rest = postcard::take_from_bytes::<Remembered>(rest).ok()?.1;
     }
-    std::thread::scope(|scope| {
-        let parts: Vec<_> = (paths.chunks(paths.len().div_ceil(threads)))
-            .map(|chunk| (chunk.len(), scope.spawn(move || part(chunk))))
-            .collect();
-        // A thread that could not finish leaves its files without stat data: they are read.
-        (parts.into_iter())
-            .flat_map(|(len, handle)| handle.join().unwrap_or_else(|_| vec![None; len]))
-            .collect()
-    })
+    rest.is_empty().then_some(starts)
+}
+
+/// The entry of the loaded memo `bytes` that starts at `start` (see [`starts`]).
+fn entry(bytes: &[u8], start: u32) -> Option<Remembered<'_>> {
+    let at = bytes.get(start as usize..)?;
+    postcard::take_from_bytes::<Remembered>(at)
+        .ok()
+        .map(|(entry, _)| entry)
+}
+
+/// The path of the entry of the loaded memo `bytes` that starts at `start`: its first field,
+/// read alone (a lookup compares paths only); empty when it cannot be read.
+fn path_of(bytes: &[u8], start: u32) -> &str {
+    (bytes.get(start as usize..))
+        .and_then(|at| postcard::take_from_bytes::<&str>(at).ok())
+        .map_or("", |(path, _)| path)
+}
+
+/// [`STATED`], with [`UNCHANGED`] when the file of the entry at `start` in `bytes` shows the
+/// stat data its digest was remembered with.
+fn check(bytes: &[u8], start: u32, files: &mut DirStat) -> u8 {
+    match entry(bytes, start) {
+        Some((path, stat, _)) if files.regular(path) == Some(stat) => STATED | UNCHANGED,
+        _ => STATED,
+    }
 }
 
 /// `lstat`s files of one worktree through a handle on their directory, kept open while the
@@ -317,7 +315,7 @@ fn stat_all(workdir: &Path, paths: &[&str]) -> Vec<Option<Stat>> {
 /// cost one directory lookup per directory and one short lookup per file, not a walk of every
 /// file's whole path from the root.
 #[derive(Debug)]
-struct DirStat<'a> {
+pub(crate) struct DirStat<'a> {
     workdir: &'a Path,
     /// The directory (relative to the worktree) and its handle; `None` when it cannot be opened.
     open: Option<(String, Option<OwnedFd>)>,
@@ -325,7 +323,7 @@ struct DirStat<'a> {
 
 impl<'a> DirStat<'a> {
     /// Stats files under `workdir`.
-    fn new(workdir: &'a Path) -> DirStat<'a> {
+    pub(crate) fn new(workdir: &'a Path) -> DirStat<'a> {
         DirStat {
             workdir,
             open: None,
@@ -334,7 +332,7 @@ impl<'a> DirStat<'a> {
 
     /// The stat data of `path` (relative to the worktree) when it is a regular file; `None` for
     /// anything else, or when it cannot be read.
-    fn regular(&mut self, path: &str) -> Option<Stat> {
+    pub(crate) fn regular(&mut self, path: &str) -> Option<Stat> {
         let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
         if self.open.as_ref().is_none_or(|(open, _)| open != dir) {
             let handle = fs::open(

@@ -14,10 +14,10 @@ fn later() -> Timestamp {
 
 /// The digest of `path` in `dir` through `memo`, counting the reads in `reads`.
 fn digest(memo: &mut DigestMemo, dir: &Path, path: &str, reads: &Cell<u32>) -> String {
-    let stat = DirStat::new(dir).regular(path).unwrap();
-    if let Some(digest) = memo.remembered(path, &stat) {
-        return digest.to_owned();
-    }
+    let stat = match memo.lookup(&mut DirStat::new(dir), path) {
+        Ok(digest) => return digest.to_owned(),
+        Err(stat) => stat.unwrap(),
+    };
     reads.set(reads.get() + 1);
     let digest = crate::digest::sha256_hex(&fs::read(dir.join(path)).unwrap());
     memo.remember(path, stat, &digest);
@@ -217,8 +217,9 @@ fn only_regular_files_have_stat_data_and_paths_are_looked_up_in_their_directory(
 }
 
 #[test]
-fn many_files_are_stated_in_order() {
+fn many_files_are_stated_on_threads_and_each_checked_against_its_entry() {
     let work = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
     let mut paths = Vec::new();
     for i in 0..1500 {
         let dir = ["a", "b/c", "d"][i % 3];
@@ -228,15 +229,30 @@ fn many_files_are_stated_in_order() {
         paths.push(path);
     }
     paths.sort();
-    paths.insert(700, "d/missing".to_owned());
-    let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
-    let sizes: Vec<Option<u64>> = (stat_all(work.path(), &paths).into_iter())
-        .map(|stat| stat.map(|stat| stat[2]))
+    let listed: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let mut memo = DigestMemo::load(state.path(), later());
+    change_fingerprint(work.path(), &untracked(&listed), &mut memo);
+    memo.save().unwrap();
+    // Some rewritten (another size), one removed, one replaced by a directory.
+    for path in &listed[..40] {
+        fs::write(work.path().join(path), "y").unwrap();
+    }
+    fs::remove_file(work.path().join(listed[700])).unwrap();
+    fs::remove_file(work.path().join(listed[900])).unwrap();
+    fs::create_dir(work.path().join(listed[900])).unwrap();
+
+    let mut memo = DigestMemo::load(state.path(), later());
+    memo.prestat(work.path(), || true);
+    assert_eq!(memo.stated, 0, "told to stop before the first batch");
+    memo.prestat_rest(work.path());
+    assert_eq!(memo.stated, listed.len());
+    let unchanged: Vec<bool> = (memo.marks.iter())
+        .map(|&mark| mark == STATED | UNCHANGED)
         .collect();
-    let expected: Vec<Option<u64>> = (paths.iter())
-        .map(|path| path.rsplit('/').next().unwrap().parse().ok())
+    let expected: Vec<bool> = (0..listed.len())
+        .map(|i| i >= 40 && i != 700 && i != 900)
         .collect();
-    assert_eq!(sizes, expected);
+    assert_eq!(unchanged, expected);
 }
 
 proptest! {
@@ -315,7 +331,7 @@ proptest! {
 }
 
 #[test]
-fn a_prestat_stops_when_told_and_the_rest_is_stated_when_asked() {
+fn a_prestat_stops_when_told_and_the_rest_is_stated_by_the_lookups() {
     let work = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
     let paths: Vec<String> = (0..200).map(|i| format!("f{i:03}")).collect();
@@ -325,7 +341,7 @@ fn a_prestat_stops_when_told_and_the_rest_is_stated_when_asked() {
     let listed: Vec<&str> = paths.iter().map(String::as_str).collect();
     let changes = untracked(&listed);
     let mut memo = DigestMemo::load(state.path(), later());
-    change_fingerprint(work.path(), &changes, &mut memo);
+    let first = change_fingerprint(work.path(), &changes, &mut memo);
     memo.save().unwrap();
 
     let mut memo = DigestMemo::load(state.path(), later());
@@ -334,11 +350,29 @@ fn a_prestat_stops_when_told_and_the_rest_is_stated_when_asked() {
         asked.set(asked.get() + 1);
         asked.get() > 1
     });
-    assert_eq!(
-        memo.prestats.len(),
-        PRESTAT_BATCH,
-        "one batch, then told to stop"
-    );
-    let stats = memo.stats(work.path(), &listed);
-    assert_eq!(stats, stat_all(work.path(), &listed));
+    assert_eq!(memo.stated, PRESTAT_BATCH, "one batch, then told to stop");
+    // Too few left for threads: the lookups stat them.
+    memo.prestat_rest(work.path());
+    assert_eq!(memo.stated, PRESTAT_BATCH);
+    assert_eq!(change_fingerprint(work.path(), &changes, &mut memo), first);
+    assert!(memo.marks.iter().all(|&mark| mark & FOUND != 0));
+}
+
+#[test]
+fn a_memo_cut_short_or_padded_is_empty() {
+    let work = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    for name in ["a", "b"] {
+        fs::write(work.path().join(name), name).unwrap();
+    }
+    let mut memo = DigestMemo::load(state.path(), later());
+    change_fingerprint(work.path(), &untracked(&["a", "b"]), &mut memo);
+    memo.save().unwrap();
+    let file = state.path().join("cache").join(MEMO_FILE);
+    let bytes = fs::read(&file).unwrap();
+    assert_eq!(DigestMemo::load(state.path(), later()).starts.len(), 2);
+    for broken in [&bytes[..bytes.len() - 1], &[&bytes[..], b"x"].concat()[..]] {
+        fs::write(&file, broken).unwrap();
+        assert!(DigestMemo::load(state.path(), later()).starts.is_empty());
+    }
 }
