@@ -16,7 +16,7 @@ shopt -s inherit_errexit
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 BASELINE="git status --porcelain"
-changes_bin="$target/release/examples/changes"
+changes_bin="$release/examples/changes"
 
 measure_git_status() { row "$BASELINE" "git -C '$repo' status --porcelain"; }
 measure_cli_backend() { row "checkpoint git backend: cli" "'$changes_bin' cli '$repo'"; }
@@ -26,7 +26,7 @@ MEASUREMENTS=(measure_git_status measure_cli_backend measure_gix_backend measure
 
 # Builds the example that reads the change set, and an empty Rust binary, both optimized.
 build() {
-    cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-core \
+    release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-core \
         --example changes
     build_empty
 }

@@ -14,12 +14,12 @@ shopt -s inherit_errexit
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-bin="$target/release"
+bin="$release"
 work="$target/bench-repos/context"
 export CHECKPOINT_STATE_DIR="$work/state" XDG_CONFIG_HOME="$work/config"
 
 build() {
-    cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p adapter-claude
+    release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p adapter-claude
     build_empty
 }
 

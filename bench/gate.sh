@@ -19,13 +19,13 @@ shopt -s inherit_errexit
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-bin="$target/release"
+bin="$release"
 work="$target/bench-repos/gate"
 state="$work/state"
 export CHECKPOINT_STATE_DIR="$state" XDG_CONFIG_HOME="$work/config"
 
 build() {
-    cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli \
+    release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli \
         -p adapter-claude -p adapter-gemini -p adapter-codex
     build_empty
 }

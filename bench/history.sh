@@ -27,12 +27,12 @@ RUNS="${RUNS:-10}"
 WARMUP="${WARMUP:-2}"
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-bin="$target/release"
+bin="$release"
 work="$target/bench-repos/history"
 prepares=()
 
 build() {
-    cargo build --quiet --release --manifest-path "$root/Cargo.toml" \
+    release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" \
         -p checkpoint-cli -p adapter-claude -p adapter-codex
 }
 

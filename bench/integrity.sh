@@ -13,14 +13,14 @@ shopt -s inherit_errexit
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 files="${1:-100}"
-bin="$target/release"
+bin="$release"
 work="$target/bench-repos/integrity-$files"
 export CHECKPOINT_STATE_DIR="$work/state" XDG_CONFIG_HOME="$work/config"
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 export GIT_AUTHOR_NAME=Bench GIT_AUTHOR_EMAIL=bench@example.com
 export GIT_COMMITTER_NAME=Bench GIT_COMMITTER_EMAIL=bench@example.com
 
-cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli
+release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli
 
 # The repository: FILES committed test modules of 20 tests each, then one test more in each.
 repo="$work/repo"

@@ -9,6 +9,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 target="$(cargo metadata --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
 empty_bin="$target/bench-bin/empty"
+# The release binaries, built as scripts/install.sh builds them (`release_cargo build --release`).
+. "$root/scripts/release-build.sh"
+release="$(release_dir "$target")"
 
 # Compiles an empty `fn main() {}` with full optimization: the process floor.
 build_empty() {

@@ -19,8 +19,8 @@ repo="$work/boltons"
 [ -d "$repo" ] || { echo "run bench/select.sh first: it prepares $repo" >&2; exit 1; }
 export XDG_CONFIG_HOME="$work/config" PATH="$work/venv/bin:$PATH"
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
-cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli -p adapter-claude
-hook="$target/release/checkpoint-claude"
+release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli -p adapter-claude
+hook="$release/checkpoint-claude"
 state="$repo/.git/checkpoint"
 
 payloads="$work/payloads"
@@ -38,7 +38,7 @@ done
 
 git -C "$repo" checkout --quiet -- .
 printf '# touched\n' >> "$repo/boltons/strutils.py"
-"$target/release/checkpoint" check > /dev/null 2>&1 || true # the change set's outcome, cached
+"$release/checkpoint" check > /dev/null 2>&1 || true # the change set's outcome, cached
 
 off="rm -f '$state/prewarm-on'"
 on="touch '$state/prewarm-on'"

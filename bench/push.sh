@@ -22,8 +22,8 @@ isolated_git
 
 work="$target/bench-repos/push"
 export CHECKPOINT_STATE_DIR="$work/state" XDG_CONFIG_HOME="$work/config"
-cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli
-bin="$target/release"
+release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli
+bin="$release"
 
 rm -rf "$work"
 mkdir -p "$work"

@@ -20,9 +20,9 @@ shopt -s inherit_errexit
 work="$target/bench-repos/restore"
 export CHECKPOINT_STATE_DIR="$work/state" XDG_CONFIG_HOME="$work/config"
 
-cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli
-cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-core --example tree
-bin="$target/release"
+release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli
+release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-core --example tree
+bin="$release"
 
 sizes=("$@")
 [ "${#sizes[@]}" -gt 0 ] || sizes=(20000 3000)
@@ -41,7 +41,7 @@ for size in "${sizes[@]}"; do
         for f in $(git ls-files | head -3); do echo "edit" >> "$f"; done
     )
     row "git status --porcelain" "cd $dir && git status --porcelain"
-    row "tested tree (receipt)" "cd $dir && $target/release/examples/tree"
+    row "tested tree (receipt)" "cd $dir && $release/examples/tree"
     row "checkpoint diff" "cd $dir && $bin/checkpoint diff"
     row "checkpoint restore --dry-run" "cd $dir && $bin/checkpoint restore --dry-run"
     row "checkpoint verify HEAD" "cd $dir && $bin/checkpoint verify HEAD; true"

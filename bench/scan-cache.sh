@@ -18,12 +18,12 @@ shopt -s inherit_errexit
 RUNS="${RUNS:-10}"
 WARMUP="${WARMUP:-2}"
 work="$target/bench-repos/scan-cache"
-bin="$target/release/checkpoint"
+bin="$release/checkpoint"
 export XDG_CONFIG_HOME="$work/config"
 isolated_git
 mkdir -p "$work"
 
-cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli
+release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli
 
 django="$work/django"
 if [ ! -d "$django" ]; then

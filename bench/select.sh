@@ -30,12 +30,12 @@ hashes_url="${1:-https://github.com/RustCrypto/hashes}"
 remeda_url="${2:-https://github.com/remeda/remeda}"
 projects=" ${PROJECTS:-boltons hashes remeda} "
 work="$target/bench-repos/select"
-bin="$target/release/checkpoint"
+bin="$release/checkpoint"
 export XDG_CONFIG_HOME="$work/config"
 isolated_git
 mkdir -p "$work"
 
-cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli
+release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli
 
 # Commits the directory $1 as it is, and approves its detected test command.
 commit_and_trust() {

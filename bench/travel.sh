@@ -14,7 +14,7 @@ shopt -s inherit_errexit
 
 ROUNDS="${ROUNDS:-100}"
 work="$target/bench-repos/travel"
-cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-core --example travel
+release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-core --example travel
 
 sizes=("$@")
 [ "${#sizes[@]}" -gt 0 ] || sizes=(3000 20000)
@@ -25,6 +25,6 @@ for size in "${sizes[@]}"; do
     cp -a "$(repo_with "$size")" "$dir"
     echo "### $size files, $ROUNDS rounds"
     echo
-    "$target/release/examples/travel" "$dir" "$ROUNDS"
+    "$release/examples/travel" "$dir" "$ROUNDS"
     echo
 done

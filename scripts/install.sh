@@ -4,9 +4,11 @@
 # (~/.cargo/bin), side by side, as
 # `checkpoint install <agent>` expects. Shows cargo's progress (the first release build takes a
 # few minutes). Exits 1 when that directory is not on PATH, after saying which line to add: the
-# `checkpoint check` the README runs after it would not be found.
+# `checkpoint check` the README runs after it would not be found. On Linux the binaries are linked
+# statically, for a faster start on every hook call (see scripts/release-build.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/release-build.sh
 bin="${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin"
 packages=(checkpoint-cli adapter-claude adapter-gemini adapter-codex adapter-copilot adapter-opencode)
 step=0
@@ -14,7 +16,7 @@ for package in "${packages[@]}"; do
   step=$((step + 1))
   printf '==> [%d/%d] cargo install %s (a release build; the first one takes a few minutes)\n' \
     "$step" "${#packages[@]}" "$package" >&2
-  cargo install --locked --path "crates/$package"
+  release_cargo install --locked --path "crates/$package"
 done
 "$bin/checkpoint" --version
 shown="${bin/#$HOME/\$HOME}"
