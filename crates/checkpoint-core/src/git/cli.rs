@@ -53,12 +53,16 @@ pub(super) struct Running {
 ///
 /// `GIT_DIR` and `GIT_WORK_TREE` point at `repo` explicitly, so git reads the repository that
 /// discovery found even if the caller's environment names another one; `GIT_INDEX_FILE` is
-/// dropped for the same reason.
+/// dropped for the same reason. git changes to the worktree itself (`-C`): a working directory
+/// set for the child would make std fork this process where it can otherwise `posix_spawn` it
+/// (a statically linked binary cannot look up glibc's `posix_spawn_file_actions_addchdir_np`),
+/// and a fork copies the whole memory map, then faults on every page either side writes.
 pub(super) fn start(repo: &Repo, program: &Path) -> Result<Running, GitError> {
     let mut child = Command::new(program)
+        .arg("-C")
+        .arg(&repo.workdir)
         .args(super::SAFE_CONFIG)
         .args(STATUS_ARGS)
-        .current_dir(&repo.workdir)
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env("GIT_DIR", &repo.git_dir)
         .env("GIT_WORK_TREE", &repo.workdir)

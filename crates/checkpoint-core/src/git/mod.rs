@@ -215,7 +215,7 @@ pub fn start(repo: &Repo, backend: GitBackend) -> Started<'_> {
     };
     Started(if use_cli {
         // Run as found here, not searched for again by the exec (a relative directory on `PATH`
-        // is left to the exec, which looks in the worktree git starts in).
+        // is left to the exec).
         let program = (found.filter(|git| git.is_absolute())).unwrap_or_else(|| GIT_EXE.into());
         Backend::Cli(cli::start(repo, &program))
     } else {
