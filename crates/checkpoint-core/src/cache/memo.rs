@@ -58,8 +58,8 @@ pub(crate) type Stat = [u64; 6];
 /// data it is valid for, and the digest.
 type Remembered<'a> = (&'a str, Stat, &'a str);
 
-/// The memo file.
-#[derive(Debug, Default, Serialize, Deserialize)]
+/// The memo file as it is written (a stop reads it an entry at a time, see [`starts`]).
+#[derive(Debug, Serialize, Deserialize)]
 struct MemoFile<'a> {
     /// [`MEMO_VERSION`].
     version: u32,
@@ -190,7 +190,7 @@ impl DigestMemo {
     /// regular file whose stat data is what the digest was remembered with; else `Err` with its
     /// stat data now (`None` when it is no regular file), taken before its content is read.
     pub(crate) fn lookup(&mut self, files: &mut DirStat, path: &str) -> Result<&str, Option<Stat>> {
-        let Some(at) = self.find(path, self.next) else {
+        let Some(at) = self.find(path) else {
             return Err(files.regular(path));
         };
         self.next = at + 1;
@@ -209,23 +209,16 @@ impl DigestMemo {
         Ok(digest)
     }
 
-    /// Where `path` is among the entries: at `next` when the lookups follow the saved order,
-    /// else found by a binary search.
-    fn find(&self, path: &str, next: usize) -> Option<usize> {
-        let path_at = |at: usize| path_of(&self.bytes, self.starts[at]);
-        if next < self.starts.len() && path_at(next) == path {
-            return Some(next);
+    /// Where `path` is among the entries: at [`DigestMemo::next`] when the lookups follow the
+    /// saved order, else found by a binary search.
+    fn find(&self, path: &str) -> Option<usize> {
+        let path_at = |start: &u32| path_of(&self.bytes, *start);
+        match self.starts.get(self.next) {
+            Some(start) if path_at(start) == path => Some(self.next),
+            _ => (self.starts)
+                .binary_search_by(|start| path_at(start).cmp(path))
+                .ok(),
         }
-        let (mut low, mut high) = (0, self.starts.len());
-        while low < high {
-            let mid = low + (high - low) / 2;
-            match path_at(mid).cmp(path) {
-                std::cmp::Ordering::Less => low = mid + 1,
-                std::cmp::Ordering::Greater => high = mid,
-                std::cmp::Ordering::Equal => return Some(mid),
-            }
-        }
-        None
     }
 
     /// Remembers `digest` for the regular file at `path`, read after an `lstat` gave `stat`,
