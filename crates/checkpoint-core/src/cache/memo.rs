@@ -16,7 +16,8 @@
 //! it whole, and JSON for ten thousand entries cost more than `git status`), holding the entries
 //! of the last fingerprint only (so it is bounded by the change set), read with a size cap and
 //! replaced atomically when it changed. A missing, oversized, corrupt or other-version memo is
-//! empty: the digests are then read from the files, as without a memo.
+//! empty, and an entry whose path or digest is not UTF-8 is never used: the digests are then
+//! read from the files, as without a memo.
 //!
 //! A stop's change set is mostly the last one's, so the remembered files can be `lstat`ed while
 //! `git status` still runs ([`DigestMemo::prestat`]), on the core git leaves idle. An early
@@ -57,6 +58,11 @@ pub(crate) type Stat = [u64; 6];
 /// One remembered digest as the memo file holds it: the path (relative to the worktree), the stat
 /// data it is valid for, and the digest.
 type Remembered<'a> = (&'a str, Stat, &'a str);
+
+/// A [`Remembered`] entry with its path and digest left as bytes: postcard lays both out as it
+/// does bytes, so this reads the same entries without checking that their text is UTF-8 (done
+/// where an entry is used).
+type RawEntry<'a> = (&'a [u8], Stat, &'a [u8]);
 
 /// The memo file as it is written (a stop reads it an entry at a time, see [`starts`]).
 #[derive(Debug, Serialize, Deserialize)]
@@ -212,7 +218,7 @@ impl DigestMemo {
     /// Where `path` is among the entries: at [`DigestMemo::next`] when the lookups follow the
     /// saved order, else found by a binary search.
     fn find(&self, path: &str) -> Option<usize> {
-        let path_at = |start: &u32| path_of(&self.bytes, *start);
+        let (path, path_at) = (path.as_bytes(), |start: &u32| path_of(&self.bytes, *start));
         match self.starts.get(self.next) {
             Some(start) if path_at(start) == path => Some(self.next),
             _ => (self.starts)
@@ -273,7 +279,7 @@ fn starts(bytes: &[u8]) -> Option<Vec<u32>> {
     let mut starts = Vec::with_capacity(count.min(rest.len()));
     for _ in 0..count {
         starts.push(u32::try_from(bytes.len() - rest.len()).ok()?);
-        rest = postcard::take_from_bytes::<Remembered>(rest).ok()?.1;
+        rest = postcard::take_from_bytes::<RawEntry>(rest).ok()?.1;
     }
     rest.is_empty().then_some(starts)
 }
@@ -287,11 +293,12 @@ fn entry(bytes: &[u8], start: u32) -> Option<Remembered<'_>> {
 }
 
 /// The path of the entry of the loaded memo `bytes` that starts at `start`: its first field,
-/// read alone (a lookup compares paths only); empty when it cannot be read.
-fn path_of(bytes: &[u8], start: u32) -> &str {
+/// read alone and as bytes (a lookup compares paths only, and a path that is not UTF-8 equals
+/// none it is asked for); empty when it cannot be read.
+fn path_of(bytes: &[u8], start: u32) -> &[u8] {
     (bytes.get(start as usize..))
-        .and_then(|at| postcard::take_from_bytes::<&str>(at).ok())
-        .map_or("", |(path, _)| path)
+        .and_then(|at| postcard::take_from_bytes::<&[u8]>(at).ok())
+        .map_or(&[], |(path, _)| path)
 }
 
 /// [`STATED`], with [`UNCHANGED`] when the file of the entry at `start` in `bytes` shows the

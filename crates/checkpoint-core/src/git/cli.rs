@@ -206,13 +206,16 @@ fn fields<'a>(
     count: usize,
     record: &[u8],
 ) -> Result<(&'a [u8], &'a [u8]), GitError> {
-    let parts: Vec<&[u8]> = match rest.strip_prefix(b" ") {
-        Some(rest) => rest.splitn(count, |&b| b == b' ').collect(),
-        None => Vec::new(),
-    };
-    match (parts.first(), parts.last()) {
-        (Some(first), Some(last)) if parts.len() == count && !last.is_empty() => Ok((first, last)),
-        _ => Err(unexpected("record", record)),
+    let malformed = || unexpected("record", record);
+    let rest = rest.strip_prefix(b" ").ok_or_else(malformed)?;
+    // Counted as they come, not gathered: a change set may have tens of thousands of records.
+    let mut parts = rest.splitn(count, |&b| b == b' ');
+    let first = parts.next().ok_or_else(malformed)?;
+    let (seen, last) = parts.fold((1, first), |(seen, _), part| (seen + 1, part));
+    if seen == count && !last.is_empty() {
+        Ok((first, last))
+    } else {
+        Err(malformed())
     }
 }
 

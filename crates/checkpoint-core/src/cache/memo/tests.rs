@@ -376,3 +376,45 @@ fn a_memo_cut_short_or_padded_is_empty() {
         assert!(DigestMemo::load(state.path(), later()).starts.is_empty());
     }
 }
+
+#[test]
+fn an_entry_whose_text_is_not_utf8_is_not_used() {
+    let work = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let names = ["aaaa", "bbbb", "cccc"];
+    for name in names {
+        fs::write(work.path().join(name), name).unwrap();
+    }
+    let changes = untracked(&names);
+    let mut memo = DigestMemo::load(state.path(), later());
+    let first = change_fingerprint(work.path(), &changes, &mut memo);
+    memo.save().unwrap();
+    let file = state.path().join("cache").join(MEMO_FILE);
+    let mut bytes = fs::read(&file).unwrap();
+    // A byte of one path and one of another's digest that no UTF-8 text holds.
+    let at = |bytes: &[u8], needle: &[u8]| bytes.windows(needle.len()).position(|w| w == needle);
+    let path = at(&bytes, b"aaaa").unwrap();
+    bytes[path] = 0xff;
+    let other = at(&bytes, b"bbbb").unwrap();
+    let digest = other + at(&bytes[other..], b"file ").unwrap() + 7;
+    bytes[digest] = 0xff;
+    fs::write(&file, &bytes).unwrap();
+
+    let mut memo = DigestMemo::load(state.path(), later());
+    assert_eq!(memo.starts.len(), 3, "the entries are still found");
+    let broken = |memo: &DigestMemo| {
+        (memo.starts.iter())
+            .filter(|&&start| entry(&memo.bytes, start).is_none())
+            .count()
+    };
+    assert_eq!(broken(&memo), 2);
+    assert_eq!(change_fingerprint(work.path(), &changes, &mut memo), first);
+    memo.save().unwrap();
+    // Those two files were read again, and are remembered as they are.
+    let memo = DigestMemo::load(state.path(), later());
+    let paths: Vec<&[u8]> = (memo.starts.iter())
+        .map(|&s| path_of(&memo.bytes, s))
+        .collect();
+    assert_eq!(paths, [&b"aaaa"[..], b"bbbb", b"cccc"]);
+    assert_eq!(broken(&memo), 0);
+}
