@@ -164,35 +164,41 @@ pub enum GitError {
 /// Returns `Ok(None)` when `cwd` is not inside any repository. A bare repository is an error
 /// ([`GitError::Bare`]): it has no working tree whose changes could be checked. So is a damaged
 /// `.git` between `cwd` and the repository discovery settled on ([`GitError::Invalid`]).
+///
+/// The working tree is the directory the `.git` was found in (a linked worktree's own), never
+/// one the repository's configuration names instead (`core.worktree`), nor none because it says
+/// `core.bare`: whoever can write `.git/config` could otherwise point the gate at a clean copy
+/// of the project, and every stop would find nothing changed.
 pub fn discover(cwd: &Path) -> Result<Option<Repo>, GitError> {
     let cwd = std::path::absolute(cwd).map_err(|source| GitError::Cwd {
         path: cwd.to_owned(),
         source,
     })?;
-    // Discovery reads the repository's own configuration only, as every later open does.
-    let trust = gix::sec::trust::Mapping {
-        full: isolated(),
-        reduced: isolated(),
-    };
-    let discovered = match gix::ThreadSafeRepository::discover_opts(&cwd, Default::default(), trust)
-    {
-        Ok(repo) => Some(repo),
+    // Found by the layout alone; the configuration is read by the open.
+    let found = match gix::discover::upwards_opts(&cwd, Default::default()) {
+        Ok((path, _)) => Some(path.into_repository_and_work_tree_directories()),
         Err(err) if is_no_repository(&err) => None,
         Err(err) => return Err(gix_error("discover the repository")(err)),
     };
-    let repo = match (discovered, nearest_dot_git(&cwd)) {
-        (Some(repo), Some(dot_git)) if passed_over(&repo, &dot_git) => open_dot_git(dot_git)?,
-        (Some(repo), _) => repo,
+    let (repo, workdir) = match (found, nearest_dot_git(&cwd)) {
+        (Some(found), Some(dot_git)) if passed_over(&found, &dot_git) => open_dot_git(dot_git)?,
+        (Some((git_dir, workdir)), _) => {
+            // Discovery reads the repository's own configuration only, as every later open
+            // does.
+            let repo = gix::ThreadSafeRepository::open_opts(&git_dir, isolated())
+                .map_err(gix_error("discover the repository"))?;
+            (repo, workdir)
+        }
         (None, Some(dot_git)) => open_dot_git(dot_git)?,
         (None, None) => return Ok(None),
     };
-    let Some(workdir) = repo.work_dir() else {
+    let Some(workdir) = workdir else {
         return Err(GitError::Bare {
             git_dir: repo.git_dir().to_owned(),
         });
     };
     Ok(Some(Repo {
-        workdir: workdir.to_owned(),
+        workdir,
         git_dir: repo.git_dir().to_owned(),
         opened: Arc::new(OnceLock::from(repo)),
     }))
@@ -290,9 +296,10 @@ fn nearest_dot_git(cwd: &Path) -> Option<PathBuf> {
         .find(|dot_git| dot_git.symlink_metadata().is_ok())
 }
 
-/// Whether discovery settled on a repository above `dot_git`, i.e. skipped it as invalid.
-fn passed_over(repo: &gix::ThreadSafeRepository, dot_git: &Path) -> bool {
-    let root = repo.work_dir().unwrap_or(repo.git_dir());
+/// Whether discovery settled on a repository (its git directory and working tree, as
+/// [`discover`] found them) above `dot_git`, i.e. skipped it as invalid.
+fn passed_over((git_dir, workdir): &(PathBuf, Option<PathBuf>), dot_git: &Path) -> bool {
+    let root = workdir.as_deref().unwrap_or(git_dir);
     match (
         dot_git.parent().map(Path::canonicalize),
         root.canonicalize(),
@@ -302,12 +309,18 @@ fn passed_over(repo: &gix::ThreadSafeRepository, dot_git: &Path) -> bool {
     }
 }
 
-/// Opens the repository at `dot_git` directly, so that its error says what is wrong with it.
-fn open_dot_git(dot_git: PathBuf) -> Result<gix::ThreadSafeRepository, GitError> {
-    gix::ThreadSafeRepository::open_opts(&dot_git, isolated()).map_err(|err| GitError::Invalid {
-        reason: describe(&err),
-        path: dot_git,
-    })
+/// Opens the repository at `dot_git` directly, so that its error says what is wrong with it;
+/// its working tree is the directory that holds `dot_git`.
+fn open_dot_git(
+    dot_git: PathBuf,
+) -> Result<(gix::ThreadSafeRepository, Option<PathBuf>), GitError> {
+    match gix::ThreadSafeRepository::open_opts(&dot_git, isolated()) {
+        Ok(repo) => Ok((repo, dot_git.parent().map(Path::to_path_buf))),
+        Err(err) => Err(GitError::Invalid {
+            reason: describe(&err),
+            path: dot_git,
+        }),
+    }
 }
 
 /// Options every git process checkpoint starts gets before its subcommand, so that the

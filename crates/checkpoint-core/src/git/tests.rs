@@ -368,6 +368,37 @@ fn damaged_dot_git_does_not_fall_through_to_the_parent() {
 }
 
 #[test]
+fn the_repositorys_configuration_cannot_move_or_remove_the_working_tree() {
+    let dir = repo("python-passing");
+    let clean = tempfile::tempdir().expect("tempdir");
+    for entry in fs::read_dir(dir.path()).expect("read_dir").flatten() {
+        if entry.file_type().expect("type").is_file() {
+            fs::copy(entry.path(), clean.path().join(entry.file_name())).expect("copy");
+        }
+    }
+    fs::write(dir.path().join("calc.py"), "changed\n").expect("edit");
+    let root = dir.path().canonicalize().expect("canonical root");
+    let worktree = clean.path().to_str().expect("utf-8 path");
+    for (key, value) in [("core.worktree", worktree), ("core.bare", "true")] {
+        git_output(dir.path(), &["config", key, value]);
+        let found = discover(dir.path())
+            .expect("discover")
+            .expect("a repository");
+        assert_eq!(
+            found.workdir.canonicalize().expect("workdir"),
+            root,
+            "{key}"
+        );
+        assert_eq!(
+            summary(&changes_in(dir.path())),
+            [("calc.py", Modified, false)],
+            "{key}"
+        );
+        git_output(dir.path(), &["config", "--unset", key]);
+    }
+}
+
+#[test]
 fn bare_repository_is_unreadable() {
     let dir = repo("no-repo");
     git_output(dir.path(), &["init", "-q", "--bare", "bare.git"]);
