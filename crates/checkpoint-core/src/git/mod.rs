@@ -176,16 +176,18 @@ pub fn discover(cwd: &Path) -> Result<Option<Repo>, GitError> {
     })?;
     // Found by the layout alone; the configuration is read by the open.
     let found = match gix::discover::upwards_opts(&cwd, Default::default()) {
-        Ok((path, _)) => Some(path.into_repository_and_work_tree_directories()),
+        Ok((path, trust)) => Some((path.into_repository_and_work_tree_directories(), trust)),
         Err(err) if is_no_repository(&err) => None,
         Err(err) => return Err(gix_error("discover the repository")(err)),
     };
     let (repo, workdir) = match (found, nearest_dot_git(&cwd)) {
-        (Some(found), Some(dot_git)) if passed_over(&found, &dot_git) => open_dot_git(dot_git)?,
-        (Some((git_dir, workdir)), _) => {
+        (Some((found, _)), Some(dot_git)) if passed_over(&found, &dot_git) => {
+            open_dot_git(dot_git)?
+        }
+        (Some(((git_dir, workdir), trust)), _) => {
             // Discovery reads the repository's own configuration only, as every later open
-            // does.
-            let repo = gix::ThreadSafeRepository::open_opts(&git_dir, isolated())
+            // does; the ownership it judged is not judged again.
+            let repo = gix::ThreadSafeRepository::open_opts(&git_dir, isolated().with(trust))
                 .map_err(gix_error("discover the repository"))?;
             (repo, workdir)
         }
