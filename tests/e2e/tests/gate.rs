@@ -7,7 +7,8 @@
 //! model calls. What a block did is read from the next model request: our message, in the CLI's
 //! wrapper. Test names are `<story>::<agent>`; the same stories from a subdirectory and a linked
 //! worktree are `<story>_from_<start>::<agent>`; Claude Code's subagents have a module of their
-//! own (`subagents::…`), and so do warm results (`warm_results::<agent>`).
+//! own (`subagents::…`), and so do warm results (`warm_results::<agent>`) and a repository whose
+//! configuration names another working tree (`configured_worktree::<agent>`).
 
 use std::path::Path;
 use std::process::Command;
@@ -298,6 +299,26 @@ fn play_from(agent: Agent, story: Story, start: Start) {
     assert_repo(&place.root, story.final_repo(), &result);
 }
 
+/// Plays `scenario` with `session` started at `root` (where the scenario's edits happen), checks
+/// that the CLI exited 0, and returns the run, its summary and the block message each model turn
+/// carried (`label` names the run in the timing report).
+fn run_at(
+    session: &mut Session,
+    root: &Path,
+    mut scenario: Scenario,
+    label: &str,
+) -> (RunResult, String, Vec<Vec<String>>) {
+    scenario.root = Some(root.to_owned());
+    let result = session.run(root, PROMPT, scenario);
+    result.report_timing(label);
+    let summary = result.summary();
+    assert!(result.status.success(), "{summary}");
+    let carried = (result.turns().iter())
+        .map(|turn| stop_feedback(session.agent(), turn))
+        .collect();
+    (result, summary, carried)
+}
+
 /// The block message reached the model in `agent`'s wrapper: Claude `Stop hook feedback:\n` + M,
 /// Gemini a user turn that is exactly M, Codex `<hook_prompt hook_run_id="stop:…">` + M
 /// HTML-escaped + `</hook_prompt>`, Copilot a user prompt
@@ -449,11 +470,11 @@ starts! {
 /// background command runs is not judged yet — the stop after Claude Code reports its end is.
 mod subagents {
     use checkpoint_e2e::scenario::{Scenario, Step};
-    use checkpoint_e2e::{Agent, RunResult, Session, install_checkpoint, stop_feedback};
+    use checkpoint_e2e::{Agent, RunResult, Session, install_checkpoint};
 
     use super::{
-        BROKEN_ASSERTION, CALC_BROKEN, CALC_FIXED, CALC_WITH_MUL, COMMIT_GATE, PROMPT,
-        TESTS_FAILED, TESTS_PASSED, assert_repo,
+        BROKEN_ASSERTION, CALC_BROKEN, CALC_FIXED, CALC_WITH_MUL, COMMIT_GATE, TESTS_FAILED,
+        TESTS_PASSED, assert_repo, run_at,
     };
 
     /// Plays `steps` with Claude Code at the root of a `python-passing` repository with the hooks
@@ -462,16 +483,8 @@ mod subagents {
         let repo = checkpoint_testkit::repo("python-passing");
         let mut session = Session::new(Agent::Claude);
         install_checkpoint(&session, repo.path());
-        let mut scenario = Scenario::new(steps);
-        scenario.root = Some(repo.path().to_owned());
-        let result = session.run(repo.path(), PROMPT, scenario);
-        result.report_timing("subagent");
-        assert!(result.status.success(), "{}", result.summary());
-        let carried = result
-            .turns()
-            .iter()
-            .map(|turn| stop_feedback(Agent::Claude, turn))
-            .collect();
+        let scenario = Scenario::new(steps);
+        let (result, _, carried) = run_at(&mut session, repo.path(), scenario, "subagent");
         (repo, result, carried)
     }
 
@@ -583,7 +596,7 @@ fn warm_results(agent: Agent) {
         .output()
         .unwrap();
     assert_eq!(check.status.code(), Some(0), "{check:?}");
-    let mut scenario = Scenario::new([
+    let scenario = Scenario::new([
         Step::reply("I added mul.")
             .write("calc.py", CALC_WITH_MUL)
             .shell("true"),
@@ -592,14 +605,7 @@ fn warm_results(agent: Agent) {
         Step::reply("Done."),
         Step::reply("Committed.").run("git commit -qam 'calc: mul'"),
     ]);
-    scenario.root = Some(repo.path().to_owned());
-    let result = session.run(repo.path(), PROMPT, scenario);
-    result.report_timing("warm results");
-    let summary = result.summary();
-    assert!(result.status.success(), "{summary}");
-    let carried: Vec<Vec<String>> = (result.turns().iter())
-        .map(|turn| stop_feedback(agent, turn))
-        .collect();
+    let (result, summary, carried) = run_at(&mut session, repo.path(), scenario, "warm results");
     let blocks: Vec<&String> = carried.iter().flatten().collect();
     let [block] = blocks.as_slice() else {
         panic!("one block, for the commit\n{summary}");
@@ -633,5 +639,55 @@ mod warm_results {
     #[test]
     fn codex() {
         warm_results(Agent::Codex);
+    }
+}
+
+/// The repository's own configuration names a clean copy of the project as its working tree
+/// (`core.worktree`), which makes `git status` in the project list nothing: the gate still
+/// judges the worktree the agent edits, and blocks for its failing test until the block cap.
+mod configured_worktree {
+    use checkpoint_e2e::scenario::Scenario;
+    use checkpoint_e2e::{Agent, Session, install_checkpoint};
+
+    use super::{BROKEN_ASSERTION, MAX_BLOCKS, Story, TESTS_FAILED, run_at};
+
+    fn play(agent: Agent) {
+        let repo = checkpoint_testkit::repo("python-passing");
+        let mut session = Session::new(agent);
+        install_checkpoint(&session, repo.path());
+        let clean = tempfile::tempdir().unwrap();
+        for entry in std::fs::read_dir(repo.path()).unwrap().flatten() {
+            if entry.file_type().unwrap().is_file() {
+                std::fs::copy(entry.path(), clean.path().join(entry.file_name())).unwrap();
+            }
+        }
+        let elsewhere = clean.path().to_str().unwrap();
+        checkpoint_testkit::git(repo.path(), &["config", "core.worktree", elsewhere]);
+        let scenario = Scenario::new(Story::NeverFixes.steps());
+        let label = "configured worktree";
+        let (_, summary, carried) = run_at(&mut session, repo.path(), scenario, label);
+        assert_eq!(carried.len(), MAX_BLOCKS + 1, "{summary}");
+        for feedback in &carried[1..] {
+            let [message] = feedback.as_slice() else {
+                panic!("expected one block message, got {feedback:#?}\n{summary}");
+            };
+            assert!(message.contains(TESTS_FAILED), "{message}\n{summary}");
+            assert!(message.contains(BROKEN_ASSERTION), "{message}\n{summary}");
+        }
+    }
+
+    #[test]
+    fn claude() {
+        play(Agent::Claude);
+    }
+
+    #[test]
+    fn gemini() {
+        play(Agent::Gemini);
+    }
+
+    #[test]
+    fn codex() {
+        play(Agent::Codex);
     }
 }
