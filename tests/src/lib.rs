@@ -95,6 +95,22 @@ pub fn linked_worktree(repo: &Path, branch: &str) -> (tempfile::TempDir, PathBuf
     (dir, worktree)
 }
 
+/// A copy of the files at the top of `repo`'s worktree in a new temporary directory (the copy
+/// lives as long as the directory): somewhere a repository's `core.worktree` can point, where
+/// none of the worktree's changes are.
+pub fn clean_copy(repo: &Path) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for entry in std::fs::read_dir(repo)
+        .expect("read the worktree")
+        .flatten()
+    {
+        if entry.file_type().expect("file type").is_file() {
+            std::fs::copy(entry.path(), dir.path().join(entry.file_name())).expect("copy");
+        }
+    }
+    dir
+}
+
 /// A transcript excerpt captured from a real agent CLI
 /// (`tests/payloads/<agent>/transcript-excerpt.jsonl`).
 pub fn transcript_excerpt(agent: &str) -> String {

@@ -655,12 +655,7 @@ mod configured_worktree {
         let repo = checkpoint_testkit::repo("python-passing");
         let mut session = Session::new(agent);
         install_checkpoint(&session, repo.path());
-        let clean = tempfile::tempdir().unwrap();
-        for entry in std::fs::read_dir(repo.path()).unwrap().flatten() {
-            if entry.file_type().unwrap().is_file() {
-                std::fs::copy(entry.path(), clean.path().join(entry.file_name())).unwrap();
-            }
-        }
+        let clean = checkpoint_testkit::clean_copy(repo.path());
         let elsewhere = clean.path().to_str().unwrap();
         checkpoint_testkit::git(repo.path(), &["config", "core.worktree", elsewhere]);
         let scenario = Scenario::new(Story::NeverFixes.steps());

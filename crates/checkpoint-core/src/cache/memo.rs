@@ -74,13 +74,12 @@ struct MemoFile<'a> {
     files: Vec<Remembered<'a>>,
 }
 
-/// What is known of an entry of the loaded memo (bits of [`DigestMemo::marks`]): its file was
-/// `lstat`ed ahead of the lookups (see [`DigestMemo::prestat`]) ...
-const STATED: u8 = 1;
-/// ... and showed the stat data the digest was remembered with;
-const UNCHANGED: u8 = 2;
+/// What is known of an entry of the loaded memo (bits of [`DigestMemo::marks`]): its file,
+/// `lstat`ed ahead of the lookups (see [`DigestMemo::prestat`]), showed the stat data the digest
+/// was remembered with (an entry without it is `lstat`ed by its lookup);
+const UNCHANGED: u8 = 1;
 /// this fingerprint used the entry.
-const FOUND: u8 = 4;
+const FOUND: u8 = 2;
 
 /// Remembered content digests: the last fingerprint's, and those of this one.
 ///
@@ -98,7 +97,7 @@ pub struct DigestMemo {
     bytes: Vec<u8>,
     /// Where each entry of the last fingerprint starts in `bytes`, in the file's order (by path).
     starts: Vec<u32>,
-    /// What is known of each entry: [`STATED`], [`UNCHANGED`], [`FOUND`].
+    /// What is known of each entry: [`UNCHANGED`], [`FOUND`].
     marks: Vec<u8>,
     /// How many entries, from the first, [`DigestMemo::prestat`] has `lstat`ed.
     stated: usize,
@@ -204,7 +203,7 @@ impl DigestMemo {
         let Some((_, stat, digest)) = entry(&self.bytes, self.starts[at]) else {
             return Err(files.regular(path));
         };
-        if mark & (STATED | UNCHANGED) != STATED | UNCHANGED {
+        if mark & UNCHANGED == 0 {
             let now = files.regular(path);
             if now != Some(stat) {
                 self.stale = true;
@@ -301,15 +300,15 @@ fn path_of(bytes: &[u8], start: u32) -> &[u8] {
         .map_or(&[], |(path, _)| path)
 }
 
-/// [`STATED`], with [`UNCHANGED`] when the file of the entry at `start` in `bytes` shows the
-/// stat data its digest was remembered with. Reads the path and stat data only: the digest is
-/// needed by a lookup, not here.
+/// [`UNCHANGED`] when the file of the entry at `start` in `bytes` shows the stat data its digest
+/// was remembered with, else no mark. Reads the path and stat data only: the digest is needed by
+/// a lookup, not here.
 fn check(bytes: &[u8], start: u32, files: &mut DirStat) -> u8 {
     let head = (bytes.get(start as usize..))
         .and_then(|at| postcard::take_from_bytes::<(&str, Stat)>(at).ok());
     match head {
-        Some(((path, stat), _)) if files.regular(path) == Some(stat) => STATED | UNCHANGED,
-        _ => STATED,
+        Some(((path, stat), _)) if files.regular(path) == Some(stat) => UNCHANGED,
+        _ => 0,
     }
 }
 

@@ -370,12 +370,7 @@ fn damaged_dot_git_does_not_fall_through_to_the_parent() {
 #[test]
 fn the_repositorys_configuration_cannot_move_or_remove_the_working_tree() {
     let dir = repo("python-passing");
-    let clean = tempfile::tempdir().expect("tempdir");
-    for entry in fs::read_dir(dir.path()).expect("read_dir").flatten() {
-        if entry.file_type().expect("type").is_file() {
-            fs::copy(entry.path(), clean.path().join(entry.file_name())).expect("copy");
-        }
-    }
+    let clean = checkpoint_testkit::clean_copy(dir.path());
     fs::write(dir.path().join("calc.py"), "changed\n").expect("edit");
     let root = dir.path().canonicalize().expect("canonical root");
     let worktree = clean.path().to_str().expect("utf-8 path");

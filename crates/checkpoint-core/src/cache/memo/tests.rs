@@ -24,6 +24,16 @@ fn digest(memo: &mut DigestMemo, dir: &Path, path: &str, reads: &Cell<u32>) -> S
     digest
 }
 
+/// A worktree holding a file named after each of `names`, its name as content, and a state
+/// directory for the memo.
+fn worktree(names: &[&str]) -> (tempfile::TempDir, tempfile::TempDir) {
+    let work = tempfile::tempdir().unwrap();
+    for name in names {
+        fs::write(work.path().join(name), name).unwrap();
+    }
+    (work, tempfile::tempdir().unwrap())
+}
+
 fn untracked(paths: &[&str]) -> ChangeSet {
     ChangeSet {
         head: Head::Unborn {
@@ -84,11 +94,7 @@ fn a_file_written_within_the_margin_is_not_remembered() {
 
 #[test]
 fn the_memo_keeps_the_last_fingerprints_files_and_is_rewritten_only_when_they_change() {
-    let work = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    for name in ["a", "b"] {
-        fs::write(work.path().join(name), name).unwrap();
-    }
+    let (work, state) = worktree(&["a", "b"]);
     let file = state.path().join("cache/digests.bin");
     let reads = Cell::new(0);
     let round = |paths: &[&str]| {
@@ -112,11 +118,7 @@ fn the_memo_keeps_the_last_fingerprints_files_and_is_rewritten_only_when_they_ch
 
 #[test]
 fn a_lookup_out_of_the_saved_order_still_finds_its_entry() {
-    let work = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    for name in ["a", "b", "c", "d"] {
-        fs::write(work.path().join(name), name).unwrap();
-    }
+    let (work, state) = worktree(&["a", "b", "c", "d"]);
     let reads = Cell::new(0);
     let round = |paths: &[&str]| {
         let mut memo = DigestMemo::load(state.path(), later());
@@ -246,9 +248,7 @@ fn many_files_are_stated_on_threads_and_each_checked_against_its_entry() {
     assert_eq!(memo.stated, 0, "told to stop before the first batch");
     memo.prestat_rest(work.path());
     assert_eq!(memo.stated, listed.len());
-    let unchanged: Vec<bool> = (memo.marks.iter())
-        .map(|&mark| mark == STATED | UNCHANGED)
-        .collect();
+    let unchanged: Vec<bool> = (memo.marks.iter()).map(|&mark| mark == UNCHANGED).collect();
     let expected: Vec<bool> = (0..listed.len())
         .map(|i| i >= 40 && i != 700 && i != 900)
         .collect();
@@ -332,13 +332,9 @@ proptest! {
 
 #[test]
 fn a_prestat_stops_when_told_and_the_rest_is_stated_by_the_lookups() {
-    let work = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
     let paths: Vec<String> = (0..200).map(|i| format!("f{i:03}")).collect();
-    for path in &paths {
-        fs::write(work.path().join(path), path).unwrap();
-    }
     let listed: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let (work, state) = worktree(&listed);
     let changes = untracked(&listed);
     let mut memo = DigestMemo::load(state.path(), later());
     let first = change_fingerprint(work.path(), &changes, &mut memo);
@@ -360,11 +356,7 @@ fn a_prestat_stops_when_told_and_the_rest_is_stated_by_the_lookups() {
 
 #[test]
 fn a_memo_cut_short_or_padded_is_empty() {
-    let work = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
-    for name in ["a", "b"] {
-        fs::write(work.path().join(name), name).unwrap();
-    }
+    let (work, state) = worktree(&["a", "b"]);
     let mut memo = DigestMemo::load(state.path(), later());
     change_fingerprint(work.path(), &untracked(&["a", "b"]), &mut memo);
     memo.save().unwrap();
@@ -379,12 +371,8 @@ fn a_memo_cut_short_or_padded_is_empty() {
 
 #[test]
 fn an_entry_whose_text_is_not_utf8_is_not_used() {
-    let work = tempfile::tempdir().unwrap();
-    let state = tempfile::tempdir().unwrap();
     let names = ["aaaa", "bbbb", "cccc"];
-    for name in names {
-        fs::write(work.path().join(name), name).unwrap();
-    }
+    let (work, state) = worktree(&names);
     let changes = untracked(&names);
     let mut memo = DigestMemo::load(state.path(), later());
     let first = change_fingerprint(work.path(), &changes, &mut memo);
