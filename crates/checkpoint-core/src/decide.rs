@@ -81,9 +81,11 @@ pub struct PlannedTest {
     pub command: String,
     /// The rules that asked for it, in order.
     pub rules: Vec<String>,
-    /// The changed files that asked for it (through those rules), in change-set order.
+    /// The changed files that asked for it (through those rules): their positions in the change
+    /// set it was planned for ([`ChangeSet::changes`]), in order. A change set of thousands of
+    /// files is not copied once per command.
     #[serde(default)]
-    pub files: Vec<String>,
+    pub files: Vec<usize>,
 }
 
 /// Which tests a stop calls for, and whether running them can still change the verdict.
@@ -337,7 +339,7 @@ fn of_changes<'c, 'p>(
 /// deduplicated, in first-seen order.
 fn planned_tests(changes: &ChangeSet, classes: &Classes<'_>, policy: &Policy) -> Vec<PlannedTest> {
     let mut planned: Vec<PlannedTest> = Vec::new();
-    for (change, rules) in changes.changes.iter().zip(classes.iter()) {
+    for (at, rules) in classes.iter().enumerate().take(changes.changes.len()) {
         for &rule in rules {
             let Some(command) = policy.test_command_for(rule) else {
                 continue;
@@ -356,8 +358,8 @@ fn planned_tests(changes: &ChangeSet, classes: &Classes<'_>, policy: &Policy) ->
             if !p.rules.contains(&rule.name) {
                 p.rules.push(rule.name.clone());
             }
-            if p.files.last() != Some(&change.path) {
-                p.files.push(change.path.clone());
+            if p.files.last() != Some(&at) {
+                p.files.push(at);
             }
         }
     }

@@ -13,6 +13,7 @@ pub mod saving;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::cache::{self, DigestMemo, TestCache};
 use crate::changes::{ChangeSet, RepoFacts};
@@ -201,15 +202,26 @@ impl Project {
 
     /// The worktree's changes as the gate judges them (the files checkpoint wrote left out, see
     /// [`OwnFiles`]), and what fingerprints them. While `git status` runs, the digest memo is
-    /// loaded and the files it remembers are `lstat`ed (see [`DigestMemo::prestat`]), git's
-    /// output gathered between batches, so that a large change set costs little more than git
-    /// does.
+    /// loaded and the files it remembers are `lstat`ed on a thread of their own (see
+    /// [`DigestMemo::prestat`]), started first: spawning git waits for git's exec, the stats do
+    /// not. So a large change set costs little more than git does.
     pub fn read_changes(&self) -> Result<(RepoFacts, Fingerprints), ProjectError> {
         let repo = self.git()?;
-        let mut status = git::start(repo, self.policy.git.backend);
-        let mut memo = DigestMemo::load(&self.state_dir, self.host.now);
-        memo.prestat(&repo.workdir, || status.done());
-        let facts = status.facts();
+        let listed = AtomicBool::new(false);
+        let (facts, memo) = std::thread::scope(|scope| {
+            let prestat = || {
+                let mut memo = DigestMemo::load(&self.state_dir, self.host.now);
+                memo.prestat(&repo.workdir, || listed.load(Ordering::Relaxed));
+                memo
+            };
+            let stating = std::thread::Builder::new().spawn_scoped(scope, prestat);
+            let facts = git::start(repo, self.policy.git.backend).facts();
+            listed.store(true, Ordering::Relaxed);
+            // Without a thread, or when it failed, the lookups `lstat` every file themselves.
+            let memo = (stating.ok().and_then(|thread| thread.join().ok()))
+                .unwrap_or_else(|| DigestMemo::load(&self.state_dir, self.host.now));
+            (facts, memo)
+        });
         let facts = match facts {
             RepoFacts::Changes(changes) => {
                 RepoFacts::Changes(self.own_files().without_ours(&repo.workdir, changes))
@@ -230,7 +242,10 @@ impl Project {
         if self.policy.tests.select == TestSelect::All || changes.non_utf8_paths > 0 {
             return None;
         }
-        let asked: Vec<&str> = planned.files.iter().map(String::as_str).collect();
+        let asked: Vec<&str> = (planned.files.iter())
+            .filter_map(|&at| changes.changes.get(at))
+            .map(|change| change.path.as_str())
+            .collect();
         select::select(
             &planned.command,
             &asked,

@@ -120,11 +120,7 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
     {
         warnings.push(format!("integrity: {e}"));
     }
-    let mut answer = StopAnswer {
-        message: render::message(&verdict.decision),
-        decision: verdict.decision.clone(),
-        notice: None,
-    };
+    let message = render::message(&verdict.decision);
     let trust_notice = sessions.update(event.agent, &call.gate_session(), |record| {
         // Counted on the stored record, inside the lock: concurrent stops lose no block.
         let counted = Stop {
@@ -133,10 +129,7 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
         };
         record.facts = verdict.session_over(counted, &record.facts);
         record.facts.turn.clone_from(&event.turn_id);
-        record.last_block_digest = answer
-            .decision
-            .is_block()
-            .then(|| retry_digest(&answer.message));
+        record.last_block_digest = (verdict.decision.is_block()).then(|| retry_digest(&message));
         let notices = [trust_notice, integrity.notice];
         let notice = notices.into_iter().flatten().collect::<Vec<_>>();
         once_per_session(
@@ -144,12 +137,13 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
             (!notice.is_empty()).then(|| notice.join("\n")),
         )
     })?;
+    let decision = verdict.decision;
     // Every allowed stop leaves a session checkpoint (and one in the active task); a blocked one
     // still gets the interval checkpoint of a long step. A person's `checkpoint check` is a read:
     // it records neither.
     let recorded = if call.event.is_manual() {
         Ok(None)
-    } else if answer.decision.is_block() {
+    } else if decision.is_block() {
         let changes = match &facts.repo {
             RepoFacts::Changes(changes) => Some(changes),
             _ => None,
@@ -163,7 +157,7 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
             RepoFacts::Changes(changes) => Some(changes),
             _ => None,
         };
-        let unresolved = render::let_through(&answer.decision);
+        let unresolved = render::let_through(&decision);
         let fingerprint = facts.fingerprint.as_deref();
         continuity::stop_checkpoint(call, &project, changes, fingerprint, unresolved)
     };
@@ -172,8 +166,11 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
         None
     });
     let notices: Vec<String> = trust_notice.into_iter().chain(saved_notice).collect();
-    answer.notice = (!notices.is_empty()).then(|| notices.join("\n"));
-    Ok(answer)
+    Ok(StopAnswer {
+        message,
+        decision,
+        notice: (!notices.is_empty()).then(|| notices.join("\n")),
+    })
 }
 
 /// The verdict on a stop for which no repository facts are gathered.
