@@ -202,26 +202,36 @@ impl Project {
 
     /// The worktree's changes as the gate judges them (the files checkpoint wrote left out, see
     /// [`OwnFiles`]), and what fingerprints them. While `git status` runs, the digest memo is
-    /// loaded and the files it remembers are `lstat`ed on a thread of their own (see
-    /// [`DigestMemo::prestat`]), started first: spawning git waits for git's exec, the stats do
-    /// not. So a large change set costs little more than git does.
+    /// loaded and the files it remembers are `lstat`ed (see [`DigestMemo::prestat`]): a small
+    /// memo between looks at git's output, a large one on a thread of its own started before
+    /// git (spawning git waits for git's exec, the stats need not). So a large change set costs
+    /// little more than git does.
     pub fn read_changes(&self) -> Result<(RepoFacts, Fingerprints), ProjectError> {
         let repo = self.git()?;
-        let listed = AtomicBool::new(false);
-        let (facts, memo) = std::thread::scope(|scope| {
-            let prestat = || {
-                let mut memo = DigestMemo::load(&self.state_dir, self.host.now);
-                memo.prestat(&repo.workdir, || listed.load(Ordering::Relaxed));
-                memo
-            };
-            let stating = std::thread::Builder::new().spawn_scoped(scope, prestat);
-            let facts = git::start(repo, self.policy.git.backend).facts();
-            listed.store(true, Ordering::Relaxed);
-            // Without a thread, or when it failed, the lookups `lstat` every file themselves.
-            let memo = (stating.ok().and_then(|thread| thread.join().ok()))
-                .unwrap_or_else(|| DigestMemo::load(&self.state_dir, self.host.now));
-            (facts, memo)
-        });
+        let backend = self.policy.git.backend;
+        let load = || DigestMemo::load(&self.state_dir, self.host.now);
+        let (facts, memo) = if DigestMemo::is_large(&self.state_dir) {
+            let listed = AtomicBool::new(false);
+            std::thread::scope(|scope| {
+                let prestat = || {
+                    let mut memo = load();
+                    memo.prestat(&repo.workdir, || listed.load(Ordering::Relaxed));
+                    memo
+                };
+                let stating = std::thread::Builder::new().spawn_scoped(scope, prestat);
+                let facts = git::start(repo, backend).facts();
+                listed.store(true, Ordering::Relaxed);
+                // Without a thread, or when it failed, the lookups `lstat` every file themselves.
+                let memo =
+                    (stating.ok().and_then(|thread| thread.join().ok())).unwrap_or_else(load);
+                (facts, memo)
+            })
+        } else {
+            let mut status = git::start(repo, backend);
+            let mut memo = load();
+            memo.prestat(&repo.workdir, || status.done());
+            (status.facts(), memo)
+        };
         let facts = match facts {
             RepoFacts::Changes(changes) => {
                 RepoFacts::Changes(self.own_files().without_ours(&repo.workdir, changes))

@@ -48,6 +48,10 @@ const MEMO_FILE: &str = "digests.bin";
 /// The encoding's version: a memo of another one is empty.
 const MEMO_VERSION: u32 = 1;
 
+/// A memo file larger than this (about 500 entries) is `lstat`ed on a thread of its own (see
+/// [`DigestMemo::is_large`]).
+const LARGE_MEMO_BYTES: u64 = 64 * 1024;
+
 /// How many `lstat`s [`DigestMemo::prestat`] makes between two looks at whether to stop.
 const PRESTAT_BATCH: usize = 64;
 
@@ -114,7 +118,7 @@ pub struct DigestMemo {
 impl DigestMemo {
     /// The memo kept in `state_dir`, for a fingerprint taken `now`.
     pub fn load(state_dir: &Path, now: Timestamp) -> DigestMemo {
-        let file = state_dir.join("cache").join(MEMO_FILE);
+        let file = memo_file(state_dir);
         let bytes = bounded::read_regular(&file, MAX_MEMO_BYTES).unwrap_or_default();
         let starts = starts(&bytes).unwrap_or_default();
         let now = i64::try_from(now.as_nanosecond()).unwrap_or(i64::MAX);
@@ -126,6 +130,13 @@ impl DigestMemo {
             settled_before: now.saturating_sub(SETTLED.as_nanos() as i64),
             ..DigestMemo::forgetting()
         }
+    }
+
+    /// Whether the memo kept in `state_dir` remembers so many files that loading and
+    /// `lstat`ing them may outlast `git status`: worth a thread started before git, where a
+    /// small one is done between looks at git's output (a thread costs more than it saves).
+    pub fn is_large(state_dir: &Path) -> bool {
+        std::fs::metadata(memo_file(state_dir)).is_ok_and(|meta| meta.len() > LARGE_MEMO_BYTES)
     }
 
     /// A memo that remembers nothing: every digest is read from its file.
@@ -263,6 +274,11 @@ impl DigestMemo {
         };
         store::write_atomic(file, &bytes)
     }
+}
+
+/// The memo file of the state directory `state_dir`.
+fn memo_file(state_dir: &Path) -> PathBuf {
+    state_dir.join("cache").join(MEMO_FILE)
 }
 
 /// Where each entry of the memo file `bytes` starts; `None` when it is not a memo of this

@@ -406,3 +406,16 @@ fn an_entry_whose_text_is_not_utf8_is_not_used() {
     assert_eq!(paths, [&b"aaaa"[..], b"bbbb", b"cccc"]);
     assert_eq!(broken(&memo), 0);
 }
+
+#[test]
+fn only_a_memo_of_many_files_is_large() {
+    let names: Vec<String> = (0..2000).map(|i| format!("f{i:05}.py")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    for (count, large) in [(0, false), (20, false), (2000, true)] {
+        let (work, state) = worktree(&names[..count]);
+        let mut memo = DigestMemo::load(state.path(), later());
+        change_fingerprint(work.path(), &untracked(&names[..count]), &mut memo);
+        memo.save().unwrap();
+        assert_eq!(DigestMemo::is_large(state.path()), large, "{count} files");
+    }
+}
