@@ -310,7 +310,7 @@ pub fn plan_classified(
     policy: &Policy,
 ) -> Plan {
     Plan {
-        tests: planned_tests(changes, &of_changes(classes, changes, policy), policy),
+        tests: planned_tests(&of_changes(classes, changes, policy), policy),
         may_run: policy.stop.max_blocks == 0
             || blocks_so_far(stop, session) < policy.stop.max_blocks,
     }
@@ -335,11 +335,11 @@ fn of_changes<'c, 'p>(
     }
 }
 
-/// The test commands `changes` (whose rules are `classes`) call for under `policy`,
-/// deduplicated, in first-seen order.
-fn planned_tests(changes: &ChangeSet, classes: &Classes<'_>, policy: &Policy) -> Vec<PlannedTest> {
+/// The test commands a change set whose rules are `classes` (one entry per change, see
+/// [`of_changes`]) calls for under `policy`, deduplicated, in first-seen order.
+fn planned_tests(classes: &Classes<'_>, policy: &Policy) -> Vec<PlannedTest> {
     let mut planned: Vec<PlannedTest> = Vec::new();
-    for (at, rules) in classes.iter().enumerate().take(changes.changes.len()) {
+    for (at, rules) in classes.iter().enumerate() {
         for &rule in rules {
             let Some(command) = policy.test_command_for(rule) else {
                 continue;

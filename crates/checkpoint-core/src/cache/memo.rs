@@ -135,7 +135,7 @@ impl DigestMemo {
     /// Whether the memo kept in `state_dir` remembers so many files that loading and
     /// `lstat`ing them may outlast `git status`: worth a thread started before git, where a
     /// small one is done between looks at git's output (a thread costs more than it saves).
-    pub fn is_large(state_dir: &Path) -> bool {
+    pub(crate) fn is_large(state_dir: &Path) -> bool {
         std::fs::metadata(memo_file(state_dir)).is_ok_and(|meta| meta.len() > LARGE_MEMO_BYTES)
     }
 

@@ -502,7 +502,7 @@ fn planned_tests_are_deduplicated_per_command() {
         ("cli/c.rs", ChangeKind::Modified),
         ("README.md", ChangeKind::Modified),
     ]);
-    let planned = planned_tests(&changes, &classes(&changes, &p), &p);
+    let planned = planned_tests(&classes(&changes, &p), &p);
     assert_eq!(
         planned,
         vec![
