@@ -40,15 +40,30 @@ pub use memo::{DigestMemo, SETTLED};
 /// changes (its checked-out commit and what differs from it, read the same way). Reads never fail
 /// the fingerprint. A regular file's digest comes from `memo` while its stat data is what it was
 /// when the digest was taken (see [`DigestMemo`]).
+///
+/// When the change set is the one `memo` last took a fingerprint of and no file's stat data
+/// moved, that fingerprint is taken as it is, with no digest read or hashed (see
+/// [`DigestMemo`]; its version names this encoding).
 pub fn change_fingerprint(workdir: &Path, changes: &ChangeSet, memo: &mut DigestMemo) -> String {
+    if let Some(fingerprint) = memo.unchanged_fingerprint(workdir, changes) {
+        return fingerprint;
+    }
     let mut fields = Fields::new("checkpoint change fingerprint v2");
-    fields.add(changes.head.commit().unwrap_or("unborn"));
-    each_digest(workdir, changes, memo, |change, digest| {
+    fields.add(head_field(changes));
+    let remembered = each_digest(workdir, changes, memo, |change, digest| {
         fields.add(&change.path);
         fields.add(kind_name(change.kind));
         fields.add(digest);
     });
-    fields.finish()
+    let fingerprint = fields.finish();
+    let covered = remembered == changes.changes.len();
+    memo.remember_fingerprint(changes, covered, &fingerprint);
+    fingerprint
+}
+
+/// What a fingerprint says of `HEAD`: its commit, or `unborn`.
+fn head_field(changes: &ChangeSet) -> &str {
+    changes.head.commit().unwrap_or("unborn")
 }
 
 /// What each changed path holds now under `workdir`: its kind and content, as
@@ -205,19 +220,22 @@ fn kind_name(kind: ChangeKind) -> &'static str {
 
 /// Calls `each` with each change of `changes` and the digest of what its path holds under
 /// `workdir`, in order: a regular file's is remembered in `memo` while its stat data stays what
-/// it was, else read (and remembered once the file has settled).
+/// it was, else read (and remembered once the file has settled). Returns how many of the
+/// digests `memo` now remembers (found there, or remembered anew).
 fn each_digest(
     workdir: &Path,
     changes: &ChangeSet,
     memo: &mut DigestMemo,
     mut each: impl FnMut(&Change, &str),
-) {
+) -> usize {
     memo.prestat_rest(workdir);
     let mut files = DirStat::new(workdir);
+    let mut remembered = 0;
     for change in &changes.changes {
         let stat = match memo.lookup(&mut files, &change.path) {
             Ok(digest) => {
                 each(change, digest);
+                remembered += 1;
                 continue;
             }
             Err(stat) => stat,
@@ -227,10 +245,11 @@ fn each_digest(
         let rememberable = matches!(content, FileContent::File { .. });
         let digest = describe(&full, content);
         if let Some(stat) = stat.filter(|_| rememberable) {
-            memo.remember(&change.path, stat, &digest);
+            remembered += usize::from(memo.remember(&change.path, stat, &digest));
         }
         each(change, &digest);
     }
+    remembered
 }
 
 /// `content`, found at `path`, as one short string.

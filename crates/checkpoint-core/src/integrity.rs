@@ -55,7 +55,7 @@ pub use finding::{Finding, FindingKind};
 use compare::{Subject, TestsNow};
 use config::Runner;
 use expected::Sources;
-use files::{dir_of, subject_stem};
+use files::{dir_of, file_name, subject_stem};
 use lang::{Lang, Source, rust_test_region, test_fns};
 use renames::Added;
 
@@ -100,11 +100,11 @@ pub fn wanted<'a>(changes: &'a ChangeSet, files: &TestFiles) -> Vec<(&'a str, Wa
                 new: false,
             },
             ChangeKind::Added | ChangeKind::Untracked => {
-                let name = path.rsplit('/').next().unwrap_or(path);
                 let candidate = (may_move && tests_inside(change, files))
                     || deleted.iter().any(|d| {
                         let stem = subject_stem(d);
-                        dir_of(d) == dir_of(path) || (!stem.is_empty() && name.contains(stem))
+                        dir_of(d) == dir_of(path)
+                            || (!stem.is_empty() && file_name(path).contains(stem))
                     });
                 let read = candidate && added < MAX_ADDED;
                 added += usize::from(read);

@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 
+use super::files::file_name;
 use super::finding::{Finding, FindingKind, MAX_VALUE, shown};
 
 /// A configuration file that decides which tests run.
@@ -34,16 +35,15 @@ pub(super) enum Runner {
 impl Runner {
     /// The runner configuration `path` is, by its file name.
     pub(super) fn of(path: &str) -> Option<Runner> {
-        let name = path.rsplit('/').next().unwrap_or(path);
-        let stem = name.split('.').next().unwrap_or(name);
+        let name = file_name(path);
         Some(match name {
             "pytest.ini" | "tox.ini" => Runner::PytestIni("pytest"),
             "setup.cfg" => Runner::PytestIni("tool:pytest"),
             "pyproject.toml" => Runner::Pyproject,
             "package.json" => Runner::PackageJson,
             "Cargo.toml" => Runner::Cargo,
-            _ if stem == "jest" && name.starts_with("jest.config.") => Runner::Jest,
-            _ if stem == "vitest" && name.starts_with("vitest.config.") => Runner::Vitest,
+            _ if name.starts_with("jest.config.") => Runner::Jest,
+            _ if name.starts_with("vitest.config.") => Runner::Vitest,
             _ => return None,
         })
     }

@@ -1,6 +1,8 @@
 //! Per-language test conventions, line by line: markers, assertions, test functions, comments,
 //! and Rust's `#[cfg(test)]` modules.
 
+use super::files::file_name;
+
 /// The languages whose test conventions are known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Lang {
@@ -14,8 +16,7 @@ pub(super) enum Lang {
 impl Lang {
     /// The language of `path`, by its extension.
     pub(super) fn of(path: &str) -> Option<Lang> {
-        let name = path.rsplit('/').next().unwrap_or(path);
-        let ext = name.rsplit_once('.').map(|(_, ext)| ext)?;
+        let ext = file_name(path).rsplit_once('.').map(|(_, ext)| ext)?;
         Some(match ext {
             "py" => Lang::Python,
             "rs" => Lang::Rust,

@@ -50,6 +50,16 @@ fn untracked(paths: &[&str]) -> ChangeSet {
     }
 }
 
+/// The paths the memo kept in `state_dir` remembers, each with a usable digest.
+fn remembered(state_dir: &Path) -> Vec<String> {
+    let mut memo = DigestMemo::load(state_dir, later());
+    memo.digests.read(memo.entries.starts.len());
+    (0..memo.entries.starts.len())
+        .filter(|&at| memo.digests.get(at).is_some())
+        .filter_map(|at| Some(memo.entries.entry(at)?.0.to_owned()))
+        .collect()
+}
+
 fn ino(path: &Path) -> u64 {
     use std::os::unix::fs::MetadataExt;
     fs::symlink_metadata(path).unwrap().ino()
@@ -109,10 +119,7 @@ fn the_memo_keeps_the_last_fingerprints_files_and_is_rewritten_only_when_they_ch
     round(&["a", "b"]);
     assert_eq!(ino(&file), written, "not rewritten");
     round(&["b"]);
-    let bytes = fs::read(&file).unwrap();
-    let kept: MemoFile = postcard::from_bytes(&bytes).unwrap();
-    let paths: Vec<&str> = kept.files.iter().map(|(path, ..)| *path).collect();
-    assert_eq!(paths, ["b"]);
+    assert_eq!(remembered(state.path()), ["b"]);
     assert_eq!(reads.get(), 2);
 }
 
@@ -330,6 +337,53 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// A fingerprint taken again as it is equals the one read from the files, whatever moved
+    /// since the last one, one thing at a time: `HEAD`, a change's kind, how many paths are
+    /// listed, a file's content (to another size: the memo trusts a file only once it has
+    /// settled), or nothing.
+    #[test]
+    fn a_fingerprint_taken_again_is_the_one_read_from_the_files(
+        steps in prop::collection::vec((0usize..5, 0usize..6, 0usize..4), 1..12),
+    ) {
+        let names = ["f0", "f1", "f2", "f3", "f4", "f5"];
+        let all = [
+            ChangeKind::Added,
+            ChangeKind::Modified,
+            ChangeKind::Deleted,
+            ChangeKind::Untracked,
+        ];
+        let (work, state) = worktree(&names);
+        let (mut head, mut kinds, mut listed, mut size) = (0, [3; 6], 6, 0);
+        for (what, at, value) in steps {
+            match what {
+                0 => head = value,
+                1 => kinds[at] = value,
+                2 => listed = at + 1,
+                3 => {
+                    size += 1;
+                    fs::write(work.path().join(names[at]), "y".repeat(size)).unwrap();
+                }
+                _ => {}
+            }
+            let mut changes = untracked(&names[..listed]);
+            for (change, &kind) in changes.changes.iter_mut().zip(&kinds) {
+                change.kind = all[kind];
+            }
+            if head > 0 {
+                changes.head = Head::Detached { commit: head.to_string().repeat(40) };
+            }
+            let mut memo = DigestMemo::load(state.path(), later());
+            let remembered = change_fingerprint(work.path(), &changes, &mut memo);
+            memo.save().unwrap();
+            let read = change_fingerprint(work.path(), &changes, &mut DigestMemo::forgetting());
+            prop_assert_eq!(remembered, read);
+        }
+    }
+}
+
 #[test]
 fn a_prestat_stops_when_told_and_the_rest_is_stated_by_the_lookups() {
     let paths: Vec<String> = (0..200).map(|i| format!("f{i:03}")).collect();
@@ -356,16 +410,25 @@ fn a_prestat_stops_when_told_and_the_rest_is_stated_by_the_lookups() {
 
 #[test]
 fn a_memo_cut_short_or_padded_is_empty() {
-    let (work, state) = worktree(&["a", "b"]);
+    let names = ["a", "b"];
+    let (work, state) = worktree(&names);
+    let changes = untracked(&names);
     let mut memo = DigestMemo::load(state.path(), later());
-    change_fingerprint(work.path(), &untracked(&["a", "b"]), &mut memo);
+    let first = change_fingerprint(work.path(), &changes, &mut memo);
     memo.save().unwrap();
     let file = state.path().join("cache").join(MEMO_FILE);
     let bytes = fs::read(&file).unwrap();
-    assert_eq!(DigestMemo::load(state.path(), later()).starts.len(), 2);
-    for broken in [&bytes[..bytes.len() - 1], &[&bytes[..], b"x"].concat()[..]] {
+    assert_eq!(remembered(state.path()), names);
+    // Cut in the entries' part (the prefix says more than there is), or in the digests'.
+    let part = u32::from_le_bytes(bytes[4..8].try_into().unwrap()) as usize;
+    let cut_entries = &bytes[..PREFIX + part - 1];
+    let cut_digests = &bytes[..bytes.len() - 1];
+    let padded = &[&bytes[..], b"x"].concat()[..];
+    for broken in [cut_entries, cut_digests, padded] {
         fs::write(&file, broken).unwrap();
-        assert!(DigestMemo::load(state.path(), later()).starts.is_empty());
+        assert!(remembered(state.path()).is_empty());
+        let mut memo = DigestMemo::load(state.path(), later());
+        assert_eq!(change_fingerprint(work.path(), &changes, &mut memo), first);
     }
 }
 
@@ -379,32 +442,66 @@ fn an_entry_whose_text_is_not_utf8_is_not_used() {
     memo.save().unwrap();
     let file = state.path().join("cache").join(MEMO_FILE);
     let mut bytes = fs::read(&file).unwrap();
-    // A byte of one path and one of another's digest that no UTF-8 text holds.
+    // A byte of one path and one of another's digest (the second in the digests' part) that no
+    // UTF-8 text holds.
     let at = |bytes: &[u8], needle: &[u8]| bytes.windows(needle.len()).position(|w| w == needle);
     let path = at(&bytes, b"aaaa").unwrap();
     bytes[path] = 0xff;
-    let other = at(&bytes, b"bbbb").unwrap();
-    let digest = other + at(&bytes[other..], b"file ").unwrap() + 7;
+    let first_digest = at(&bytes, b"file ").unwrap() + 1;
+    let digest = first_digest + at(&bytes[first_digest..], b"file ").unwrap() + 7;
     bytes[digest] = 0xff;
     fs::write(&file, &bytes).unwrap();
 
     let mut memo = DigestMemo::load(state.path(), later());
-    assert_eq!(memo.starts.len(), 3, "the entries are still found");
-    let broken = |memo: &DigestMemo| {
-        (memo.starts.iter())
-            .filter(|&&start| entry(&memo.bytes, start).is_none())
-            .count()
-    };
-    assert_eq!(broken(&memo), 2);
+    assert_eq!(memo.entries.starts.len(), 3, "the entries are still found");
+    assert_eq!(remembered(state.path()), ["cccc"]);
     assert_eq!(change_fingerprint(work.path(), &changes, &mut memo), first);
     memo.save().unwrap();
     // Those two files were read again, and are remembered as they are.
-    let memo = DigestMemo::load(state.path(), later());
-    let paths: Vec<&[u8]> = (memo.starts.iter())
-        .map(|&s| path_of(&memo.bytes, s))
-        .collect();
-    assert_eq!(paths, [&b"aaaa"[..], b"bbbb", b"cccc"]);
-    assert_eq!(broken(&memo), 0);
+    assert_eq!(remembered(state.path()), names);
+}
+
+#[test]
+fn an_unchanged_change_set_takes_its_last_fingerprint_as_it_is() {
+    let names: Vec<String> = (0..1200).map(|i| format!("d{}/f{i:04}", i % 3)).collect();
+    let mut names: Vec<&str> = names.iter().map(String::as_str).collect();
+    names.sort_unstable();
+    let work = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    for name in &names {
+        fs::create_dir_all(work.path().join(name).parent().unwrap()).unwrap();
+        fs::write(work.path().join(name), name).unwrap();
+    }
+    let changes = untracked(&names);
+    let file = state.path().join("cache").join(MEMO_FILE);
+    let mut memo = DigestMemo::load(state.path(), later());
+    let first = change_fingerprint(work.path(), &changes, &mut memo);
+    memo.save().unwrap();
+    let written = ino(&file);
+
+    for stated in [true, false] {
+        let mut memo = DigestMemo::load(state.path(), later());
+        if stated {
+            memo.prestat(work.path(), || false);
+        }
+        assert_eq!(change_fingerprint(work.path(), &changes, &mut memo), first);
+        assert!(
+            matches!(memo.digests, Digests::Unread(_)),
+            "no digest was read"
+        );
+        assert!(memo.marks.iter().all(|&mark| mark & FOUND != 0));
+        memo.save().unwrap();
+        assert_eq!(ino(&file), written, "not rewritten");
+    }
+    // One file edited: its digest read again, the fingerprint taken anew and kept.
+    fs::write(work.path().join(names[7]), "edited").unwrap();
+    let mut memo = DigestMemo::load(state.path(), later());
+    let edited = change_fingerprint(work.path(), &changes, &mut memo);
+    assert_ne!(edited, first);
+    memo.save().unwrap();
+    let mut memo = DigestMemo::load(state.path(), later());
+    assert_eq!(change_fingerprint(work.path(), &changes, &mut memo), edited);
+    assert!(matches!(memo.digests, Digests::Unread(_)));
 }
 
 #[test]
