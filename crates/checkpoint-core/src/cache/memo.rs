@@ -85,7 +85,7 @@ type RawEntry<'a> = (&'a [u8], Stat);
 
 /// The fingerprint the entries made last, and what it was of: `HEAD`'s commit (or `unborn`) and
 /// each change's kind (see [`kind_code`]), one per entry and in their order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct Last<'a> {
     head: &'a str,
     kinds: &'a [u8],
@@ -94,12 +94,10 @@ struct Last<'a> {
 
 /// The entries' part of the memo file as it is written (a stop reads it an entry at a time,
 /// see [`Entries::read`]).
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize)]
 struct EntriesPart<'a> {
-    #[serde(borrow)]
     last: Option<Last<'a>>,
     /// The entries, sorted by path.
-    #[serde(borrow)]
     files: Vec<(&'a str, Stat)>,
 }
 
