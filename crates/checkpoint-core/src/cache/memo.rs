@@ -411,14 +411,8 @@ impl Entries {
     /// without a copy.
     fn read(bytes: Vec<u8>) -> Option<Entries> {
         let (last, rest) = postcard::take_from_bytes::<Option<Last>>(&bytes).ok()?;
-        let (count, mut rest) = postcard::take_from_bytes::<usize>(rest).ok()?;
-        // Each entry takes a few bytes at least: a count beyond that is a corrupt file.
-        let mut starts = Vec::with_capacity(count.min(rest.len()));
-        for _ in 0..count {
-            starts.push(u32::try_from(bytes.len() - rest.len()).ok()?);
-            rest = postcard::take_from_bytes::<RawEntry>(rest).ok()?.1;
-        }
-        rest.is_empty().then_some(Entries {
+        let starts = starts::<RawEntry>(&bytes, rest)?;
+        Some(Entries {
             last: last.map(|_| 1),
             starts,
             bytes,
@@ -491,16 +485,22 @@ fn read_entries(path: &Path) -> Option<(Entries, Option<File>)> {
 fn read_digests(file: File, count: usize) -> Option<(Vec<u8>, Vec<u32>)> {
     let mut bytes = Vec::new();
     file.take(MAX_MEMO_BYTES).read_to_end(&mut bytes).ok()?;
-    let (listed, mut rest) = postcard::take_from_bytes::<usize>(&bytes).ok()?;
-    if listed != count {
-        return None;
-    }
-    let mut starts = Vec::with_capacity(count);
+    let starts = starts::<&[u8]>(&bytes, &bytes)?;
+    (starts.len() == count).then_some((bytes, starts))
+}
+
+/// Where each item of the postcard-encoded sequence of `T`s that `rest` (the end of `bytes`)
+/// holds starts in `bytes`, read one after the other without a copy; `None` when the sequence is
+/// not whole, or something follows it.
+fn starts<'a, T: Deserialize<'a>>(bytes: &'a [u8], rest: &'a [u8]) -> Option<Vec<u32>> {
+    let (count, mut rest) = postcard::take_from_bytes::<usize>(rest).ok()?;
+    // Each item takes a byte at least: a count beyond that is a corrupt file.
+    let mut starts = Vec::with_capacity(count.min(rest.len()));
     for _ in 0..count {
         starts.push(u32::try_from(bytes.len() - rest.len()).ok()?);
-        rest = postcard::take_from_bytes::<&[u8]>(rest).ok()?.1;
+        rest = postcard::take_from_bytes::<T>(rest).ok()?.1;
     }
-    rest.is_empty().then_some((bytes, starts))
+    rest.is_empty().then_some(starts)
 }
 
 /// The memo file holding `files` (path, stat data, digest; sorted by path) and the fingerprint
