@@ -29,6 +29,16 @@ pub struct Change {
     pub staged: bool,
 }
 
+/// The last component of `path`, a repository-relative path as [`Change::path`] spells them (all
+/// of it at the top). Found by the last `/` byte, which UTF-8 never uses inside another
+/// character: it is asked of every file of a change set that may hold tens of thousands.
+pub fn file_name(path: &str) -> &str {
+    match path.as_bytes().iter().rposition(|&b| b == b'/') {
+        Some(slash) => &path[slash + 1..],
+        None => path,
+    }
+}
+
 /// Where `HEAD` points.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
@@ -94,4 +104,18 @@ pub enum RepoFacts {
     },
     /// The change set was read.
     Changes(ChangeSet),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::file_name;
+
+    #[test]
+    fn a_file_name_is_what_follows_the_last_slash() {
+        assert_eq!(file_name("calc.py"), "calc.py");
+        assert_eq!(file_name("src/pkg/calc.py"), "calc.py");
+        assert_eq!(file_name("dé/ü/ñ.rs"), "ñ.rs");
+        assert_eq!(file_name("vendor/lib/"), "");
+        assert_eq!(file_name(""), "");
+    }
 }

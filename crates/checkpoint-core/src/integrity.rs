@@ -42,7 +42,7 @@ mod renames;
 
 use std::collections::BTreeMap;
 
-use crate::changes::{Change, ChangeKind, ChangeSet};
+use crate::changes::{Change, ChangeKind, ChangeSet, file_name};
 
 mod accept;
 mod counts;
@@ -55,7 +55,7 @@ pub use finding::{Finding, FindingKind};
 use compare::{Subject, TestsNow};
 use config::Runner;
 use expected::Sources;
-use files::{dir_of, file_name, subject_stem};
+use files::{dir_of, subject_stem};
 use lang::{Lang, Source, rust_test_region, test_fns};
 use renames::Added;
 

@@ -12,8 +12,8 @@
 
 use std::collections::BTreeMap;
 
-use super::files::file_name;
 use super::finding::{Finding, FindingKind, MAX_VALUE, shown};
+use crate::changes::file_name;
 
 /// A configuration file that decides which tests run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,6 +2,7 @@
 
 use globset::{GlobSet, GlobSetBuilder};
 
+use crate::changes::file_name;
 use crate::policy::IntegritySettings;
 use crate::policy::rules::path_glob;
 
@@ -91,16 +92,6 @@ pub(super) fn subject_stem(path: &str) -> &str {
         .iter()
         .find_map(|suffix| stem.strip_suffix(suffix))
         .unwrap_or(stem)
-}
-
-/// The last component of `path` (all of it at the top), found by its last `/` byte, which UTF-8
-/// never uses inside another character: checked for every file of a change set that may hold
-/// tens of thousands.
-pub(super) fn file_name(path: &str) -> &str {
-    match path.as_bytes().iter().rposition(|&b| b == b'/') {
-        Some(slash) => &path[slash + 1..],
-        None => path,
-    }
 }
 
 /// The directory of `path`, `""` at the top.

@@ -1,7 +1,7 @@
 //! Per-language test conventions, line by line: markers, assertions, test functions, comments,
 //! and Rust's `#[cfg(test)]` modules.
 
-use super::files::file_name;
+use crate::changes::file_name;
 
 /// The languages whose test conventions are known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::changes::file_name;
 use crate::outcome::{Selection, SelectionUnit};
 
 /// How long `cargo metadata` may take.
@@ -120,7 +121,7 @@ impl CargoTest {
 
 /// Whether a change to `path` may change every package's build or tests.
 fn is_whole_build(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
+    let name = file_name(path);
     WHOLE_BUILD.contains(&name) || path.starts_with(".cargo/")
 }
 

@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::changes::file_name;
 use crate::outcome::{Selection, SelectionUnit};
 
 /// How long one `go list` may take.
@@ -74,7 +75,7 @@ impl GoTest {
     /// configured.
     pub fn select(&self, changed: &[&str], workdir: &Path) -> Option<Selection> {
         let whole = |path: &&str| {
-            let name = path.rsplit('/').next().unwrap_or(path);
+            let name = file_name(path);
             !name.ends_with(".go") || name.starts_with("go.")
         };
         if changed.iter().any(whole) || !workdir.join("go.mod").is_file() {

@@ -24,6 +24,7 @@ use std::path::Path;
 
 use super::scan::Walk;
 use crate::bounded;
+use crate::changes::file_name;
 use crate::outcome::{Selection, SelectionUnit};
 
 /// The extensions of the JS/TS sources the runners relate to tests.
@@ -72,7 +73,7 @@ enum Runner {
 impl Runner {
     /// Whether the file at `path` is one of the runner's test files by default.
     fn is_test(self, path: &str) -> bool {
-        let name = path.rsplit('/').next().unwrap_or(path);
+        let name = file_name(path);
         let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
         let named = stem.ends_with(".test") || stem.ends_with(".spec");
         match self {
@@ -242,7 +243,7 @@ fn direct(words: &[String]) -> Option<NodeTests> {
 
 /// Whether `path` is a JS/TS source (not a declaration file).
 fn is_source(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
+    let name = file_name(path);
     let Some((stem, extension)) = name.rsplit_once('.') else {
         return false;
     };
@@ -251,7 +252,7 @@ fn is_source(path: &str) -> bool {
 
 /// Whether a change to `path` can change how every test runs.
 fn is_whole_suite(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
+    let name = file_name(path);
     WHOLE_SUITE_PREFIXES.iter().any(|p| name.starts_with(p))
         || path.split('/').any(|dir| dir == "__mocks__")
 }

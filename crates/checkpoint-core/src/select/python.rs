@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use super::scan::Walk;
 use crate::bounded;
+use crate::changes::file_name;
 use crate::outcome::{Selection, SelectionUnit};
 
 /// Changed Python files that change how every test runs.
@@ -111,10 +112,7 @@ impl PythonTests {
         workdir: &Path,
         state_dir: Option<&Path>,
     ) -> Option<Selection> {
-        let whole = |path: &&str| {
-            let name = path.rsplit('/').next().unwrap_or(path);
-            !path.ends_with(".py") || WHOLE_SUITE.contains(&name)
-        };
+        let whole = |path: &&str| !path.ends_with(".py") || WHOLE_SUITE.contains(&file_name(path));
         if changed.iter().any(whole) {
             return None;
         }
@@ -279,11 +277,6 @@ impl Tree {
             vec![""]
         }
     }
-}
-
-/// The last component of a `/`-separated path.
-fn file_name(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
 }
 
 /// The dotted module name of the file at `path` under the source root `root` (`""` or a prefix
