@@ -308,11 +308,6 @@ impl DigestMemo {
         });
     }
 
-    /// How many of the loaded entries this fingerprint used.
-    fn kept(&self) -> usize {
-        self.marks.iter().filter(|&&mark| mark & FOUND != 0).count()
-    }
-
     /// The remembered digest of `path` (relative to the worktree `files` stats in), when it is a
     /// regular file whose stat data is what the digest was remembered with; else `Err` with its
     /// stat data now (`None` when it is no regular file), taken before its content is read.
@@ -376,7 +371,7 @@ impl DigestMemo {
         // fingerprint taken anew of the same entries is kept too.
         let same = self.fresh.is_empty()
             && !self.stale
-            && self.kept() == self.entries.starts.len()
+            && self.marks.iter().all(|&mark| mark & FOUND != 0)
             && (taken.is_none() || taken == self.entries.last());
         let Some(file) = self.file.as_ref().filter(|_| !same) else {
             return Ok(());
