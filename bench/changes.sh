@@ -26,7 +26,7 @@ MEASUREMENTS=(measure_git_status measure_cli_backend measure_gix_backend measure
 
 # Builds the example that reads the change set, and an empty Rust binary, both optimized.
 build() {
-    release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-core \
+    release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-engine \
         --example changes
     build_empty
 }

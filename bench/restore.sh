@@ -21,7 +21,7 @@ work="$target/bench-repos/restore"
 export CHECKPOINT_STATE_DIR="$work/state" XDG_CONFIG_HOME="$work/config"
 
 release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli
-release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-core --example tree
+release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-engine --example tree
 bin="$release"
 
 sizes=("$@")

@@ -14,7 +14,7 @@ shopt -s inherit_errexit
 
 ROUNDS="${ROUNDS:-100}"
 work="$target/bench-repos/travel"
-release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-core --example travel
+release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-engine --example travel
 
 sizes=("$@")
 [ "${#sizes[@]}" -gt 0 ] || sizes=(3000 20000)

@@ -145,7 +145,7 @@ pub struct HookRun {
 /// project around `dir` supplies now, as `checkpoint trust --yes` run there with `env` would: the
 /// user trusts the fixture. Does nothing for a directory whose configuration cannot be loaded.
 pub fn trust(config_home: &Path, dir: &Path, env: &[(&str, &str)]) {
-    let host = checkpoint_core::host::Host {
+    let host = checkpoint_engine::host::Host {
         user_config: Some(config_home.join("checkpoint").join("config.toml")),
         env: (env.iter())
             .filter(|(k, _)| k.starts_with("CHECKPOINT_"))

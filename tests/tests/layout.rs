@@ -234,7 +234,7 @@ fn the_cycle_finder_finds_cycles() {
 
 #[test]
 fn the_core_names_no_particular_agent() {
-    let src = workspace().join("crates/checkpoint-core/src");
+    let src = workspace().join("crates/checkpoint-engine/src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
     let mut problems = Vec::new();

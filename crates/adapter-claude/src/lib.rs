@@ -15,10 +15,10 @@ pub mod doctor;
 pub mod install;
 pub mod transcript;
 
-use checkpoint_core::agent::{Agent, Capabilities, InstallSpec, TranscriptFormat};
-use checkpoint_core::answer::HookAnswer;
-use checkpoint_core::home::AgentHome;
-use checkpoint_core::{EventKind, HookEvent};
+use checkpoint_engine::agent::{Agent, Capabilities, InstallSpec, TranscriptFormat};
+use checkpoint_engine::answer::HookAnswer;
+use checkpoint_engine::home::AgentHome;
+use checkpoint_engine::{EventKind, HookEvent};
 use serde_json::Value;
 
 /// Claude Code's home.
@@ -93,12 +93,12 @@ pub fn render(event: &HookEvent, answer: &HookAnswer) -> Option<Value> {
 
 /// Runs one Claude Code hook call.
 pub fn main() -> std::process::ExitCode {
-    checkpoint_core::hook::main(&HOME)
+    checkpoint_engine::hook::main(&HOME)
 }
 
 #[cfg(test)]
 mod tests {
-    use checkpoint_core::event::EventError;
+    use checkpoint_engine::event::EventError;
 
     use super::*;
 

@@ -5,7 +5,7 @@
 //! messages do not count. The window is not written down: 200,000 tokens, or 1,000,000 for 1M
 //! models.
 
-use checkpoint_core::agent::{LineUsage, TranscriptFormat};
+use checkpoint_engine::agent::{LineUsage, TranscriptFormat};
 use serde_json::Value;
 
 /// Claude Code's transcript format.
@@ -82,7 +82,7 @@ impl TranscriptFormat for Transcript {
 mod tests {
     //! Context usage and replies from a real transcript excerpt.
 
-    use checkpoint_core::context::{ContextUsage, last_reply, read_usage, window};
+    use checkpoint_engine::context::{ContextUsage, last_reply, read_usage, window};
 
     use checkpoint_testkit::written;
 

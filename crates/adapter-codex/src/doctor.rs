@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use checkpoint_core::doctor::{
+use checkpoint_engine::doctor::{
     AgentQuery, AnswerShape, Check, DoctorSpec, Here, TrustFile, check_json_answer,
 };
 use serde::Deserialize;
@@ -73,7 +73,7 @@ fn hooks_list(root: &Path) -> Vec<String> {
     vec![
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                "params": {"clientInfo": {"name": "checkpoint-doctor",
-                                         "version": checkpoint_core::hook::VERSION}}})
+                                         "version": checkpoint_engine::hook::VERSION}}})
         .to_string(),
         json!({"jsonrpc": "2.0", "method": "initialized"}).to_string(),
         json!({"jsonrpc": "2.0", "id": HOOKS_LIST_ID, "method": "hooks/list",

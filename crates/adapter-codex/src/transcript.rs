@@ -5,7 +5,7 @@
 //! reply's tool calls have run: a newer record takes the window of the `token_count` before it.
 //! Reply text is a `response_item` assistant `message`'s `output_text` parts.
 
-use checkpoint_core::agent::{LineUsage, TranscriptFormat};
+use checkpoint_engine::agent::{LineUsage, TranscriptFormat};
 use serde_json::Value;
 
 /// Codex CLI's transcript format.
@@ -77,7 +77,7 @@ impl TranscriptFormat for Transcript {
 mod tests {
     //! Context usage and replies from a real rollout excerpt, plain and compressed.
 
-    use checkpoint_core::context::{ContextUsage, last_reply, read_usage, window};
+    use checkpoint_engine::context::{ContextUsage, last_reply, read_usage, window};
 
     use checkpoint_testkit::written;
 

@@ -4,7 +4,7 @@
 //! `maxPromptTokens` and the model in its `model`; reply text is an `assistant.message`'s
 //! `data.content`.
 
-use checkpoint_core::agent::{LineUsage, TranscriptFormat};
+use checkpoint_engine::agent::{LineUsage, TranscriptFormat};
 use serde_json::Value;
 
 /// Copilot CLI's transcript format.
@@ -45,7 +45,7 @@ impl TranscriptFormat for Transcript {
 mod tests {
     //! Context usage and replies from a real event log excerpt.
 
-    use checkpoint_core::context::{ContextUsage, last_reply, read_usage, window};
+    use checkpoint_engine::context::{ContextUsage, last_reply, read_usage, window};
     use checkpoint_testkit::written;
 
     use super::Transcript;

@@ -2,7 +2,7 @@
 //! Context usage is the last `type: "gemini"` record's `tokens.input`; its reply text is the
 //! record's `content`. The window is not written down: 1,048,576 tokens.
 
-use checkpoint_core::agent::{LineUsage, TranscriptFormat};
+use checkpoint_engine::agent::{LineUsage, TranscriptFormat};
 use serde_json::Value;
 
 /// Gemini CLI's transcript format.
@@ -47,7 +47,7 @@ mod tests {
 
     use std::io::Write;
 
-    use checkpoint_core::context::{ContextUsage, last_reply, read_usage, window};
+    use checkpoint_engine::context::{ContextUsage, last_reply, read_usage, window};
 
     use checkpoint_testkit::written;
 

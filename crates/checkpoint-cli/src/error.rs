@@ -17,15 +17,15 @@
 
 use std::process::ExitCode;
 
-use checkpoint_core::continuity::diff::DiffError;
-use checkpoint_core::continuity::restore::RestoreError;
-use checkpoint_core::event::EventError;
-use checkpoint_core::git::GitError;
-use checkpoint_core::git::call::GitCallError;
-use checkpoint_core::journal::{JournalError, KeyError, TaskError};
-use checkpoint_core::policy::config::ConfigError;
-use checkpoint_core::project::ProjectError;
-use checkpoint_core::store::StoreError;
+use checkpoint_engine::continuity::diff::DiffError;
+use checkpoint_engine::continuity::restore::RestoreError;
+use checkpoint_engine::event::EventError;
+use checkpoint_engine::git::GitError;
+use checkpoint_engine::git::call::GitCallError;
+use checkpoint_engine::journal::{JournalError, KeyError, TaskError};
+use checkpoint_engine::policy::config::ConfigError;
+use checkpoint_engine::project::ProjectError;
+use checkpoint_engine::store::StoreError;
 
 /// Whose problem an error is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -171,7 +171,7 @@ enum Command {
 pub fn main() -> ExitCode {
     // `checkpoint check` answers hook events too, so a tool event it judged may start it as a
     // background run of warm results.
-    if checkpoint_core::hook::background_run() {
+    if checkpoint_engine::hook::background_run() {
         return ExitCode::SUCCESS;
     }
     let cli = Cli::parse();

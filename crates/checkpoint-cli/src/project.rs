@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use checkpoint_core::host::Host;
-use checkpoint_core::project::Project;
+use checkpoint_engine::host::Host;
+use checkpoint_engine::project::Project;
 
 use crate::error::CliError;
 

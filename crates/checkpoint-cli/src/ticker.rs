@@ -9,7 +9,7 @@ use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use checkpoint_core::runner::RunWatch;
+use checkpoint_engine::runner::RunWatch;
 
 use crate::output;
 

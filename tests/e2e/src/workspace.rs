@@ -230,7 +230,7 @@ mod tests {
             .to_string()
         };
         let messages = [
-            artifact("checkpoint_core", None),
+            artifact("checkpoint_engine", None),
             artifact("checkpoint-claude", Some("/t/debug/checkpoint-claude")),
             r#"{"reason":"build-finished","success":true}"#.to_owned(),
             artifact("checkpoint-gemini", Some("/t/debug/checkpoint-gemini")),

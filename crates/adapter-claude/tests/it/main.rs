@@ -109,7 +109,7 @@ proptest! {
     #[test]
     fn arbitrary_stdin_fails_open(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        checkpoint_core::hook::run(&HOME, &bytes[..], &mut out, &mut err);
+        checkpoint_engine::hook::run(&HOME, &bytes[..], &mut out, &mut err);
         prop_assert!(out.is_empty());
         let err = String::from_utf8_lossy(&err);
         prop_assert!(!err.contains("internal error"), "{}", err);
@@ -124,7 +124,7 @@ proptest! {
         let mut v = serde_json::json!({"session_id": "s", "cwd": "/", "hook_event_name": name});
         for (k, x) in extra { v[k] = x.into(); }
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        checkpoint_core::hook::run(&HOME, v.to_string().as_bytes(), &mut out, &mut err);
+        checkpoint_engine::hook::run(&HOME, v.to_string().as_bytes(), &mut out, &mut err);
         prop_assert!(out.is_empty() && err.is_empty());
     }
 }
@@ -201,7 +201,11 @@ fn a_fresh_status_line_is_preferred_to_the_transcript() {
     let run = CLAUDE.fire_with(dir, "PreToolUse", &fields, &[]);
     CLAUDE.assert_no_op(&run, 0, "stale status line, transcript at 10 %");
 
-    status_line(checkpoint_core::host::Host::from_process().now.to_string());
+    status_line(
+        checkpoint_engine::host::Host::from_process()
+            .now
+            .to_string(),
+    );
     let run = CLAUDE.fire_with(dir, "PreToolUse", &fields, &[]);
     assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""), "{run:?}");
     let answer: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();

@@ -71,7 +71,7 @@ proptest! {
     #[test]
     fn arbitrary_stdin_fails_open(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        checkpoint_core::hook::run(&HOME, &bytes[..], &mut out, &mut err);
+        checkpoint_engine::hook::run(&HOME, &bytes[..], &mut out, &mut err);
         prop_assert_eq!(out, b"{}\n");
         let err = String::from_utf8_lossy(&err);
         prop_assert!(!err.contains("internal error"), "{}", err);

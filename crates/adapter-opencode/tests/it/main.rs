@@ -106,7 +106,7 @@ proptest! {
     #[test]
     fn arbitrary_stdin_fails_open(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        checkpoint_core::hook::run(&HOME, &bytes[..], &mut out, &mut err);
+        checkpoint_engine::hook::run(&HOME, &bytes[..], &mut out, &mut err);
         let out = String::from_utf8_lossy(&out);
         prop_assert_eq!(out.trim_end(), "{}");
         let err = String::from_utf8_lossy(&err);
@@ -167,7 +167,7 @@ fn version_and_help_are_answered() {
     };
     assert_eq!(
         run("--version").trim_end(),
-        format!("checkpoint-opencode {}", checkpoint_core::hook::VERSION)
+        format!("checkpoint-opencode {}", checkpoint_engine::hook::VERSION)
     );
     assert!(run("--help").contains("checkpoint's hook adapter for OpenCode."));
 }

@@ -3,12 +3,12 @@
 
 use std::process::ExitCode;
 
-use checkpoint_core::journal::Removal;
-use checkpoint_core::project::{Project, ProjectError};
-use checkpoint_core::sanitize;
-use checkpoint_core::travel::fetch::{self, FetchOutcome};
-use checkpoint_core::travel::prune::{self, Pruned};
-use checkpoint_core::travel::{Refs, TravelError, default_remote, local_refs, task_ref};
+use checkpoint_engine::journal::Removal;
+use checkpoint_engine::project::{Project, ProjectError};
+use checkpoint_engine::sanitize;
+use checkpoint_engine::travel::fetch::{self, FetchOutcome};
+use checkpoint_engine::travel::prune::{self, Pruned};
+use checkpoint_engine::travel::{Refs, TravelError, default_remote, local_refs, task_ref};
 use serde_json::json;
 
 use crate::error::CliError;

@@ -3,8 +3,8 @@
 
 use std::process::ExitCode;
 
-use checkpoint_core::continuity::diff::{self, WorkDiff};
-use checkpoint_core::continuity::text;
+use checkpoint_engine::continuity::diff::{self, WorkDiff};
+use checkpoint_engine::continuity::text;
 use serde::Serialize;
 
 use crate::error::CliError;

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use checkpoint_core::journal::{FileKeyManager, KeyManager, allowed_signers};
+use checkpoint_engine::journal::{FileKeyManager, KeyManager, allowed_signers};
 
 use crate::error::CliError;
 use crate::{output, project};

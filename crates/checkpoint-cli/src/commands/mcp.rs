@@ -17,9 +17,9 @@ use std::io;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use checkpoint_core::policy::config::{Key, Origin};
-use checkpoint_core::project::Project;
-use checkpoint_core::project::restoring::RestoreTo;
+use checkpoint_engine::policy::config::{Key, Origin};
+use checkpoint_engine::project::Project;
+use checkpoint_engine::project::restoring::RestoreTo;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{ErrorCode, Implementation, ServerCapabilities, ServerConfig};
@@ -466,7 +466,7 @@ mod tests {
     fn messages_are_one_line() {
         assert_eq!(one_line("a\n  b \n\nc"), "a b c");
         assert_eq!(
-            failure(checkpoint_core::project::ProjectError::NoRepository(
+            failure(checkpoint_engine::project::ProjectError::NoRepository(
                 std::path::PathBuf::from("/x")
             )),
             "/x is not inside a git repository"

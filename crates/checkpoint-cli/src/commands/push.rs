@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use checkpoint_core::travel::{default_remote, push};
+use checkpoint_engine::travel::{default_remote, push};
 
 use crate::error::CliError;
 use crate::{output, project};
@@ -25,7 +25,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
         Some(remote) => vec![remote.clone()],
         None => {
             let queued = push::waiting(&project.state_dir)
-                .map_err(checkpoint_core::project::ProjectError::from)?;
+                .map_err(checkpoint_engine::project::ProjectError::from)?;
             if queued.is_empty() {
                 let repo = project.git()?;
                 let remote = default_remote(repo).ok_or_else(|| {

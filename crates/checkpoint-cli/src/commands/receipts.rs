@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use checkpoint_core::journal::{Journal, ReceiptCheck, TrustedKeys};
+use checkpoint_engine::journal::{Journal, ReceiptCheck, TrustedKeys};
 use serde::Serialize;
 
 use crate::args::ReadArgs;

@@ -5,7 +5,7 @@
 use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 
-use checkpoint_core::project::restoring::RestoreTo;
+use checkpoint_engine::project::restoring::RestoreTo;
 use serde_json::json;
 
 use crate::continuity::{self, Caller};

@@ -2,9 +2,9 @@
 
 use std::process::ExitCode;
 
-use checkpoint_core::journal::recovery;
-use checkpoint_core::journal::{JournalError, Task, TaskState};
-use checkpoint_core::sanitize;
+use checkpoint_engine::journal::recovery;
+use checkpoint_engine::journal::{JournalError, Task, TaskState};
+use checkpoint_engine::sanitize;
 use serde::Serialize;
 
 use crate::args::ReadArgs;

@@ -16,13 +16,13 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use checkpoint_core::Policy;
-use checkpoint_core::continuity::{Continuity, text};
-use checkpoint_core::event::{self, Agent};
-use checkpoint_core::git::Repo;
-use checkpoint_core::host::Host;
-use checkpoint_core::journal::Journal;
-use checkpoint_core::session::{SessionStore, StatusLineUsage};
+use checkpoint_engine::Policy;
+use checkpoint_engine::continuity::{Continuity, text};
+use checkpoint_engine::event::{self, Agent};
+use checkpoint_engine::git::Repo;
+use checkpoint_engine::host::Host;
+use checkpoint_engine::journal::Journal;
+use checkpoint_engine::session::{SessionStore, StatusLineUsage};
 use serde_json::Value;
 
 use crate::error::CliError;
@@ -216,7 +216,7 @@ fn project_parts(
 
 /// A task name cut to [`TASK_CHARS`] characters, on one line.
 fn short(name: &str) -> String {
-    let name = checkpoint_core::sanitize::line(name, usize::MAX);
+    let name = checkpoint_engine::sanitize::line(name, usize::MAX);
     match name.char_indices().nth(TASK_CHARS) {
         Some((end, _)) => format!("{}…", &name[..end]),
         None => name,

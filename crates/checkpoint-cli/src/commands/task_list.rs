@@ -3,8 +3,8 @@
 
 use std::process::ExitCode;
 
-use checkpoint_core::continuity::text;
-use checkpoint_core::journal::{Journal, Task};
+use checkpoint_engine::continuity::text;
+use checkpoint_engine::journal::{Journal, Task};
 use jiff::Timestamp;
 use serde::Serialize;
 

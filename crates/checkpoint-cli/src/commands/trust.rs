@@ -2,13 +2,13 @@
 //! withdraws approval of) the commands the project in the current directory supplies — its test
 //! command, detected or configured, its rules' commands and actions, its values of the guarded
 //! settings. The stop gate runs a project's commands only once they are approved (see
-//! `checkpoint_core::trust`).
+//! `checkpoint_engine::trust`).
 
 use std::process::ExitCode;
 
-use checkpoint_core::policy::config::ProjectCommand;
-use checkpoint_core::project::{Project, ProjectError};
-use checkpoint_core::trust::{Trust, TrustStore};
+use checkpoint_engine::policy::config::ProjectCommand;
+use checkpoint_engine::project::{Project, ProjectError};
+use checkpoint_engine::trust::{Trust, TrustStore};
 
 use crate::error::CliError;
 use crate::{output, project};

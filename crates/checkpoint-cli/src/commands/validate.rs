@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use checkpoint_core::journal::Validated;
+use checkpoint_engine::journal::Validated;
 
 use crate::error::CliError;
 use crate::{output, project};

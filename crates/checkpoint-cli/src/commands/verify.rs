@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use checkpoint_core::journal::verify::{self, CommitResult};
+use checkpoint_engine::journal::verify::{self, CommitResult};
 use serde_json::json;
 
 use crate::args::FetchArgs;

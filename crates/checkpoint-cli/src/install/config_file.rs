@@ -5,7 +5,7 @@ use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use checkpoint_core::store;
+use checkpoint_engine::store;
 
 use crate::CliError;
 

@@ -19,8 +19,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-use checkpoint_core::doctor::Check;
-use checkpoint_core::store;
+use checkpoint_engine::doctor::Check;
+use checkpoint_engine::store;
 
 use crate::{CliError, output, project};
 
@@ -88,7 +88,7 @@ pub(crate) fn pre_push_check(dir: &Path) -> Option<Check> {
 pub(crate) fn hooks_dir(cwd: &Path) -> Result<PathBuf, CliError> {
     let hint = "run this inside a git repository";
     let out = Command::new("git")
-        .args(checkpoint_core::git::SAFE_CONFIG)
+        .args(checkpoint_engine::git::SAFE_CONFIG)
         .args(["rev-parse", "--git-path", "hooks"])
         .current_dir(cwd)
         .output()

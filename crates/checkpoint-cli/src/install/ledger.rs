@@ -7,8 +7,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use checkpoint_core::own_files::{OwnFile, OwnFiles};
-use checkpoint_core::project::ProjectError;
+use checkpoint_engine::own_files::{OwnFile, OwnFiles};
+use checkpoint_engine::project::ProjectError;
 
 use crate::{CliError, project};
 
@@ -188,7 +188,7 @@ impl Ledger {
     }
 }
 
-fn ledger_error(e: checkpoint_core::store::StoreError) -> CliError {
+fn ledger_error(e: checkpoint_engine::store::StoreError) -> CliError {
     CliError::new(
         e,
         "check the permissions of checkpoint's state directory (`.git/checkpoint/`, or \

@@ -4,8 +4,8 @@
 use std::fs;
 use std::path::PathBuf;
 
-use checkpoint_core::gate::PROGRESS_SKILL;
-use checkpoint_core::store;
+use checkpoint_engine::gate::PROGRESS_SKILL;
+use checkpoint_engine::store;
 
 use crate::CliError;
 
