@@ -4,10 +4,10 @@
 //!
 //! Run: `cargo run -p checkpoint-examples --example embed_decide`
 
-use checkpoint_engine::changes::{Change, ChangeKind, ChangeSet, Head, RepoFacts};
-use checkpoint_engine::decide::{self, Facts, SessionFacts, Stop};
-use checkpoint_engine::outcome::{TestOutcome, TestRun, TestStatus};
-use checkpoint_engine::{HookEvent, Policy, render};
+use checkpoint_core::changes::{Change, ChangeKind, ChangeSet, Head, RepoFacts};
+use checkpoint_core::decide::{self, Facts, SessionFacts, Stop};
+use checkpoint_core::outcome::{TestOutcome, TestRun, TestStatus};
+use checkpoint_core::{HookEvent, Policy, render};
 
 fn main() {
     let mut policy = Policy::builtin();

@@ -68,7 +68,7 @@ pub fn main(home: &dyn AgentHome) -> std::process::ExitCode {
         let _ = writeln!(std::io::stdout(), "{}", help_text(home));
         return std::process::ExitCode::SUCCESS;
     }
-    let stdin = crate::event::stdin_within(crate::event::STDIN_LIMIT);
+    let stdin = crate::stdin::within(crate::stdin::LIMIT);
     let mut stdout = std::io::stdout();
     let mut stderr = std::io::stderr();
     run(home, stdin, &mut stdout, &mut stderr);

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 
+use crate::config::{self, ConfigSources};
 use crate::git::{self, GitError, Repo};
-use crate::policy::config::{self, ConfigSources};
 
 /// Environment variable that moves all state out of the repository's git directory.
 pub const STATE_DIR_VAR: &str = "CHECKPOINT_STATE_DIR";

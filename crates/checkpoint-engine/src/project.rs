@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::cache::{self, DigestMemo, TestCache};
 use crate::changes::{ChangeSet, RepoFacts};
+use crate::config::{self, ConfigSources};
 use crate::continuity::Continuity;
 use crate::continuity::restore::RestoreError;
 use crate::decide::PlannedTest;
@@ -25,9 +26,7 @@ use crate::host::{Host, StateDirError};
 use crate::journal::{FileKeyManager, Journal, JournalError, KeyManager};
 use crate::outcome::Selection;
 use crate::own_files::OwnFiles;
-use crate::policy::config::{
-    self, ConfigError, ConfigSources, Effective, LowerValue, ProjectCommand, Setting,
-};
+use crate::policy::config::{ConfigError, LowerValue, ProjectCommand, Setting};
 use crate::policy::{Policy, TestSelect};
 use crate::select;
 use crate::session::SessionStore;
@@ -339,7 +338,7 @@ impl Host {
     /// layers under its file give for the guarded settings it sets.
     fn settings(&self, root: &Path) -> Result<Settings, ProjectError> {
         let sources: ConfigSources = self.sources(root);
-        let effective = Effective::load(&sources, root)?;
+        let effective = config::effective(&sources, root)?;
         let commands = effective.project_commands(&sources.project_file);
         let lower = effective.lower_values(&sources.project_file);
         Ok((effective.into_policy(), commands, lower))

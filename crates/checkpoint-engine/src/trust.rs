@@ -205,7 +205,7 @@ impl Trust {
                 // The approved value, else the lower layers', else (should neither parse, e.g.
                 // an approval written by another version) the built-in default: never the
                 // project's.
-                let default = || key.slot.read(&Policy::builtin()).map(|v| v.to_string());
+                let default = || key.value_in(&Policy::builtin()).map(|v| v.to_string());
                 let used = (approved(&command.slot).map(Some).into_iter())
                     .chain([below])
                     .map(|text| text.map(str::to_owned))

@@ -108,7 +108,9 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
 fn read_event(agent: Option<&str>) -> Result<(&'static dyn AgentHome, HookEvent), CliError> {
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
-        let bytes = event::read_payload(event::stdin_within(event::STDIN_LIMIT))?;
+        let bytes = event::read_payload(checkpoint_engine::stdin::within(
+            checkpoint_engine::stdin::LIMIT,
+        ))?;
         if !bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(agents::parse(agent.and_then(agents::named), &bytes)?);
         }

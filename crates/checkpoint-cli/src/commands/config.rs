@@ -68,7 +68,7 @@ pub(crate) fn run(args: &ConfigArgs) -> Result<ExitCode, CliError> {
 /// project's checkpoint.toml, this process's `CHECKPOINT_*` variables), with its origin.
 pub(crate) fn settings(project_root: &Path) -> Result<Vec<Setting>, CliError> {
     let sources = project::host().sources(project_root);
-    Ok(config::explain(&sources, project_root)?)
+    Ok(checkpoint_engine::config::explain(&sources, project_root)?)
 }
 
 /// Sets `key` (one of [`KEYS`]) to `value` in the config file `file`, which need not exist, and
@@ -169,7 +169,7 @@ fn rejected(err: ConfigError, key: &str, file: &Path, old_text: &str) -> String 
 /// The project's `checkpoint.toml` under `root`, to be written: refused when it is a symlink that
 /// leads out of the project (an edit must not land in a file elsewhere, such as the user's).
 pub(crate) fn project_file(root: &Path) -> Result<PathBuf, CliError> {
-    let file = root.join(config::PROJECT_FILE);
+    let file = root.join(checkpoint_engine::config::PROJECT_FILE);
     let target = resolve_link(&file);
     let inside = |root: &Path| target.starts_with(root);
     if target != file && !inside(root) && !root.canonicalize().is_ok_and(|r| inside(&r)) {

@@ -46,7 +46,9 @@ pub(crate) struct Args {}
 pub(crate) fn run(_: &Args) -> Result<ExitCode, CliError> {
     let host = project::host();
     let mut problems = Vec::new();
-    let line = match event::read_payload(event::stdin_within(event::STDIN_LIMIT)) {
+    let line = match event::read_payload(checkpoint_engine::stdin::within(
+        checkpoint_engine::stdin::LIMIT,
+    )) {
         Ok(bytes) => line(&host, &bytes, &mut problems),
         Err(e) => {
             problems.push(format!("reading stdin: {e}"));

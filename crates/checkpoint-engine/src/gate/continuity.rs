@@ -426,11 +426,10 @@ mod tests {
     use serde_json::json;
 
     fn tool(name: &str, input: serde_json::Value) -> HookEvent {
-        HookEvent {
-            tool_name: Some(name.into()),
-            tool_input: Some(input),
-            ..HookEvent::manual_stop("/repo".into())
-        }
+        let mut event = HookEvent::manual_stop("/repo".into());
+        event.tool_name = Some(name.into());
+        event.tool_input = Some(input);
+        event
     }
 
     #[test]

@@ -345,20 +345,6 @@ fn find_git(path: &OsStr) -> Option<PathBuf> {
     crate::runner::on_path(GIT_EXE, path)
 }
 
-/// Whether `file` is a regular file someone may execute.
-#[cfg(unix)]
-pub(crate) fn is_executable(file: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    file.metadata()
-        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
-}
-
-/// Whether `file` is a regular file.
-#[cfg(not(unix))]
-pub(crate) fn is_executable(file: &Path) -> bool {
-    file.is_file()
-}
-
 /// Maps a gitoxide error to [`GitError::Gix`] for `action`.
 fn gix_error(action: &'static str) -> impl FnOnce(gix::Error) -> GitError {
     move |err| GitError::Gix {

@@ -25,21 +25,15 @@
 //! [`Journal::maybe_interval_checkpoint`] (any hook event); [`is_pr_creation`] recognises a PR.
 
 pub mod allowed_signers;
-pub mod checkpoint;
-mod crash;
-pub mod current;
 pub mod history;
 pub mod keys;
-pub mod markdown;
-pub mod receipt;
-pub mod recovery;
-pub mod retention;
-pub mod signing;
 mod snapshot;
-pub mod state;
-pub mod task;
 pub mod template;
 pub mod verify;
+
+pub use checkpoint_core::journal::{
+    checkpoint, current, markdown, receipt, recovery, retention, signing, state, task,
+};
 
 use std::collections::HashMap;
 use std::fs;

@@ -98,16 +98,16 @@ impl Project {
                 }
             };
             if outcome.status == TestStatus::Passed {
-                findings.push(Finding {
-                    kind: FindingKind::PassesWithoutTheChange,
-                    file: run.command.clone(),
-                    line: None,
-                    description: format!(
+                findings.push(Finding::new(
+                    FindingKind::PassesWithoutTheChange,
+                    &run.command,
+                    None,
+                    format!(
                         "passes on HEAD's code too, with the changed tests ({}): they do not \
                          show the change",
                         named(&changed_tests)
                     ),
-                });
+                ));
             }
         }
         findings

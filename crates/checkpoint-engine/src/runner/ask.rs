@@ -17,7 +17,21 @@ const MAX_LINE: u64 = 64 * 1024 * 1024;
 pub fn on_path(name: &str, path: &OsStr) -> Option<PathBuf> {
     std::env::split_paths(path)
         .map(|dir| dir.join(name))
-        .find(|file| crate::git::is_executable(file))
+        .find(|file| is_executable(file))
+}
+
+/// Whether `file` is a regular file someone may execute.
+#[cfg(unix)]
+fn is_executable(file: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    file.metadata()
+        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+}
+
+/// Whether `file` is a regular file.
+#[cfg(not(unix))]
+fn is_executable(file: &Path) -> bool {
+    file.is_file()
 }
 
 /// Starts `program args…` in `dir` as the leader of its own process group, writes `lines` to

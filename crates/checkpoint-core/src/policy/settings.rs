@@ -1,0 +1,381 @@
+//! The settings table: every scalar key, declared once.
+//!
+//! A row of [`KEYS`] gives a key's name (`section.field`, which is also its [`Policy`] field),
+//! its `CHECKPOINT_<SECTION>_<FIELD>` variable and any older alias, its value type (a [`Kind`]),
+//! and one line of documentation. The row drives everything else: parsing the key in a file
+//! (unknown keys are errors), parsing its variable, the merge with per-key provenance, `explain`,
+//! `checkpoint config`, and the settings reference in the README ([`reference()`]). Defaults are
+//! the policy's own ([`Policy::builtin`]), read through the row.
+//!
+//! Adding a setting is a row here plus its field (and default) in the policy's section struct.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use toml::Spanned;
+use toml::de::{DeValue, ValueDeserializer};
+
+use super::Policy;
+use super::value::{Command, Count, Globs, Interval, Kind};
+use super::{GitBackend, IntegrityMode, KeyDerivation, Switch, TestSelect};
+
+/// A row of [`KEYS`]: `section.field: Kind, "CHECKPOINT_SECTION_FIELD", "doc"`. The key's name
+/// and the [`Policy`] field it reads and writes are both `section.field`.
+macro_rules! key {
+    ($section:ident . $field:ident : $kind:ty, $env:literal, $doc:literal) => {
+        Key {
+            name: concat!(stringify!($section), ".", stringify!($field)),
+            env: $env,
+            aliases: &[],
+            doc: $doc,
+            slot: &Field::<$kind> {
+                get: |policy| &policy.$section.$field,
+                set: |policy| &mut policy.$section.$field,
+                kind: PhantomData,
+            },
+            below: None,
+            detected: false,
+            unset: None,
+            guarded: false,
+        }
+    };
+}
+
+/// Every scalar key, in the order [`Effective::settings`](super::config::Effective::settings)
+/// lists them; the keys of one section are adjacent.
+pub const KEYS: &[Key] = &[
+    key!(tests.command: Command, "CHECKPOINT_TESTS_COMMAND",
+        "The command rules with `tests = true` run.")
+    .detected()
+    .unset("no test command")
+    .guarded(),
+    key!(tests.timeout: Interval, "CHECKPOINT_TESTS_TIMEOUT",
+        "How long one test command may run before its process group is killed.")
+    .guarded(),
+    key!(tests.select: TestSelect, "CHECKPOINT_TESTS_SELECT",
+        "`affected`: a recognised `cargo test`, `python3 -m unittest`, `pytest`, `go test`, jest or vitest (also as `npm test`) runs only the packages, test modules or test files the changed files can affect (the whole command when in doubt); `all`: always the whole command."),
+    key!(tests.full_before_commit: bool, "CHECKPOINT_TESTS_FULL_BEFORE_COMMIT",
+        "When the affected tests pass, also run the whole command (once per change set) before the stop is allowed."),
+    key!(tests.prewarm: bool, "CHECKPOINT_TESTS_PREWARM",
+        "After a tool call that may change files, start the stop's tests in the background (one run per worktree, restarted when the files change again), so the stop finds their outcome."),
+    key!(stop.commit_gate: bool, "CHECKPOINT_STOP_COMMIT_GATE",
+        "Uncommitted changes to gated files block the stop.")
+    .guarded(),
+    key!(stop.max_blocks: Count<u32, 0, 100>, "CHECKPOINT_STOP_MAX_BLOCKS",
+        "Consecutive blocks per turn; after that the stop is allowed with a warning. \
+         `0` never blocks: every stop is allowed with a report of what is unresolved.")
+    .guarded(),
+    key!(stop.capture: bool, "CHECKPOINT_STOP_CAPTURE",
+        "Ask the agent to capture notes when a stop has no code changes."),
+    key!(stop.capture_interval: Interval, "CHECKPOINT_STOP_CAPTURE_INTERVAL",
+        "At most one capture request per this interval (per session)."),
+    key!(git.backend: GitBackend, "CHECKPOINT_GIT_BACKEND",
+        "Which implementation reads the change set."),
+    key!(journal.retention_completed: Interval, "CHECKPOINT_JOURNAL_RETENTION_COMPLETED",
+        "`checkpoint cleanup` removes a completed task after this long."),
+    key!(journal.retention_failed: Interval, "CHECKPOINT_JOURNAL_RETENTION_FAILED",
+        "`checkpoint cleanup` removes a failed task after this long."),
+    key!(journal.retention_abandoned: Interval, "CHECKPOINT_JOURNAL_RETENTION_ABANDONED",
+        "`checkpoint cleanup` removes an abandoned task after this long."),
+    key!(journal.max_checkpoints: Count<u32, 1, 10_000>, "CHECKPOINT_JOURNAL_MAX_CHECKPOINTS",
+        "The most checkpoints kept per task; the oldest are pruned."),
+    key!(journal.stale_threshold: Interval, "CHECKPOINT_JOURNAL_STALE_THRESHOLD",
+        "An unfinished task not updated for this long has crashed."),
+    key!(journal.checkpoint_interval: Interval, "CHECKPOINT_JOURNAL_CHECKPOINT_INTERVAL",
+        "During a long step, a checkpoint is taken on a hook event at most this often."),
+    key!(journal.key_derivation: KeyDerivation, "CHECKPOINT_JOURNAL_KEY_DERIVATION",
+        "The SLIP-0010 path of a task's receipt key under the master key; `{task}` is the first 31 bits of SHA-256(task id)."),
+    key!(context.warn: Count<u8, 50, 99>, "CHECKPOINT_CONTEXT_WARN",
+        "Percent of the context window at which a checkpoint is saved and the agent warned.")
+    .below("context.critical"),
+    key!(context.critical: Count<u8, 50, 99>, "CHECKPOINT_CONTEXT_CRITICAL",
+        "Percent of the context window at which saving is urgent."),
+    key!(context.window: Count<Option<u64>, 1_000, 100_000_000>, "CHECKPOINT_CONTEXT_WINDOW",
+        "The context window's size in tokens.")
+    .unset("from the transcript or model"),
+    key!(resume.auto: Switch, "CHECKPOINT_RESUME_AUTO",
+        "Whether a new session gets the active task's state automatically.")
+    .aliases(&["CHECKPOINT_AUTO_RESUME"]),
+    key!(resume.max_restarts: Count<u32, 0, 100>, "CHECKPOINT_RESUME_MAX_RESTARTS",
+        "How often in a row a task is resumed before it is left to the user."),
+    key!(clear.auto_checkpoint: Switch, "CHECKPOINT_CLEAR_AUTO_CHECKPOINT",
+        "Whether a checkpoint is saved before the agent's context is cleared."),
+    key!(integrity.mode: IntegrityMode, "CHECKPOINT_INTEGRITY_MODE",
+        "What a change that weakens the tests (deleted test file, new skip marker, removed test or assertions, changed expected value, narrower runner configuration) does to the stop.")
+    .guarded(),
+    key!(integrity.tests: Globs, "CHECKPOINT_INTEGRITY_TESTS",
+        "Globs of test files, added to the defaults (`tests/**`, `test_*.py`, `*_test.go`, `*.test.*`, `*Test.java`…).")
+    .guarded(),
+    key!(integrity.protected: Globs, "CHECKPOINT_INTEGRITY_PROTECTED",
+        "Globs of files (golden files, acceptance suites) any change to which blocks like a weakened test.")
+    .guarded(),
+    key!(integrity.prove_failing: bool, "CHECKPOINT_INTEGRITY_PROVE_FAILING",
+        "When tests and code changed together, also run the tests on HEAD's code with the changed tests (in a temporary worktree): a pass there is a finding.")
+    .guarded(),
+    key!(travel.push_budget: Interval, "CHECKPOINT_TRAVEL_PUSH_BUDGET",
+        "How long the `pre-push` step of `checkpoint install git` may push the checkpoint refs before it gives up (they are queued for the next push); the user's push never waits longer."),
+    key!(travel.fetch_budget: Interval, "CHECKPOINT_TRAVEL_FETCH_BUDGET",
+        "How long `resume`, `log`, `status`, `receipts` and `verify` may fetch missing checkpoint refs from the remote before going on with what is local."),
+];
+
+/// One setting: a row of [`KEYS`].
+#[derive(Clone, Copy)]
+pub struct Key {
+    /// `section.field`, as files, `explain` and `checkpoint config` name it.
+    pub name: &'static str,
+    /// The `CHECKPOINT_<SECTION>_<FIELD>` variable that overrides it.
+    pub env: &'static str,
+    /// Older names of the variable, still read; when both are set, [`Key::env`] wins.
+    pub aliases: &'static [&'static str],
+    /// What it does, in one sentence.
+    pub doc: &'static str,
+    /// How it is parsed, read and written.
+    pub(crate) slot: &'static dyn Slot,
+    /// The key whose merged value this one's must stay below.
+    pub(crate) below: Option<&'static str>,
+    /// Whether the project is asked for a value when no layer sets one (the test command).
+    pub(crate) detected: bool,
+    /// What an unset value means, for a key that may be unset.
+    pub(crate) unset: Option<&'static str>,
+    /// Whether the key changes what the gate runs or can switch a gate off: only a person sets
+    /// it (`checkpoint config set`, an editor), never an agent's tool, and a project's value of
+    /// it is part of what the user approves with `checkpoint trust`.
+    pub guarded: bool,
+}
+
+impl Key {
+    /// The row of `name` (`section.field`), if it is a key.
+    pub fn named(name: &str) -> Option<&'static Key> {
+        KEYS.iter().find(|key| key.name == name)
+    }
+
+    /// The section: `stop` of `stop.capture`.
+    pub fn section(&self) -> &'static str {
+        self.name
+            .split_once('.')
+            .map_or(self.name, |(section, _)| section)
+    }
+
+    /// The field within the section: `capture` of `stop.capture`.
+    pub fn field(&self) -> &'static str {
+        self.name
+            .split_once('.')
+            .map_or(self.name, |(_, field)| field)
+    }
+
+    /// Its value in `policy`, as TOML; `None` when unset.
+    pub fn value_in(&self, policy: &Policy) -> Option<toml::Value> {
+        self.slot.read(policy)
+    }
+
+    /// Also reads the variables `aliases`.
+    const fn aliases(self, aliases: &'static [&'static str]) -> Key {
+        Key { aliases, ..self }
+    }
+
+    /// Requires the merged value to be below that of the key `name`.
+    const fn below(self, name: &'static str) -> Key {
+        Key {
+            below: Some(name),
+            ..self
+        }
+    }
+
+    /// Takes the value found in the project when no layer sets one.
+    const fn detected(self) -> Key {
+        Key {
+            detected: true,
+            ..self
+        }
+    }
+
+    /// Marks the key as one only a person may change (see [`Key::guarded`]).
+    const fn guarded(self) -> Key {
+        Key {
+            guarded: true,
+            ..self
+        }
+    }
+
+    /// Says what an unset value means.
+    const fn unset(self, meaning: &'static str) -> Key {
+        Key {
+            unset: Some(meaning),
+            ..self
+        }
+    }
+}
+
+impl fmt::Debug for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Key")
+            .field("name", &self.name)
+            .field("env", &self.env)
+            .field("aliases", &self.aliases)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Keys are equal when they have the same name; names are unique.
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for Key {}
+
+/// What an unset value of the key `name` means, in parentheses, as
+/// [`Setting::value_text`](super::config::Setting::value_text) shows it.
+pub(crate) fn unset_text(name: &str) -> String {
+    let meaning = Key::named(name).and_then(|key| key.unset);
+    format!("({})", meaning.unwrap_or("unset"))
+}
+
+/// Sets one field of a policy to a parsed value.
+pub(crate) type Write = Box<dyn FnOnce(&mut Policy)>;
+
+/// How a row parses its values and reads and writes its [`Policy`] field.
+pub(crate) trait Slot {
+    /// Parses the key's value in a configuration file.
+    fn parse_toml(&self, value: Spanned<DeValue<'_>>) -> Result<Write, toml::de::Error>;
+
+    /// Parses a variable's value (or a detected one).
+    fn parse_text(&self, text: &str) -> Result<Write, String>;
+
+    /// The field's value in `policy` as TOML; `None` when unset.
+    fn read(&self, policy: &Policy) -> Option<toml::Value>;
+
+    /// What the values look like.
+    fn values(&self) -> String;
+}
+
+/// The [`Slot`] of a field of kind `K`.
+struct Field<K: Kind> {
+    get: fn(&Policy) -> &K::Field,
+    set: fn(&mut Policy) -> &mut K::Field,
+    kind: PhantomData<K>,
+}
+
+impl<K: Kind> Field<K> {
+    fn write(&self, value: K::Field) -> Write {
+        let set = self.set;
+        Box::new(move |policy| *set(policy) = value)
+    }
+}
+
+impl<K: Kind> Slot for Field<K> {
+    fn parse_toml(&self, value: Spanned<DeValue<'_>>) -> Result<Write, toml::de::Error> {
+        K::deserialize(ValueDeserializer::from(value)).map(|v| self.write(v))
+    }
+
+    fn parse_text(&self, text: &str) -> Result<Write, String> {
+        K::parse(text).map(|v| self.write(v))
+    }
+
+    fn read(&self, policy: &Policy) -> Option<toml::Value> {
+        K::to_toml((self.get)(policy))
+    }
+
+    fn values(&self) -> String {
+        K::values()
+    }
+}
+
+/// The settings reference, a Markdown table of every key: its variable, default, values and
+/// meaning. The README's *Settings* section is this text.
+pub fn reference() -> String {
+    let defaults = Policy::builtin();
+    let mut text =
+        String::from("| Key | Variable | Default | Values | Meaning |\n|---|---|---|---|---|\n");
+    for key in KEYS {
+        let mut variable = format!("`{}`", key.env);
+        for alias in key.aliases {
+            variable.push_str(&format!(" (or `{alias}`)"));
+        }
+        let default = match key.slot.read(&defaults) {
+            _ if key.detected => "detected".to_owned(),
+            Some(value) => format!("`{value}`"),
+            None => unset_text(key.name),
+        };
+        let mut values = key.slot.values();
+        if let Some(above) = key.below {
+            values.push_str(&format!("; below `{above}`"));
+        }
+        text.push_str(&format!(
+            "| `{}` | {variable} | {default} | {values} | {} |\n",
+            key.name, key.doc
+        ));
+    }
+    text
+}
+
+/// How alike (Jaro-Winkler, 0..=1) a misspelt name and a known one must be to suggest the known one.
+const MIN_SIMILARITY: f64 = 0.8;
+
+/// The one of `candidates` that `name` most likely misspells ("comand" → "command"), for a "did
+/// you mean …?"; `None` when none is close.
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    (candidates.into_iter())
+        .map(|candidate| (strsim::jaro_winkler(name, candidate), candidate))
+        .filter(|(similarity, _)| *similarity >= MIN_SIMILARITY)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, candidate)| candidate)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+    use std::path::Path;
+
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_variables_follow_the_pattern() {
+        for (i, key) in KEYS.iter().enumerate() {
+            let expected = format!("CHECKPOINT_{}", key.name.replace('.', "_").to_uppercase());
+            assert_eq!(key.env, expected);
+            assert_eq!(Key::named(key.name), Some(key));
+            assert!(KEYS[..i].iter().all(|other| other.name != key.name));
+            // A section's keys are adjacent.
+            let section_before = KEYS[..i].iter().rposition(|k| k.section() == key.section());
+            assert!(section_before.is_none_or(|j| j + 1 == i), "{}", key.name);
+            if let Some(above) = key.below {
+                assert!(Key::named(above).is_some(), "{}: below {above}", key.name);
+            }
+        }
+        assert_eq!(
+            Key::named("resume.auto").map(|k| (k.env, k.aliases)),
+            Some(("CHECKPOINT_RESUME_AUTO", &["CHECKPOINT_AUTO_RESUME"][..]))
+        );
+    }
+
+    /// The README's settings reference is [`reference()`]; `UPDATE_README=1` rewrites it.
+    #[test]
+    fn readme_settings_are_the_table() {
+        const BEGIN: &str = "<!-- settings: generated from KEYS in crates/checkpoint-core/src/policy/settings.rs -->\n";
+        const END: &str = "<!-- end of settings -->";
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+        let readme = fs::read_to_string(&path).unwrap();
+        let start = readme.find(BEGIN).expect("README.md marks its settings") + BEGIN.len();
+        let end = start
+            + readme[start..]
+                .find(END)
+                .expect("README.md ends its settings");
+        let expected = reference();
+        if std::env::var_os("UPDATE_README").is_some() {
+            fs::write(
+                &path,
+                format!("{}{expected}{}", &readme[..start], &readme[end..]),
+            )
+            .unwrap();
+        } else {
+            assert_eq!(
+                readme[start..end],
+                expected,
+                "README.md's settings differ from the table; run \
+                 `UPDATE_README=1 cargo test -p checkpoint-core readme` to rewrite them"
+            );
+        }
+    }
+}
