@@ -2,9 +2,7 @@
 //! `CLAUDE_PROJECT_DIR`, workspace trust in `.claude.json` (beside the user's config directory),
 //! `disableAllHooks`, and the answer shapes of its protocol.
 
-use checkpoint_engine::doctor::{
-    AnswerShape, Check, DoctorSpec, Here, TrustFile, check_json_answer,
-};
+use checkpoint_core::doctor::{AnswerShape, Check, DoctorSpec, Here, TrustFile, check_json_answer};
 use serde_json::Value;
 
 /// Claude Code's doctor table.

@@ -2,7 +2,7 @@
 //! `$CLAUDE_CONFIG_DIR`/`~/.claude/settings.json`), timeouts in seconds, the `checkpoint-progress`
 //! skill beside them, and the MCP server in `.mcp.json` (the user's `.claude.json`).
 
-use checkpoint_engine::agent::{
+use checkpoint_core::agent::{
     HooksLayout, InstallScope, InstallSpec, InstalledEvent, McpFile, McpFormat, McpSpec,
     ProjectHooks, TimeUnit, UserDir,
 };

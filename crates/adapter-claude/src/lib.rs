@@ -15,10 +15,10 @@ pub mod doctor;
 pub mod install;
 pub mod transcript;
 
-use checkpoint_engine::agent::{Agent, Capabilities, InstallSpec, TranscriptFormat};
-use checkpoint_engine::answer::HookAnswer;
-use checkpoint_engine::home::AgentHome;
-use checkpoint_engine::{EventKind, HookEvent};
+use checkpoint_core::agent::{Agent, Capabilities, InstallSpec, TranscriptFormat};
+use checkpoint_core::answer::HookAnswer;
+use checkpoint_core::home::AgentHome;
+use checkpoint_core::{EventKind, HookEvent};
 use serde_json::Value;
 
 /// Claude Code's home.
@@ -98,7 +98,7 @@ pub fn main() -> std::process::ExitCode {
 
 #[cfg(test)]
 mod tests {
-    use checkpoint_engine::event::EventError;
+    use checkpoint_core::event::EventError;
 
     use super::*;
 

@@ -5,7 +5,7 @@
 //! messages do not count. The window is not written down: 200,000 tokens, or 1,000,000 for 1M
 //! models.
 
-use checkpoint_engine::agent::{LineUsage, TranscriptFormat};
+use checkpoint_core::agent::{LineUsage, TranscriptFormat};
 use serde_json::Value;
 
 /// Claude Code's transcript format.

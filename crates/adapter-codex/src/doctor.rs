@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use checkpoint_engine::doctor::{
+use checkpoint_core::doctor::{
     AgentQuery, AnswerShape, Check, DoctorSpec, Here, TrustFile, check_json_answer,
 };
 use serde::Deserialize;

@@ -2,7 +2,7 @@
 //! `$CODEX_HOME`/`~/.codex/hooks.json`) for Claude's event list, timeouts in seconds, and the MCP
 //! server in `config.toml` beside it.
 
-use checkpoint_engine::agent::{
+use checkpoint_core::agent::{
     HooksLayout, InstallScope, InstallSpec, McpFile, McpFormat, McpSpec, ProjectHooks, TimeUnit,
     UserDir,
 };

@@ -20,10 +20,10 @@ pub mod notify;
 mod tmux;
 pub mod transcript;
 
-use checkpoint_engine::agent::{Agent, Capabilities, InstallSpec, TranscriptFormat};
-use checkpoint_engine::answer::HookAnswer;
-use checkpoint_engine::home::AgentHome;
-use checkpoint_engine::{EventKind, HookEvent};
+use checkpoint_core::agent::{Agent, Capabilities, InstallSpec, TranscriptFormat};
+use checkpoint_core::answer::HookAnswer;
+use checkpoint_core::home::AgentHome;
+use checkpoint_core::{EventKind, HookEvent};
 use serde_json::Value;
 
 /// Codex CLI's home.

@@ -6,11 +6,11 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
 
-use checkpoint_engine::answer::HookAnswer;
+use checkpoint_core::answer::HookAnswer;
+use checkpoint_core::sanitize;
+use checkpoint_core::{Agent, EventKind, HookEvent};
 use checkpoint_engine::gate;
 use checkpoint_engine::host::Host;
-use checkpoint_engine::sanitize;
-use checkpoint_engine::{Agent, EventKind, HookEvent};
 use serde::Deserialize;
 
 use crate::tmux;

@@ -5,7 +5,7 @@
 //! reply's tool calls have run: a newer record takes the window of the `token_count` before it.
 //! Reply text is a `response_item` assistant `message`'s `output_text` parts.
 
-use checkpoint_engine::agent::{LineUsage, TranscriptFormat};
+use checkpoint_core::agent::{LineUsage, TranscriptFormat};
 use serde_json::Value;
 
 /// Codex CLI's transcript format.

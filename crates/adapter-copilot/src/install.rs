@@ -4,7 +4,7 @@
 //! its event's list; the MCP server in `.mcp.json` (the project's) or
 //! `~/.copilot/mcp-config.json`.
 
-use checkpoint_engine::agent::{
+use checkpoint_core::agent::{
     HooksLayout, InstallScope, InstallSpec, InstalledEvent, McpFile, McpFormat, McpSpec,
     ProjectHooks, TimeUnit, UserDir,
 };

@@ -98,8 +98,8 @@ pub fn shared(bytes: &[u8], state: &Path) -> Option<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
-    use checkpoint_engine::HookEvent;
-    use checkpoint_engine::event::EventKind;
+    use checkpoint_core::HookEvent;
+    use checkpoint_core::event::EventKind;
     use serde_json::json;
 
     use super::*;

@@ -4,7 +4,7 @@
 //! `maxPromptTokens` and the model in its `model`; reply text is an `assistant.message`'s
 //! `data.content`.
 
-use checkpoint_engine::agent::{LineUsage, TranscriptFormat};
+use checkpoint_core::agent::{LineUsage, TranscriptFormat};
 use serde_json::Value;
 
 /// Copilot CLI's transcript format.

@@ -5,9 +5,7 @@
 
 use std::path::Path;
 
-use checkpoint_engine::doctor::{
-    AnswerShape, Check, DoctorSpec, Here, TrustFile, check_json_answer,
-};
+use checkpoint_core::doctor::{AnswerShape, Check, DoctorSpec, Here, TrustFile, check_json_answer};
 use serde_json::Value;
 
 /// Gemini CLI's doctor table.

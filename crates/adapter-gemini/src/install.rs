@@ -2,7 +2,7 @@
 //! (the project's, or `$GEMINI_CLI_HOME/.gemini`/`~/.gemini/settings.json`), timeouts in
 //! milliseconds, and the MCP server in the same file.
 
-use checkpoint_engine::agent::{
+use checkpoint_core::agent::{
     HooksLayout, InstallScope, InstallSpec, InstalledEvent, McpFile, McpFormat, McpSpec,
     ProjectHooks, TimeUnit, UserDir,
 };

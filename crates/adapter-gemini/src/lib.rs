@@ -16,10 +16,10 @@ pub mod doctor;
 pub mod install;
 pub mod transcript;
 
-use checkpoint_engine::agent::{Agent, Capabilities, InstallSpec, TranscriptFormat};
-use checkpoint_engine::answer::HookAnswer;
-use checkpoint_engine::home::AgentHome;
-use checkpoint_engine::{EventKind, HookEvent};
+use checkpoint_core::agent::{Agent, Capabilities, InstallSpec, TranscriptFormat};
+use checkpoint_core::answer::HookAnswer;
+use checkpoint_core::home::AgentHome;
+use checkpoint_core::{EventKind, HookEvent};
 use serde_json::Value;
 
 /// Gemini fires `PreCompress` on every turn; it compresses only from this share of its window

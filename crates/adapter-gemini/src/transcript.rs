@@ -2,7 +2,7 @@
 //! Context usage is the last `type: "gemini"` record's `tokens.input`; its reply text is the
 //! record's `content`. The window is not written down: 1,048,576 tokens.
 
-use checkpoint_engine::agent::{LineUsage, TranscriptFormat};
+use checkpoint_core::agent::{LineUsage, TranscriptFormat};
 use serde_json::Value;
 
 /// Gemini CLI's transcript format.

@@ -2,7 +2,7 @@
 //! its answer shape (a JSON object of `block`, `context` and `notice` strings). OpenCode loads
 //! the plugins it finds without asking, so nothing needs trusting.
 
-use checkpoint_engine::doctor::{Check, DoctorSpec, Here, TrustFile};
+use checkpoint_core::doctor::{Check, DoctorSpec, Here, TrustFile};
 use serde_json::Value;
 
 /// OpenCode's doctor table.

@@ -2,7 +2,7 @@
 //! `checkpoint.js` in `.opencode/plugins/` (the project's) or in `plugins/` of OpenCode's config
 //! directory (`$XDG_CONFIG_HOME/opencode`, else `~/.config/opencode`, for the user).
 
-use checkpoint_engine::agent::{
+use checkpoint_core::agent::{
     HooksLayout, InstallScope, InstallSpec, InstalledEvent, PluginSource, ProjectHooks, TimeUnit,
     UserDir,
 };
@@ -49,7 +49,7 @@ fn next_steps(_scope: &InstallScope) -> String {
 
 #[cfg(test)]
 mod tests {
-    use checkpoint_engine::agent::HooksLayout;
+    use checkpoint_core::agent::HooksLayout;
 
     use super::*;
 

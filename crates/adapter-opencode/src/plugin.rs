@@ -3,7 +3,7 @@
 //! `checkpoint.js` beside this file, with the command line and each event's timeout (from the
 //! install table) filled in.
 
-use checkpoint_engine::agent::InstallSpec;
+use checkpoint_core::agent::InstallSpec;
 use serde_json::{Map, Value};
 
 /// The plugin's source, before the command line and the timeouts are filled in.

@@ -3,8 +3,8 @@
 //! `checkpoint check` their event names and payload recognition — the same facts the adapters'
 //! hooks run on.
 
-use checkpoint_engine::event::{EventError, HookEvent};
-use checkpoint_engine::home::AgentHome;
+use checkpoint_core::event::{EventError, HookEvent};
+use checkpoint_core::home::AgentHome;
 use clap::builder::PossibleValue;
 use serde_json::Value;
 
@@ -66,7 +66,7 @@ fn recognise(bytes: &[u8]) -> &'static dyn AgentHome {
 
 #[cfg(test)]
 mod tests {
-    use checkpoint_engine::event::{Agent, EventKind};
+    use checkpoint_core::event::{Agent, EventKind};
 
     use super::*;
 

@@ -3,9 +3,9 @@
 //! tools `checkpoint_save|progress|resume|list|restore` do it, and the one sentence each result is told in, so
 //! that a person in a terminal and an agent over MCP read the same thing.
 
+use checkpoint_core::event::Agent;
+use checkpoint_core::journal::Trigger;
 use checkpoint_engine::continuity::{ProgressSource, SessionCheckpoint, SessionRef, text};
-use checkpoint_engine::event::Agent;
-use checkpoint_engine::journal::Trigger;
 use checkpoint_engine::project::Project;
 use checkpoint_engine::project::restoring::{RestoreRequest, RestoreTo, Restored};
 use checkpoint_engine::project::saving::SaveRequest;

@@ -17,13 +17,14 @@
 
 use std::process::ExitCode;
 
+use checkpoint_core::event::EventError;
+use checkpoint_core::journal::TaskError;
+use checkpoint_core::policy::config::ConfigError;
 use checkpoint_engine::continuity::diff::DiffError;
 use checkpoint_engine::continuity::restore::RestoreError;
-use checkpoint_engine::event::EventError;
 use checkpoint_engine::git::GitError;
 use checkpoint_engine::git::call::GitCallError;
-use checkpoint_engine::journal::{JournalError, KeyError, TaskError};
-use checkpoint_engine::policy::config::ConfigError;
+use checkpoint_engine::journal::{JournalError, KeyError};
 use checkpoint_engine::project::ProjectError;
 use checkpoint_engine::store::StoreError;
 

@@ -3,7 +3,8 @@
 //! again; `--fetch` fetches first. A fetch that fails (offline, a timeout) is one line on stderr,
 //! and the command goes on with what is here.
 
-use checkpoint_engine::journal::{JournalError, Task};
+use checkpoint_core::journal::Task;
+use checkpoint_engine::journal::JournalError;
 use checkpoint_engine::project::Project;
 
 use crate::args::{FetchArgs, ReadArgs};

@@ -11,7 +11,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use anstream::ColorChoice;
 use anstream::stream::RawStream;
 use anstyle::{AnsiColor, Style};
-use checkpoint_engine::sanitize;
+use checkpoint_core::sanitize;
 use serde::Serialize;
 
 use crate::error::CliError;

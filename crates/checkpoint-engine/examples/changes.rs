@@ -9,8 +9,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use checkpoint_core::policy::GitBackend;
 use checkpoint_engine::git;
-use checkpoint_engine::policy::GitBackend;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::time::Instant;
 
-use checkpoint_engine::changes::{Change, ChangeKind, ChangeSet, Head};
-use checkpoint_engine::integrity::{self, Sides, TestFiles};
+use checkpoint_core::changes::{Change, ChangeKind, ChangeSet, Head};
+use checkpoint_core::integrity::{self, Sides, TestFiles};
 
 /// A test file of `lang` with 40 tests, and its weakened version.
 fn test_file(lang: &str, n: usize) -> (String, String, String) {

@@ -17,11 +17,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use checkpoint_core::event::Agent;
+use checkpoint_core::journal::{StepSpec, Trigger};
+use checkpoint_core::policy::{GitBackend, Policy};
 use checkpoint_engine::continuity::{Continuity, SessionCheckpoint, SessionRef};
-use checkpoint_engine::event::Agent;
 use checkpoint_engine::git::{self, Repo};
-use checkpoint_engine::journal::{Journal, StepSpec, Trigger};
-use checkpoint_engine::policy::{GitBackend, Policy};
+use checkpoint_engine::journal::Journal;
 
 /// One way of keeping the state: with or without the repository's refs.
 struct Side {

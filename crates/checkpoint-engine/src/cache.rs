@@ -20,13 +20,13 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::changes::{Change, ChangeKind, ChangeSet};
-use crate::digest::{hex, sha256_hex};
 use crate::file_content::FileContent;
 use crate::git;
-use crate::outcome::{TestOutcome, TestStatus};
-use crate::policy::GitBackend;
 use crate::store::{self, Lock, StoreError};
+use checkpoint_core::changes::{Change, ChangeKind, ChangeSet};
+use checkpoint_core::hex::{hex, sha256_hex};
+use checkpoint_core::outcome::{TestOutcome, TestStatus};
+use checkpoint_core::policy::GitBackend;
 
 mod memo;
 
@@ -286,8 +286,8 @@ fn submodule_fingerprint(path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::changes::{Change, Head};
     use crate::digest::hash_reader;
+    use checkpoint_core::changes::{Change, Head};
     use std::fs;
     use std::os::unix::fs::PermissionsExt;
 

@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::{LineUsage, TranscriptFormat};
 use crate::bounded;
+use checkpoint_core::agent::{LineUsage, TranscriptFormat};
 
 mod frames;
 

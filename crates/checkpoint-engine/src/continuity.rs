@@ -21,12 +21,12 @@ use std::time::Duration;
 use gix::ObjectId;
 use jiff::Timestamp;
 
-use crate::changes::{ChangeKind, ChangeSet};
 use crate::file_content::FileContent;
 use crate::git::Repo;
-use crate::journal::Trigger;
 use crate::store::{self, StoreError};
 use crate::travel::stream::{Edit, Marker, Stream};
+use checkpoint_core::changes::{ChangeKind, ChangeSet};
+use checkpoint_core::journal::Trigger;
 
 pub use record::{
     ContextMark, ContinuityLog, FileMode, FileState, ProgressEntry, ProgressSource, RestartCount,

@@ -4,9 +4,8 @@
 use std::cell::RefCell;
 use std::io::{self, Read};
 
+use checkpoint_core::hex::hex;
 use sha2::{Digest, Sha256};
-
-pub(crate) use checkpoint_core::hex::{hex, sha256_hex, unhex};
 
 thread_local! {
     /// The read buffer [`hash_reader`] reuses: allocated once per thread, not once per file.
@@ -32,6 +31,7 @@ pub(crate) fn hash_reader(mut reader: impl Read) -> io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use checkpoint_core::hex::sha256_hex;
 
     #[test]
     fn the_reused_buffer_carries_nothing_from_one_stream_to_the_next() {

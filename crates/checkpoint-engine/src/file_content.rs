@@ -65,7 +65,7 @@ impl FileContent {
     pub(crate) fn id(&self) -> Option<String> {
         match self {
             FileContent::File { id, .. } => Some(id.clone()),
-            FileContent::Link(target) => Some(digest::sha256_hex(target)),
+            FileContent::Link(target) => Some(checkpoint_core::hex::sha256_hex(target)),
             FileContent::Missing | FileContent::Other => None,
         }
     }
@@ -85,7 +85,7 @@ fn regular(path: &Path, meta: &Metadata, keep: u64) -> io::Result<FileContent> {
             meta.dev(),
             meta.ino()
         );
-        let id = digest::sha256_hex(stat.as_bytes());
+        let id = checkpoint_core::hex::sha256_hex(stat.as_bytes());
         return Ok(FileContent::File {
             executable,
             id,
@@ -98,7 +98,7 @@ fn regular(path: &Path, meta: &Metadata, keep: u64) -> io::Result<FileContent> {
         let mut bytes = Vec::new();
         file.take(keep.saturating_add(1)).read_to_end(&mut bytes)?;
         if bytes.len() as u64 <= keep {
-            let id = digest::sha256_hex(&bytes);
+            let id = checkpoint_core::hex::sha256_hex(&bytes);
             return Ok(FileContent::File {
                 executable,
                 id,
@@ -153,7 +153,7 @@ mod tests {
         let path = dir.path().join("f");
         fs::write(&path, "abc").unwrap();
         let small = FileContent::read(&path, 3);
-        assert_eq!(small.id(), Some(digest::sha256_hex(b"abc")));
+        assert_eq!(small.id(), Some(checkpoint_core::hex::sha256_hex(b"abc")));
         assert!(matches!(small, FileContent::File { bytes: Some(_), .. }));
         let hashed = FileContent::read(&path, 2);
         assert_eq!(hashed.id(), small.id());

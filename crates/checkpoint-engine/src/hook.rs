@@ -1,7 +1,7 @@
 //! The driver every adapter binary shares: read the payload, judge it, print exactly one answer.
 //!
 //! An adapter hands over its agent's home ([`AgentHome`]): how it names events and spells
-//! answers. Reading stdin (at most [`MAX_PAYLOAD_BYTES`](crate::event::MAX_PAYLOAD_BYTES)), the
+//! answers. Reading stdin (at most [`MAX_PAYLOAD_BYTES`](checkpoint_core::event::MAX_PAYLOAD_BYTES)), the
 //! gate call, failing open and the single write to stdout live here, once. Whatever goes wrong —
 //! bad stdin, a broken config, a panic — the hook exits 0 with the agent's no-op answer and a line
 //! on stderr, so an agent is never wedged by its hook; under a broken config the first event of a
@@ -14,15 +14,15 @@ use std::sync::Once;
 
 use serde_json::Value;
 
-use crate::answer::HookAnswer;
-use crate::decide::{AllowReason, Decision};
-use crate::event::{EventKind, HookEvent, read_payload};
 use crate::gate;
-use crate::home::AgentHome;
 use crate::host::Host;
 use crate::project::ProjectError;
-use crate::render;
 use crate::session::{SessionStore, once_per_session};
+use checkpoint_core::answer::HookAnswer;
+use checkpoint_core::decide::{AllowReason, Decision};
+use checkpoint_core::event::{EventKind, HookEvent, read_payload};
+use checkpoint_core::home::AgentHome;
+use checkpoint_core::render;
 
 /// The version an adapter reports for `--version` (`checkpoint doctor` compares it with its own).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -16,11 +16,6 @@
 //! store and the test cache are reached through the project; nothing else finds a repository or
 //! loads settings.
 
-pub use checkpoint_core::{
-    agent, answer, changes, decide, doctor, event, home, integrity, outcome, policy, render,
-    sanitize, tail,
-};
-
 pub mod bounded;
 pub mod cache;
 pub mod config;
@@ -42,8 +37,3 @@ pub mod stdin;
 pub mod store;
 pub mod travel;
 pub mod trust;
-
-pub use checkpoint_core::{
-    Agent, Change, ChangeKind, ChangeSet, Decision, EventKind, Facts, Head, HookEvent, Policy,
-    RepoFacts, Stop, TestOutcome, TestRun, TestStatus, Verdict,
-};

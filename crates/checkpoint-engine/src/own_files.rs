@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::changes::ChangeSet;
 use crate::digest;
 use crate::store::{self, StoreError};
+use checkpoint_core::changes::ChangeSet;
 
 /// The ledger's file name.
 pub const LEDGER_FILE: &str = "own-files.json";
@@ -57,7 +57,7 @@ impl OwnFiles {
     /// Records that checkpoint wrote `bytes` to `file`, which existed before unless `created`.
     /// A file already in the ledger keeps its first `created` and its backup.
     pub fn wrote(&self, file: &Path, bytes: &[u8], created: bool) -> Result<(), StoreError> {
-        let sha256 = digest::sha256_hex(bytes);
+        let sha256 = checkpoint_core::hex::sha256_hex(bytes);
         store::update_json(&self.path, |ledger: &mut Ledger| {
             ledger
                 .files
@@ -74,7 +74,7 @@ impl OwnFiles {
     /// Records that checkpoint saved `bytes`, the content of `file` before its first edit, as
     /// `backup` (a file it created).
     pub fn backed_up(&self, file: &Path, backup: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-        let sha256 = digest::sha256_hex(bytes);
+        let sha256 = checkpoint_core::hex::sha256_hex(bytes);
         store::update_json(&self.path, |ledger: &mut Ledger| {
             ledger.files.insert(
                 backup.to_owned(),
@@ -137,7 +137,7 @@ impl OwnFiles {
 mod tests {
     use std::fs;
 
-    use crate::changes::{Change, ChangeKind, Head};
+    use checkpoint_core::changes::{Change, ChangeKind, Head};
 
     use super::*;
 
@@ -199,7 +199,7 @@ mod tests {
         ledger.wrote(&file, b"y", true).unwrap();
         let entry = ledger.get(&file).unwrap().unwrap();
         assert!(!entry.created, "it existed before the backup");
-        assert_eq!(entry.sha256, digest::sha256_hex(b"y"));
+        assert_eq!(entry.sha256, checkpoint_core::hex::sha256_hex(b"y"));
         assert!(entry.backup.is_some());
         ledger.forget(&file).unwrap();
         assert_eq!(ledger.get(&file).unwrap(), None);

@@ -16,18 +16,13 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::cache::{self, DigestMemo, TestCache};
-use crate::changes::{ChangeSet, RepoFacts};
 use crate::config::{self, ConfigSources};
 use crate::continuity::Continuity;
 use crate::continuity::restore::RestoreError;
-use crate::decide::PlannedTest;
 use crate::git::{self, GitError, Repo};
 use crate::host::{Host, StateDirError};
 use crate::journal::{FileKeyManager, Journal, JournalError, KeyManager};
-use crate::outcome::Selection;
 use crate::own_files::OwnFiles;
-use crate::policy::config::{ConfigError, LowerValue, ProjectCommand, Setting};
-use crate::policy::{Policy, TestSelect};
 use crate::select;
 use crate::session::SessionStore;
 use crate::store::StoreError;
@@ -35,6 +30,11 @@ use crate::travel::TravelError;
 use crate::travel::fetch::{self, FetchOutcome};
 use crate::travel::push::{self, PushReport};
 use crate::trust::{Approval, Trust, TrustStore};
+use checkpoint_core::changes::{ChangeSet, RepoFacts};
+use checkpoint_core::decide::PlannedTest;
+use checkpoint_core::outcome::Selection;
+use checkpoint_core::policy::config::{ConfigError, LowerValue, ProjectCommand, Setting};
+use checkpoint_core::policy::{Policy, TestSelect};
 
 /// Why a project could not be opened or an operation on it failed. Every message is one line.
 #[derive(Debug, thiserror::Error)]

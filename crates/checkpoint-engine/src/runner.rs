@@ -16,7 +16,7 @@
 //! group is also terminated the same way after the leader exits by itself, even on success, so a
 //! test that forks leaves nothing behind. Processes that leave the group (`setsid`, `setpgid`)
 //! are out of reach; the output they may still hold open is waited for at most [`DRAIN_LIMIT`].
-//! The kept output is summarized by [`crate::tail::summarize`].
+//! The kept output is summarized by [`checkpoint_core::tail::summarize`].
 //!
 //! [`run_recorded`] is the run for a signed receipt: stdout and stderr are kept apart and each is
 //! hashed whole, so the receipt can say exactly what the command printed.
@@ -35,10 +35,10 @@ use std::time::{Duration, Instant};
 use rustix::io::Errno;
 use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 
-use crate::outcome::{TestOutcome, TestStatus};
-use crate::tail;
 pub use ask::{ask, on_path};
 use capture::Capture;
+use checkpoint_core::outcome::{TestOutcome, TestStatus};
+use checkpoint_core::tail;
 pub use output::output;
 pub(crate) use watchdog::Watchdog;
 
@@ -369,7 +369,6 @@ fn quote(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::digest;
     use checkpoint_testkit::procs::live_members;
     use std::fs;
 
@@ -433,15 +432,26 @@ mod tests {
         assert_eq!(ran.outcome.status, TestStatus::Failed);
         assert_eq!(ran.outcome.exit_code, Some(4));
         assert_eq!(ran.outcome.tail, "out\nerr");
-        assert_eq!(ran.stdout_sha256, Some(digest::sha256_hex(b"out")));
-        assert_eq!(ran.stderr_sha256, Some(digest::sha256_hex(b"err")));
+        assert_eq!(
+            ran.stdout_sha256,
+            Some(checkpoint_core::hex::sha256_hex(b"out"))
+        );
+        assert_eq!(
+            ran.stderr_sha256,
+            Some(checkpoint_core::hex::sha256_hex(b"err"))
+        );
 
         let big = run_recorded("yes line | head -n 100000", dir.path(), LONG);
         assert_eq!(
             big.stdout_sha256,
-            Some(digest::sha256_hex("line\n".repeat(100_000).as_bytes()))
+            Some(checkpoint_core::hex::sha256_hex(
+                "line\n".repeat(100_000).as_bytes()
+            ))
         );
-        assert_eq!(big.stderr_sha256, Some(digest::sha256_hex(b"")));
+        assert_eq!(
+            big.stderr_sha256,
+            Some(checkpoint_core::hex::sha256_hex(b""))
+        );
 
         let missing = run_recorded("true", &dir.path().join("gone"), LONG);
         assert_eq!(missing.outcome.status, TestStatus::Error);

@@ -25,7 +25,7 @@ pub mod scan;
 
 use std::path::Path;
 
-use crate::outcome::{Selection, SelectionUnit};
+use checkpoint_core::outcome::{Selection, SelectionUnit};
 
 /// Characters that make a command more than plain words: it is then run as configured.
 const SHELL_SYNTAX: &[char] = &[

@@ -15,10 +15,9 @@ use std::time::Duration;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::decide::SessionFacts;
-use crate::digest;
-use crate::event::Agent;
 use crate::store::{self, StoreError};
+use checkpoint_core::decide::SessionFacts;
+use checkpoint_core::event::Agent;
 
 /// What is stored for one session.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -30,14 +29,14 @@ pub struct SessionRecord {
     /// (Gemini does); a prompt with this digest is that retry, not a new user turn.
     pub last_block_digest: Option<String>,
     /// Context for the agent that could not go with the event that produced it (an agent without
-    /// [`context_before_tool`](crate::agent::Capabilities::context_before_tool) or
-    /// [`context_after_clear`](crate::agent::Capabilities::context_after_clear)): delivered with
+    /// [`context_before_tool`](checkpoint_core::agent::Capabilities::context_before_tool) or
+    /// [`context_after_clear`](checkpoint_core::agent::Capabilities::context_after_clear)): delivered with
     /// the session's next tool result or prompt.
     #[serde(default)]
     pub pending_context: Option<String>,
     /// The context usage the agent's status line last reported for the session (recorded by
     /// `checkpoint statusline`, for an agent with a
-    /// [`status_line`](crate::agent::Capabilities::status_line)); fresher than the transcript
+    /// [`status_line`](checkpoint_core::agent::Capabilities::status_line)); fresher than the transcript
     /// while the status line runs.
     #[serde(default)]
     pub status_line: Option<StatusLineUsage>,
@@ -69,7 +68,9 @@ pub(crate) fn once_per_session(
     shown: &mut Option<String>,
     notice: Option<String>,
 ) -> Option<String> {
-    let digest = notice.as_deref().map(|n| digest::sha256_hex(n.as_bytes()));
+    let digest = notice
+        .as_deref()
+        .map(|n| checkpoint_core::hex::sha256_hex(n.as_bytes()));
     let new = digest.is_some() && digest != *shown;
     *shown = digest;
     notice.filter(|_| new)

@@ -27,8 +27,8 @@ use std::time::Duration;
 
 use crate::git::Repo;
 use crate::git::call::{self, GitCallError};
-use crate::sanitize;
 use crate::store::StoreError;
+use checkpoint_core::sanitize;
 
 /// Where every ref of ours lives.
 pub const NAMESPACE: &str = "refs/checkpoint/";

@@ -33,10 +33,10 @@ use std::path::{Path, PathBuf};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::integrity::Acceptance;
-use crate::policy::config::{Key, LowerValue, ProjectCommand, set_slot};
-use crate::policy::{Policy, RuleTests};
 use crate::store::{self, StoreError};
+use checkpoint_core::integrity::Acceptance;
+use checkpoint_core::policy::config::{Key, LowerValue, ProjectCommand, set_slot};
+use checkpoint_core::policy::{Policy, RuleTests};
 
 /// The trust store's file name, beside the user config file.
 pub const TRUST_FILE: &str = "trust.json";
@@ -53,7 +53,7 @@ struct TrustFile {
     /// Approvals by canonical project root.
     projects: BTreeMap<PathBuf, Approval>,
     /// Test-integrity findings the user accepted, by canonical project root (see
-    /// [`crate::integrity::Acceptance`]).
+    /// [`checkpoint_core::integrity::Acceptance`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     accepted: BTreeMap<PathBuf, Acceptance>,
 }
@@ -294,7 +294,7 @@ fn list(text: &mut String, prefix: &str, commands: &[ProjectCommand], held: &[He
 mod tests {
     use std::time::Duration;
 
-    use crate::policy::Rule;
+    use checkpoint_core::policy::Rule;
 
     use super::*;
 
@@ -315,7 +315,7 @@ mod tests {
     fn policy() -> Policy {
         let mut policy = Policy::builtin();
         policy.tests.command = Some("touch pwned".into());
-        policy.rules = crate::policy::RuleSet::compile(vec![Rule {
+        policy.rules = checkpoint_core::policy::RuleSet::compile(vec![Rule {
             name: "api".into(),
             include: vec!["api/**".into()],
             exclude: Vec::new(),
@@ -398,7 +398,7 @@ mod tests {
         user: &str,
         env: &[(&str, &str)],
     ) -> (Vec<ProjectCommand>, Vec<LowerValue>, Policy) {
-        use crate::policy::config::{ConfigFile, Effective};
+        use checkpoint_core::policy::config::{ConfigFile, Effective};
         let file = Path::new("/repo/checkpoint.toml");
         let user_file = Path::new("/home/me/.config/checkpoint/config.toml");
         let files = vec![

@@ -289,9 +289,9 @@ fn a_huge_untracked_file_is_not_read() {
 /// clean, the context within 16 KiB with the cut entries counted.
 #[test]
 fn injected_names_and_huge_progress_stay_in_their_place() {
+    use checkpoint_core::journal::{StepSpec, Trigger};
     use checkpoint_engine::continuity::{ProgressSource, SessionRef};
     use checkpoint_engine::host::Host;
-    use checkpoint_engine::journal::{StepSpec, Trigger};
     use checkpoint_engine::project::saving::SaveRequest;
     use checkpoint_testkit::{INJECTED, assert_nothing_injected};
 
@@ -336,7 +336,7 @@ fn injected_names_and_huge_progress_stay_in_their_place() {
     project
         .save_session(SaveRequest {
             session: SessionRef {
-                agent: checkpoint_engine::Agent::Claude,
+                agent: checkpoint_core::Agent::Claude,
                 id: "earlier".into(),
             },
             trigger: Trigger::Manual,

@@ -7,11 +7,11 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
-use checkpoint_engine::answer::HookAnswer;
-use checkpoint_engine::decide::{AllowReason, Decision, Note};
-use checkpoint_engine::event::{self, HookEvent};
+use checkpoint_core::answer::HookAnswer;
+use checkpoint_core::decide::{AllowReason, Decision, Note};
+use checkpoint_core::event::{self, HookEvent};
+use checkpoint_core::home::{AgentHome, Manual};
 use checkpoint_engine::gate;
-use checkpoint_engine::home::{AgentHome, Manual};
 use clap::builder::PossibleValuesParser;
 
 use crate::error::CliError;

@@ -3,9 +3,9 @@
 
 use std::process::ExitCode;
 
-use checkpoint_engine::journal::Removal;
+use checkpoint_core::journal::Removal;
+use checkpoint_core::sanitize;
 use checkpoint_engine::project::{Project, ProjectError};
-use checkpoint_engine::sanitize;
 use checkpoint_engine::travel::fetch::{self, FetchOutcome};
 use checkpoint_engine::travel::prune::{self, Pruned};
 use checkpoint_engine::travel::{Refs, TravelError, default_remote, local_refs, task_ref};

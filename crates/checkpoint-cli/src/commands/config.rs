@@ -9,7 +9,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use checkpoint_engine::policy::config::{self, ConfigError, KEYS, Key, Origin, Setting};
+use checkpoint_core::policy::config::{self, ConfigError, KEYS, Key, Origin, Setting};
 use checkpoint_engine::store;
 use serde::Serialize;
 use toml_edit::{DocumentMut, Item, Table, Value};

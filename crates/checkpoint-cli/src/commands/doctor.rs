@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use checkpoint_engine::doctor::{Check, Here};
+use checkpoint_core::doctor::{Check, Here};
 use checkpoint_engine::hook;
 use checkpoint_engine::runner::{self, HookRun};
 use checkpoint_engine::trust::Trust;
@@ -468,7 +468,7 @@ mod tests {
                 let (_, payload) = (spec.table.doctor.payloads.iter())
                     .find(|(name, _)| *name == event.name)
                     .unwrap_or_else(|| panic!("{}: {}", spec.name(), event.name));
-                let parsed = checkpoint_engine::HookEvent::parse(home, payload.as_bytes()).unwrap();
+                let parsed = checkpoint_core::HookEvent::parse(home, payload.as_bytes()).unwrap();
                 assert_eq!(parsed.wire_name, event.name, "{}", spec.name());
             }
         }

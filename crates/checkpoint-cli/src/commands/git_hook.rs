@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use checkpoint_engine::journal::Trigger;
+use checkpoint_core::journal::Trigger;
 
 use crate::error::CliError;
 use crate::{output, project};

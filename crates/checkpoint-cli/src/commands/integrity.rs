@@ -1,11 +1,11 @@
 //! `checkpoint integrity accept`: the user accepts the test changes the stop gate reports as
 //! weakening the tests (a test that was itself wrong, an intended removal). It is a person's
 //! step: it asks on a terminal, and every stop shows the accepted findings to the user while
-//! they stand (see `checkpoint_engine::integrity::Acceptance`).
+//! they stand (see `checkpoint_core::integrity::Acceptance`).
 
 use std::process::ExitCode;
 
-use checkpoint_engine::render;
+use checkpoint_core::render;
 
 use crate::error::CliError;
 use crate::{output, project};

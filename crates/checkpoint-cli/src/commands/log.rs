@@ -3,9 +3,9 @@
 
 use std::process::ExitCode;
 
+use checkpoint_core::sanitize;
 use checkpoint_engine::journal::JournalError;
 use checkpoint_engine::project::Project;
-use checkpoint_engine::sanitize;
 
 use crate::args::ReadArgs;
 use crate::error::CliError;

@@ -17,7 +17,7 @@ use std::io;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use checkpoint_engine::policy::config::{Key, Origin};
+use checkpoint_core::policy::config::{Key, Origin};
 use checkpoint_engine::project::Project;
 use checkpoint_engine::project::restoring::RestoreTo;
 use rmcp::handler::server::router::tool::ToolRouter;

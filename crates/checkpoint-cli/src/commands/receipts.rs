@@ -3,7 +3,8 @@
 
 use std::process::ExitCode;
 
-use checkpoint_engine::journal::{Journal, ReceiptCheck, TrustedKeys};
+use checkpoint_core::journal::{ReceiptCheck, TrustedKeys};
+use checkpoint_engine::journal::Journal;
 use serde::Serialize;
 
 use crate::args::ReadArgs;

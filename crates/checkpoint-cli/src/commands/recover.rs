@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use checkpoint_engine::journal::{Recovery, Task, TaskState};
+use checkpoint_core::journal::{Recovery, Task, TaskState};
 use serde::Serialize;
 
 use crate::args::ReadArgs;

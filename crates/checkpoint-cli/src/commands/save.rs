@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use checkpoint_engine::journal::Trigger;
+use checkpoint_core::journal::Trigger;
 
 use crate::continuity::{self, Caller};
 use crate::error::CliError;

@@ -2,9 +2,10 @@
 
 use std::process::ExitCode;
 
-use checkpoint_engine::journal::recovery;
-use checkpoint_engine::journal::{JournalError, Task, TaskState};
-use checkpoint_engine::sanitize;
+use checkpoint_core::journal::recovery;
+use checkpoint_core::journal::{Task, TaskState};
+use checkpoint_core::sanitize;
+use checkpoint_engine::journal::JournalError;
 use serde::Serialize;
 
 use crate::args::ReadArgs;

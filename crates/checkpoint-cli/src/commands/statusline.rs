@@ -16,9 +16,9 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use checkpoint_engine::Policy;
+use checkpoint_core::Policy;
+use checkpoint_core::event::{self, Agent};
 use checkpoint_engine::continuity::{Continuity, text};
-use checkpoint_engine::event::{self, Agent};
 use checkpoint_engine::git::Repo;
 use checkpoint_engine::host::Host;
 use checkpoint_engine::journal::Journal;
@@ -218,7 +218,7 @@ fn project_parts(
 
 /// A task name cut to [`TASK_CHARS`] characters, on one line.
 fn short(name: &str) -> String {
-    let name = checkpoint_engine::sanitize::line(name, usize::MAX);
+    let name = checkpoint_core::sanitize::line(name, usize::MAX);
     match name.char_indices().nth(TASK_CHARS) {
         Some((end, _)) => format!("{}…", &name[..end]),
         None => name,

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use checkpoint_engine::sanitize;
+use checkpoint_core::sanitize;
 
 use crate::commands::task::{EndArgs, change};
 use crate::commands::validate;

@@ -4,10 +4,11 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use checkpoint_core::journal::{StepSpec, Task, TaskError};
+use checkpoint_core::sanitize;
 use checkpoint_engine::host::Host;
 use checkpoint_engine::journal::template::{self, Template};
-use checkpoint_engine::journal::{Journal, JournalError, StepSpec, Task, TaskError};
-use checkpoint_engine::sanitize;
+use checkpoint_engine::journal::{Journal, JournalError};
 
 use crate::args::ReadArgs;
 use crate::commands::{status, task_list};

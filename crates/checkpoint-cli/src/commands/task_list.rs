@@ -3,8 +3,9 @@
 
 use std::process::ExitCode;
 
+use checkpoint_core::journal::Task;
 use checkpoint_engine::continuity::text;
-use checkpoint_engine::journal::{Journal, Task};
+use checkpoint_engine::journal::Journal;
 use jiff::Timestamp;
 use serde::Serialize;
 

@@ -6,7 +6,7 @@
 
 use std::process::ExitCode;
 
-use checkpoint_engine::policy::config::ProjectCommand;
+use checkpoint_core::policy::config::ProjectCommand;
 use checkpoint_engine::project::{Project, ProjectError};
 use checkpoint_engine::trust::{Trust, TrustStore};
 

@@ -4,14 +4,14 @@
 
 use std::path::{Path, PathBuf};
 
-use checkpoint_engine::agent::{InstallSpec, InstalledEvent, ProjectHooks};
-use checkpoint_engine::home::AgentHome;
+use checkpoint_core::agent::{InstallSpec, InstalledEvent, ProjectHooks};
+use checkpoint_core::home::AgentHome;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use serde_json::{Map, Value};
 
 use crate::{CliError, agents};
 
-pub(crate) use checkpoint_engine::agent::InstallScope as Scope;
+pub(crate) use checkpoint_core::agent::InstallScope as Scope;
 
 /// What `checkpoint install` can install: an agent's hooks, or git's.
 #[derive(Debug, Clone, Copy)]

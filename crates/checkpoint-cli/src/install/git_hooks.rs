@@ -19,7 +19,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-use checkpoint_engine::doctor::Check;
+use checkpoint_core::doctor::Check;
 use checkpoint_engine::store;
 
 use crate::{CliError, output, project};

@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use checkpoint_engine::agent::{HooksLayout, PluginSource};
-use checkpoint_engine::doctor::TrustFile;
+use checkpoint_core::agent::{HooksLayout, PluginSource};
+use checkpoint_core::doctor::TrustFile;
 use serde_json::Value;
 
 use crate::CliError;

@@ -21,7 +21,7 @@ use toml_edit::{DocumentMut, Item};
 use crate::output::one_line;
 use crate::{CliError, output};
 
-use checkpoint_engine::agent::{McpFile, McpFormat as Format};
+use checkpoint_core::agent::{McpFile, McpFormat as Format};
 
 use super::agents::{AgentSpec, Scope};
 use super::config_file::ConfigFile;

@@ -19,7 +19,7 @@ mod statusline;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use checkpoint_engine::agent::HooksLayout;
+use checkpoint_core::agent::HooksLayout;
 use serde_json::Value;
 
 use crate::{CliError, output, project};

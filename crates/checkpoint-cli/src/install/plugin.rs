@@ -3,7 +3,7 @@
 //! plugin install wrote (an edited one is kept, and said so). A file of that name that is not
 //! ours is never replaced.
 
-use checkpoint_engine::agent::PluginSource;
+use checkpoint_core::agent::PluginSource;
 
 use serde_json::Value;
 

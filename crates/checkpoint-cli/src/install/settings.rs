@@ -10,7 +10,7 @@
 
 use std::io;
 
-use checkpoint_engine::agent::HooksLayout;
+use checkpoint_core::agent::HooksLayout;
 use serde::Serialize;
 use serde::de::{Deserializer as _, MapAccess, Visitor};
 use serde_json::ser::{CharEscape, CompactFormatter, Formatter, PrettyFormatter};

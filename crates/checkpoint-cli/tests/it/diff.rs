@@ -7,12 +7,12 @@ use std::process::Output;
 use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::cargo_bin_cmd;
+use checkpoint_core::event::Agent;
+use checkpoint_core::journal::Trigger;
+use checkpoint_core::policy::GitBackend;
 use checkpoint_engine::continuity::{Continuity, SessionCheckpoint, SessionRef};
-use checkpoint_engine::event::Agent;
 use checkpoint_engine::git;
 use checkpoint_engine::host::Host;
-use checkpoint_engine::journal::Trigger;
-use checkpoint_engine::policy::GitBackend;
 use checkpoint_testkit::repo;
 use insta::assert_snapshot;
 use serde_json::Value;

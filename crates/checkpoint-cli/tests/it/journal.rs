@@ -785,8 +785,8 @@ fn hook_json(dir: &Path) -> Value {
 /// A receipt of `task` (its payload unchanged) re-signed by a stranger's master key through a
 /// task key of its own, with the stranger's certificate added to the task: a full forgery.
 fn re_signed_by_a_stranger(task: &mut Value, receipt: &Value) -> Value {
-    use checkpoint_engine::journal::{MasterKey, Receipt};
-    use checkpoint_engine::policy::KeyDerivation;
+    use checkpoint_core::journal::{MasterKey, Receipt};
+    use checkpoint_core::policy::KeyDerivation;
     let original: Receipt = serde_json::from_value(receipt.clone()).unwrap();
     let id = task["id"].as_str().unwrap();
     let key = MasterKey::from_seed(&[9; 32]).task_key(id, &KeyDerivation::default());

@@ -46,8 +46,8 @@ use serde::{Deserialize, Serialize};
 
 use super::head_field;
 use crate::bounded;
-use crate::changes::{ChangeKind, ChangeSet};
 use crate::store::{self, StoreError};
+use checkpoint_core::changes::{ChangeKind, ChangeSet};
 
 /// How much older than the start of a fingerprint a file's times must be for its digest to be
 /// remembered.

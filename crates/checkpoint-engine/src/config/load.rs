@@ -94,9 +94,9 @@ mod tests {
     use tempfile::TempDir;
 
     use super::*;
-    use crate::policy::config::{KEYS, Origin, check_text, line_of};
-    use crate::policy::rules::{Rule, RuleTests};
-    use crate::policy::{
+    use checkpoint_core::policy::config::{KEYS, Origin, check_text, line_of};
+    use checkpoint_core::policy::rules::{Rule, RuleTests};
+    use checkpoint_core::policy::{
         ClearSettings, ContextSettings, GitBackend, GitSettings, JournalSettings, ResumeSettings,
         StopSettings, Switch, TestSettings,
     };

@@ -20,7 +20,6 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::bounded;
-use crate::digest;
 use crate::store;
 
 /// Files the memo remembers.
@@ -214,7 +213,7 @@ fn check(file: &mut File, offset: u64) -> io::Result<String> {
     file.seek(SeekFrom::Start(from))?;
     let mut bytes = Vec::new();
     file.by_ref().take(offset - from).read_to_end(&mut bytes)?;
-    Ok(digest::sha256_hex(&bytes))
+    Ok(checkpoint_core::hex::sha256_hex(&bytes))
 }
 
 /// Records `entry` as the newest of the memo at `path` (a corrupt memo is replaced); failing to

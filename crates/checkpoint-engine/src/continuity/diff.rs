@@ -43,12 +43,11 @@ use similar::{DiffTag, TextDiff};
 
 use super::record::FileState;
 use super::{Continuity, SessionCheckpoint};
-use crate::changes::ChangeSet;
-use crate::digest;
 use crate::file_content::FileContent;
 use crate::git::call::{GitCallError, git, output, run};
 use crate::git::{self, GitError, Repo};
-use crate::policy::GitBackend;
+use checkpoint_core::changes::ChangeSet;
+use checkpoint_core::policy::GitBackend;
 
 /// How long one git call may take before the diff gives up on it.
 pub const GIT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -229,7 +228,7 @@ pub(super) fn compare(old: &Side, new: &Side) -> Option<(u64, u64, bool)> {
         (Side::Absent, Side::Absent) => None,
         (Side::Hashed(a), Side::Hashed(b)) => (a != b).then_some((0, 0, false)),
         (Side::Hashed(sha), Side::Content(bytes)) | (Side::Content(bytes), Side::Hashed(sha)) => {
-            (digest::sha256_hex(bytes) != *sha).then(|| (0, 0, is_binary(bytes)))
+            (checkpoint_core::hex::sha256_hex(bytes) != *sha).then(|| (0, 0, is_binary(bytes)))
         }
         (Side::Hashed(_), Side::Absent) | (Side::Absent, Side::Hashed(_)) => Some((0, 0, false)),
         (Side::Content(a), Side::Content(b)) if a == b => None,
@@ -493,7 +492,7 @@ mod tests {
     #[test]
     fn sides_compare_by_content_or_hash() {
         let content = |s: &str| Side::Content(s.as_bytes().to_vec());
-        let hashed = |s: &str| Side::Hashed(digest::sha256_hex(s.as_bytes()));
+        let hashed = |s: &str| Side::Hashed(checkpoint_core::hex::sha256_hex(s.as_bytes()));
         assert_eq!(compare(&Side::Absent, &Side::Absent), None);
         assert_eq!(compare(&content("a\n"), &content("a\n")), None);
         assert_eq!(

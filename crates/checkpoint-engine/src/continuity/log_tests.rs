@@ -6,8 +6,8 @@ use jiff::Timestamp;
 
 use super::text::{self, Level, Resume};
 use super::*;
-use crate::changes::{Change, Head};
-use crate::event::Agent;
+use checkpoint_core::changes::{Change, Head};
+use checkpoint_core::event::Agent;
 
 const NOW: i64 = 1_800_000_000;
 
@@ -370,7 +370,10 @@ fn a_checkpoint_that_repeats_the_last_one_is_not_saved_again() {
 fn capped_context(resume: &Resume<'_>) -> String {
     let context = text::resume_context(resume);
     let bytes = context.len();
-    assert!(bytes <= crate::sanitize::MESSAGE_BYTES, "{bytes} bytes");
+    assert!(
+        bytes <= checkpoint_core::sanitize::MESSAGE_BYTES,
+        "{bytes} bytes"
+    );
     context
 }
 

@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::changes::ChangeKind;
-use crate::event::Agent;
-use crate::journal::Trigger;
+use checkpoint_core::changes::ChangeKind;
+use checkpoint_core::event::Agent;
+use checkpoint_core::journal::Trigger;
 
 /// The log's schema version.
 pub const SCHEMA: u32 = 1;
@@ -148,7 +148,7 @@ pub struct SessionCheckpoint {
     /// The progress entries of the thread of work at the time (the key points).
     pub progress: Vec<ProgressEntry>,
     /// What the session's last stop left unresolved when the gate let it through (the block
-    /// cap, `[integrity] mode = "warn"`; see [`crate::render::let_through`]). Later checkpoints
+    /// cap, `[integrity] mode = "warn"`; see [`checkpoint_core::render::let_through`]). Later checkpoints
     /// of the session carry it until a stop is allowed clean.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unresolved: Option<String>,
@@ -166,7 +166,7 @@ impl SessionCheckpoint {
             text.push_str(file.sha256.as_deref().unwrap_or("-"));
         }
         text.push_str(&format!("\n+{}", self.more_files));
-        crate::digest::sha256_hex(text.as_bytes())
+        checkpoint_core::hex::sha256_hex(text.as_bytes())
     }
 }
 

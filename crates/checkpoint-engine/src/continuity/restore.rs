@@ -34,11 +34,11 @@ use serde::Serialize;
 use super::diff::{self, DiffError, FileDelta, GIT_TIMEOUT, Side};
 use super::record::{FileMode, FileState};
 use super::{Continuity, MAX_BLOB_BYTES, SessionCheckpoint};
-use crate::changes::{ChangeKind, ChangeSet};
 use crate::git::Repo;
 use crate::git::call::{self, GitCallError};
-use crate::policy::GitBackend;
 use crate::store::{self, StoreError};
+use checkpoint_core::changes::{ChangeKind, ChangeSet};
+use checkpoint_core::policy::GitBackend;
 
 /// Permission bits of a regular file restore creates (git's, under the usual umask).
 const REGULAR_MODE: u32 = 0o644;
@@ -126,7 +126,7 @@ pub enum RestoreError {
 impl RestoreError {
     fn refused(path: &str, why: impl Into<String>) -> RestoreError {
         RestoreError::Refused {
-            path: crate::sanitize::line(path, crate::sanitize::NAME_CHARS),
+            path: checkpoint_core::sanitize::line(path, checkpoint_core::sanitize::NAME_CHARS),
             why: why.into(),
         }
     }

@@ -9,10 +9,10 @@ mod diff_tests {
     use crate::continuity::diff::{FileDelta, WorkDiff, diff};
     use crate::continuity::text::{diff_line, file_delta_line};
     use crate::continuity::{Continuity, MAX_BLOB_BYTES, SessionCheckpoint, SessionRef};
-    use crate::event::Agent;
     use crate::git::{self, Repo};
-    use crate::journal::Trigger;
-    use crate::policy::GitBackend;
+    use checkpoint_core::event::Agent;
+    use checkpoint_core::journal::Trigger;
+    use checkpoint_core::policy::GitBackend;
 
     const NOW: i64 = 1_800_000_000;
 

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use jiff::Timestamp;
 
 use super::record::{ContextMark, ProgressEntry, SessionCheckpoint};
-use crate::sanitize::{self, line, name};
+use checkpoint_core::sanitize::{self, line, name};
 
 /// Files listed by name before the rest are counted.
 pub const SHOWN_FILES: usize = 20;

@@ -4,14 +4,14 @@
 
 use std::borrow::Cow;
 
-use crate::agent::Capabilities;
 use crate::context;
 use crate::continuity::SessionRef;
-use crate::event::HookEvent;
-use crate::home::AgentHome;
 use crate::host::Host;
 use crate::project::{Project, ProjectError};
 use crate::runner::RunWatch;
+use checkpoint_core::agent::Capabilities;
+use checkpoint_core::event::HookEvent;
+use checkpoint_core::home::AgentHome;
 
 /// One event being answered.
 pub(super) struct Call<'a> {

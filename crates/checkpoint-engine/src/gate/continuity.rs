@@ -4,18 +4,19 @@
 
 use std::time::Duration;
 
-use crate::agent::TranscriptFormat;
-use crate::changes::ChangeSet;
 use crate::context;
 use crate::continuity::ContextMark;
 use crate::continuity::ProgressSource;
 use crate::continuity::text::{self, Level};
-use crate::event::{EventKind, HookEvent};
-use crate::journal::{self, Trigger, is_pr_creation};
-use crate::policy::Switch;
+use crate::journal::{self};
 use crate::project::saving::SaveRequest;
 use crate::project::{Project, ProjectError};
 use crate::session::{STATUS_LINE_FRESH, StatusLineUsage};
+use checkpoint_core::agent::TranscriptFormat;
+use checkpoint_core::changes::ChangeSet;
+use checkpoint_core::event::{EventKind, HookEvent};
+use checkpoint_core::journal::{Trigger, is_pr_creation};
+use checkpoint_core::policy::Switch;
 
 use super::call::Call;
 
@@ -223,7 +224,7 @@ fn post_tool_continuity(
 
 /// Before compaction: a checkpoint before the context is summarised. An agent whose automatic
 /// compaction event fires every turn has a
-/// [`compaction_threshold`](crate::agent::Capabilities::compaction_threshold): the event only
+/// [`compaction_threshold`](checkpoint_core::agent::Capabilities::compaction_threshold): the event only
 /// counts when the context is past it. Never blocks.
 pub(super) fn pre_compact(call: &Call) -> Result<(), ProjectError> {
     let event = call.event;
@@ -359,7 +360,7 @@ fn stop_mark(project: &Project, inputs: impl serde::Serialize) -> Option<String>
         task.map(|(id, head)| (id, head.map(|h| h.to_string()))),
     );
     let bytes = serde_json::to_vec(&(inputs, heads)).ok()?;
-    Some(crate::digest::sha256_hex(&bytes))
+    Some(checkpoint_core::hex::sha256_hex(&bytes))
 }
 
 /// The event's context usage against its window; `None` when no window is known (no setting,

@@ -5,7 +5,7 @@
 //! Adapters and `checkpoint check` call [`run`] with the agent's home; an `Err` means the gate
 //! could not judge (bad cwd, broken config, unusable state) and the caller fails open. The gate
 //! never asks which agent it serves: where agents differ, it asks the home's
-//! [`Capabilities`](crate::agent::Capabilities) and transcript format.
+//! [`Capabilities`](checkpoint_core::agent::Capabilities) and transcript format.
 //!
 //! | file | holds |
 //! |---|---|
@@ -21,12 +21,12 @@ mod prewarm;
 mod runs;
 mod stop;
 
-use crate::answer::HookAnswer;
-use crate::event::{EventKind, HookEvent};
-use crate::home::AgentHome;
 use crate::host::Host;
 use crate::project::ProjectError;
 use crate::runner::{RunWatch, Unwatched};
+use checkpoint_core::answer::HookAnswer;
+use checkpoint_core::event::{EventKind, HookEvent};
+use checkpoint_core::home::AgentHome;
 
 use call::Call;
 

@@ -19,12 +19,12 @@ use std::process::{Command, Stdio};
 
 use serde::{Deserialize, Serialize};
 
-use crate::changes::RepoFacts;
-use crate::decide::{self, SessionFacts, Stop};
 use crate::host::Host;
 use crate::project::ProjectError;
 use crate::runner::{self, Unwatched};
 use crate::store::{self, Lock};
+use checkpoint_core::changes::RepoFacts;
+use checkpoint_core::decide::{self, SessionFacts, Stop};
 
 use super::runs::{TestRuns, approved_project};
 

@@ -6,14 +6,14 @@
 use jiff::Timestamp;
 
 use crate::cache::{self, TestCache};
-use crate::decide::PlannedTest;
 use crate::git::Repo;
 use crate::host::Host;
 use crate::journal::Journal;
-use crate::outcome::{Selection, TestOutcome, TestRun, TestStatus};
 use crate::project::{Project, ProjectError};
 use crate::runner::{self, RunWatch};
 use crate::store;
+use checkpoint_core::decide::PlannedTest;
+use checkpoint_core::outcome::{Selection, TestOutcome, TestRun, TestStatus};
 
 /// The project of `repo` with only the commands and guarded values the user approved for it, for
 /// everything a stop does with it (its test runs' timeout, its checkpoints); and the notice for

@@ -4,18 +4,17 @@
 
 use std::collections::BTreeMap;
 
-use crate::answer::StopAnswer;
-use crate::changes::{ChangeSet, RepoFacts};
-use crate::decide::{self, Facts, SessionFacts, Stop, decide};
-use crate::digest;
-use crate::event::{EventKind, HookEvent};
 use crate::git;
-use crate::policy::{Classes, IntegrityMode, Policy};
 use crate::project::ProjectError;
 use crate::project::integrity::{Integrity, Stopped};
-use crate::render;
-use crate::sanitize;
 use crate::session::{SessionRecord, once_per_session};
+use checkpoint_core::answer::StopAnswer;
+use checkpoint_core::changes::{ChangeSet, RepoFacts};
+use checkpoint_core::decide::{self, Facts, SessionFacts, Stop, decide};
+use checkpoint_core::event::{EventKind, HookEvent};
+use checkpoint_core::policy::{Classes, IntegrityMode, Policy};
+use checkpoint_core::render;
+use checkpoint_core::sanitize;
 
 use super::call::Call;
 use super::continuity;
@@ -268,7 +267,7 @@ pub(super) fn user_prompt(call: &Call) -> Result<Option<String>, ProjectError> {
 /// both get the [`sanitize::message`] form (Gemini re-sends the reason verbatim, Codex under
 /// tmux receives what was typed).
 fn retry_digest(text: &str) -> String {
-    digest::sha256_hex(sanitize::message(text).trim().as_bytes())
+    checkpoint_core::hex::sha256_hex(sanitize::message(text).trim().as_bytes())
 }
 
 /// Whether `prompt` is our last block message sent back.

@@ -165,7 +165,7 @@ pub(crate) fn succeeded(out: Output, what: &'static str) -> Result<Output, GitCa
     Err(GitCallError::Failed {
         what,
         status: out.status.to_string(),
-        stderr: crate::sanitize::line(&stderr, MAX_STDERR_CHARS),
+        stderr: checkpoint_core::sanitize::line(&stderr, MAX_STDERR_CHARS),
     })
 }
 

@@ -13,8 +13,8 @@ use rustix::event::{PollFd, PollFlags, Timespec, poll};
 use rustix::io::Errno;
 
 use super::{Collector, Diff, GitError, Repo};
-use crate::changes::{ChangeSet, Head};
-use crate::sanitize;
+use checkpoint_core::changes::{ChangeSet, Head};
+use checkpoint_core::sanitize;
 
 /// The status invocation: no optional locks (no `index.lock`), every untracked file, no rename
 /// pairs, no ahead/behind count (it walks history and is not needed); a submodule whose checked
@@ -252,7 +252,7 @@ fn unexpected(what: &str, record: &[u8]) -> GitError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::changes::{Change, ChangeKind};
+    use checkpoint_core::changes::{Change, ChangeKind};
 
     const OID: &str = "0123456789abcdef0123456789abcdef01234567";
 

@@ -11,7 +11,7 @@ use gix::status::plumbing::index_as_worktree_with_renames::Summary;
 use gix::status::{Item, Submodule, UntrackedFiles, tree_index::TrackRenames};
 
 use super::{Collector, Diff, GitError, Repo, gix_error};
-use crate::changes::{ChangeSet, Head};
+use checkpoint_core::changes::{ChangeSet, Head};
 
 /// Reads `HEAD` and the status of `repo` with gitoxide.
 pub(super) fn changes(repo: &Repo) -> Result<ChangeSet, GitError> {

@@ -37,9 +37,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::sync::{Arc, OnceLock};
 
-use crate::changes::{Change, ChangeKind, ChangeSet, Head, RepoFacts};
-use crate::policy::GitBackend;
-use crate::sanitize;
+use checkpoint_core::changes::{Change, ChangeKind, ChangeSet, Head, RepoFacts};
+use checkpoint_core::policy::GitBackend;
+use checkpoint_core::sanitize;
 
 /// A repository found around a working directory.
 #[derive(Clone)]

@@ -7,7 +7,7 @@ use std::process::Command;
 use checkpoint_testkit::{repo, repo_with_args};
 
 use super::*;
-use crate::changes::ChangeKind::{Added, Deleted, Modified, Untracked};
+use checkpoint_core::changes::ChangeKind::{Added, Deleted, Modified, Untracked};
 
 /// Reads the change set of the repository around `dir` with every backend, checks that they
 /// agree, and returns it.

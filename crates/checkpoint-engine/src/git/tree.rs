@@ -44,7 +44,7 @@ pub fn worktree_tree(repo: &Repo) -> Result<String, GitCallError> {
         return Err(GitCallError::Failed {
             what: "write-tree",
             status: "unexpected output".to_owned(),
-            stderr: crate::sanitize::line(&tree, 80),
+            stderr: checkpoint_core::sanitize::line(&tree, 80),
         });
     }
     Ok(tree)

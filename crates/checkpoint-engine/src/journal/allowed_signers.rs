@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 
 use ed25519_dalek::VerifyingKey;
 
-use super::signing::TrustedKey;
-use crate::digest::{hex, unhex};
+use checkpoint_core::hex::{hex, unhex};
+use checkpoint_core::journal::signing::TrustedKey;
 
 /// The file, relative to the project's root.
 pub const ALLOWED_SIGNERS: &str = ".checkpoint/allowed_signers";

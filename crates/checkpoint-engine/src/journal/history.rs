@@ -12,9 +12,9 @@
 use std::io;
 use std::path::Path;
 
-use super::task::HistoryEntry;
 use crate::bounded;
 use crate::store::StoreError;
+use checkpoint_core::journal::task::HistoryEntry;
 
 /// The directory of the chunks, in the task's directory.
 pub const DIR: &str = "history";
@@ -115,8 +115,8 @@ fn read_chunk(task_dir: &Path, name: &str) -> Result<Vec<u8>, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::journal::state::TaskState;
-    use crate::journal::task::HistoryKind;
+    use checkpoint_core::journal::state::TaskState;
+    use checkpoint_core::journal::task::HistoryKind;
     use jiff::Timestamp;
     use proptest::prelude::*;
     use std::fs;

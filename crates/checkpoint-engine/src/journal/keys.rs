@@ -1,5 +1,5 @@
 //! The master key, from which every task's receipt-signing key is derived
-//! ([`super::signing`]).
+//! ([`checkpoint_core::journal::signing`]).
 //!
 //! One Ed25519 key per user, created on first use at `<config dir>/keys/receipt-ed25519.pem`
 //! (`$XDG_CONFIG_HOME/checkpoint/keys/`, else `~/.config/checkpoint/keys/`): PKCS#8 v1 PEM, which
@@ -16,8 +16,8 @@ use ed25519_dalek::SigningKey;
 use ed25519_dalek::pkcs8::{DecodePrivateKey, EncodePrivateKey, KeypairBytes};
 use zeroize::Zeroizing;
 
-use super::signing::MasterKey;
 use crate::store;
+use checkpoint_core::journal::signing::MasterKey;
 
 /// The key file's name inside the keys directory.
 pub const KEY_FILE: &str = "receipt-ed25519.pem";
@@ -232,7 +232,7 @@ mod tests {
         let public = keys.master_public_key().unwrap().unwrap();
         // RFC 8032 §7.1 TEST 1 public key.
         assert_eq!(
-            crate::digest::hex(&public),
+            checkpoint_core::hex::hex(&public),
             "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"
         );
     }

@@ -31,10 +31,6 @@ mod snapshot;
 pub mod template;
 pub mod verify;
 
-pub use checkpoint_core::journal::{
-    checkpoint, current, markdown, receipt, recovery, retention, signing, state, task,
-};
-
 use std::collections::HashMap;
 use std::fs;
 use std::io;
@@ -46,23 +42,20 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 pub use allowed_signers::SignersError;
-pub use checkpoint::{Checkpoint, FileSnapshot, StepRef, Trigger, VcsState, is_pr_creation};
-pub use current::Current;
+use checkpoint_core::journal::{
+    Checkpoint, Current, FileSnapshot, HistoryEntry, KeyCertificate, Receipt, ReceiptPayload,
+    ReceiptSigner, ReceiptSource, Recovery, Removal, StepSpec, StepStatus, Task, TaskError,
+    TaskEvent, TaskKey, TaskState, Trigger, TrustedKeys, checkpoint, current, markdown, receipt,
+    recovery, retention, state, task,
+};
 pub use keys::{FileKeyManager, KeyError, KeyManager};
-pub use receipt::{Receipt, ReceiptCheck, ReceiptPayload, ReceiptSource};
-pub use recovery::{CrashKind, Recovery, RecoveryAction};
-pub use retention::Removal;
-pub use signing::ReceiptSigner;
-pub use signing::{KeyCertificate, MasterKey, TaskKey, TrustedKey, TrustedKeys};
-pub use state::{InvalidTransition, TaskEvent, TaskState};
-pub use task::{HistoryEntry, HistoryKind, Step, StepSpec, StepStatus, Task, TaskError};
 
-use crate::changes::ChangeSet;
 use crate::git::{self, Repo};
-use crate::policy::{JournalSettings, Policy};
 use crate::runner::{self, Recorded};
 use crate::store::{self, StoreError};
 use crate::travel::stream::{self, Edit, Marker, Stream, StreamError};
+use checkpoint_core::changes::ChangeSet;
+use checkpoint_core::policy::{JournalSettings, Policy};
 use snapshot::Observation;
 
 /// Why a journal operation failed. Every message is one line.
@@ -1256,7 +1249,7 @@ fn transition_allowed(task: &Task, event: TaskEvent) -> Result<(), JournalError>
 fn random_hex(n: usize) -> Result<String, JournalError> {
     let mut bytes = vec![0u8; n];
     getrandom::fill(&mut bytes).map_err(|e| KeyError::Random(e.to_string()))?;
-    Ok(crate::digest::hex(&bytes))
+    Ok(checkpoint_core::hex::hex(&bytes))
 }
 
 fn new_receipt_id() -> Result<String, JournalError> {

@@ -6,11 +6,11 @@ use std::process::Command;
 
 use jiff::Timestamp;
 
-use super::checkpoint::{FileSnapshot, VcsState};
-use crate::changes::{ChangeSet, Head};
 use crate::file_content::FileContent;
 use crate::git::{self, Repo};
-use crate::policy::GitBackend;
+use checkpoint_core::changes::{ChangeSet, Head};
+use checkpoint_core::journal::checkpoint::{FileSnapshot, VcsState};
+use checkpoint_core::policy::GitBackend;
 
 /// What git says about the worktree now.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -98,7 +98,6 @@ pub(crate) fn changed_since(workdir: &Path, snapshot: &FileSnapshot) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::digest;
 
     #[test]
     fn snapshots_record_size_hash_and_absence() {
@@ -108,7 +107,7 @@ mod tests {
         assert_eq!(snap.size, Some(3));
         assert_eq!(
             snap.sha256.as_deref(),
-            Some(digest::sha256_hex(b"abc").as_str())
+            Some(checkpoint_core::hex::sha256_hex(b"abc").as_str())
         );
         assert!(snap.mtime.is_some());
         assert!(!changed_since(dir.path(), &snap));

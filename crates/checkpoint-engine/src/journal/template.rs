@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::task::StepSpec;
+use checkpoint_core::journal::task::StepSpec;
 
 /// A template file that could not be used. One line, naming the file (and line).
 #[derive(Debug, thiserror::Error)]

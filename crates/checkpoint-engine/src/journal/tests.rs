@@ -5,7 +5,8 @@ use std::process::Command;
 
 use super::*;
 use crate::git;
-use crate::policy::Policy;
+use checkpoint_core::journal::{CrashKind, HistoryKind, ReceiptCheck, RecoveryAction};
+use checkpoint_core::policy::Policy;
 
 fn at(secs: i64) -> Timestamp {
     Timestamp::from_second(1_767_225_600 + secs).unwrap()
@@ -301,11 +302,11 @@ fn validations_leave_verified_receipts_and_gate_step_done() {
     assert_eq!(payload.exit_code, Some(3));
     assert_eq!(
         payload.stdout_sha256,
-        Some(crate::digest::sha256_hex(b"out\n"))
+        Some(checkpoint_core::hex::sha256_hex(b"out\n"))
     );
     assert_eq!(
         payload.stderr_sha256,
-        Some(crate::digest::sha256_hex(b"err\n"))
+        Some(checkpoint_core::hex::sha256_hex(b"err\n"))
     );
     assert_eq!(payload.step.unwrap().name, "impl");
     assert!(matches!(

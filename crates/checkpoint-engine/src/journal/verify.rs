@@ -1,5 +1,5 @@
 //! `checkpoint verify`: for each commit, whether a passing receipt whose tested tree is exactly
-//! that commit's tree (see [`super::ReceiptPayload::tree`]) verifies against the trusted keys —
+//! that commit's tree (see [`checkpoint_core::journal::ReceiptPayload::tree`]) verifies against the trusted keys —
 //! this user's own and the project's `.checkpoint/allowed_signers`.
 //!
 //! The receipts read are those of this state directory's tasks (every task's, finished ones
@@ -11,10 +11,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::{Journal, JournalError, ReceiptCheck};
+use super::{Journal, JournalError};
 use crate::git::Repo;
 use crate::git::call::{self, GitCallError};
-use crate::sanitize;
+use checkpoint_core::journal::ReceiptCheck;
+use checkpoint_core::sanitize;
 
 /// The most commits one `verify` looks at.
 pub const MAX_COMMITS: usize = 1000;

@@ -1,13 +1,13 @@
 //! `checkpoint cleanup` for a project: the finished tasks past their retention
-//! ([`crate::journal::retention`]) and the session files past the continuity log's
+//! ([`checkpoint_core::journal::retention`]) and the session files past the continuity log's
 //! ([`crate::session::SessionStore::expire`]).
 
 use std::collections::HashSet;
 
 use serde::Serialize;
 
-use crate::journal::Removal;
 use crate::session::{self, ExpiredSession};
+use checkpoint_core::journal::Removal;
 
 use super::{Project, ProjectError};
 

@@ -1,4 +1,4 @@
-//! A project's test-integrity check (see [`crate::integrity`]): reading the two sides of each
+//! A project's test-integrity check (see [`checkpoint_core::integrity`]): reading the two sides of each
 //! changed test file, comparing test counts with the last green stop, and setting aside what the
 //! user accepted. The stop gate and `checkpoint integrity` both come here.
 
@@ -6,13 +6,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::cache;
-use crate::changes::{ChangeSet, RepoFacts};
-use crate::decide::{self, SessionFacts, Stop};
 use crate::digest;
 use crate::git::{self, Repo};
-use crate::integrity::{self, ABSENT, Acceptance, Finding, GreenCounts, Sides, TestFiles};
-use crate::outcome::TestRun;
 use crate::store;
+use checkpoint_core::changes::{ChangeSet, RepoFacts};
+use checkpoint_core::decide::{self, SessionFacts, Stop};
+use checkpoint_core::integrity::{
+    self, ABSENT, Acceptance, Finding, GreenCounts, Sides, TestFiles,
+};
+use checkpoint_core::outcome::TestRun;
 
 use super::{Project, ProjectError};
 

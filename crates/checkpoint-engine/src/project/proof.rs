@@ -10,12 +10,12 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::cache;
-use crate::changes::{Change, ChangeKind};
 use crate::git::Repo;
 use crate::git::call;
-use crate::integrity::{Finding, FindingKind, TestFiles};
-use crate::outcome::TestStatus;
 use crate::runner;
+use checkpoint_core::changes::{Change, ChangeKind};
+use checkpoint_core::integrity::{Finding, FindingKind, TestFiles};
+use checkpoint_core::outcome::TestStatus;
 
 use super::Project;
 use super::integrity::Stopped;

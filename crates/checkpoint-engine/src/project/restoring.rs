@@ -2,10 +2,10 @@
 //! [`crate::continuity::restore`]), save a safety checkpoint of the state it changes, make sure
 //! that checkpoint can bring back every file the restore changes, and only then write.
 
-use crate::changes::ChangeKind;
 use crate::continuity::restore::{self, RestoreError, RestorePlan};
 use crate::continuity::{SessionCheckpoint, SessionRef};
-use crate::journal::Trigger;
+use checkpoint_core::changes::ChangeKind;
+use checkpoint_core::journal::Trigger;
 
 use super::saving::SaveRequest;
 use super::{Project, ProjectError};
@@ -122,7 +122,10 @@ impl Project {
             };
             if !held {
                 return Err(RestoreError::Refused {
-                    path: crate::sanitize::line(path, crate::sanitize::NAME_CHARS),
+                    path: checkpoint_core::sanitize::line(
+                        path,
+                        checkpoint_core::sanitize::NAME_CHARS,
+                    ),
                     why: format!(
                         "its current content could not be kept for `--undo` (over {} MiB, or \
                          more than {} changed files)",

@@ -2,14 +2,14 @@
 //! logging progress, and the restart context a new session starts with. The gate calls these on
 //! hook events; `checkpoint save|progress|resume` and the MCP tools call them by hand.
 
-use crate::changes::ChangeSet;
 use crate::continuity::diff;
 use crate::continuity::text::{self, Resume};
 use crate::continuity::{
     ContextMark, ProgressEntry, ProgressSource, SessionCheckpoint, SessionRef, TaskMark, ThreadKey,
 };
-use crate::journal::Trigger;
-use crate::sanitize;
+use checkpoint_core::changes::ChangeSet;
+use checkpoint_core::journal::Trigger;
+use checkpoint_core::sanitize;
 
 use super::{Project, ProjectError};
 

@@ -9,8 +9,6 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
-use crate::digest;
-
 /// The most bytes kept from the start of a stream.
 pub(super) const HEAD_BYTES: usize = 16 * 1024;
 /// The most bytes kept from the end of a stream.
@@ -89,7 +87,7 @@ impl Capture {
             thread::sleep(POLL_INTERVAL);
         }
         let kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
-        let sha256 = digest::hex(&kept.hasher.clone().finalize());
+        let sha256 = checkpoint_core::hex::hex(&kept.hasher.clone().finalize());
         let mut bytes = kept.head.clone();
         let mut tail = &kept.tail[kept.tail.len().saturating_sub(TAIL_BYTES)..];
         if kept.total > (kept.head.len() + tail.len()) as u64 {
@@ -122,7 +120,7 @@ mod tests {
     fn a_short_stream_is_kept_whole() {
         let got = captured(b"one\ntwo\n".to_vec());
         assert_eq!(got.bytes, b"one\ntwo\n");
-        assert_eq!(got.sha256, digest::sha256_hex(b"one\ntwo\n"));
+        assert_eq!(got.sha256, checkpoint_core::hex::sha256_hex(b"one\ntwo\n"));
     }
 
     #[test]
@@ -130,7 +128,7 @@ mod tests {
         let line = "x".repeat(99) + "\n";
         let input = (line.repeat(20_000) + "last\n").into_bytes();
         let got = captured(input.clone());
-        assert_eq!(got.sha256, digest::sha256_hex(&input));
+        assert_eq!(got.sha256, checkpoint_core::hex::sha256_hex(&input));
         assert!(got.bytes.len() <= HEAD_BYTES + TAIL_BYTES + 64);
         assert!(got.bytes.starts_with(line.as_bytes()));
         assert!(got.bytes.ends_with(format!("{line}last\n").as_bytes()));

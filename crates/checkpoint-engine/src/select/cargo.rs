@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::changes::file_name;
-use crate::outcome::{Selection, SelectionUnit};
+use checkpoint_core::changes::file_name;
+use checkpoint_core::outcome::{Selection, SelectionUnit};
 
 /// How long `cargo metadata` may take.
 const METADATA_TIMEOUT: Duration = Duration::from_secs(30);

@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::changes::file_name;
-use crate::outcome::{Selection, SelectionUnit};
+use checkpoint_core::changes::file_name;
+use checkpoint_core::outcome::{Selection, SelectionUnit};
 
 /// How long one `go list` may take.
 const LIST_TIMEOUT: Duration = Duration::from_secs(30);

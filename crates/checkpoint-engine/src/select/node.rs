@@ -24,8 +24,8 @@ use std::path::Path;
 
 use super::scan::Walk;
 use crate::bounded;
-use crate::changes::file_name;
-use crate::outcome::{Selection, SelectionUnit};
+use checkpoint_core::changes::file_name;
+use checkpoint_core::outcome::{Selection, SelectionUnit};
 
 /// The extensions of the JS/TS sources the runners relate to tests.
 const SOURCE_EXTENSIONS: &[&str] = &["js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts"];

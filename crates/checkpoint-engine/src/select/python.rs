@@ -21,8 +21,8 @@ use serde::{Deserialize, Serialize};
 
 use super::scan::Walk;
 use crate::bounded;
-use crate::changes::file_name;
-use crate::outcome::{Selection, SelectionUnit};
+use checkpoint_core::changes::file_name;
+use checkpoint_core::outcome::{Selection, SelectionUnit};
 
 /// Changed Python files that change how every test runs.
 const WHOLE_SUITE: &[&str] = &["conftest.py", "__init__.py", "setup.py", "__main__.py"];

@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::{REFSPEC, default_remote, local_refs, names, reason, refs_count};
 use crate::git::Repo;
 use crate::git::call;
-use crate::sanitize;
+use checkpoint_core::sanitize;
 
 /// How a fetch of our refs went.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::{REFSPEC, TravelError, failed, local_refs, names, queue, reason, refs_count};
 use crate::git::Repo;
 use crate::git::call;
-use crate::sanitize;
+use checkpoint_core::sanitize;
 
 /// How one push of our refs to one remote went.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -5,7 +5,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::cache::change_fingerprint;
-use crate::changes::{Change, ChangeKind, ChangeSet, Head};
+use checkpoint_core::changes::{Change, ChangeKind, ChangeSet, Head};
 
 /// Later than any file a test writes by more than [`SETTLED`]: every file counts as settled.
 fn later() -> Timestamp {
@@ -19,7 +19,7 @@ fn digest(memo: &mut DigestMemo, dir: &Path, path: &str, reads: &Cell<u32>) -> S
         Err(stat) => stat.unwrap(),
     };
     reads.set(reads.get() + 1);
-    let digest = crate::digest::sha256_hex(&fs::read(dir.join(path)).unwrap());
+    let digest = checkpoint_core::hex::sha256_hex(&fs::read(dir.join(path)).unwrap());
     memo.remember(path, stat, &digest);
     digest
 }

@@ -7,11 +7,12 @@ use std::path::Path;
 use jiff::Timestamp;
 
 use super::*;
-use crate::changes::ChangeSet;
 use crate::continuity::{Continuity, SessionCheckpoint, SessionRef};
-use crate::event::Agent;
-use crate::journal::{Journal, StepSpec, Trigger};
-use crate::policy::{GitBackend, Policy};
+use crate::journal::Journal;
+use checkpoint_core::changes::ChangeSet;
+use checkpoint_core::event::Agent;
+use checkpoint_core::journal::{StepSpec, Trigger};
+use checkpoint_core::policy::{GitBackend, Policy};
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = checkpoint_testkit::git(dir, args);
