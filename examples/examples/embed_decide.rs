@@ -1,15 +1,18 @@
-//! Embedding the pure half of `checkpoint-core`: bring your own facts, get a typed decision and
-//! the message an agent would see. Built with `default-features = false`, so no git or process
-//! code is linked.
+//! Embedding `checkpoint-core`: bring your own facts, get a typed decision and the message an
+//! agent would see. The crate is pure — no git, no disk, no processes — so this program links
+//! none of them: the changed files and the test outcome are made up here.
 //!
 //! Run: `cargo run -p checkpoint-examples --example embed_decide`
+
+use std::io::Write;
+use std::process::ExitCode;
 
 use checkpoint_core::changes::{Change, ChangeKind, ChangeSet, Head, RepoFacts};
 use checkpoint_core::decide::{self, Facts, SessionFacts, Stop};
 use checkpoint_core::outcome::{TestOutcome, TestRun, TestStatus};
 use checkpoint_core::{HookEvent, Policy, render};
 
-fn main() {
+fn main() -> ExitCode {
     let mut policy = Policy::builtin();
     policy.tests.command = Some("cargo test".into());
 
@@ -55,6 +58,12 @@ fn main() {
     let json = serde_json::to_string_pretty(&decision).expect("decisions serialize");
     let text = render::message(&decision);
     let mut out = std::io::stdout().lock();
-    use std::io::Write;
     let _ = writeln!(out, "{json}\n\n{text}");
+    // A failing test blocks the stop: anything else means the decision logic changed.
+    if decision.is_block() {
+        ExitCode::SUCCESS
+    } else {
+        let _ = writeln!(std::io::stderr(), "expected a block for a failing test");
+        ExitCode::FAILURE
+    }
 }
