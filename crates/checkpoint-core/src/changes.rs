@@ -1,5 +1,5 @@
 //! What changed in the worktree compared with `HEAD`: the pure types. Gathering them from git is
-//! [`crate::git`]'s job.
+//! the engine's (`checkpoint-engine`'s `git` module).
 
 use serde::{Deserialize, Serialize};
 

@@ -6,7 +6,7 @@
 //!    with what the session remembers next (a [`Verdict`]).
 //!
 //! Nothing here reads the disk, the clock, the environment or git: the caller gathers the facts
-//! (see `crate::gate` for the I/O side) and gets back typed values that [`crate::render`] turns
+//! (the engine's `gate` module is the I/O side) and gets back typed values that [`crate::render`] turns
 //! into text. The same inputs always give the same verdict. Only ends of turn are judged: a
 //! [`Stop`] is made from an event that is one ([`Stop::of`]).
 

@@ -1,5 +1,5 @@
 //! The result of one test command, as the decision and the messages see it. Running the command is
-//! [`crate::runner`]'s job.
+//! the engine's (`checkpoint-engine`'s `runner` module).
 
 use serde::{Deserialize, Serialize};
 

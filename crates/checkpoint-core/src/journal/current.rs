@@ -1,7 +1,7 @@
 //! `current.json`: the few fields of a task that the hooks of every tool call need, so that
 //! deciding on an interval checkpoint reads a few bytes instead of the task record; and the
 //! task's latest passing receipt of each command, so that a stop trusting a cached pass (see
-//! [`super::Journal::trusts_cached_pass`]) reads a few kilobytes, not a `hook.json` of thousands
+//! the engine's `Journal::trusts_cached_pass`) reads a few kilobytes, not a `hook.json` of thousands
 //! of file snapshots. A receipt proves itself (its signature, its key's certificate): one copied
 //! here from elsewhere, or left here by an older transaction, proves no more than it says.
 //!

@@ -65,7 +65,7 @@ pub struct ReceiptPayload {
     /// The gate's test fingerprint (changes + command) for gate runs.
     pub fingerprint: Option<String>,
     /// The git tree id of the tested state: `HEAD` plus the worktree's changes, untracked files
-    /// that are not ignored included (see [`crate::git::tree`]); `None` outside git, when git
+    /// that are not ignored included (the engine's `git::tree`); `None` outside git, when git
     /// could not say, and in receipts made before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree: Option<String>,

@@ -20,7 +20,7 @@ use crate::hex::{hex, unhex};
 
 /// The `hook.json` schema version this build writes and reads. Version 1 kept the whole history
 /// in `hook.json`; version 2 keeps the latest [`RECENT_HISTORY`] entries there and every entry in
-/// the append-only `history/` store ([`super::history`]). A version 1 file is read as it is and
+/// the append-only `history/` store (the engine's `journal::history`). A version 1 file is read as it is and
 /// moved to version 2 by its next update.
 pub const SCHEMA_VERSION: u32 = 2;
 
@@ -215,7 +215,7 @@ pub struct Task {
     pub current_step: Option<usize>,
     /// The latest history entries, oldest first: `hook.json` keeps the last [`RECENT_HISTORY`]
     /// (a version 1 file: all of them); a change appends what it records here, and the journal
-    /// moves it to the whole history, `history/` ([`crate::journal::Journal::history`]).
+    /// moves it to the whole history, `history/` (the engine's `Journal::history`).
     #[serde(rename = "recent_history", alias = "history")]
     pub history: Vec<HistoryEntry>,
     /// How many history entries were ever recorded (those in `history/` and those recorded

@@ -112,8 +112,8 @@ fn slot_text(key: &Key, value: Option<toml::Value>) -> Option<String> {
     }
 }
 
-/// Sets `key` in `policy` to `text`, written as a [`ProjectCommand`]'s text (see
-/// [`slot_text`]); `None` unsets the test command. Errors when the text is not a value of the
+/// Sets `key` in `policy` to `text`, written as a [`ProjectCommand`]'s text (the
+/// test command as it is, any other value as TOML); `None` unsets the test command. Errors when the text is not a value of the
 /// key (e.g. an approval written by another version).
 pub fn set_slot(policy: &mut Policy, key: &Key, text: Option<&str>) -> Result<(), String> {
     let write = match text {

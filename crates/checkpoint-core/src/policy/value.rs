@@ -468,7 +468,7 @@ named_kind!(
     "`auto` (the git CLI when on `PATH`, else gitoxide), `cli` or `gix`"
 );
 
-/// Which tests a stop runs for a test command the gate recognises (see [`crate::select`]).
+/// Which tests a stop runs for a test command the gate recognises (the engine's `select` module chooses them).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TestSelect {
