@@ -5,15 +5,7 @@
 //! the same hint from every command and every MCP tool; commands just use `?`. An error made by
 //! hand ([`CliError::new`], [`CliError::usage`]) is for a failure only the CLI knows about.
 //!
-//! Exit statuses of `checkpoint`:
-//!
-//! | status | meaning |
-//! |---|---|
-//! | 0 | done; `check`: the stop is allowed |
-//! | 1 | a "no", not an error: `check` blocks, `validate` or `step done` did not pass, `receipts verify` found a receipt that does not verify against a trusted key, `verify` found a commit no trusted passing receipt covers, `diff --exit-code` found changed work |
-//! | 2 | an error, of any [`ErrorKind`] (clap's usage errors exit 2 too); `check`: the gate could not check everything (degraded) |
-//!
-//! The hidden `git-hook` and `statusline` always exit 0: they run inside git and Claude Code.
+//! Each kind exits with a status of its own; [`exit_codes`] has the whole table.
 
 use std::process::ExitCode;
 
@@ -28,7 +20,9 @@ use checkpoint_engine::journal::{JournalError, KeyError};
 use checkpoint_engine::project::ProjectError;
 use checkpoint_engine::store::StoreError;
 
-/// Whose problem an error is.
+use crate::exit_codes;
+
+/// Whose problem an error is; each kind has its own exit status ([`ErrorKind::exit_code`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
     /// The request: an argument, a value, a payload, a task or step the journal refuses as asked.
@@ -42,13 +36,14 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    /// The exit status of a command that failed with this kind of error.
+    /// The exit status of a command that failed with this kind of error: [`exit_codes::USAGE`],
+    /// [`exit_codes::SETUP`] or [`exit_codes::BUG`].
     pub fn exit_code(self) -> ExitCode {
-        match self {
-            // 1 is a command's "no" (a block, a failed validation); clap's own usage errors
-            // exit 2.
-            ErrorKind::Usage | ErrorKind::Setup | ErrorKind::Bug => ExitCode::from(2),
-        }
+        ExitCode::from(match self {
+            ErrorKind::Usage => exit_codes::USAGE,
+            ErrorKind::Setup => exit_codes::SETUP,
+            ErrorKind::Bug => exit_codes::BUG,
+        })
     }
 }
 

@@ -15,7 +15,9 @@
 //!   which agent a payload is from, their install tables;
 //! - `project.rs`: the only place that finds the project (host, current directory, repository);
 //! - `error.rs`: [`CliError`], whose [`ErrorKind`] sets the exit status and whose hint is the same
-//!   for the same core error everywhere, and the exit status table;
+//!   for the same core error everywhere;
+//! - [`exit_codes`]: every exit status, named, with the table; [`schema`]: the one
+//!   [`SCHEMA_VERSION`](schema::SCHEMA_VERSION) of the JSON outputs;
 //! - `output.rs`: the printer (lines, JSON, warnings, errors; colour on a terminal);
 //! - `ticker.rs`: the line `check` ticks on a terminal while a test command runs;
 //! - `args.rs`: options several commands share;
@@ -26,10 +28,12 @@ mod args;
 mod commands;
 mod continuity;
 mod error;
+pub mod exit_codes;
 mod fetching;
 mod install;
 mod output;
 mod project;
+pub mod schema;
 mod ticker;
 
 use std::process::ExitCode;
@@ -46,7 +50,7 @@ use commands::{
 
 /// Makes AI coding agents stop only when their work is validated.
 #[derive(Debug, Parser)]
-#[command(name = "checkpoint", version, about)]
+#[command(name = "checkpoint", version, about, after_long_help = exit_codes::HELP)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -57,7 +61,9 @@ enum Command {
     /// Run the stop gate for the current directory and print the decision.
     ///
     /// Reads a hook payload (any agent's) from stdin when stdin is not a terminal and not empty;
-    /// otherwise judges a stop in the current directory. Exit status: 0 allow, 1 block, 2 error.
+    /// otherwise judges a stop in the current directory. Exit status: 0 allow, 1 block, 2 allow
+    /// with something unchecked (or a usage error), 3 a setup problem (e.g. no git repository),
+    /// 4 a bug.
     Check(check::Args),
     /// Install the hooks that run checkpoint's adapter into an agent's configuration.
     ///

@@ -17,7 +17,7 @@ use clap::builder::PossibleValuesParser;
 use crate::error::CliError;
 use crate::output::Tone;
 use crate::ticker::Ticker;
-use crate::{agents, output, project};
+use crate::{agents, exit_codes, output, project, schema};
 
 /// Options of `checkpoint check`.
 #[derive(Debug, clap::Args)]
@@ -33,9 +33,6 @@ pub(crate) struct Args {
     #[arg(long)]
     all: bool,
 }
-
-/// The version of `checkpoint check --json`'s shape; bumped when a field changes meaning or goes.
-const SCHEMA_VERSION: u32 = 1;
 
 /// What `checkpoint check --json` prints: the schema version, the event, and the typed decision
 /// (its fields at the top level; none for an event that is not an end of turn).
@@ -64,7 +61,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     let HookAnswer::Stop(answer) = &outcome.answer else {
         if args.json {
             output::json(&CheckJson {
-                schema_version: SCHEMA_VERSION,
+                schema_version: schema::SCHEMA_VERSION,
                 event: &event.wire_name,
                 decision: None,
             })?;
@@ -82,7 +79,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     }
     if args.json {
         output::json(&CheckJson {
-            schema_version: SCHEMA_VERSION,
+            schema_version: schema::SCHEMA_VERSION,
             event: &event.wire_name,
             decision: Some(decision),
         })?;
@@ -94,11 +91,11 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
         output::note(notice);
     }
     if decision.is_block() {
-        return Ok(ExitCode::from(1));
+        return Ok(ExitCode::from(exit_codes::NO));
     }
     if decision.is_degraded() {
         output::hint(degraded_hint(decision));
-        return Ok(ExitCode::from(2));
+        return Ok(ExitCode::from(exit_codes::DEGRADED));
     }
     Ok(ExitCode::SUCCESS)
 }

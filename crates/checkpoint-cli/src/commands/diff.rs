@@ -8,7 +8,7 @@ use checkpoint_engine::continuity::text;
 use serde::Serialize;
 
 use crate::error::CliError;
-use crate::{output, project};
+use crate::{exit_codes, output, project};
 
 /// Options of `checkpoint diff`.
 #[derive(Debug, clap::Args)]
@@ -72,7 +72,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
         }
     }
     Ok(if args.exit_code && work.changed() {
-        ExitCode::from(1)
+        ExitCode::from(exit_codes::NO)
     } else {
         ExitCode::SUCCESS
     })

@@ -28,14 +28,11 @@ use crate::error::CliError;
 use crate::install::git_hooks;
 use crate::install::inspect::{self, Installed};
 use crate::install::{AgentSpec, Scope};
-use crate::{agents, output, project};
+use crate::{agents, exit_codes, output, project, schema};
 
 /// How long one hook run of the live check (and `--version`, and a question to an agent's CLI)
 /// may take.
 const RUN_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// The version of the report's JSON.
-const SCHEMA_VERSION: u32 = 1;
 
 /// Options of `checkpoint doctor`.
 #[derive(Debug, clap::Args)]
@@ -135,7 +132,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
         .chain(&checks)
         .all(|line| line.status != Status::Problem);
     let report = Report {
-        schema_version: SCHEMA_VERSION,
+        schema_version: schema::SCHEMA_VERSION,
         ok,
         project: root,
         agents: agents_found,
@@ -149,7 +146,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     Ok(if ok {
         ExitCode::SUCCESS
     } else {
-        ExitCode::from(1)
+        ExitCode::from(exit_codes::NO)
     })
 }
 

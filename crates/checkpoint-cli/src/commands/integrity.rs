@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use checkpoint_core::render;
 
 use crate::error::CliError;
-use crate::{output, project};
+use crate::{exit_codes, output, project};
 
 /// Options of `checkpoint integrity`.
 #[derive(Debug, clap::Args)]
@@ -59,7 +59,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     let refusal = "read them above, then run `checkpoint integrity accept --yes` to accept them";
     if !yes && !output::confirm("Accept them?", "accept these findings", refusal)? {
         output::out("Nothing accepted.");
-        return Ok(ExitCode::from(1));
+        return Ok(ExitCode::from(exit_codes::NO));
     }
     let all: Vec<_> = (integrity.findings.iter())
         .chain(&integrity.accepted)

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use checkpoint_engine::travel::{default_remote, push};
 
 use crate::error::CliError;
-use crate::{output, project};
+use crate::{exit_codes, output, project};
 
 /// Options of `checkpoint push`.
 #[derive(Debug, clap::Args)]
@@ -52,6 +52,6 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     Ok(if complete {
         ExitCode::SUCCESS
     } else {
-        ExitCode::from(1)
+        ExitCode::from(exit_codes::NO)
     })
 }

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::args::ReadArgs;
 use crate::error::CliError;
-use crate::{fetching, output, project};
+use crate::{exit_codes, fetching, output, project};
 
 /// Options of `checkpoint receipts`.
 #[derive(Debug, clap::Args)]
@@ -107,7 +107,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
         output::out(&lines.join("\n"));
     }
     Ok(if verify && failed > 0 {
-        ExitCode::from(1)
+        ExitCode::from(exit_codes::NO)
     } else {
         ExitCode::SUCCESS
     })

@@ -7,7 +7,7 @@ use checkpoint_core::sanitize;
 use crate::commands::task::{EndArgs, change};
 use crate::commands::validate;
 use crate::error::CliError;
-use crate::{output, project};
+use crate::{exit_codes, output, project};
 
 /// `checkpoint step …`.
 #[derive(Debug, clap::Subcommand)]
@@ -55,7 +55,7 @@ pub(crate) fn run(command: &Command) -> Result<ExitCode, CliError> {
                 output::hint(
                     "fix what the validation reports, then run `checkpoint step done` again",
                 );
-                return Ok(ExitCode::from(1));
+                return Ok(ExitCode::from(exit_codes::NO));
             }
             let next = finish.task.next_step().map_or_else(
                 || "every step is done: run `checkpoint task complete`".to_owned(),

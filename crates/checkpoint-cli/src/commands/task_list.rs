@@ -10,10 +10,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use crate::error::CliError;
-use crate::output;
-
-/// The version of `task list --json`'s shape.
-const SCHEMA_VERSION: u32 = 1;
+use crate::{output, schema};
 
 /// Options of `checkpoint task list`.
 #[derive(Debug, clap::Args)]
@@ -145,7 +142,7 @@ fn list(journal: &Journal) -> Result<Listing, CliError> {
     }
     tasks.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.id.cmp(&b.id)));
     Ok(Listing {
-        schema_version: SCHEMA_VERSION,
+        schema_version: schema::SCHEMA_VERSION,
         tasks,
         unreadable,
     })

@@ -11,7 +11,7 @@ use checkpoint_engine::project::{Project, ProjectError};
 use checkpoint_engine::trust::{Trust, TrustStore};
 
 use crate::error::CliError;
-use crate::{output, project};
+use crate::{exit_codes, output, project};
 
 /// Options of `checkpoint trust`.
 #[derive(Debug, clap::Args)]
@@ -57,7 +57,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     let refusal = "read them above, then run `checkpoint trust --yes` to approve them";
     if !args.yes && !output::confirm("Trust them?", "trust these commands", refusal)? {
         output::out("Nothing approved.");
-        return Ok(ExitCode::from(1));
+        return Ok(ExitCode::from(exit_codes::NO));
     }
     project.approve()?;
     output::out(&format!("Trusted {root}: these commands now run at stops."));

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use checkpoint_engine::journal::Validated;
 
 use crate::error::CliError;
-use crate::{output, project};
+use crate::{exit_codes, output, project};
 
 /// Options of `checkpoint validate`.
 #[derive(Debug, clap::Args)]
@@ -34,7 +34,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     Ok(if validated.passed {
         ExitCode::SUCCESS
     } else {
-        ExitCode::from(1)
+        ExitCode::from(exit_codes::NO)
     })
 }
 

@@ -4,14 +4,14 @@
 
 use std::process::ExitCode;
 
+use checkpoint_engine::git::call::GitCallError;
 use checkpoint_engine::journal::verify::{self, CommitResult};
 use serde_json::json;
 
 use crate::args::FetchArgs;
 use crate::commands::receipts::trusted_keys;
 use crate::error::CliError;
-use crate::fetching;
-use crate::{output, project};
+use crate::{exit_codes, fetching, output, project};
 
 /// Options of `checkpoint verify`.
 #[derive(Debug, clap::Args)]
@@ -26,14 +26,22 @@ pub(crate) struct Args {
     fetch: FetchArgs,
 }
 
+/// The hint for a REV or RANGE that names no commit.
+const REV_HINT: &str =
+    "give a commit (`HEAD`, a branch) or a range with commits in it (`main..HEAD`)";
+
 /// `checkpoint verify [REV | RANGE] [--json]`.
 pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     let project = project::open_git()?;
-    let commits = verify::commits(project.git()?, &args.rev)?;
+    // In a repository git reads, a `git log` that fails was given a revision it does not know.
+    let commits = verify::commits(project.git()?, &args.rev).map_err(|err| match err {
+        GitCallError::Failed { .. } => CliError::usage(err, REV_HINT),
+        _ => CliError::from(err),
+    })?;
     if commits.is_empty() {
         return Err(CliError::usage(
             format!("{} names no commit", args.rev),
-            "give a commit (`HEAD`, a branch) or a range with commits in it (`main..HEAD`)",
+            REV_HINT,
         ));
     }
     let journal = project.journal();
@@ -67,6 +75,6 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     Ok(if ok {
         ExitCode::SUCCESS
     } else {
-        ExitCode::from(1)
+        ExitCode::from(exit_codes::NO)
     })
 }

@@ -18,12 +18,13 @@ use super::agents::AgentSpec;
 pub(crate) fn locate(spec: &AgentSpec, given: Option<&Path>) -> Result<PathBuf, CliError> {
     let name = spec.adapter();
     let path = match given {
-        Some(path) => std::path::absolute(path)
-            .map_err(|e| CliError::new(format!("{}: {e}", path.display()), "pass a valid path"))?,
+        Some(path) => std::path::absolute(path).map_err(|e| {
+            CliError::usage(format!("{}: {e}", path.display()), "pass a valid path")
+        })?,
         None => own_dir()?.join(&name),
     };
     if path.file_name() != Some(OsStr::new(&name)) {
-        return Err(CliError::new(
+        return Err(CliError::usage(
             format!("{}: the adapter must be named {name}", path.display()),
             format!("checkpoint recognises its hooks by that file name; point --adapter at {name}"),
         ));

@@ -219,7 +219,7 @@ pub(crate) fn uninstall(dir: &Path, dry_run: bool) -> Result<Vec<HookChange>, Cl
 /// The hooks directory of the repository around the current directory.
 fn current_hooks_dir(user: bool) -> Result<PathBuf, CliError> {
     if user {
-        return Err(CliError::new(
+        return Err(CliError::usage(
             "git hooks are per repository; --user does not apply",
             "run `checkpoint install git` inside the repository",
         ));
@@ -263,7 +263,7 @@ pub(crate) fn install_command(
     dry_run: bool,
 ) -> Result<ExitCode, CliError> {
     if adapter_given {
-        return Err(CliError::new(
+        return Err(CliError::usage(
             "--adapter does not apply to git: the hooks run `checkpoint git-hook`",
             "drop --adapter",
         ));

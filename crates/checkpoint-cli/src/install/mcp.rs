@@ -45,7 +45,7 @@ struct McpConfig {
 /// Refuses `--mcp` for git, which has no MCP servers.
 pub(crate) fn not_for_git(target: &Target) -> Result<(), CliError> {
     if target.mcp {
-        return Err(CliError::new(
+        return Err(CliError::usage(
             "--mcp needs an agent: git runs no MCP servers",
             "run `checkpoint install claude --mcp` (or gemini, codex, copilot)",
         ));
@@ -63,7 +63,7 @@ pub(crate) fn check(target: &Target, spec: &AgentSpec) -> Result<(), CliError> {
 }
 
 fn unsupported(spec: &AgentSpec) -> CliError {
-    CliError::new(
+    CliError::usage(
         format!(
             "--mcp: checkpoint does not register MCP servers for {}",
             spec.table.title

@@ -27,7 +27,7 @@ const SUBCOMMAND: &str = "statusline";
 /// for git).
 pub(crate) fn check(wanted: bool, spec: Option<AgentSpec>) -> Result<(), CliError> {
     if wanted && spec.is_none_or(|spec| !has_status_line(&spec)) {
-        return Err(CliError::new(
+        return Err(CliError::usage(
             "--statusline is for Claude Code only: the other agents have no status line command",
             "run `checkpoint install claude --statusline`",
         ));

@@ -128,7 +128,7 @@ fn outside_git_is_an_error_with_a_hint() {
     let dir = repo("no-repo");
     for args in [&["check"][..], &["check", "--json"]] {
         let out = checkpoint(dir.path(), args, "");
-        assert_eq!(code(&out), 2, "{args:?}");
+        assert_eq!(code(&out), 3, "{args:?}");
         assert_eq!(String::from_utf8_lossy(&out.stdout), "", "{args:?}");
         insta::allow_duplicates! {
                 assert_snapshot!(stable(&out.stderr, dir.path()), @r"
@@ -252,7 +252,7 @@ fn broken_config_names_file_line_and_key() {
     )
     .unwrap();
     let out = checkpoint(repo.path(), &["check"], "");
-    assert_eq!(code(&out), 2);
+    assert_eq!(code(&out), 3);
     let err = stable(&out.stderr, repo.path());
     let first = err.lines().next().unwrap();
     assert!(
@@ -266,7 +266,7 @@ fn broken_config_names_file_line_and_key() {
     )
     .unwrap();
     let out = checkpoint(repo.path(), &["check"], "");
-    assert_eq!(code(&out), 2);
+    assert_eq!(code(&out), 3);
     assert!(String::from_utf8_lossy(&out.stderr).contains("src/[a"));
 }
 

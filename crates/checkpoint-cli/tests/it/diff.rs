@@ -165,7 +165,7 @@ fn big_and_binary_files_count_without_lines() {
 fn outside_a_repository_it_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let out = checkpoint(dir.path(), &["diff"], "");
-    assert_eq!(code(&out), 2);
+    assert_eq!(code(&out), 3);
     assert!(
         stderr(&out).contains("is not inside a git repository"),
         "{}",
@@ -198,7 +198,7 @@ fn without_git_it_fails_with_a_hint() {
     fs::write(repo.path().join("README.md"), "new\n").unwrap();
     let empty = tempfile::tempdir().unwrap();
     let out = diff_with_path(repo.path(), &empty.path().display().to_string());
-    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    assert_eq!(code(&out), 3, "{}", stdout(&out));
     assert_snapshot!(stderr(&out), @r"
     error: cannot run git cat-file: No such file or directory (os error 2)
     hint: install git, or put it on PATH
@@ -225,7 +225,7 @@ fn a_hanging_git_times_out() {
         "{:?}",
         started.elapsed()
     );
-    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    assert_eq!(code(&out), 3, "{}", stdout(&out));
     let err = stderr(&out);
     assert!(
         err.starts_with("error: git status did not finish within 5 s\n"),

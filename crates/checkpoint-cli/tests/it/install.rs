@@ -555,7 +555,7 @@ fn opencode_gets_a_plugin_of_its_own() {
     let theirs = "export const Mine = async () => ({});\n";
     fx.write(file, theirs);
     let out = fx.install("opencode", &[]);
-    assert_eq!(code(&out), 2);
+    assert_eq!(code(&out), 3);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("it is not checkpoint's OpenCode plugin"),
         "{out:?}"
@@ -1222,7 +1222,7 @@ fn unparseable_files_are_refused_and_left_untouched() {
         let fx = Fixture::new();
         fx.write(".claude/settings.json", text);
         for out in [fx.install("claude", &[]), fx.uninstall("claude", &[])] {
-            assert_eq!(code(&out), 2, "{text}");
+            assert_eq!(code(&out), 3, "{text}");
             let stderr = fx.stable(&out.stderr);
             let lines: Vec<&str> = stderr.lines().collect();
             assert_eq!(lines.len(), 2, "{stderr}");
@@ -1258,7 +1258,7 @@ fn a_missing_or_misnamed_adapter_is_an_error_with_a_hint() {
         ],
         "",
     );
-    assert_eq!(code(&out), 2);
+    assert_eq!(code(&out), 3);
     assert_snapshot!(fx.stable(&out.stderr), @r"
     error: adapter not found: [bin]/gone/checkpoint-codex
     hint: install it: cargo install --locked --path crates/adapter-codex

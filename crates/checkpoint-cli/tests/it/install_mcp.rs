@@ -330,13 +330,13 @@ fn a_foreign_server_named_checkpoint_is_never_replaced_or_removed() {
     fx.write(".codex/config.toml", codex);
 
     let out = fx.install("claude", &[]);
-    assert_eq!(code(&out), 2);
+    assert_eq!(code(&out), 3);
     assert_snapshot!(fx.stable(&out.stderr), @r"
     error: [project]/.mcp.json: an MCP server named `checkpoint` already runs `npx`
     hint: rename or remove that server, then run this again (the file was left untouched)
     ");
     let out = fx.install("codex", &[]);
-    assert_eq!(code(&out), 2);
+    assert_eq!(code(&out), 3);
     let stderr = fx.stable(&out.stderr);
     assert!(
         stderr.contains("already runs `https://example.invalid/mcp`"),
@@ -452,7 +452,7 @@ fn unparseable_configs_are_refused_and_left_untouched() {
     fx.write(".codex/config.toml", codex);
     for agent in ["claude", "codex"] {
         let out = fx.install(agent, &[]);
-        assert_eq!(code(&out), 2, "{agent}");
+        assert_eq!(code(&out), 3, "{agent}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(stderr.lines().count(), 2, "{stderr}");
         assert!(

@@ -348,7 +348,7 @@ fn tampered_receipts_and_corrupt_state_are_reported() {
 
     fs::write(&json, "{ torn").unwrap();
     let out = s.run(&["save", "x"]);
-    assert_eq!(code(&out), 2);
+    assert_eq!(code(&out), 3);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("corrupt task record") && stderr.contains("hook.json.prev"),
@@ -937,7 +937,7 @@ fn a_teammate_verifies_through_allowed_signers() {
 
     fs::write(&signers, format!("{line}alice\n")).unwrap();
     let broken = teammate(&["receipts", "verify"]);
-    assert_eq!(code(&broken), 2);
+    assert_eq!(code(&broken), 3);
     let stderr = String::from_utf8_lossy(&broken.stderr);
     assert!(
         stderr.contains("allowed_signers:2: expected `<name> <key>`"),

@@ -6,6 +6,7 @@ mod completions;
 mod config;
 mod diff;
 mod doctor;
+mod exit_codes;
 mod first_hour;
 mod install;
 mod install_mcp;

@@ -434,7 +434,7 @@ fn cleanup_remote_deletes_only_what_retention_removed_here() {
         &["cleanup", "--remote=/nonexistent/remote.git"],
         &[],
     );
-    assert_eq!(code(&out), 2, "{out:?}");
+    assert_eq!(code(&out), 3, "{out:?}");
     assert!(
         stderr(&out).contains("cannot reach /nonexistent/remote.git"),
         "{out:?}"
