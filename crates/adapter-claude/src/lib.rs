@@ -122,4 +122,10 @@ mod tests {
             Err(EventError::Malformed(_))
         ));
     }
+
+    #[test]
+    fn every_answer_on_the_wire() {
+        let start = br#"{"cwd":"/p","hook_event_name":"SessionStart"}"#;
+        insta::assert_snapshot!(checkpoint_core::answer::examples_on_the_wire(&HOME, start));
+    }
 }

@@ -96,4 +96,10 @@ mod tests {
         let claude = r#"{"session_id":"c","cwd":"/p","hook_event_name":"Stop","turn_id":null}"#;
         assert!(!HOME.claims(&serde_json::from_str(claude).unwrap()));
     }
+
+    #[test]
+    fn every_answer_on_the_wire() {
+        let start = br#"{"turn_id":"t","cwd":"/p","hook_event_name":"SessionStart"}"#;
+        insta::assert_snapshot!(checkpoint_core::answer::examples_on_the_wire(&HOME, start));
+    }
 }

@@ -148,4 +148,10 @@ mod tests {
         assert_eq!(answer.unwrap().to_string(), r#"{"additionalContext":"C"}"#);
         assert_eq!(HOME.render(&event, &HookAnswer::Nothing), None);
     }
+
+    #[test]
+    fn every_answer_on_the_wire() {
+        let start = br#"{"sessionId":"s","cwd":"/p","source":"new","initialPrompt":"x"}"#;
+        insta::assert_snapshot!(checkpoint_core::answer::examples_on_the_wire(&HOME, start));
+    }
 }

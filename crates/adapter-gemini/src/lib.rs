@@ -125,4 +125,10 @@ mod tests {
         ));
         assert!(!claimed(r#"{"hook_event_name":"Stop","turn_id":"t"}"#));
     }
+
+    #[test]
+    fn every_answer_on_the_wire() {
+        let start = br#"{"cwd":"/p","hook_event_name":"SessionStart","timestamp":"t"}"#;
+        insta::assert_snapshot!(checkpoint_core::answer::examples_on_the_wire(&HOME, start));
+    }
 }

@@ -161,4 +161,10 @@ mod tests {
         insta::assert_snapshot!(render(HookAnswer::Notice("N".to_owned())).unwrap(), @r#"{"notice":"N"}"#);
         assert_eq!(render(HookAnswer::Nothing), None);
     }
+
+    #[test]
+    fn every_answer_on_the_wire() {
+        let start = br#"{"hook_event_name":"session.start","cwd":"/p","source":"startup"}"#;
+        insta::assert_snapshot!(checkpoint_core::answer::examples_on_the_wire(&HOME, start));
+    }
 }
