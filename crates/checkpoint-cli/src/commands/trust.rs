@@ -6,11 +6,11 @@
 
 use std::process::ExitCode;
 
-use checkpoint_core::policy::config::ProjectCommand;
 use checkpoint_engine::project::{Project, ProjectError};
 use checkpoint_engine::trust::{Trust, TrustStore};
 
 use crate::error::CliError;
+use crate::install::trust::lines;
 use crate::{exit_codes, output, project};
 
 /// Options of `checkpoint trust`.
@@ -77,21 +77,6 @@ pub(crate) fn untrust(_: &UntrustArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Approves the current commands of `project` after `checkpoint install` (the user just chose
-/// it) and says so; says nothing when the project supplies none.
-pub(crate) fn on_install(project: &Project) -> Result<(), CliError> {
-    if project.commands.is_empty() {
-        return Ok(());
-    }
-    project.approve()?;
-    output::out(&format!(
-        "Trusted {} to run at stops (`checkpoint untrust` withdraws it):\n{}",
-        project.workdir.display(),
-        lines(&project.commands)
-    ));
-    Ok(())
-}
-
 /// `checkpoint trust --list`.
 fn list() -> Result<ExitCode, CliError> {
     let store = TrustStore::beside_user_config(project::host().user_config.as_deref())
@@ -109,14 +94,6 @@ fn list() -> Result<ExitCode, CliError> {
         ));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// One indented line per command: `  tests.command: pytest -x -q`.
-fn lines(commands: &[ProjectCommand]) -> String {
-    (commands.iter())
-        .map(|c| format!("  {}: {}", c.slot, c.text))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// The trust store of `project`.

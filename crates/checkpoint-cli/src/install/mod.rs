@@ -15,6 +15,7 @@ mod plugin;
 mod settings;
 mod skill;
 mod statusline;
+pub(crate) mod trust;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -154,7 +155,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<ExitCode, CliError> {
     }
     // The user just chose this project: its current commands may run at stops.
     if let Some(project) = project::host().git_project(&project::cwd()?)? {
-        crate::commands::trust::on_install(&project)?;
+        trust::on_install(&project)?;
     }
     if let Some(path) = skill::install(&spec, &edit.scope, &edit.ledger)? {
         output::out(&format!(
