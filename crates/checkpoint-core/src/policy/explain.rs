@@ -394,11 +394,17 @@ fn rule_value(rule: &Rule) -> toml::Value {
 #[cfg(test)]
 mod tests {
     use std::cell::Cell;
+    use std::time::Duration;
 
     use super::*;
+    use crate::policy::test_support::{PROJECT_FILE, Sources};
+    use crate::policy::{
+        ClearSettings, ContextSettings, GitBackend, GitSettings, ResumeSettings, StopSettings,
+        Switch, TestSettings,
+    };
 
     fn file(text: &str) -> ConfigFile {
-        ConfigFile::parse(Path::new("/repo/checkpoint.toml"), text.to_owned()).unwrap()
+        ConfigFile::parse(Path::new(PROJECT_FILE), text.to_owned()).unwrap()
     }
 
     #[test]
@@ -418,7 +424,7 @@ mod tests {
             .filter(|s| s.origin != Origin::Default)
             .map(|s| (s.key, s.origin))
             .collect();
-        let path = PathBuf::from("/repo/checkpoint.toml");
+        let path = PathBuf::from(PROJECT_FILE);
         assert_eq!(
             origins,
             [
@@ -433,5 +439,202 @@ mod tests {
         let policy = unset.into_policy();
         assert_eq!(policy.tests.command.as_deref(), Some("make test"));
         assert_eq!((policy.stop.max_blocks, policy.stop.capture), (7, true));
+    }
+
+    #[test]
+    fn defaults_without_any_file() {
+        let policy = Sources::new(None, None).policy();
+        assert_eq!(policy.tests, TestSettings::default());
+        assert_eq!(policy.stop, StopSettings::default());
+        assert_eq!(policy.git, GitSettings::default());
+        assert!(policy.rules.configured().is_empty());
+        assert_eq!(
+            (policy.context, policy.resume, policy.clear),
+            (
+                ContextSettings {
+                    warn: 80,
+                    critical: 90,
+                    window: None
+                },
+                ResumeSettings {
+                    auto: Switch::On,
+                    max_restarts: 3
+                },
+                ClearSettings {
+                    auto_checkpoint: Switch::On
+                },
+            )
+        );
+    }
+
+    #[test]
+    fn project_overrides_user_per_key() {
+        let user = "[tests]\ncommand = \"make check\"\ntimeout = \"5m\"\n\
+                    [stop]\nmax_blocks = 5\ncapture = true\n[git]\nbackend = \"cli\"\n";
+        let project = "[tests]\ncommand = \"make test\"\n[stop]\nmax_blocks = 7\n";
+        let policy = Sources::new(Some(user), Some(project)).policy();
+        assert_eq!(
+            policy.tests,
+            TestSettings {
+                command: Some("make test".into()),
+                timeout: Duration::from_secs(300),
+                ..TestSettings::default()
+            }
+        );
+        assert_eq!(
+            policy.stop,
+            StopSettings {
+                max_blocks: 7,
+                capture: true,
+                ..StopSettings::default()
+            }
+        );
+        assert_eq!(policy.git.backend, GitBackend::Cli);
+    }
+
+    #[test]
+    fn warn_must_stay_below_critical_after_merging() {
+        let f = Sources::project("[context]\nwarn = 95\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: context.warn: must be below context.critical (90), got 95");
+        let f = Sources::project("[context]\n\ncritical = 70\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:3: context.critical: must be above context.warn (80), got 70");
+        // One file sets both: the error names `warn`.
+        let f = Sources::project("[context]\ncritical = 85\nwarn = 85\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:3: context.warn: must be below context.critical (85), got 85");
+        // The higher layer is blamed.
+        let f = Sources::new(
+            Some("[context]\ncritical = 85\n"),
+            Some("[tests]\ncommand = \"x\"\n[context]\nwarn = 88\n"),
+        );
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:4: context.warn: must be below context.critical (85), got 88");
+        let f = Sources::new(Some("[context]\nwarn = 60\n"), None)
+            .env(&[("CHECKPOINT_CONTEXT_CRITICAL", "55")]);
+        insta::assert_snapshot!(f.error(), @"CHECKPOINT_CONTEXT_CRITICAL: must be above context.warn (60), got 55");
+        // Each layer alone may be out of order as long as the merged result is not.
+        let f = Sources::new(
+            Some("[context]\ncritical = 97\n"),
+            Some("[context]\nwarn = 95\n"),
+        );
+        assert_eq!(
+            (f.policy().context.warn, f.policy().context.critical),
+            (95, 97)
+        );
+    }
+
+    #[test]
+    fn explain_marks_unset_values() {
+        let f = Sources::project("[tests]\ncommand = \"\"\n");
+        let settings = f.settings();
+        let command = &settings[0];
+        assert_eq!(command.key, "tests.command");
+        assert_eq!(command.value, None);
+        assert_eq!(command.value_text(), "(no test command)");
+        assert_eq!(
+            command.origin,
+            Origin::File {
+                path: PathBuf::from(PROJECT_FILE),
+                line: 2
+            }
+        );
+        let window = settings.iter().find(|s| s.key == "context.window").unwrap();
+        assert_eq!(
+            (window.value_text(), &window.origin),
+            (
+                "(from the transcript or model)".to_owned(),
+                &Origin::Default
+            )
+        );
+        // Nothing configured and nothing detected.
+        let none = Sources::new(None, None).settings();
+        assert_eq!((&none[0].value, &none[0].origin), (&None, &Origin::Default));
+    }
+
+    #[test]
+    fn explain_agrees_with_load() {
+        let user = "[tests]\ncommand = \"make check\"\ntimeout = \"5m\"\n\
+                    [stop]\ncapture = true\n[git]\nbackend = \"cli\"\n\
+                    [journal]\nretention_completed = \"45d\"\nmax_checkpoints = 12\n\
+                    [context]\ncritical = 97\nwindow = 128000\n";
+        let project = "[tests]\ncommand = \"make test\"\n[stop]\nmax_blocks = 0\n\
+                       capture_interval = \"1500ms\"\n[journal]\nstale_threshold = \"90s\"\n\
+                       [context]\nwarn = 95\n[resume]\nauto = false\n";
+        let f = Sources::new(Some(user), Some(project)).env(&[
+            ("CHECKPOINT_RESUME_MAX_RESTARTS", "8"),
+            ("CHECKPOINT_AUTO_RESUME", "prompt"),
+            ("CHECKPOINT_CLEAR_AUTO_CHECKPOINT", "prompt"),
+            ("CHECKPOINT_JOURNAL_CHECKPOINT_INTERVAL", "2h"),
+        ]);
+        let loaded = f.policy();
+        let settings = f.settings();
+        assert_eq!(
+            settings.iter().map(|s| s.key.as_str()).collect::<Vec<_>>(),
+            KEYS.iter().map(|k| k.name).collect::<Vec<_>>()
+        );
+        // Writing every explained value into one file gives the policy `load` returned.
+        let mut text = String::new();
+        let mut current = "";
+        for setting in &settings {
+            let (section, key) = setting.key.split_once('.').unwrap();
+            if section != current {
+                text.push_str(&format!("[{section}]\n"));
+                current = section;
+            }
+            let value = setting.value.as_ref().expect("every key is set here");
+            text.push_str(&format!("{key} = {value}\n"));
+        }
+        let rewritten = Sources::project(&text).policy();
+        assert_eq!(rewritten.tests, loaded.tests);
+        assert_eq!(rewritten.stop, loaded.stop);
+        assert_eq!(rewritten.git, loaded.git);
+        assert_eq!(rewritten.journal, loaded.journal);
+        assert_eq!(rewritten.context, loaded.context);
+        assert_eq!(rewritten.resume, loaded.resume);
+        assert_eq!(rewritten.clear, loaded.clear);
+        assert_eq!(loaded.context.warn, 95);
+        assert_eq!(loaded.resume.auto, Switch::Prompt);
+        assert_eq!(
+            loaded.journal.checkpoint_interval,
+            Duration::from_secs(7200)
+        );
+    }
+
+    #[test]
+    fn check_text_finds_what_load_finds() {
+        let path = Path::new("/repo/checkpoint.toml");
+        assert!(check_text(path, "").is_ok());
+        assert!(
+            check_text(
+                path,
+                "[context]\nwarn = 85 # comment\n[resume]\nauto = \"prompt\"\n"
+            )
+            .is_ok()
+        );
+        for text in [
+            "[stop\n",
+            "[context]\nwarm = 85\n",
+            "[context]\nwarn = 101\n",
+            "[context]\nwarn = 95\n",
+            "[resume]\nauto = \"maybe\"\n",
+            "[[rule]]\nname = \"x\"\ninclude = [\"src/[a\"]\n",
+            "[[rule]]\nname = \"x\"\ninclude = [\"a\"]\n[[rule]]\nname = \"x\"\ninclude = [\"b\"]\n",
+        ] {
+            let checked = check_text(path, text).unwrap_err().to_string();
+            let loaded = Sources::project(text).error();
+            assert_eq!(checked, loaded, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn line_of_finds_where_a_file_sets_a_key() {
+        let path = Path::new("/repo/checkpoint.toml");
+        let text = "# settings\n[context]\n\nwarn = 85\n[stop]\nmax_blocks = 4\n";
+        assert_eq!(line_of(path, text, "context.warn"), Some(4));
+        assert_eq!(line_of(path, text, "stop.max_blocks"), Some(6));
+        assert_eq!(line_of(path, text, "context.critical"), None, "not set");
+        assert_eq!(
+            line_of(path, "[stop\n", "stop.max_blocks"),
+            None,
+            "no parse"
+        );
     }
 }

@@ -416,3 +416,193 @@ impl<'de> Deserialize<'de> for TestsField {
         deserializer.deserialize_any(Visitor).map(TestsField)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::test_support::Sources;
+
+    fn rule(name: &str, include: &[&str], tests: RuleTests, gate: bool) -> Rule {
+        Rule {
+            name: name.into(),
+            include: include.iter().map(|s| s.to_string()).collect(),
+            exclude: Vec::new(),
+            tests,
+            action: None,
+            gate,
+        }
+    }
+
+    #[test]
+    fn a_section_must_be_a_table() {
+        let f = Sources::project("stop = 3\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:1: stop: invalid type: integer `3`, expected a table");
+        let f = Sources::project("[[context]]\nwarn = 60\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:1: context: invalid type: sequence, expected a table");
+    }
+
+    #[test]
+    fn syntax_error() {
+        let f = Sources::project("[tests]\ncommand = \"x\"\n[stop\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:3: syntax error: unclosed table, expected `]`");
+        let f = Sources::project("[stop]\ncapture = true\ncapture = false\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:3: syntax error: duplicate key");
+    }
+
+    #[test]
+    fn type_error_names_line_and_key() {
+        let f = Sources::project(
+            "[tests]\ncommand = 'x'\n\n[stop]\ncapture = true\nmax_blocks = \"x\"\n",
+        );
+        insta::assert_snapshot!(f.error(), @r#"/repo/checkpoint.toml:6: stop.max_blocks: invalid type: string "x", expected u32"#);
+        let f = Sources::project("[tests]\ntimeout = 5\n");
+        insta::assert_snapshot!(f.error(), @r#"/repo/checkpoint.toml:2: tests.timeout: invalid type: integer `5`, expected a duration like "120s", "2m" or "1m30s""#);
+    }
+
+    #[test]
+    fn unknown_keys_and_sections() {
+        let f = Sources::project("[tests]\ncomand = 'pytest -q'\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: tests.comand: unknown field `comand`, did you mean `tests.command`?");
+        let f = Sources::project("[stop]\ncapture = true\nmax_block = 3\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:3: stop.max_block: unknown field `max_block`, did you mean `stop.max_blocks`?");
+        let f = Sources::project("[tests]\ncommand = 'x'\n\n[contexts]\nwarn = 80\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:4: contexts: unknown field `contexts`, did you mean `context`?");
+        let f = Sources::project("[context]\nenabled = true\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: context.enabled: unknown field `enabled`, expected one of `warn`, `critical`, `window`");
+        let f = Sources::project("[resume]\nauto_resume = true\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: resume.auto_resume: unknown field `auto_resume`, did you mean `resume.auto`?");
+        let f = Sources::project("[clear]\nauto = true\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: clear.auto: unknown field `auto`, did you mean `clear.auto_checkpoint`?");
+        let f = Sources::project("[journal]\nstale = \"2s\"\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: journal.stale: unknown field `stale`, did you mean `journal.stale_threshold`?");
+    }
+
+    #[test]
+    fn rule_errors() {
+        let f = Sources::project("[[rule]]\ninclude = [\"a\"]\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:1: rule[0]: missing field `name`");
+        let f = Sources::project(
+            "[[rule]]\nname = \"a\"\ninclude = [\"a\"]\n\n[[rule]]\nname = \"b\"\n",
+        );
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:5: rule[1]: missing field `include`");
+        let f = Sources::project("[[rule]]\nname = \"a\"\ninclude = []\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:3: rule[0].include: must list at least one glob");
+        let f = Sources::project("[[rule]]\nname = \" \"\ninclude = [\"a\"]\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: rule[0].name: must not be empty");
+        let f = Sources::project("[[rule]]\nname = \"a\"\ninclude = [\"a\", 1]\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:3: rule[0].include[1]: invalid type: integer `1`, expected a string");
+        let f = Sources::project("[[rule]]\nname = \"a\"\ninclude = [\"a\"]\ntests = 1\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:4: rule[0].tests: invalid type: integer `1`, expected true, false or a command");
+        let f = Sources::project("[[rule]]\nname = \"a\"\ninclude = [\"a\"]\ntests = \"\"\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:4: rule[0].tests: empty command; write `tests = false` for no tests");
+        let f = Sources::project("rule = [{ name = \"a\", include = [\"a\"], test = true }]\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:1: rule[0].test: unknown field `test`, did you mean `rule[0].tests`?");
+        let f = Sources::project(
+            "[[rule]]\nname = \"a\"\ninclude = [\"a\"]\n\n[[rule]]\nname = \"b\"\nincludes = [\"b\"]\n",
+        );
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:7: rule[1].includes: unknown field `includes`, did you mean `rule[1].include`?");
+        let f = Sources::project("[[rule]]\nname = \"a\"\ninclude = [\"a\"]\nwhen = 1\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:4: rule[0].when: unknown field `when`, expected one of `name`, `include`, `exclude`, `tests`, `action`, `gate`");
+    }
+
+    #[test]
+    fn rule_tests_and_gate_defaults() {
+        let project = r#"
+            [[rule]]
+            name = "default"
+            include = ["a/**"]
+
+            [[rule]]
+            name = "project"
+            include = ["b/**"]
+            tests = true
+            gate = false
+
+            [[rule]]
+            name = "none"
+            include = ["c/**"]
+            tests = false
+
+            [[rule]]
+            name = "gated docs"
+            include = ["d/**"]
+            tests = false
+            gate = true
+
+            [[rule]]
+            name = "own"
+            include = ["e/**", "f/**"]
+            exclude = ["e/gen/**"]
+            tests = "cargo test -p e"
+            action = "Run `make restart`"
+        "#;
+        let policy = Sources::project(project).policy();
+        assert_eq!(
+            policy.rules.configured(),
+            [
+                rule("default", &["a/**"], RuleTests::Project, true),
+                rule("project", &["b/**"], RuleTests::Project, false),
+                rule("none", &["c/**"], RuleTests::None, false),
+                rule("gated docs", &["d/**"], RuleTests::None, true),
+                Rule {
+                    exclude: vec!["e/gen/**".into()],
+                    action: Some("Run `make restart`".into()),
+                    ..rule(
+                        "own",
+                        &["e/**", "f/**"],
+                        RuleTests::Command("cargo test -p e".into()),
+                        true,
+                    )
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_globs_point_at_the_pattern() {
+        let project = r#"[[rule]]
+name = "ok"
+include = ["docs/**"]
+
+[[rule]]
+name = "broken"
+include = [
+    "src/**",
+    "src/[a",
+]
+"#;
+        insta::assert_snapshot!(Sources::project(project).error(), @r#"/repo/checkpoint.toml:9: rule[1].include: bad glob "src/[a": unclosed character class; missing ']'"#);
+        let project = "[[rule]]\nname = \"x\"\ninclude = [\"src/**\"]\nexclude = [\"a{b\"]\n";
+        insta::assert_snapshot!(Sources::project(project).error(), @r#"/repo/checkpoint.toml:4: rule[0].exclude: bad glob "a{b": unclosed alternate group; missing '}' (maybe escape '{' with '[{]'?)"#);
+        let project = "[integrity]\nprotected = [\"golden/**\", \"a[\"]\n";
+        insta::assert_snapshot!(Sources::project(project).error(), @r#"/repo/checkpoint.toml:2: integrity.protected: bad glob "a[": unclosed character class; missing ']'"#);
+    }
+
+    #[test]
+    fn duplicate_rule_names_across_files() {
+        let user = "[[rule]]\nname = \"py\"\ninclude = [\"**/*.py\"]\n";
+        let project =
+            "[stop]\ncapture = true\n\n[[rule]]\nname = \"py\"\ninclude = [\"src/*.py\"]\n";
+        let f = Sources::new(Some(user), Some(project));
+        insta::assert_snapshot!(f.error(), @r#"/repo/checkpoint.toml:5: rule[0].name: duplicate rule name "py" (first defined at /repo/user.toml:2)"#);
+    }
+
+    #[test]
+    fn rules_are_concatenated_user_first() {
+        let user = "[[rule]]\nname = \"mine\"\ninclude = [\"notes/**\"]\n";
+        let project = "[[rule]]\nname = \"a\"\ninclude = [\"a/**\"]\n\n\
+                       [[rule]]\nname = \"b\"\ninclude = [\"b/**\"]\n";
+        let policy = Sources::new(Some(user), Some(project)).policy();
+        let names: Vec<_> = policy.rules.configured().iter().map(|r| &r.name).collect();
+        assert_eq!(names, ["mine", "a", "b"]);
+    }
+
+    #[test]
+    fn user_file_errors_name_the_user_file() {
+        let f = Sources::new(
+            Some("[stop]\ncapture = 1\n"),
+            Some("[stop]\ncapture = true\n"),
+        );
+        insta::assert_snapshot!(f.error(), @"/repo/user.toml:2: stop.capture: invalid type: integer `1`, expected a boolean");
+    }
+}

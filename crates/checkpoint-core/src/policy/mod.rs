@@ -19,6 +19,8 @@ mod explain;
 mod layer;
 pub mod rules;
 mod settings;
+#[cfg(test)]
+pub(crate) mod test_support;
 mod value;
 
 use std::time::Duration;

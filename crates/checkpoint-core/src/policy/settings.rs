@@ -327,8 +327,12 @@ pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
 mod tests {
     use std::fs;
     use std::path::Path;
+    use std::time::Duration;
 
     use super::*;
+    use crate::policy::config::Origin;
+    use crate::policy::test_support::Sources;
+    use crate::policy::{ContextSettings, JournalSettings, ResumeSettings};
 
     #[test]
     fn names_are_unique_and_variables_follow_the_pattern() {
@@ -375,6 +379,179 @@ mod tests {
                 expected,
                 "README.md's settings differ from the table; run \
                  `UPDATE_README=1 cargo test -p checkpoint-core readme` to rewrite them"
+            );
+        }
+    }
+
+    #[test]
+    fn context_resume_and_clear_from_files() {
+        let user = "[context]\nwarn = 60\ncritical = 70\n\n[resume]\nmax_restarts = 9\n";
+        let project = "[context]\ncritical = 95\nwindow = 200000\n\n\
+                       [resume]\nauto = \"prompt\"\nmax_restarts = 0\n\n\
+                       [clear]\nauto_checkpoint = false\n";
+        let policy = Sources::new(Some(user), Some(project)).policy();
+        assert_eq!(
+            policy.context,
+            ContextSettings {
+                warn: 60,
+                critical: 95,
+                window: Some(200_000),
+            }
+        );
+        assert_eq!(
+            policy.resume,
+            ResumeSettings {
+                auto: Switch::Prompt,
+                max_restarts: 0,
+            }
+        );
+        assert_eq!(policy.clear.auto_checkpoint, Switch::Off);
+        // Dotted keys and inline tables are the same keys.
+        let policy =
+            Sources::project("context.warn = 55\nclear = { auto_checkpoint = \"prompt\" }\n")
+                .policy();
+        assert_eq!(policy.context.warn, 55);
+        assert_eq!(policy.clear.auto_checkpoint, Switch::Prompt);
+    }
+
+    #[test]
+    fn context_and_resume_ranges() {
+        let error = |text: &str| Sources::project(text).error();
+        insta::assert_snapshot!(error("[context]\nwarn = 49\n"), @"/repo/checkpoint.toml:2: context.warn: must be at least 50, got 49");
+        insta::assert_snapshot!(error("[context]\ncritical = 100\n"), @"/repo/checkpoint.toml:2: context.critical: must be at most 99, got 100");
+        insta::assert_snapshot!(error("[context]\nwindow = 999\n"), @"/repo/checkpoint.toml:2: context.window: must be at least 1000, got 999");
+        insta::assert_snapshot!(error("[context]\nwindow = 100000001\n"), @"/repo/checkpoint.toml:2: context.window: must be at most 100000000, got 100000001");
+        insta::assert_snapshot!(error("[context]\nwarn = \"80%\"\n"), @r#"/repo/checkpoint.toml:2: context.warn: invalid type: string "80%", expected u32"#);
+        insta::assert_snapshot!(error("[resume]\nmax_restarts = 101\n"), @"/repo/checkpoint.toml:2: resume.max_restarts: must be at most 100, got 101");
+        let bounds = Sources::project(
+            "[context]\nwarn = 50\ncritical = 99\nwindow = 1000\n[resume]\nmax_restarts = 0\n",
+        )
+        .policy();
+        assert_eq!(
+            (
+                bounds.context.warn,
+                bounds.context.critical,
+                bounds.context.window
+            ),
+            (50, 99, Some(1000))
+        );
+        let env = |var: &str, value: &str| Sources::new(None, None).env(&[(var, value)]).error();
+        insta::assert_snapshot!(env("CHECKPOINT_CONTEXT_WARN", "high"), @r#"CHECKPOINT_CONTEXT_WARN: expected a whole number, got "high""#);
+        insta::assert_snapshot!(env("CHECKPOINT_CONTEXT_CRITICAL", "20"), @"CHECKPOINT_CONTEXT_CRITICAL: must be at least 50, got 20");
+        insta::assert_snapshot!(env("CHECKPOINT_CONTEXT_WINDOW", "5000000000"), @"CHECKPOINT_CONTEXT_WINDOW: must be at most 100000000, got 5000000000");
+        insta::assert_snapshot!(env("CHECKPOINT_RESUME_MAX_RESTARTS", "-1"), @r#"CHECKPOINT_RESUME_MAX_RESTARTS: expected a whole number, got "-1""#);
+    }
+
+    #[test]
+    fn journal_settings_from_files_and_env() {
+        assert_eq!(
+            Sources::new(None, None).policy().journal,
+            JournalSettings::default()
+        );
+        let user = "[journal]\nretention_completed = \"60d\"\nmax_checkpoints = 10\n";
+        let project = "[journal]\nretention_failed = \"1d\"\nretention_abandoned = \"12h\"\n\
+                       stale_threshold = \"2s\"\ncheckpoint_interval = \"1m\"\n\
+                       key_derivation = \"m/1'/{task}'/2'\"\n";
+        let policy = Sources::new(Some(user), Some(project))
+            .env(&[
+                ("CHECKPOINT_JOURNAL_MAX_CHECKPOINTS", "20"),
+                ("CHECKPOINT_JOURNAL_CHECKPOINT_INTERVAL", "90s"),
+            ])
+            .policy();
+        assert_eq!(
+            policy.journal,
+            JournalSettings {
+                retention_completed: Duration::from_secs(60 * 86_400),
+                retention_failed: Duration::from_secs(86_400),
+                retention_abandoned: Duration::from_secs(12 * 3600),
+                max_checkpoints: 20,
+                stale_threshold: Duration::from_secs(2),
+                checkpoint_interval: Duration::from_secs(90),
+                key_derivation: "m/1'/{task}'/2'".parse().unwrap(),
+            }
+        );
+        let env = Sources::new(None, None)
+            .env(&[
+                ("CHECKPOINT_JOURNAL_RETENTION_COMPLETED", "2d"),
+                ("CHECKPOINT_JOURNAL_RETENTION_FAILED", "3d"),
+                ("CHECKPOINT_JOURNAL_RETENTION_ABANDONED", "4d"),
+                ("CHECKPOINT_JOURNAL_STALE_THRESHOLD", "1s"),
+            ])
+            .policy()
+            .journal;
+        assert_eq!(
+            (
+                env.retention_completed,
+                env.retention_failed,
+                env.retention_abandoned,
+                env.stale_threshold
+            ),
+            (
+                Duration::from_secs(2 * 86_400),
+                Duration::from_secs(3 * 86_400),
+                Duration::from_secs(4 * 86_400),
+                Duration::from_secs(1),
+            )
+        );
+    }
+
+    #[test]
+    fn journal_errors_name_file_line_and_key() {
+        let f = Sources::project("[journal]\nmax_checkpoints = 0\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: journal.max_checkpoints: must be at least 1, got 0");
+        let f = Sources::project("[journal]\n\nstale_threshold = \"0s\"\n");
+        insta::assert_snapshot!(f.error(), @r#"/repo/checkpoint.toml:3: journal.stale_threshold: must be a positive duration, got "0s""#);
+        let error = |var: &str, value: &str| Sources::new(None, None).env(&[(var, value)]).error();
+        insta::assert_snapshot!(error("CHECKPOINT_JOURNAL_MAX_CHECKPOINTS", "10001"), @"CHECKPOINT_JOURNAL_MAX_CHECKPOINTS: must be at most 10000, got 10001");
+        insta::assert_snapshot!(error("CHECKPOINT_JOURNAL_RETENTION_FAILED", "forever"), @r#"CHECKPOINT_JOURNAL_RETENTION_FAILED: expected a duration like "120s", "2m" or "1m30s", got "forever""#);
+        let f = Sources::project("[journal]\nkey_derivation = \"m/7466/{task}'\"\n");
+        insta::assert_snapshot!(f.error(), @r#"/repo/checkpoint.toml:2: journal.key_derivation: bad key derivation "m/7466/{task}'": segment "7466" is not hardened (end it with `'`)"#);
+        insta::assert_snapshot!(error("CHECKPOINT_JOURNAL_KEY_DERIVATION", "m/1'"), @r#"CHECKPOINT_JOURNAL_KEY_DERIVATION: bad key derivation "m/1'": it needs exactly one `{task}'` segment"#);
+    }
+
+    #[test]
+    fn every_key_has_its_variable() {
+        let values = [
+            "make",
+            "3s",
+            "all",
+            "yes",
+            "yes",
+            "no",
+            "4",
+            "yes",
+            "4m",
+            "gix",
+            "1d",
+            "2d",
+            "3d",
+            "9",
+            "1m",
+            "2m",
+            "m/9'/{task}'",
+            "51",
+            "52",
+            "4000",
+            "prompt",
+            "7",
+            "prompt",
+            "warn",
+            "spec/**",
+            r#"["golden/**", "a/*.txt"]"#,
+            "true",
+            "5s",
+            "20s",
+        ];
+        assert_eq!(values.len(), KEYS.len());
+        let env: Vec<(&str, &str)> = KEYS.iter().map(|k| k.env).zip(values).collect();
+        let f = Sources::new(None, None).env(&env);
+        for (setting, key) in f.settings().iter().zip(KEYS) {
+            assert_eq!(setting.key, key.name);
+            assert_eq!(
+                setting.origin,
+                Origin::Env(key.env.to_owned()),
+                "{}",
+                key.name
             );
         }
     }

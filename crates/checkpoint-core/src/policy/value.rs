@@ -506,6 +506,7 @@ named_kind!(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::test_support::Sources;
 
     #[test]
     fn durations_in_every_documented_shape() {
@@ -562,5 +563,88 @@ mod tests {
             <bool as Kind>::parse("prompt"),
             Err(r#"expected true/false, 1/0 or yes/no, got "prompt""#.to_owned())
         );
+    }
+
+    /// `resume.auto` of a project file that sets it to `value`, a TOML value.
+    fn resume_auto(value: &str) -> Switch {
+        Sources::project(&format!("[resume]\nauto = {value}\n"))
+            .policy()
+            .resume
+            .auto
+    }
+
+    #[test]
+    fn switches_in_files_and_env() {
+        let auto = resume_auto;
+        assert_eq!(auto("true"), Switch::On);
+        assert_eq!(auto("false"), Switch::Off);
+        assert_eq!(auto("\"prompt\""), Switch::Prompt);
+        assert_eq!(auto("\"true\""), Switch::On);
+        assert_eq!(auto("\"false\""), Switch::Off);
+
+        let env = |value: &str| {
+            Sources::new(None, None)
+                .env(&[("CHECKPOINT_CLEAR_AUTO_CHECKPOINT", value)])
+                .policy()
+                .clear
+                .auto_checkpoint
+        };
+        for (value, expected) in [
+            ("true", Switch::On),
+            ("1", Switch::On),
+            ("YES", Switch::On),
+            ("false", Switch::Off),
+            ("0", Switch::Off),
+            ("no", Switch::Off),
+            ("prompt", Switch::Prompt),
+            (" PROMPT ", Switch::Prompt),
+        ] {
+            assert_eq!(env(value), expected, "{value:?}");
+        }
+
+        assert_eq!(
+            serde_json::to_string(&[Switch::On, Switch::Off, Switch::Prompt]).unwrap(),
+            r#"[true,false,"prompt"]"#
+        );
+        assert_eq!(Switch::default(), Switch::On);
+        assert_eq!("prompt".parse(), Ok(Switch::Prompt));
+        assert_eq!(
+            "ask".parse::<Switch>(),
+            Err(r#"expected true, false or "prompt", got "ask""#.to_owned())
+        );
+    }
+
+    #[test]
+    fn files_and_variables_share_the_switch_words() {
+        let auto = |value: &str| resume_auto(&format!("{value:?}"));
+        assert_eq!(auto("yes"), Switch::On);
+        assert_eq!(auto("0"), Switch::Off);
+        assert_eq!(auto(" Prompt "), Switch::Prompt);
+    }
+
+    #[test]
+    fn switch_errors() {
+        let f = Sources::project("[resume]\nauto = 1\n");
+        insta::assert_snapshot!(f.error(), @r#"/repo/checkpoint.toml:2: resume.auto: invalid type: integer `1`, expected true, false or "prompt""#);
+        let f = Sources::project("[clear]\nauto_checkpoint = \"ask\"\n");
+        insta::assert_snapshot!(f.error(), @r#"/repo/checkpoint.toml:2: clear.auto_checkpoint: expected true, false or "prompt", got "ask""#);
+        let f = Sources::new(None, None).env(&[("CHECKPOINT_AUTO_RESUME", "sometimes")]);
+        insta::assert_snapshot!(f.error(), @r#"CHECKPOINT_AUTO_RESUME: expected true/false, 1/0, yes/no or prompt, got "sometimes""#);
+    }
+
+    #[test]
+    fn out_of_range_values() {
+        let f = Sources::project("stop.max_blocks = 101\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:1: stop.max_blocks: must be at most 100, got 101");
+        let f = Sources::project("[stop]\nmax_blocks = -1\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: stop.max_blocks: invalid value: integer `-1`, expected u32");
+        let f = Sources::project("[tests]\ntimeout = \"0s\"\n");
+        insta::assert_snapshot!(f.error(), @r#"/repo/checkpoint.toml:2: tests.timeout: must be a positive duration, got "0s""#);
+        let f = Sources::project("[stop]\ncapture_interval = \"-5m\"\n");
+        insta::assert_snapshot!(f.error(), @r#"/repo/checkpoint.toml:2: stop.capture_interval: must be a positive duration, got "-5m""#);
+        let f = Sources::project("[tests]\ntimeout = \"5 parsecs\"\n");
+        insta::assert_snapshot!(f.error(), @r#"/repo/checkpoint.toml:2: tests.timeout: expected a duration like "120s", "2m" or "1m30s", got "5 parsecs""#);
+        let f = Sources::project("[git]\nbackend = \"svn\"\n");
+        insta::assert_snapshot!(f.error(), @"/repo/checkpoint.toml:2: git.backend: unknown variant `svn`, expected one of `auto`, `cli`, `gix`");
     }
 }
