@@ -2,24 +2,27 @@
 //! event names, its answers, its transcript format ([`transcript`]) and its install table
 //! ([`install`]). The core knows Claude only through [`HOME`], an [`AgentHome`].
 //!
-//! Answers: a block is `{"decision":"block","reason":…}` on stdout, which Claude feeds back as
-//! `Stop hook feedback:\n<reason>`; context for the model is
-//! `hookSpecificOutput.additionalContext` under the event's own name (Claude checks the name); an
-//! allow is empty stdout, exit 0. Claude caps consecutive Stop blocks at 8 itself; the gate's own
-//! cap is lower.
+//! Answers ([`render`]): a block is `{"decision":"block","reason":…}` on stdout, which Claude
+//! feeds back as `Stop hook feedback:\n<reason>`; context for the model is
+//! `hookSpecificOutput.additionalContext` under the event's own name (Claude checks the name);
+//! what the user should hear (a notice, an allowed stop worth telling, or beside a block) is a
+//! `systemMessage`; an allow is empty stdout, exit 0. Claude caps consecutive Stop blocks at 8
+//! itself; the gate's own cap is lower.
 //!
 //! Codex adopted this protocol: `adapter-codex` reuses [`event_kind`], [`render`] and
-//! [`install::EVENTS`].
+//! [`install::EVENTS`]. Gemini CLI and Copilot CLI answer in it too, but for one shape each:
+//! `adapter-gemini` says `deny` for a block ([`render_stop`]), `adapter-copilot` puts context at
+//! the top level.
 
 pub mod doctor;
 pub mod install;
 pub mod transcript;
 
 use checkpoint_core::agent::{Agent, Capabilities, InstallSpec, TranscriptFormat};
-use checkpoint_core::answer::HookAnswer;
+use checkpoint_core::answer::{HookAnswer, StopAnswer};
 use checkpoint_core::home::AgentHome;
-use checkpoint_core::{EventKind, HookEvent};
-use serde_json::Value;
+use checkpoint_core::{EventKind, HookEvent, sanitize};
+use serde_json::{Value, json};
 
 /// Claude Code's home.
 #[derive(Debug, Clone, Copy)]
@@ -85,10 +88,38 @@ pub fn event_kind(wire_name: &str) -> EventKind {
     }
 }
 
-/// Claude's answer shape: the common hook JSON ([`HookAnswer::hook_json`]) with `block` for a
-/// block; `None` is the no-op (empty stdout). Codex reads the same.
+/// Claude's answer to `event`, in the JSON its hooks define: context is
+/// `hookSpecificOutput.additionalContext` under the event's name, a notice for the user
+/// `{"systemMessage":…}`, and a stop's answer is [`render_stop`]'s with `block`; `None` is the
+/// no-op (empty stdout). Every text is a [`sanitize::message`]. Codex reads the same, Gemini CLI
+/// and Copilot CLI all but one shape of it.
 pub fn render(event: &HookEvent, answer: &HookAnswer) -> Option<Value> {
-    answer.hook_json(&event.wire_name, "block")
+    match answer {
+        HookAnswer::Nothing => None,
+        HookAnswer::Context(context) => Some(json!({
+            "hookSpecificOutput": {
+                "hookEventName": event.wire_name,
+                "additionalContext": sanitize::message(context),
+            }
+        })),
+        HookAnswer::Stop(stop) => render_stop(stop, "block"),
+        HookAnswer::Notice(notice) => Some(json!({"systemMessage": sanitize::message(notice)})),
+    }
+}
+
+/// The answer to an end of turn in the shape Claude Code's hooks introduced, with the agent's
+/// word for a block (Claude's `block`, Gemini CLI's `deny`): `{"decision":<block_word>,
+/// "reason":…}` on a block, with a `systemMessage` when the user should hear something too (e.g.
+/// that the project's commands are not approved); `{"systemMessage":…}` for an allowed stop the
+/// user should hear about; `None` (the no-op) for the rest.
+pub fn render_stop(stop: &StopAnswer, block_word: &str) -> Option<Value> {
+    match (stop.block_message(), stop.user_message()) {
+        (Some(reason), None) => Some(json!({"decision": block_word, "reason": reason})),
+        (Some(reason), Some(notice)) => Some(json!({
+            "decision": block_word, "reason": reason, "systemMessage": notice
+        })),
+        (None, notice) => notice.map(|notice| json!({"systemMessage": notice})),
+    }
 }
 
 /// Runs one Claude Code hook call.

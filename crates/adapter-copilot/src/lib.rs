@@ -5,12 +5,14 @@
 //!
 //! Copilot runs the command hooks of `.github/hooks/*.json` (and `~/.copilot/hooks/*.json`) with
 //! a camelCase payload that does not name its event; [`payload`] names it from the fields that
-//! event alone sends and renames the fields to the shared shape. Answers: `agentStop` is the end
-//! of turn; a block is `{"decision":"block","reason":…}`, which Copilot sends as the next user
-//! prompt (firing `userPromptSubmitted` with it) and then stops again with `stop_hook_active`;
-//! context is a top-level `additionalContext` (at `sessionStart` a user message of its own, at
-//! `preToolUse` one after the tool's result, at `postToolUse` appended to the result, at
-//! `userPromptSubmitted` a `<system_reminder>` in the prompt); an allow is empty stdout.
+//! event alone sends and renames the fields to the shared shape. Answers, in the shapes Claude
+//! Code's hooks introduced but for context (`adapter-claude` renders the rest): `agentStop` is
+//! the end of turn; a block is `{"decision":"block","reason":…}`, which Copilot sends as the next
+//! user prompt (firing `userPromptSubmitted` with it) and then stops again with
+//! `stop_hook_active`; context is a top-level `additionalContext` (at `sessionStart` a user
+//! message of its own, at `preToolUse` one after the tool's result, at `postToolUse` appended to
+//! the result, at `userPromptSubmitted` a `<system_reminder>` in the prompt); what the user should
+//! hear is a `systemMessage`; an allow is empty stdout.
 
 pub mod doctor;
 pub mod install;
@@ -23,8 +25,8 @@ use std::path::PathBuf;
 use checkpoint_core::agent::{Agent, Capabilities, InstallSpec, TranscriptFormat};
 use checkpoint_core::answer::HookAnswer;
 use checkpoint_core::home::AgentHome;
-use checkpoint_core::{EventKind, HookEvent};
-use serde_json::Value;
+use checkpoint_core::{EventKind, HookEvent, sanitize};
+use serde_json::{Value, json};
 
 /// GitHub Copilot CLI's home.
 #[derive(Debug, Clone, Copy)]
@@ -80,14 +82,16 @@ impl AgentHome for Copilot {
         ""
     }
 
-    /// The common hook JSON ([`HookAnswer::hook_json`]) with `block` for a block, and context
-    /// as the top-level `additionalContext` Copilot reads; `None` is the no-op (empty stdout).
+    /// Context as the top-level `additionalContext` Copilot reads, a [`sanitize::message`]; the
+    /// rest Claude Code's answers ([`adapter_claude::render`]); `None` is the no-op (empty
+    /// stdout).
     fn render(&self, event: &HookEvent, answer: &HookAnswer) -> Option<Value> {
-        let mut json = answer.hook_json(&event.wire_name, "block")?;
-        if let Some(specific) = json.as_object_mut()?.remove("hookSpecificOutput") {
-            json["additionalContext"] = specific["additionalContext"].clone();
+        match answer {
+            HookAnswer::Context(context) => {
+                Some(json!({"additionalContext": sanitize::message(context)}))
+            }
+            _ => adapter_claude::render(event, answer),
         }
-        Some(json)
     }
 
     fn install(&self) -> Option<&InstallSpec> {

@@ -2,10 +2,11 @@
 //! event names, its answers, its transcript format ([`transcript`]) and its install table
 //! ([`install`]). The core knows Gemini only through [`HOME`], an [`AgentHome`].
 //!
-//! Answers: `AfterAgent` is the end of turn; a block is top-level `{"decision":"deny","reason":…}`,
-//! which Gemini re-sends as the next user turn; context is `hookSpecificOutput.additionalContext`;
-//! an allow is `{}`. Always JSON on stdout and exit 0: Gemini parses stderr when stdout is empty
-//! and treats other exit codes with text as a deny.
+//! Answers, in the shapes Claude Code's hooks introduced (`adapter-claude` renders them):
+//! `AfterAgent` is the end of turn; a block is top-level `{"decision":"deny","reason":…}`, which
+//! Gemini re-sends as the next user turn; context is `hookSpecificOutput.additionalContext`; what
+//! the user should hear is a `systemMessage`; an allow is `{}`. Always JSON on stdout and exit 0:
+//! Gemini parses stderr when stdout is empty and treats other exit codes with text as a deny.
 //!
 //! What Gemini cannot do shapes its [`Capabilities`]: context returned at `BeforeTool`, or at a
 //! `SessionStart` after `/clear`, does not reach the model (the gate holds it for the next tool
@@ -85,10 +86,13 @@ impl AgentHome for Gemini {
         "{}"
     }
 
-    /// The common hook JSON ([`HookAnswer::hook_json`]) with `deny` for a block; `None` is the
-    /// no-op `{}`.
+    /// Claude Code's answers ([`adapter_claude::render`]), with `deny` for a block
+    /// ([`adapter_claude::render_stop`]); `None` is the no-op `{}`.
     fn render(&self, event: &HookEvent, answer: &HookAnswer) -> Option<Value> {
-        answer.hook_json(&event.wire_name, "deny")
+        match answer {
+            HookAnswer::Stop(stop) => adapter_claude::render_stop(stop, "deny"),
+            _ => adapter_claude::render(event, answer),
+        }
     }
 
     fn install(&self) -> Option<&InstallSpec> {

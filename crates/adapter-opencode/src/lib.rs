@@ -34,8 +34,8 @@ pub mod plugin;
 use checkpoint_core::agent::{Agent, Capabilities, InstallSpec, TranscriptFormat};
 use checkpoint_core::answer::HookAnswer;
 use checkpoint_core::home::AgentHome;
-use checkpoint_core::{EventKind, HookEvent};
-use serde_json::{Map, Value};
+use checkpoint_core::{EventKind, HookEvent, sanitize};
+use serde_json::{Value, json};
 
 /// OpenCode's home.
 #[derive(Debug, Clone, Copy)]
@@ -96,21 +96,20 @@ impl AgentHome for OpenCode {
         "{}"
     }
 
-    /// The plugin's answer: `block`, `context` and `notice` read from the common hook JSON
-    /// ([`HookAnswer::hook_json`]); `None` is the no-op, `{}`.
-    fn render(&self, event: &HookEvent, answer: &HookAnswer) -> Option<Value> {
-        let json = answer.hook_json(&event.wire_name, "block")?;
-        let mut plugin = Map::new();
-        if json["decision"] == "block" {
-            plugin.insert("block".to_owned(), json["reason"].clone());
+    /// The plugin's answer: `context` for context, `block` for a block and `notice` for what the
+    /// user should hear (beside a block too), each a [`sanitize::message`]; `None` is the no-op,
+    /// `{}`.
+    fn render(&self, _event: &HookEvent, answer: &HookAnswer) -> Option<Value> {
+        match answer {
+            HookAnswer::Nothing => None,
+            HookAnswer::Context(context) => Some(json!({"context": sanitize::message(context)})),
+            HookAnswer::Stop(stop) => match (stop.block_message(), stop.user_message()) {
+                (Some(block), None) => Some(json!({"block": block})),
+                (Some(block), Some(notice)) => Some(json!({"block": block, "notice": notice})),
+                (None, notice) => notice.map(|notice| json!({"notice": notice})),
+            },
+            HookAnswer::Notice(notice) => Some(json!({"notice": sanitize::message(notice)})),
         }
-        if let Some(context) = json["hookSpecificOutput"].get("additionalContext") {
-            plugin.insert("context".to_owned(), context.clone());
-        }
-        if let Some(notice) = json.get("systemMessage") {
-            plugin.insert("notice".to_owned(), notice.clone());
-        }
-        Some(Value::Object(plugin))
     }
 
     fn install(&self) -> Option<&InstallSpec> {

@@ -1,16 +1,17 @@
 //! What a hook call answers, before any agent's wire format: a verdict on a stop, context for the
-//! model, or nothing. Each agent's home renders it (see [`crate::home::AgentHome::render`]).
-
-use serde_json::{Value, json};
+//! model, a notice for the user, or nothing. Each agent's home renders it in its own format (see
+//! [`crate::home::AgentHome::render`]); every text it puts there is a [`sanitize::message`] —
+//! nothing a terminal acts on, at most [`sanitize::MESSAGE_BYTES`] — which
+//! [`StopAnswer::block_message`] and [`StopAnswer::user_message`] give for a stop.
 
 use crate::decide::{AllowReason, BlockReason, Decision, Note};
 use crate::event::HookEvent;
 use crate::home::AgentHome;
 use crate::sanitize;
 
-/// The answer to one hook event.
+/// The answer to one hook event. Not `non_exhaustive`: each agent's home matches on it, so a new
+/// kind of answer does not build until every home renders it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum HookAnswer {
     /// Nothing to say: the agent's no-op answer.
     Nothing,
@@ -21,41 +22,6 @@ pub enum HookAnswer {
     /// Text for the user, not the model, on any event (e.g. that the gate is off until its
     /// config is fixed).
     Notice(String),
-}
-
-impl HookAnswer {
-    /// The answer in the JSON shape Claude Code's hooks introduced and Gemini CLI and Codex read
-    /// too, with the agent's own word for a block: `{"decision": <block_word>, "reason": …}` on a
-    /// block (with a `systemMessage` when the user should hear something too, e.g. that the
-    /// project's commands are not approved), `{"systemMessage": …}` when the user should hear
-    /// about an allowed stop,
-    /// `hookSpecificOutput.additionalContext` under the event's wire name for context,
-    /// `{"systemMessage": …}` for a notice; `None`
-    /// (the agent's no-op) otherwise. Every text in it is a [`sanitize::message`]: nothing a
-    /// terminal acts on, at most [`sanitize::MESSAGE_BYTES`].
-    pub fn hook_json(&self, event_name: &str, block_word: &str) -> Option<Value> {
-        match self {
-            HookAnswer::Context(context) => Some(json!({
-                "hookSpecificOutput": {
-                    "hookEventName": event_name,
-                    "additionalContext": sanitize::message(context),
-                }
-            })),
-            HookAnswer::Stop(stop) if stop.decision.is_block() => {
-                let reason = sanitize::message(&stop.message);
-                let mut answer = json!({"decision": block_word, "reason": reason});
-                if let Some(notice) = stop.user_notice() {
-                    answer["systemMessage"] = sanitize::message(&notice).into();
-                }
-                Some(answer)
-            }
-            HookAnswer::Stop(stop) => stop
-                .user_notice()
-                .map(|notice| json!({"systemMessage": sanitize::message(&notice)})),
-            HookAnswer::Notice(notice) => Some(json!({"systemMessage": sanitize::message(notice)})),
-            HookAnswer::Nothing => None,
-        }
-    }
 }
 
 /// The verdict on an end of turn, with its rendered text.
@@ -93,6 +59,18 @@ impl StopAnswer {
         let message = (notable && !self.message.is_empty()).then_some(self.message.as_str());
         let parts: Vec<&str> = message.into_iter().chain(self.notice.as_deref()).collect();
         (!parts.is_empty()).then(|| parts.join("\n"))
+    }
+
+    /// On a block, the [`message`](StopAnswer::message) that keeps the agent working, as a
+    /// [`sanitize::message`]; `None` when the stop is allowed.
+    pub fn block_message(&self) -> Option<String> {
+        self.decision.is_block().then(|| sanitize::message(&self.message))
+    }
+
+    /// The [`user_notice`](StopAnswer::user_notice) as a [`sanitize::message`], what an agent's
+    /// answer shows the user.
+    pub fn user_message(&self) -> Option<String> {
+        self.user_notice().map(|notice| sanitize::message(&notice))
     }
 }
 

@@ -1,7 +1,7 @@
 //! One home per agent: the trait each adapter crate (`adapter-claude`, `adapter-gemini`,
-//! `adapter-codex`, `adapter-copilot`) implements for its agent — its event names, which payloads are its own, its
-//! answer shapes, its transcript format and its install table — and [`Manual`], the home of a
-//! human at the command line.
+//! `adapter-codex`, `adapter-copilot`, `adapter-opencode`) implements for its agent — its event
+//! names, which payloads are its own, how it renders a [`HookAnswer`] on its wire, its transcript
+//! format and its install table — and [`Manual`], the home of a human at the command line.
 //!
 //! Parsing a payload needs the home's event names, so [`HookEvent::parse`] lives here, beside the
 //! trait: [`crate::event`] knows only the fields every agent shares.
@@ -42,7 +42,9 @@ pub trait AgentHome: Sync {
     /// What to print when there is nothing to say (and when failing open).
     fn no_op(&self) -> &'static str;
 
-    /// The JSON to print for `answer` to `event`; `None` prints [`AgentHome::no_op`].
+    /// `answer` to `event` in the agent's own format, the JSON to print, with every text in it a
+    /// [`sanitize::message`](crate::sanitize::message) (see [`crate::answer`]); `None` prints
+    /// [`AgentHome::no_op`].
     fn render(&self, event: &HookEvent, answer: &HookAnswer) -> Option<Value>;
 
     /// What `checkpoint install` writes for the agent; `None` when it is not installed as hooks.
