@@ -194,6 +194,7 @@ pub fn run_hook_in(
 }
 
 pub mod adapter;
+pub mod answers;
 pub mod procs;
 
 /// What a repository, an agent or a journal can put into a name, a rule action or a progress

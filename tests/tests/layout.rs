@@ -323,18 +323,6 @@ fn no_import_cycles_between_files() {
     );
 }
 
-/// Cycles between top-level modules known and not broken yet: the crate's `src` and the cycle's
-/// modules, sorted. Each must still be there (a broken one is taken off), and no other may
-/// appear.
-///
-/// - `checkpoint-core`: `integrity::Acceptance::notice` (integrity/accept.rs) lists findings
-///   with `render::finding_list`, while render.rs renders `integrity::Finding`s (and
-///   `decide`'s decisions, which hold them). Moving `notice` into `render` breaks it.
-const KNOWN_FOLDER_CYCLES: &[(&str, &[&str])] = &[(
-    "crates/checkpoint-core/src",
-    &["decide", "integrity", "render"],
-)];
-
 /// `path` relative to the workspace, for messages.
 fn shown(path: &Path) -> String {
     path.strip_prefix(workspace())
@@ -346,23 +334,10 @@ fn shown(path: &Path) -> String {
 #[test]
 fn no_import_cycles_between_folders() {
     let mut problems = Vec::new();
-    let mut known: BTreeSet<(String, Vec<String>)> = KNOWN_FOLDER_CYCLES
-        .iter()
-        .map(|(src, cycle)| {
-            (
-                src.to_string(),
-                cycle.iter().map(|m| m.to_string()).collect(),
-            )
-        })
-        .collect();
     for src in crates() {
         let (modules, edges) = graph(&src);
         let folders = folders(&modules, &edges);
         for cycle in cycles(&folders) {
-            let names: Vec<String> = cycle.iter().map(|m| m.join("::")).collect();
-            if known.remove(&(shown(&src), names)) {
-                continue;
-            }
             // Which files make each step of the cycle, so that the message says what to move.
             let steps: Vec<String> = cycle_edges(&folders, &cycle)
                 .into_iter()
@@ -386,12 +361,6 @@ fn no_import_cycles_between_folders() {
                 .collect();
             problems.push(format!("{}:\n  {}", shown(&src), steps.join("\n  ")));
         }
-    }
-    for (src, cycle) in known {
-        problems.push(format!(
-            "{src}: {} is no cycle any more: take it off KNOWN_FOLDER_CYCLES",
-            cycle.join(" ↔ ")
-        ));
     }
     assert!(
         problems.is_empty(),

@@ -157,6 +157,6 @@ mod tests {
     #[test]
     fn every_answer_on_the_wire() {
         let start = br#"{"cwd":"/p","hook_event_name":"SessionStart"}"#;
-        insta::assert_snapshot!(checkpoint_core::answer::examples_on_the_wire(&HOME, start));
+        insta::assert_snapshot!(checkpoint_testkit::answers::on_the_wire(&HOME, start));
     }
 }

@@ -156,6 +156,6 @@ mod tests {
     #[test]
     fn every_answer_on_the_wire() {
         let start = br#"{"sessionId":"s","cwd":"/p","source":"new","initialPrompt":"x"}"#;
-        insta::assert_snapshot!(checkpoint_core::answer::examples_on_the_wire(&HOME, start));
+        insta::assert_snapshot!(checkpoint_testkit::answers::on_the_wire(&HOME, start));
     }
 }

@@ -4,9 +4,7 @@
 //! nothing a terminal acts on, at most [`sanitize::MESSAGE_BYTES`] — which
 //! [`StopAnswer::block_message`] and [`StopAnswer::user_message`] give for a stop.
 
-use crate::decide::{AllowReason, BlockReason, Decision, Note};
-use crate::event::HookEvent;
-use crate::home::AgentHome;
+use crate::decide::{AllowReason, Decision, Note};
 use crate::sanitize;
 
 /// The answer to one hook event. Not `non_exhaustive`: each agent's home matches on it, so a new
@@ -64,7 +62,9 @@ impl StopAnswer {
     /// On a block, the [`message`](StopAnswer::message) that keeps the agent working, as a
     /// [`sanitize::message`]; `None` when the stop is allowed.
     pub fn block_message(&self) -> Option<String> {
-        self.decision.is_block().then(|| sanitize::message(&self.message))
+        self.decision
+            .is_block()
+            .then(|| sanitize::message(&self.message))
     }
 
     /// The [`user_notice`](StopAnswer::user_notice) as a [`sanitize::message`], what an agent's
@@ -72,83 +72,4 @@ impl StopAnswer {
     pub fn user_message(&self) -> Option<String> {
         self.user_notice().map(|notice| sanitize::message(&notice))
     }
-}
-
-/// One answer of each kind an agent's home renders, named: nothing, context, a block, a block
-/// the user hears about too, an allowed stop the user hears about, a plain allowed stop, and a
-/// notice. Each text ends in a bell, which [`sanitize::message`] drops: an answer that skips it
-/// shows. For the adapters' tests, which pin their wire format with [`examples_on_the_wire`].
-#[doc(hidden)]
-pub fn examples() -> Vec<(&'static str, HookAnswer)> {
-    let capture = || BlockReason::Capture { interval_secs: 600 };
-    let block = Decision::Block {
-        reason: capture(),
-        notes: Vec::new(),
-        block: 1,
-        max_blocks: 3,
-    };
-    let stop = |decision: &Decision, message: &str, notice: Option<&str>| {
-        HookAnswer::Stop(StopAnswer {
-            decision: decision.clone(),
-            message: message.to_owned(),
-            notice: notice.map(str::to_owned),
-        })
-    };
-    let capped = Decision::Allow {
-        reason: AllowReason::CapReached {
-            blocks: 3,
-            pending: Box::new(capture()),
-        },
-        notes: Vec::new(),
-    };
-    let plain = Decision::Allow {
-        reason: AllowReason::NoChanges,
-        notes: Vec::new(),
-    };
-    let not_approved = Some("The project's commands are not approved.\u{7}");
-    vec![
-        ("nothing", HookAnswer::Nothing),
-        (
-            "context",
-            HookAnswer::Context("Resumed:\n\"task\"\u{7}".to_owned()),
-        ),
-        (
-            "block",
-            stop(&block, "Capture what is worth keeping.\u{7}", None),
-        ),
-        ("block, notice", stop(&block, "Commit.\u{7}", not_approved)),
-        (
-            "allow, notice",
-            stop(&capped, "Allowed after 3 blocks.\u{7}", None),
-        ),
-        ("allow", stop(&plain, "No changes.\u{7}", None)),
-        (
-            "notice",
-            HookAnswer::Notice("The gate is off.\u{7}".to_owned()),
-        ),
-    ]
-}
-
-/// What `home` prints for each of the [`examples`] answering the event of its `payload`, one
-/// `kind: output` line each (its [no-op](AgentHome::no_op) where it renders `None`, `(empty)` for
-/// empty output). Panics when `home` cannot parse the payload.
-#[doc(hidden)]
-pub fn examples_on_the_wire(home: &dyn AgentHome, payload: &[u8]) -> String {
-    let event = HookEvent::parse(home, payload).expect("a payload the home reads");
-    let line = |(kind, answer): (&str, HookAnswer)| {
-        let output = home
-            .render(&event, &answer)
-            .map_or_else(|| home.no_op().to_owned(), |json| json.to_string());
-        let output = if output.is_empty() {
-            "(empty)"
-        } else {
-            &output
-        };
-        format!("{kind}: {output}")
-    };
-    examples()
-        .into_iter()
-        .map(line)
-        .collect::<Vec<_>>()
-        .join("\n")
 }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use crate::changes::{Change, ChangeKind};
 use crate::decide::{AllowReason, BlockReason, Decision, Note};
-use crate::integrity::{Finding, FindingKind};
+use crate::integrity::{Acceptance, Finding, FindingKind};
 use crate::outcome::{TestRun, TestStatus};
 use crate::sanitize::{self, ERROR_CHARS, name};
 
@@ -390,6 +390,19 @@ fn file_list(out: &mut String, files: &[Change]) {
             count(files.len() - MAX_FILES_SHOWN, "more file")
         );
     }
+}
+
+/// What the user is told while the findings `covered` by an `acceptance` stand (at most
+/// [`MAX_FINDINGS_SHOWN`] listed).
+pub fn acceptance_notice(acceptance: &Acceptance, covered: &[Finding]) -> String {
+    let mut text = format!(
+        "Checkpoint: test changes you accepted on {} (`checkpoint integrity accept`) stand:",
+        acceptance.accepted_at.strftime("%Y-%m-%d %H:%M UTC")
+    );
+    text.push('\n');
+    finding_list(&mut text, covered);
+    text.truncate(text.trim_end().len());
+    text
 }
 
 /// One indented line per finding, "  file:line: description", up to [`MAX_FINDINGS_SHOWN`], then

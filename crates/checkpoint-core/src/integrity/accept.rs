@@ -35,19 +35,6 @@ impl Acceptance {
         }
         digest.is_some() && self.files.get(&finding.file).map(String::as_str) == digest
     }
-
-    /// What the user is told while accepted findings stand (at most
-    /// [`crate::render::MAX_FINDINGS_SHOWN`] listed).
-    pub fn notice(&self, covered: &[Finding]) -> String {
-        let mut text = format!(
-            "Checkpoint: test changes you accepted on {} (`checkpoint integrity accept`) stand:",
-            self.accepted_at.strftime("%Y-%m-%d %H:%M UTC")
-        );
-        text.push('\n');
-        crate::render::finding_list(&mut text, covered);
-        text.truncate(text.trim_end().len());
-        text
-    }
 }
 
 #[cfg(test)]
@@ -130,7 +117,7 @@ mod tests {
     #[test]
     fn notice() {
         let a = acceptance();
-        assert_snapshot!(a.notice(&a.findings), @r"
+        assert_snapshot!(crate::render::acceptance_notice(&a, &a.findings), @r"
         Checkpoint: test changes you accepted on 2026-11-23 14:41 UTC (`checkpoint integrity accept`) stand:
           tests/test_a.py: test file deleted
           `pytest`: 1 test passed; 2 in the last green run

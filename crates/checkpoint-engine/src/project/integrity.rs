@@ -15,6 +15,7 @@ use checkpoint_core::integrity::{
     self, ABSENT, Acceptance, Finding, GreenCounts, Sides, TestFiles,
 };
 use checkpoint_core::outcome::TestRun;
+use checkpoint_core::render;
 
 use super::{Project, ProjectError};
 
@@ -88,7 +89,8 @@ impl Project {
             .into_iter()
             .partition(|f| acceptance.covers(f, digest_of(&repo.workdir, f).as_deref()));
         Integrity {
-            notice: (!accepted.is_empty()).then(|| acceptance.notice(&accepted)),
+            notice: (!accepted.is_empty())
+                .then(|| render::acceptance_notice(&acceptance, &accepted)),
             findings,
             accepted,
         }
