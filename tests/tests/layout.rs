@@ -596,6 +596,116 @@ fn the_core_names_no_particular_agent() {
     );
 }
 
+/// What the core may not touch, outside its tests: the file system, processes, the environment,
+/// the network, and a clock or standard input read inside (the time is passed in).
+const IO_IN_THE_CORE: &[&str] = &[
+    "std::fs",
+    "std::process",
+    "std::env",
+    "std::net",
+    "SystemTime::now",
+    "Instant::now",
+    "Timestamp::now",
+    "Zoned::now",
+    "io::stdin",
+];
+
+/// The entries of [`IO_IN_THE_CORE`] that `code` uses: written out (`std::fs::read`), or as an
+/// item of a `std::{…}` group (`use std::{fs, io}`, `use std::{env::var, io::Read}`).
+fn io_used(code: &str) -> BTreeSet<&'static str> {
+    let ends_a_path = |rest: &str| {
+        !rest
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+    };
+    let mut found: BTreeSet<&'static str> = IO_IN_THE_CORE
+        .iter()
+        .filter(|path| {
+            code.match_indices(**path)
+                .any(|(at, _)| ends_a_path(&code[at + path.len()..]))
+        })
+        .copied()
+        .collect();
+    for (at, _) in code.match_indices("std::{") {
+        let mut depth = 0;
+        let mut item = String::new();
+        for c in code[at + "std::{".len()..].chars() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 0 => break,
+                '}' => depth -= 1,
+                _ => {}
+            }
+            if c == ',' && depth == 0 {
+                item.clear();
+                continue;
+            }
+            item.push(c);
+            let head = item.trim().split("::").next().unwrap_or("");
+            let path = format!("std::{head}");
+            if let Some(io) = IO_IN_THE_CORE.iter().find(|io| **io == path) {
+                found.insert(io);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_core_does_no_io() {
+    let src = workspace().join("crates/checkpoint-core/src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let mut problems = Vec::new();
+    for file in files {
+        let rel = file.strip_prefix(&src).unwrap();
+        if is_test_file(rel) {
+            continue;
+        }
+        let code = code(&file);
+        let used = io_used(&code);
+        if !used.is_empty() {
+            // The lines that show it (a `use std::{…}` group may span several).
+            let lines: Vec<String> = (code.lines().enumerate())
+                .filter(|(_, line)| !io_used(line).is_empty())
+                .map(|(n, _)| (n + 1).to_string())
+                .collect();
+            let used: Vec<&str> = used.into_iter().collect();
+            problems.push(format!(
+                "{} (lines {}): {}",
+                shown(&file),
+                lines.join(", "),
+                used.join(", ")
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "I/O in checkpoint-core (it takes values and returns values; the engine does the I/O):\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn the_io_finder_finds_io() {
+    let io = |code: &str| io_used(code).into_iter().collect::<Vec<_>>();
+    assert_eq!(io("let t = std::fs::read(p);"), ["std::fs"]);
+    assert_eq!(
+        io("use std::{\n    collections::BTreeMap,\n    env::var,\n};"),
+        ["std::env"]
+    );
+    assert_eq!(
+        io("use std::{fs, io::{self, Read}, net};"),
+        ["std::fs", "std::net"]
+    );
+    assert_eq!(io("let now = jiff::Timestamp::now();"), ["Timestamp::now"]);
+    assert_eq!(io("let x = std::io::stdin();"), ["io::stdin"]);
+    assert!(io("use std::fmt; use std::path::Path; let f = std::fsx;").is_empty());
+    assert!(io("use std::{io::Read, time::Duration};").is_empty());
+}
+
 /// The packages of the workspace: its `members`, `dir/*` expanded to the folders that hold a
 /// Cargo.toml.
 fn packages() -> Vec<PathBuf> {
