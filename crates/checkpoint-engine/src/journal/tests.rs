@@ -1,11 +1,19 @@
 //! The journal against real files and a real git repository.
 
+use std::fs;
 use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
+use std::time::Duration;
+
+use jiff::Timestamp;
 
 use super::*;
 use crate::git;
-use checkpoint_core::journal::{CrashKind, HistoryKind, ReceiptCheck, RecoveryAction};
+use crate::runner;
+use checkpoint_core::journal::{
+    CrashKind, Current, HistoryEntry, HistoryKind, ReceiptCheck, ReceiptSource, RecoveryAction,
+    Removal, StepSpec, StepStatus, Trigger, TrustedKeys, checkpoint, current,
+};
 use checkpoint_core::policy::Policy;
 
 fn at(secs: i64) -> Timestamp {
