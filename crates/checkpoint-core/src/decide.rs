@@ -19,7 +19,7 @@ use crate::changes::{Change, ChangeSet, RepoFacts};
 use crate::event::{EventKind, HookEvent};
 use crate::integrity::Finding;
 use crate::outcome::{TestRun, TestStatus};
-use crate::policy::{Classes, IntegrityMode, Policy};
+use crate::policy::{ChangedDefinition, Classes, IntegrityMode, Policy};
 
 /// An end of turn, as the decision sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -218,6 +218,13 @@ pub enum BlockReason {
         actions: Vec<String>,
         /// Uncommitted gated files, when the commit gate is on.
         uncommitted: Vec<Change>,
+    },
+    /// A test command the changes call for was approved, but what it resolves to (its script,
+    /// recipe, runner configuration, or the repository at the approved path) changed since:
+    /// it does not run until the user approves the change.
+    TestsUnapproved {
+        /// Each such command and what changed.
+        changed: Vec<ChangedDefinition>,
     },
     /// No code changes; the agent is asked once per interval to capture what is worth keeping.
     Capture {
@@ -465,6 +472,7 @@ fn next_session(session: &SessionFacts, decision: &Decision, facts: &Facts) -> S
                 BlockReason::Capture { .. } => next.last_capture = Some(facts.now),
                 BlockReason::Required { .. }
                 | BlockReason::TestsFailed { .. }
+                | BlockReason::TestsUnapproved { .. }
                 | BlockReason::Integrity { .. } => {}
             }
             next
@@ -566,6 +574,17 @@ fn requirements(
             error: run.outcome.error.clone().unwrap_or_default(),
         }));
         return Judged::Block(BlockReason::TestsFailed { failed });
+    }
+    // An approved command whose definition changed did not run: the tests cannot judge the code
+    // until the user approves the change (see `TestSettings::changed_definitions`).
+    let unapproved: Vec<ChangedDefinition> = (policy.tests.changed_definitions.iter())
+        .filter(|changed| (facts.tests.iter()).any(|run| run.command == changed.command))
+        .cloned()
+        .collect();
+    if !unapproved.is_empty() {
+        return Judged::Block(BlockReason::TestsUnapproved {
+            changed: unapproved,
+        });
     }
     // Code the tests could not look at is not judged on anything else either: a commit or an
     // action asked for untested code would hide that the gate is blind.

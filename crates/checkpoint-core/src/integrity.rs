@@ -52,6 +52,13 @@ pub use counts::GreenCounts;
 pub use files::{Sides, TestFiles};
 pub use finding::{Finding, FindingKind};
 
+/// Whether `path` names a runner configuration file: one whose content chooses which tests run
+/// (pytest, jest, vitest and Cargo settings, the files the `config` module compares). The engine
+/// pins these in the approval of a test command.
+pub fn is_runner_config(path: &str) -> bool {
+    config::Runner::of(path).is_some()
+}
+
 use compare::{Subject, TestsNow};
 use config::Runner;
 use expected::Sources;

@@ -7,6 +7,7 @@ use crate::changes::{Change, ChangeKind};
 use crate::decide::{AllowReason, BlockReason, Decision, Note};
 use crate::integrity::{Acceptance, Finding, FindingKind};
 use crate::outcome::{TestRun, TestStatus};
+use crate::policy::ChangedDefinition;
 use crate::sanitize::{self, ERROR_CHARS, name};
 
 /// Longest file list shown before "… and N more files".
@@ -85,6 +86,17 @@ fn block_text(out: &mut String, reason: &BlockReason) {
                 }
             }
         }
+        BlockReason::TestsUnapproved { changed } => {
+            out.push_str(
+                "Checkpoint — The tests cannot run: what the approved test command runs changed \
+                 since the user approved it:\n",
+            );
+            definition_list(out, changed);
+            out.push_str(
+                "The tests run again once the user approves the changed definition (`checkpoint \
+                 trust`) or it is restored. Tell the user what you changed there and why.\n",
+            );
+        }
         BlockReason::Capture { interval_secs } => {
             let _ = writeln!(
                 out,
@@ -95,6 +107,103 @@ fn block_text(out: &mut String, reason: &BlockReason) {
             );
         }
     }
+}
+
+/// One line per command whose definition changed: `- `make test`: Makefile, tox.ini`.
+fn definition_list(out: &mut String, changed: &[ChangedDefinition]) {
+    for definition in changed {
+        let what: Vec<String> = definition.changed.iter().map(|w| name(w)).collect();
+        let _ = writeln!(
+            out,
+            "- `{}`: {}",
+            name(&definition.command),
+            what.join(", ")
+        );
+    }
+}
+
+/// What the user is told when approved test commands' definitions changed (see
+/// [`BlockReason::TestsUnapproved`]): what changed, and how to approve it. `root` is the
+/// project's.
+pub fn definitions_notice(root: &str, changed: &[ChangedDefinition]) -> String {
+    let mut out = String::from(
+        "Checkpoint: what this project's approved test commands run changed since you approved \
+         them, so the stop gate does not run them and blocks stops that need them:\n",
+    );
+    definition_list(&mut out, changed);
+    let _ = write!(
+        out,
+        "Review the change, then run `checkpoint trust` in {root} to approve it."
+    );
+    out
+}
+
+/// What the user is told while the project's approval was written by an earlier version, which
+/// pinned only its commands. `root` is the project's.
+pub fn legacy_approval_notice(root: &str) -> String {
+    format!(
+        "Checkpoint: your approval of this project predates approving its whole configuration, \
+         what its test commands run and its repository; until you renew it, only its commands are \
+         pinned. Run `checkpoint trust` in {root} to renew it."
+    )
+}
+
+/// How a project's config file differs from the one the user approved (see
+/// [`config_held_notice`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigChange {
+    /// Its text changed.
+    Edited,
+    /// It was approved and is gone.
+    Deleted,
+    /// It was not there at the approval and is now.
+    Added,
+    /// It cannot be read (not a regular file, e.g. a link to `/dev/null`; too large; not UTF-8).
+    Unreadable {
+        /// Why, in one line.
+        error: String,
+    },
+    /// It is not a valid configuration.
+    Invalid {
+        /// The configuration error, with its line.
+        error: String,
+    },
+}
+
+/// What the user is told when the project's config file `file` is not the one approved: the
+/// gate keeps applying the approved configuration in full; `waiting` lists what the new file
+/// would change among the approved commands (`new: tests.command: …`). `root` is the project's.
+pub fn config_held_notice(
+    root: &str,
+    file: &str,
+    change: &ConfigChange,
+    waiting: &[String],
+) -> String {
+    let what = match change {
+        ConfigChange::Edited => format!("{file} changed since you approved it"),
+        ConfigChange::Deleted => format!("{file} was deleted since you approved it"),
+        ConfigChange::Added => format!("{file} was added since you approved this project"),
+        ConfigChange::Unreadable { error } => format!(
+            "{file} cannot be read ({})",
+            sanitize::line(error, ERROR_CHARS)
+        ),
+        ConfigChange::Invalid { error } => format!(
+            "{file} is not a valid configuration ({})",
+            sanitize::line(error, ERROR_CHARS)
+        ),
+    };
+    let mut out = format!(
+        "Checkpoint: {what}; the stop gate keeps applying the configuration you approved, in \
+         full, until you approve the new one."
+    );
+    for line in waiting {
+        let _ = write!(out, "\n- {}", sanitize::line(line, ERROR_CHARS));
+    }
+    let _ = write!(
+        out,
+        "\nTo approve, run `checkpoint trust` in {root} (it shows what would run)."
+    );
+    out
 }
 
 fn tests_failed(out: &mut String, failed: &[TestRun]) {
@@ -301,6 +410,9 @@ fn unresolved(reason: &BlockReason) -> String {
                 parts.push(format!("{} uncommitted", count(uncommitted.len(), "file")));
             }
             parts.join(" and ")
+        }
+        BlockReason::TestsUnapproved { .. } => {
+            "the tests cannot run until the user approves what the test command runs".to_owned()
         }
         BlockReason::Capture { .. } => "notes were not captured".to_owned(),
     }

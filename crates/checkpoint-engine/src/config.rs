@@ -6,4 +6,6 @@
 pub mod detect;
 mod load;
 
-pub use load::{ConfigSources, PROJECT_FILE, effective, explain, load};
+pub use load::{
+    ConfigSources, PROJECT_FILE, effective, effective_with, explain, load, read_project,
+};

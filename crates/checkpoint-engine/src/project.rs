@@ -29,12 +29,14 @@ use crate::store::StoreError;
 use crate::travel::TravelError;
 use crate::travel::fetch::{self, FetchOutcome};
 use crate::travel::push::{self, PushReport};
-use crate::trust::{Approval, Trust, TrustStore};
+use crate::trust::definition::{self, Definition};
+use crate::trust::{Approval, ApprovedConfig, Trust, TrustStore, identity};
 use checkpoint_core::changes::{ChangeSet, RepoFacts};
 use checkpoint_core::decide::PlannedTest;
 use checkpoint_core::outcome::Selection;
 use checkpoint_core::policy::config::{ConfigError, LowerValue, ProjectCommand, Setting};
-use checkpoint_core::policy::{Policy, TestSelect};
+use checkpoint_core::policy::{ChangedDefinition, Policy, RuleTests, TestSelect};
+use checkpoint_core::render::{self, ConfigChange};
 
 /// Why a project could not be opened or an operation on it failed. Every message is one line.
 #[derive(Debug, thiserror::Error)]
@@ -67,6 +69,9 @@ pub enum ProjectError {
     /// There is no user config directory to keep approvals in.
     #[error("no user config directory to keep the approval in")]
     NoConfigDir,
+    /// The repository's identity could not be written (see [`identity`]).
+    #[error("recording the repository's identity: {0}")]
+    Identity(std::io::Error),
     /// Git could not read the repository's changes.
     #[error("the repository could not be read: {0}")]
     RepoUnreadable(String),
@@ -284,17 +289,72 @@ impl Project {
     /// repository, whose commands the approval names exactly (a worktree that changed them
     /// runs the approved ones). `None` when nothing was, or without a config directory.
     pub fn approval(&self) -> Result<Option<Approval>, ProjectError> {
-        let Some(store) = self.trust_store() else {
-            return Ok(None);
-        };
-        if let Some(approval) = store.approval(&self.workdir)? {
-            return Ok(Some(approval));
-        }
-        let main = self.repo.as_ref().and_then(Repo::main_workdir);
-        match main {
-            Some(main) => Ok(store.approval(&main)?),
+        match self.trust_store() {
+            Some(store) => approval_of(&store, &self.workdir, self.repo.as_ref()),
             None => Ok(None),
         }
+    }
+
+    /// What differs between `approval` and the project as it is now, one line each (empty when
+    /// the approval covers it exactly): its commands, its config file, what its test commands
+    /// resolve to, its repository. An approval of an earlier version (see
+    /// [`Approval::is_legacy`]) always differs.
+    pub fn changes_since(&self, approval: &Approval) -> Result<Vec<String>, ProjectError> {
+        let current = self.approval_now(approval.approved_at, None)?;
+        let mut changes = Vec::new();
+        if approval.is_legacy() {
+            changes.push("the approval predates pinning the configuration and content".into());
+        }
+        if Trust::check(&self.commands, Some(approval)) != Trust::Trusted {
+            changes.push("the commands".to_owned());
+        }
+        if approval.config.is_some() && approval.config != current.config {
+            changes.push(config::PROJECT_FILE.to_owned());
+        }
+        let recorded = approval.definitions.clone().unwrap_or_default();
+        for (command, now) in current.definitions.iter().flatten() {
+            let changed = match recorded.get(command) {
+                Some(then) => definition::changed(then, now),
+                None => continue,
+            };
+            if !changed.is_empty() {
+                changes.push(format!("what `{command}` runs: {}", changed.join(", ")));
+            }
+        }
+        if self.repo.is_some()
+            && approval.identity.is_some()
+            && approval.identity != current.identity
+        {
+            changes.push("the repository at this path".to_owned());
+        }
+        Ok(changes)
+    }
+
+    /// The approval of the project as it is now; `identity` when it is known, else read.
+    fn approval_now(
+        &self,
+        now: jiff::Timestamp,
+        identity: Option<String>,
+    ) -> Result<Approval, ProjectError> {
+        let text = config::read_project(&self.config_file()).map_err(|error| {
+            ProjectError::Config(ConfigError::Read {
+                path: self.config_file(),
+                error,
+            })
+        })?;
+        let definitions = (test_commands(&self.policy).into_iter())
+            .map(|command| {
+                let resolved = definition::resolve(&command, &self.workdir);
+                (command, resolved)
+            })
+            .collect();
+        Ok(Approval {
+            approved_at: now,
+            commands: self.commands.clone(),
+            config: Some(ApprovedConfig { text }),
+            definitions: Some(definitions),
+            identity: identity.or_else(|| self.repo.as_ref().and_then(identity::read)),
+        })
     }
 
     /// The policy the gate acts on under `approval`, which runs only approved commands and
@@ -307,12 +367,77 @@ impl Project {
         (policy, trust.notice(&self.workdir, &held))
     }
 
-    /// Approves the project's current commands (`checkpoint trust`, `checkpoint install`).
-    /// Errors without a config directory.
+    /// Approves the project as it is now (`checkpoint trust`, `checkpoint install`): its
+    /// commands, its config file, what its test commands resolve to, and its repository (whose
+    /// identity is written first when it has none). Errors without a config directory.
     pub fn approve(&self) -> Result<(), ProjectError> {
         let store = self.trust_store().ok_or(ProjectError::NoConfigDir)?;
-        Ok(store.approve(&self.workdir, &self.commands, self.host.now)?)
+        let identity = (self.repo.as_ref())
+            .map(identity::ensure)
+            .transpose()
+            .map_err(ProjectError::Identity)?;
+        let approval = self.approval_now(self.host.now, identity)?;
+        Ok(store.approve(&self.workdir, approval)?)
     }
+}
+
+/// The approval of the project at `workdir` in `store`, or its main worktree's (see
+/// [`Project::approval`]).
+fn approval_of(
+    store: &TrustStore,
+    workdir: &Path,
+    repo: Option<&Repo>,
+) -> Result<Option<Approval>, ProjectError> {
+    if let Some(approval) = store.approval(workdir)? {
+        return Ok(Some(approval));
+    }
+    match repo.and_then(Repo::main_workdir) {
+        Some(main) => Ok(store.approval(&main)?),
+        None => Ok(None),
+    }
+}
+
+/// Every test command `policy` may run: its test command and its rules' own.
+fn test_commands(policy: &Policy) -> Vec<String> {
+    let rules = (policy.rules.configured().iter()).filter_map(|rule| match &rule.tests {
+        RuleTests::Command(command) => Some(command.clone()),
+        _ => None,
+    });
+    let mut commands: Vec<String> = policy
+        .tests
+        .command
+        .clone()
+        .into_iter()
+        .chain(rules)
+        .collect();
+    commands.sort();
+    commands.dedup();
+    commands
+}
+
+/// The approved test commands of `policy` whose definition differs from what `approval`
+/// recorded for them (all of them when `other_repository`); commands it recorded nothing for
+/// (the user's own, added since) are not checked.
+fn changed_definitions(
+    policy: &Policy,
+    approval: &Approval,
+    root: &Path,
+    other_repository: bool,
+) -> Vec<ChangedDefinition> {
+    let Some(recorded) = &approval.definitions else {
+        return Vec::new();
+    };
+    (test_commands(policy).into_iter())
+        .filter_map(|command| {
+            let changed = if other_repository {
+                vec!["the repository (another one is at the approved path)".to_owned()]
+            } else {
+                let approved: &Definition = recorded.get(&command)?;
+                definition::changed(approved, &definition::resolve(&command, root))
+            };
+            (!changed.is_empty()).then_some(ChangedDefinition { command, changed })
+        })
+        .collect()
 }
 
 /// A project's settings as [`Host::settings`] loads them.
@@ -337,11 +462,141 @@ impl Host {
     /// The settings of the project at `root`, what of them the project supplies, and what the
     /// layers under its file give for the guarded settings it sets.
     fn settings(&self, root: &Path) -> Result<Settings, ProjectError> {
+        self.settings_with(root, None)
+    }
+
+    /// [`Host::settings`], with `project` (when given) as the project file's text instead of
+    /// what the file holds: `Some(None)` for no project file.
+    fn settings_with(
+        &self,
+        root: &Path,
+        project: Option<Option<&str>>,
+    ) -> Result<Settings, ProjectError> {
         let sources: ConfigSources = self.sources(root);
-        let effective = config::effective(&sources, root)?;
+        let effective = match project {
+            None => config::effective(&sources, root)?,
+            Some(text) => config::effective_with(&sources, root, text)?,
+        };
         let commands = effective.project_commands(&sources.project_file);
         let lower = effective.lower_values(&sources.project_file);
         Ok((effective.into_policy(), commands, lower))
+    }
+
+    /// The project of `repo` as the stop gate acts on it: with the configuration the user
+    /// approved (the config file's approved text while the file differs from it, however), only
+    /// the approved commands and guarded values, and its approved test commands whose
+    /// definition changed (or that another repository at the approved path supplies) marked
+    /// not to run (see [`crate::trust`]); with what the user is told about it. Problems reading
+    /// the approvals go to `warnings` (the project is then unapproved).
+    pub fn approved_project(
+        &self,
+        repo: Repo,
+        warnings: &mut Vec<String>,
+    ) -> Result<(Project, Option<String>), ProjectError> {
+        let root = repo.workdir.clone();
+        let store = TrustStore::beside_user_config(self.user_config.as_deref());
+        let approval = (store.as_ref())
+            .map(|store| approval_of(store, &root, Some(&repo)))
+            .transpose()
+            .unwrap_or_else(|e| {
+                warnings.push(format!("trust: {e}"));
+                None
+            })
+            .flatten();
+        let shown_root = root.display().to_string();
+        let file = root.join(config::PROJECT_FILE);
+        let shown_file = config::PROJECT_FILE;
+        let mut notices = Vec::new();
+        let settings = match approval.as_ref() {
+            // Unapproved: as the file says (a broken file lets stops through, as it always did).
+            None => self.settings(&root)?,
+            Some(approval) => match &approval.config {
+                Some(approved) => {
+                    let current = config::read_project(&file);
+                    // What the new file would change among the approved commands.
+                    let waiting = |text: Option<&str>| match self.settings_with(&root, Some(text)) {
+                        Ok((_, commands, _)) => Trust::check(&commands, Some(approval)).changes(),
+                        Err(_) => Vec::new(),
+                    };
+                    let change = match &current {
+                        Ok(text) if *text == approved.text => None,
+                        Ok(Some(text)) => {
+                            let sources = self.sources(&root);
+                            Some(match config::effective_with(&sources, &root, Some(text)) {
+                                Err(error) => (
+                                    ConfigChange::Invalid {
+                                        error: error.to_string(),
+                                    },
+                                    Vec::new(),
+                                ),
+                                Ok(_) if approved.text.is_none() => {
+                                    (ConfigChange::Added, waiting(Some(text)))
+                                }
+                                Ok(_) => (ConfigChange::Edited, waiting(Some(text))),
+                            })
+                        }
+                        Ok(None) => Some((ConfigChange::Deleted, waiting(None))),
+                        Err(error) => Some((
+                            ConfigChange::Unreadable {
+                                error: error.to_string(),
+                            },
+                            Vec::new(),
+                        )),
+                    };
+                    if let Some((change, waiting)) = &change {
+                        let notice =
+                            render::config_held_notice(&shown_root, shown_file, change, waiting);
+                        notices.push(notice);
+                    }
+                    let text = approved.text.as_deref();
+                    // The approved text, which parsed when it was approved; should it no longer
+                    // (the user's file changed under it), no project file: never an open gate.
+                    (self.settings_with(&root, Some(text)))
+                        .or_else(|_| self.settings_with(&root, Some(None)))?
+                }
+                None => match self.settings(&root) {
+                    Ok(settings) => settings,
+                    Err(ProjectError::Config(error)) => {
+                        let change = ConfigChange::Invalid {
+                            error: error.to_string(),
+                        };
+                        let notice =
+                            render::config_held_notice(&shown_root, shown_file, &change, &[]);
+                        notices.push(notice);
+                        self.settings_with(&root, Some(None))?
+                    }
+                    Err(error) => return Err(error),
+                },
+            },
+        };
+        let (policy, commands, lower) = settings;
+        let mut project = Project {
+            state_dir: self.state_dir(&repo)?,
+            workdir: root.clone(),
+            repo: Some(repo),
+            policy,
+            commands,
+            lower,
+            host: self.clone(),
+        };
+        let (mut policy, trust_notice) = project.approved_policy(approval.as_ref());
+        notices.extend(trust_notice);
+        if let Some(approval) = &approval {
+            let repo = project.repo.as_ref();
+            let other_repository =
+                approval.identity.is_some() && approval.identity != repo.and_then(identity::read);
+            let changed = changed_definitions(&policy, approval, &root, other_repository);
+            if !changed.is_empty() {
+                notices.push(render::definitions_notice(&shown_root, &changed));
+            }
+            policy.tests.changed_definitions = changed;
+            if approval.is_legacy() {
+                notices.push(render::legacy_approval_notice(&shown_root));
+            }
+        }
+        project.policy = policy;
+        let notice = (!notices.is_empty()).then(|| notices.join("\n"));
+        Ok((project, notice))
     }
 
     /// The git project around `cwd`; `Ok(None)` outside a git repository (or when git cannot

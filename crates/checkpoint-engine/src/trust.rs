@@ -24,7 +24,39 @@
 //! user. Commands and values of the user's own config file and of `CHECKPOINT_*` variables are
 //! the user's and need no approval.
 //!
-//! Checking costs one read of one small file, on stops only.
+//! **What an approval holds** (see [`Approval`]): the commands above; the project's whole config
+//! file as it was ([`ApprovedConfig`]); what each test command resolves to ([`definition`]: the
+//! npm script, the make/just recipe's file, the tox/nox file, a script file it names, the runner
+//! configuration); and the repository's identity ([`identity`]).
+//!
+//! - **Config:** after an approval, every change to `checkpoint.toml` (rules, globs, `tests`,
+//!   `gate`, actions, an emptied command) is held back: the gate applies the approved text in
+//!   full until the user approves the new one. A file that is now invalid, unreadable (a link to
+//!   `/dev/null`) or deleted is a change like any other: the approved configuration applies, the
+//!   user is told, and the gate never turns off.
+//! - **Content:** when what an approved test command resolves to changed, the command does not
+//!   run, and a stop that needs it is blocked (counted toward the cap like any block) until the
+//!   user approves the change; the user is told what changed.
+//! - **Identity:** another repository at an approved path (an approved clone deleted and another
+//!   cloned in its place) runs nothing: its stops that need tests are blocked the same way. A
+//!   linked worktree shares its repository's identity and approval.
+//!
+//! Approvals written before these were recorded (`trust.json` of an earlier version: no
+//! `config`, `definitions` or `identity`) still load. Such an approval pins its commands and the
+//! guarded values as before, nothing more, and the user is told once per session to run
+//! `checkpoint trust` again to pin the rest. What it cannot pin it never turns off: a config file
+//! that became unreadable or invalid under it gives way to no project file (the user's file and
+//! the defaults, the approved commands), never to an open gate. An identity cannot differ from
+//! one never recorded, so such an approval stays keyed by its path alone until it is renewed;
+//! reading it as untrusted instead would stop every upgraded project's tests at once, and
+//! binding it silently at a stop would let a stop, which an agent triggers, write the user's
+//! approvals.
+//!
+//! Checking costs a few bounded reads of small files (`trust.json`, the config file, what the
+//! test commands resolve to, the identity), on stops only.
+
+pub mod definition;
+pub mod identity;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -58,13 +90,48 @@ struct TrustFile {
     accepted: BTreeMap<PathBuf, Acceptance>,
 }
 
-/// What the user approved for one project.
+/// What the user approved for one project. The fields after `commands` are `None` in an
+/// approval written by an earlier version (see the module doc for what such an approval means).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Approval {
     /// When.
     pub approved_at: Timestamp,
     /// Exactly what was approved.
     pub commands: Vec<ProjectCommand>,
+    /// The project's config file as approved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<ApprovedConfig>,
+    /// What each test command the gate ran in the project resolved to, by command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub definitions: Option<BTreeMap<String, definition::Definition>>,
+    /// The repository's identity (see [`identity`]); `None` outside git too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<String>,
+}
+
+/// The project's config file as the user approved it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovedConfig {
+    /// Its text; `None` when the project had no config file.
+    pub text: Option<String>,
+}
+
+impl Approval {
+    /// An approval of `commands` alone, at `now` (what an earlier version recorded).
+    pub fn of_commands(commands: &[ProjectCommand], now: Timestamp) -> Approval {
+        Approval {
+            approved_at: now,
+            commands: commands.to_vec(),
+            config: None,
+            definitions: None,
+            identity: None,
+        }
+    }
+
+    /// Whether it was written by an earlier version and pins only the commands.
+    pub fn is_legacy(&self) -> bool {
+        self.config.is_none()
+    }
 }
 
 impl TrustStore {
@@ -86,17 +153,8 @@ impl TrustStore {
         Ok(file.and_then(|mut file| file.projects.remove(&canonical(root))))
     }
 
-    /// Approves `commands` for the project at `root`, replacing an earlier approval.
-    pub fn approve(
-        &self,
-        root: &Path,
-        commands: &[ProjectCommand],
-        now: Timestamp,
-    ) -> Result<(), StoreError> {
-        let approval = Approval {
-            approved_at: now,
-            commands: commands.to_vec(),
-        };
+    /// Records `approval` for the project at `root`, replacing an earlier approval.
+    pub fn approve(&self, root: &Path, approval: Approval) -> Result<(), StoreError> {
         store::update_json(&self.path, |file: &mut TrustFile| {
             file.projects.insert(canonical(root), approval);
         })
@@ -225,12 +283,31 @@ impl Trust {
                 let tests = approved.map_or(RuleTests::None, RuleTests::Command);
                 policy.rules.set_tests(name, tests);
             }
+            // A rule's action is an instruction to the model: the project's words reach it only
+            // once approved.
+            if let Some(name) = rule.strip_suffix(".action") {
+                let approved = approved(&command.slot).map(str::to_owned);
+                policy.rules.set_action(name, approved);
+            }
         }
         // A project test command held back with nothing approved in its place: say so, rather
         // than that there is none.
         policy.tests.awaiting_approval =
             policy.tests.command.is_none() && held.iter().any(|h| h.slot == "tests.command");
         held
+    }
+
+    /// What differs from the approval, one line each (`new: tests.command: …`, `no longer: …`);
+    /// for an untrusted project, everything it supplies.
+    pub fn changes(&self) -> Vec<String> {
+        let line = |prefix: &str, c: &ProjectCommand| format!("{prefix}{}: {}", c.slot, c.text);
+        match self {
+            Trust::Trusted => Vec::new(),
+            Trust::Untrusted(commands) => commands.iter().map(|c| line("", c)).collect(),
+            Trust::Changed { new, gone } => (new.iter().map(|c| line("new: ", c)))
+                .chain(gone.iter().map(|c| line("no longer: ", c)))
+                .collect(),
+        }
     }
 
     /// What the user is told, or `None` when all is approved: what is not approved, with the
@@ -247,7 +324,8 @@ impl Trust {
             Trust::Untrusted(commands) => {
                 text.push_str(
                     "Checkpoint: this project's commands are not approved, so the stop gate ran \
-                     none of them (the commit gate still applies):",
+                     none of them and showed the model none of its actions (the commit gate \
+                     still applies):",
                 );
                 list(&mut text, "", commands, held);
             }
@@ -306,10 +384,7 @@ mod tests {
     }
 
     fn approval(commands: &[ProjectCommand]) -> Approval {
-        Approval {
-            approved_at: Timestamp::UNIX_EPOCH,
-            commands: commands.to_vec(),
-        }
+        Approval::of_commands(commands, Timestamp::UNIX_EPOCH)
     }
 
     fn policy() -> Policy {
@@ -344,9 +419,10 @@ mod tests {
         assert!(restricted.tests.awaiting_approval, "{restricted:?}");
         let rule = &restricted.rules.configured()[0];
         assert_eq!(rule.tests, RuleTests::None);
-        assert_eq!(rule.action.as_deref(), Some("Restart the server"));
+        // Its action is the project's words: the model sees it only once approved.
+        assert_eq!(rule.action, None);
         insta::assert_snapshot!(trust.notice(Path::new("/repo"), &held).unwrap(), @r"
-        Checkpoint: this project's commands are not approved, so the stop gate ran none of them (the commit gate still applies):
+        Checkpoint: this project's commands are not approved, so the stop gate ran none of them and showed the model none of its actions (the commit gate still applies):
         - tests.command: touch pwned
         - rule.api.tests: make api-test
         - rule.api.action: Restart the server
@@ -476,9 +552,7 @@ mod tests {
         let store = TrustStore::beside_user_config(Some(&config.path().join("config.toml")));
         let store = store.unwrap();
         assert_eq!(store.approval(project.path()).unwrap(), None);
-        store
-            .approve(&link, &current(), Timestamp::UNIX_EPOCH)
-            .unwrap();
+        store.approve(&link, approval(&current())).unwrap();
         assert_eq!(
             store.approval(project.path()).unwrap(),
             Some(approval(&current()))

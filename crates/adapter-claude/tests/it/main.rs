@@ -272,7 +272,7 @@ fn project_commands_run_only_once_trusted() {
         "{reason}"
     );
     assert_snapshot!(stable(notice.unwrap()), @r"
-    Checkpoint: this project's commands are not approved, so the stop gate ran none of them (the commit gate still applies):
+    Checkpoint: this project's commands are not approved, so the stop gate ran none of them and showed the model none of its actions (the commit gate still applies):
     - tests.command: touch [config]/first && python3 -m unittest -q
     To approve, run `checkpoint trust` in [repo] (it shows what would run).
     ");
@@ -302,7 +302,7 @@ fn project_commands_run_only_once_trusted() {
         "{reason}"
     );
     assert_snapshot!(stable(notice.unwrap()), @r"
-    Checkpoint: this project's commands changed since you approved them; the stop gate still runs the approved ones.
+    Checkpoint: checkpoint.toml changed since you approved it; the stop gate keeps applying the configuration you approved, in full, until you approve the new one.
     - new: tests.command: touch [config]/second && python3 -m unittest -q
     - no longer: tests.command: touch [config]/first && python3 -m unittest -q
     To approve, run `checkpoint trust` in [repo] (it shows what would run).
@@ -385,8 +385,8 @@ fn an_edited_commit_gate_is_held_back_until_approved() {
         "{reason}"
     );
     assert_snapshot!(edit.notice, @r"
-    Checkpoint: this project's commands changed since you approved them; the stop gate still runs the approved ones.
-    - new: stop.commit_gate: false (held back: the gate uses true)
+    Checkpoint: checkpoint.toml changed since you approved it; the stop gate keeps applying the configuration you approved, in full, until you approve the new one.
+    - new: stop.commit_gate: false
     To approve, run `checkpoint trust` in [repo] (it shows what would run).
     ");
     let (reason, notice) = reason_and_notice(&edit.again);
@@ -413,8 +413,8 @@ fn an_edited_block_cap_is_held_back_until_approved() {
         "{reason}"
     );
     assert_snapshot!(edit.notice, @r"
-    Checkpoint: this project's commands changed since you approved them; the stop gate still runs the approved ones.
-    - new: stop.max_blocks: 0 (held back: the gate uses 3)
+    Checkpoint: checkpoint.toml changed since you approved it; the stop gate keeps applying the configuration you approved, in full, until you approve the new one.
+    - new: stop.max_blocks: 0
     To approve, run `checkpoint trust` in [repo] (it shows what would run).
     ");
     assert!(

@@ -7,7 +7,7 @@
 use std::process::ExitCode;
 
 use checkpoint_engine::project::{Project, ProjectError};
-use checkpoint_engine::trust::{Trust, TrustStore};
+use checkpoint_engine::trust::TrustStore;
 
 use crate::error::CliError;
 use crate::install::trust::lines;
@@ -37,18 +37,30 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     let project = project::open()?;
     let approval = project.approval()?;
     let root = project.workdir.display();
-    if project.commands.is_empty() {
+    if project.commands.is_empty() && approval.is_none() {
         output::out(&format!(
             "Nothing to approve: {root} supplies no command the gate would run."
         ));
         return Ok(ExitCode::SUCCESS);
     }
-    if Trust::check(&project.commands, approval.as_ref()) == Trust::Trusted {
+    let changes = match &approval {
+        Some(approval) => project.changes_since(approval)?,
+        None => Vec::new(),
+    };
+    if approval.is_some() && changes.is_empty() {
         output::out(&format!(
             "{root} is already trusted with these commands:\n{}",
             lines(&project.commands)
         ));
         return Ok(ExitCode::SUCCESS);
+    }
+    if !changes.is_empty() {
+        output::out(&format!(
+            "Changed since your approval:\n{}",
+            (changes.iter().map(|c| format!("  {c}")))
+                .collect::<Vec<_>>()
+                .join("\n")
+        ));
     }
     output::out(&format!(
         "At the end of an agent's turn, checkpoint would run or apply in {root}:\n{}",

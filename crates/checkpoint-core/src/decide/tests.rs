@@ -582,3 +582,46 @@ fn integrity_warn_allows_with_a_note_and_off_ignores() {
     assert!(!off.is_block());
     assert_eq!(off.notes(), []);
 }
+
+/// An approved test command whose definition changed (its Makefile rewritten) did not run: the
+/// stop is blocked with what changed, the block counts toward the cap, and the cap's allow says
+/// what was left unresolved (the user sees it).
+#[test]
+fn a_changed_test_definition_blocks_and_counts_toward_the_cap() {
+    let mut policy = policy(false, 1, false);
+    policy.tests.changed_definitions = vec![ChangedDefinition {
+        command: "make test".into(),
+        changed: vec!["Makefile".into(), "package.json scripts.test".into()],
+    }];
+    let changes = changeset(&[("src/lib.rs", ChangeKind::Modified)]);
+    let mut facts = facts(changes, &[TestStatus::NotRun], SessionFacts::default());
+    let blocked = decided(stop(false), &facts, &policy);
+    assert!(
+        matches!(
+            &blocked,
+            Decision::Block {
+                reason: BlockReason::TestsUnapproved { .. },
+                block: 1,
+                ..
+            }
+        ),
+        "{blocked:?}"
+    );
+    insta::assert_snapshot!(crate::render::message(&blocked), @r"
+    Checkpoint — The tests cannot run: what the approved test command runs changed since the user approved it:
+    - `make test`: Makefile, package.json scripts.test
+    The tests run again once the user approves the changed definition (`checkpoint trust`) or it is restored. Tell the user what you changed there and why.
+    ");
+
+    facts.session.consecutive_blocks = 1;
+    let capped = decided(stop(true), &facts, &policy);
+    insta::assert_snapshot!(crate::render::message(&capped), @"Checkpoint — Stop allowed after 1 block in a row (the max_blocks cap). Still unresolved: the tests cannot run until the user approves what the test command runs.");
+
+    // A stop that ran no such command (its changes need no tests) is not blocked for it.
+    let untested = Facts {
+        tests: Vec::new(),
+        ..facts
+    };
+    let allowed = decided(stop(false), &untested, &policy);
+    assert!(!allowed.is_block(), "{allowed:?}");
+}

@@ -78,6 +78,22 @@ pub struct TestSettings {
     /// that reason (set by the trust check, never by a config file).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub awaiting_approval: bool,
+    /// Approved test commands whose definition (what they resolve to: a script, a recipe, the
+    /// runner configuration) changed since the user approved them: they do not run, and a stop
+    /// that needs one is blocked until the user approves the change (set by the trust check,
+    /// never by a config file).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed_definitions: Vec<ChangedDefinition>,
+}
+
+/// An approved test command whose definition changed since the approval (see
+/// [`TestSettings::changed_definitions`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangedDefinition {
+    /// The command, as the policy runs it.
+    pub command: String,
+    /// What changed, one item each: `Makefile`, `package.json scripts.test`, `the repository`.
+    pub changed: Vec<String>,
 }
 
 /// `[git]`: how the repository is read.
@@ -151,6 +167,7 @@ impl Default for TestSettings {
             full_before_commit: false,
             prewarm: false,
             awaiting_approval: false,
+            changed_definitions: Vec::new(),
         }
     }
 }

@@ -208,6 +208,13 @@ impl RuleSet {
         }
     }
 
+    /// Replaces the action of the configured rule `name`, if there is one.
+    pub fn set_action(&mut self, name: &str, action: Option<String>) {
+        if let Some(rule) = (self.configured.rules.iter_mut()).find(|rule| rule.name == name) {
+            rule.action = action;
+        }
+    }
+
     /// The rules that apply to `path`: every matching configured rule, or else the first matching
     /// built-in rule. Never empty.
     pub fn classify(&self, path: &str) -> Vec<&Rule> {

@@ -52,11 +52,43 @@ impl ConfigSources {
 /// Reads the files of `sources` that exist and merges them with its variables, detecting the
 /// test command in `project_root` when no layer sets one.
 pub fn effective(sources: &ConfigSources, project_root: &Path) -> Result<Effective, ConfigError> {
+    let project = read(&sources.project_file)?;
+    merged(sources, project_root, project)
+}
+
+/// [`effective`] with `project` as the project file's text (`None`: no project file) instead of
+/// what the file holds now: the configuration the user approved (see `crate::trust`).
+pub fn effective_with(
+    sources: &ConfigSources,
+    project_root: &Path,
+    project: Option<&str>,
+) -> Result<Effective, ConfigError> {
+    let path = &sources.project_file;
+    let project = (project.map(|text| ConfigFile::parse(path, text.to_owned()))).transpose()?;
+    merged(sources, project_root, project)
+}
+
+/// The text of the project file at `path` (read as [`effective`] reads it); `None` when there is
+/// no such file.
+pub fn read_project(path: &Path) -> io::Result<Option<String>> {
+    match crate::bounded::read_regular_text(path, crate::bounded::MAX_CONFIG_BYTES) {
+        Ok(text) => Ok(Some(text)),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
+/// The user file of `sources` (when it exists) and `project`, merged with its variables.
+fn merged(
+    sources: &ConfigSources,
+    project_root: &Path,
+    project: Option<ConfigFile>,
+) -> Result<Effective, ConfigError> {
     let mut files = Vec::new();
     if let Some(user) = &sources.user_file {
         files.extend(read(user)?);
     }
-    files.extend(read(&sources.project_file)?);
+    files.extend(project);
     Effective::merge(files, &sources.env, || detect_test_command(project_root))
 }
 
@@ -75,9 +107,8 @@ pub fn explain(sources: &ConfigSources, project_root: &Path) -> Result<Vec<Setti
 
 /// Reads and parses the configuration file `path`; `None` when there is no such file.
 fn read(path: &Path) -> Result<Option<ConfigFile>, ConfigError> {
-    match crate::bounded::read_regular_text(path, crate::bounded::MAX_CONFIG_BYTES) {
-        Ok(text) => ConfigFile::parse(path, text).map(Some),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+    match read_project(path) {
+        Ok(text) => text.map(|text| ConfigFile::parse(path, text)).transpose(),
         Err(error) => Err(ConfigError::Read {
             path: path.to_owned(),
             error,

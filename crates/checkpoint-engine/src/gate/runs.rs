@@ -23,14 +23,7 @@ pub(super) fn approved_project(
     repo: Repo,
     warnings: &mut Vec<String>,
 ) -> Result<(Project, Option<String>), ProjectError> {
-    let mut project = host.project(repo)?;
-    let approval = project.approval().unwrap_or_else(|e| {
-        warnings.push(format!("trust: {e}"));
-        None
-    });
-    let (policy, notice) = project.approved_policy(approval.as_ref());
-    project.policy = policy;
-    Ok((project, notice))
+    host.approved_project(repo, warnings)
 }
 
 /// How a stop (or the background run) runs its planned test commands.
@@ -57,6 +50,11 @@ impl TestRuns<'_> {
         planned
             .into_iter()
             .map(|(selection, p)| {
+                // An approved command whose definition changed runs only once that is approved.
+                let changed = &self.journal.policy().tests.changed_definitions;
+                if changed.iter().any(|c| c.command == p.command) {
+                    return TestRun::new(p.command, p.rules, TestOutcome::not_run());
+                }
                 let command = selection.as_ref().map_or(&p.command, |s| &s.command);
                 let outcome = self.outcome(command, warnings);
                 let mut run = TestRun::new(p.command, p.rules, outcome);
