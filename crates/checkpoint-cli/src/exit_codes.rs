@@ -4,9 +4,9 @@
 //! | status | constant | meaning |
 //! |---|---|---|
 //! | 0 | [`OK`] | done; `check`: the stop is allowed |
-//! | 1 | [`NO`] | a "no", not an error: `check` blocks, `validate` or `step done` did not pass, `receipts verify` or `verify` found something unverified, `diff --exit-code` found changed work, `doctor` found a problem, `push` left something off the remote, a `trust` or `integrity accept` prompt was declined |
+//! | 1 | [`NO`] | a "no", not an error: `check` blocks (a test command that cannot run too), `validate` or `step done` did not pass, `receipts verify` or `verify` found something unverified, `diff --exit-code` found changed work, `doctor` found a problem, `push` left something off the remote, a `trust` or `integrity accept` prompt was declined |
 //! | 2 | [`USAGE`] | the request is wrong: an argument (clap's own errors), a value, a payload, a task or step the journal refuses as asked |
-//! | 2 | [`DEGRADED`] | `check` only: the stop is allowed, but the gate could not check everything (a test command that cannot run); the decision is printed |
+//! | 2 | [`DEGRADED`] | `check` only: the stop is allowed, but the gate could not check everything (its own failure to run a test command); the decision is printed |
 //! | 3 | [`SETUP`] | the project or the machine: no repository, a broken setting, state that cannot be read or written, git missing or stuck |
 //! | 4 | [`BUG`] | checkpoint itself |
 //!
@@ -37,8 +37,9 @@ pub const NO: u8 = 1;
 /// differently fixes it. 2 because clap exits 2 on the usage errors it finds itself.
 pub const USAGE: u8 = 2;
 
-/// `checkpoint check` only: the stop is allowed, but the gate could not check everything (a test
-/// command cannot run); the decision is printed and a hint says what to fix. Not an error, so not
+/// `checkpoint check` only: the stop is allowed, but the gate could not check everything (it
+/// failed to run a test command: its own failure, not the project's — a test command that
+/// cannot run blocks, [`NO`]); the decision is printed and a hint says what to do. Not an error, so not
 /// an [`ErrorKind`](crate::ErrorKind): it keeps the 2 it always had (the gate's own docs say
 /// so), and a script tells it from [`USAGE`] by its stdout, which holds the decision.
 pub const DEGRADED: u8 = 2;

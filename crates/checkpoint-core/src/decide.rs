@@ -175,10 +175,11 @@ pub enum AllowReason {
         /// The changed files.
         files: Vec<Change>,
     },
-    /// A test command could not be started (not found, not executable): the gate cannot judge
-    /// the code, so it lets the stop through and says why (fail open; `checkpoint check` exits 2).
+    /// The gate itself failed to run a test command ([`TestStatus::Internal`]): its own failure
+    /// lets the stop through and says why (fail open; `checkpoint check` exits 2). A command that
+    /// cannot run ([`TestStatus::Error`]) blocks instead ([`BlockReason::TestsFailed`]).
     TestsUnavailable {
-        /// The runs that could not start, each with its [`TestOutcome::error`](crate::outcome::TestOutcome::error).
+        /// The runs the gate failed, each with its [`TestOutcome::error`](crate::outcome::TestOutcome::error).
         unavailable: Vec<TestRun>,
     },
     /// The consecutive-block cap was reached; the stop is let through with a warning. With
@@ -203,9 +204,11 @@ pub enum BlockReason {
         /// What was weakened, and where.
         findings: Vec<Finding>,
     },
-    /// At least one test command failed or timed out.
+    /// At least one test command failed, timed out or could not run ([`TestStatus::Error`]:
+    /// not found, not executable, killed before it reported): nothing the tests did not check
+    /// is let through, and the block cap bounds the blocks.
     TestsFailed {
-        /// The failed or timed-out runs.
+        /// The failed, timed-out or unrunnable runs.
         failed: Vec<TestRun>,
     },
     /// Tests pass (or none were needed), but actions or a commit are still required.
@@ -238,7 +241,7 @@ pub enum BlockReason {
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Note {
-    /// A test command could not be run.
+    /// The gate itself failed to run a test command ([`TestStatus::Internal`]).
     TestsUnavailable {
         /// The command.
         command: String,
@@ -276,7 +279,7 @@ impl Decision {
     }
 
     /// True when the gate could not do its job and allowed by default (fail open): no repository,
-    /// unreadable git data, or a test command that could not run. `checkpoint check` exits 2.
+    /// unreadable git data, or its own failure to run a test command. `checkpoint check` exits 2.
     pub fn is_degraded(&self) -> bool {
         match self {
             Decision::Allow { reason, notes } => {
@@ -531,9 +534,11 @@ fn requirements(
     let mut unavailable = Vec::new();
     for run in &facts.tests {
         match run.outcome.status {
-            TestStatus::Failed | TestStatus::TimedOut => failed.push(run.clone()),
+            TestStatus::Failed | TestStatus::TimedOut | TestStatus::Error => {
+                failed.push(run.clone());
+            }
             TestStatus::Passed => passed.push(run.clone()),
-            TestStatus::Error => unavailable.push(run.clone()),
+            TestStatus::Internal => unavailable.push(run.clone()),
             TestStatus::NotRun => {}
         }
     }
@@ -586,8 +591,8 @@ fn requirements(
             changed: unapproved,
         });
     }
-    // Code the tests could not look at is not judged on anything else either: a commit or an
-    // action asked for untested code would hide that the gate is blind.
+    // Code the tests could not look at because the gate failed is not judged on anything else
+    // either: a commit or an action asked for untested code would hide that the gate is blind.
     if !unavailable.is_empty() {
         return Judged::Allow(AllowReason::TestsUnavailable { unavailable });
     }

@@ -13,8 +13,13 @@ pub enum TestStatus {
     Failed,
     /// Killed (with its whole process group) when the timeout ran out.
     TimedOut,
-    /// Could not be started or was not found (shell exit 126/127); says nothing about the code.
+    /// The command could not run: it was not found or not executable (the shell's 127/126), its
+    /// process could not be started, or a signal killed it before it reported anything. Says
+    /// nothing about the code, and nothing was checked: the stop is blocked until the tests run.
     Error,
+    /// The gate itself failed around the command (a pipe, its watchdog, waiting on it): says
+    /// nothing about the code or the command. The gate's own failure lets the stop through.
+    Internal,
     /// Skipped, e.g. because the consecutive-block cap was already reached.
     NotRun,
 }
@@ -36,7 +41,7 @@ pub struct TestOutcome {
     pub failing: Vec<String>,
     /// The useful end of the output: bounded (see [`crate::tail`]).
     pub tail: String,
-    /// One line for [`TestStatus::Error`]: what could not be done.
+    /// One line for [`TestStatus::Error`] and [`TestStatus::Internal`]: what could not be done.
     pub error: Option<String>,
     /// True when this outcome was reused from an earlier run with the same fingerprint.
     pub cached: bool,

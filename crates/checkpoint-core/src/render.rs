@@ -207,14 +207,15 @@ pub fn config_held_notice(
 }
 
 fn tests_failed(out: &mut String, failed: &[TestRun]) {
-    let timed_out = failed
-        .iter()
-        .all(|r| r.outcome.status == TestStatus::TimedOut);
-    let _ = writeln!(
-        out,
-        "Checkpoint — Tests: {}",
-        if timed_out { "TIMED OUT" } else { "FAILED" }
-    );
+    let all = |status: TestStatus| failed.iter().all(|r| r.outcome.status == status);
+    let headline = if all(TestStatus::TimedOut) {
+        "TIMED OUT"
+    } else if all(TestStatus::Error) {
+        "COULD NOT RUN"
+    } else {
+        "FAILED"
+    };
+    let _ = writeln!(out, "Checkpoint — Tests: {headline}");
     for run in failed {
         let o = &run.outcome;
         let how = match o.status {
@@ -231,13 +232,19 @@ fn tests_failed(out: &mut String, failed: &[TestRun]) {
         };
         let _ = writeln!(out, "$ {}  ({how}{cached})", name(run.command_run()));
         selection_line(out, run);
+        let unrunnable = o.status == TestStatus::Error;
+        if let Some(error) = o.error.as_deref().filter(|_| unrunnable) {
+            let _ = writeln!(out, "{}", sanitize::line(error, ERROR_CHARS));
+        }
         if !o.failing.is_empty() {
             out.push_str("Failing tests:\n");
             for test in &o.failing {
                 let _ = writeln!(out, "- {}", name(test));
             }
         }
-        if !o.tail.is_empty() {
+        // The shell's one-line complaint is in the error already.
+        let quoted = unrunnable && o.tail.lines().count() == 1;
+        if !o.tail.is_empty() && !quoted {
             let _ = writeln!(
                 out,
                 "Output (last {}):",
@@ -264,7 +271,20 @@ fn tests_failed(out: &mut String, failed: &[TestRun]) {
              [tests] timeout in checkpoint.toml) before stopping.\n",
         );
     }
+    if all(TestStatus::Error) {
+        out.push_str("The tests could not run, so nothing was checked. ");
+        out.push_str(UNRUNNABLE_HINT);
+    } else if failed.iter().any(|r| r.outcome.status == TestStatus::Error) {
+        out.push_str("A test command could not run, so what it tests was not checked. ");
+        out.push_str(UNRUNNABLE_HINT);
+    }
 }
+
+/// What the agent is told to do about a test command that could not run.
+const UNRUNNABLE_HINT: &str = "Make the tests runnable (fix what the error names: a misspelt or missing \
+                               program, a script that is not executable, a crash), then stop \
+                               again. If only the user can fix it (the approved [tests] command \
+                               itself), say so in your final answer.\n";
 
 fn allow_text(out: &mut String, reason: &AllowReason) {
     match reason {
@@ -306,7 +326,8 @@ fn allow_text(out: &mut String, reason: &AllowReason) {
         }
         AllowReason::TestsUnavailable { unavailable } => {
             out.push_str(
-                "Checkpoint — The tests could not run, so the stop was allowed unchecked:\n",
+                "Checkpoint — The gate failed to run the tests (its own error, not the \
+                 project's), so the stop was allowed unchecked:\n",
             );
             for run in unavailable {
                 match run.outcome.error.as_deref() {
@@ -318,7 +339,7 @@ fn allow_text(out: &mut String, reason: &AllowReason) {
                     }
                 }
             }
-            out.push_str("Set a working [tests] command in checkpoint.toml.\n");
+            out.push_str("The next stop runs them again.\n");
         }
         AllowReason::CapReached { blocks, pending } => {
             let _ = writeln!(
@@ -385,6 +406,14 @@ fn unresolved(reason: &BlockReason) -> String {
         BlockReason::Integrity { findings } => {
             format!("the tests were weakened ({})", finding_summary(findings))
         }
+        BlockReason::TestsFailed { failed }
+            if failed.iter().all(|r| r.outcome.status == TestStatus::Error) =>
+        {
+            let commands: Vec<String> = (failed.iter())
+                .map(|r| format!("`{}`", name(r.command_run())))
+                .collect();
+            format!("the tests could not run ({})", commands.join(", "))
+        }
         BlockReason::TestsFailed { failed } => {
             let names: Vec<String> = failed
                 .iter()
@@ -421,7 +450,7 @@ fn unresolved(reason: &BlockReason) -> String {
 fn note_text(note: &Note) -> String {
     match note {
         Note::TestsUnavailable { command, error } => format!(
-            "could not run the tests (`{}`): {}",
+            "the gate failed to run the tests (`{}`): {}",
             name(command),
             sanitize::line(error, ERROR_CHARS)
         ),

@@ -125,16 +125,18 @@ impl TestCache {
         })
     }
 
-    /// Makes `outcome` the last run of `command`, on `fingerprint`. [`TestStatus::Error`] and
-    /// [`TestStatus::NotRun`] say nothing about the code and are not recorded (the previous
-    /// entry stays).
+    /// Makes `outcome` the last run of `command`, on `fingerprint`. [`TestStatus::Internal`] and
+    /// [`TestStatus::NotRun`] say nothing about the code or the command and are not recorded (the
+    /// previous entry stays). A [`TestStatus::Error`] is recorded for a stop past the block cap
+    /// to report; a stop that may still run the tests runs them again (the missing program may
+    /// be installed since, which the fingerprint does not see).
     pub fn record(
         &self,
         command: &str,
         fingerprint: &str,
         outcome: &TestOutcome,
     ) -> Result<(), StoreError> {
-        if matches!(outcome.status, TestStatus::Error | TestStatus::NotRun) {
+        if matches!(outcome.status, TestStatus::Internal | TestStatus::NotRun) {
             return Ok(());
         }
         let entry = Entry {
@@ -482,7 +484,7 @@ mod tests {
         cache
             .record("cargo test", "fp1", &outcome(TestStatus::TimedOut))
             .unwrap();
-        for status in [TestStatus::Error, TestStatus::NotRun] {
+        for status in [TestStatus::Internal, TestStatus::NotRun] {
             cache.record("cargo test", "fp2", &outcome(status)).unwrap();
             assert_eq!(cache.lookup("cargo test", "fp2"), None);
         }

@@ -27,7 +27,7 @@ mod output;
 mod watchdog;
 
 use std::io;
-use std::os::unix::process::CommandExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -84,13 +84,15 @@ pub struct Recorded {
 
 /// Runs `command` with `sh -c` in `dir` (stdout and stderr in separate files, each hashed whole
 /// for a validation receipt), kills it with its whole process group after `timeout`,
-/// and reports how it went. Never panics: problems become [`TestStatus::Error`] with a one-line
-/// [`TestOutcome::error`].
+/// and reports how it went. Never panics: problems become a one-line [`TestOutcome::error`].
 ///
-/// Exit 0 is [`TestStatus::Passed`]; the shell's 127 (not found) and 126 (not executable) are
-/// [`TestStatus::Error`]; any other exit, including death by a signal the gate did not send
-/// (`exit_code` is then `None`), is [`TestStatus::Failed`]; the timeout is
-/// [`TestStatus::TimedOut`].
+/// Exit 0 is [`TestStatus::Passed`]. The command could not run — [`TestStatus::Error`] — when the
+/// shell says 127 (not found) or 126 (not executable), when its process could not be started
+/// (the directory is gone, `/bin/sh` cannot be spawned), or when a signal the gate did not send
+/// killed it before it reported a test (`exit_code` is then `None`). Any other exit is
+/// [`TestStatus::Failed`], a signal after a reported test too; the timeout is
+/// [`TestStatus::TimedOut`]. The gate's own failures around the command (a pipe, the watchdog,
+/// waiting) are [`TestStatus::Internal`].
 pub fn run_recorded(command: &str, dir: &Path, timeout: Duration) -> Recorded {
     let started = Instant::now();
     let result = execute(command, dir, timeout, &Input::default());
@@ -98,9 +100,13 @@ pub fn run_recorded(command: &str, dir: &Path, timeout: Duration) -> Recorded {
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let (ending, out, err) = match result {
         Ok(ran) => ran,
-        Err(error) => {
+        Err(unstarted) => {
+            let (status, error) = match unstarted {
+                Unstarted::Command(error) => (TestStatus::Error, error),
+                Unstarted::Gate(error) => (TestStatus::Internal, error),
+            };
             let outcome = TestOutcome {
-                status: TestStatus::Error,
+                status,
                 duration_ms,
                 error: Some(error),
                 ..TestOutcome::not_run()
@@ -127,6 +133,10 @@ pub fn run_recorded(command: &str, dir: &Path, timeout: Duration) -> Recorded {
             Some(code),
             Some(not_runnable(command, code, &summary.tail)),
         ),
+        Ending::Killed(signal) if !reported(&summary) => {
+            (TestStatus::Error, None, Some(killed(command, signal)))
+        }
+        Ending::Killed(_) => (TestStatus::Failed, None, None),
         Ending::Exited(code) => (TestStatus::Failed, code, None),
     };
     let outcome = TestOutcome {
@@ -149,8 +159,10 @@ pub fn run_recorded(command: &str, dir: &Path, timeout: Duration) -> Recorded {
 
 /// How the process group's leader ended.
 enum Ending {
-    /// It exited by itself: the exit code, or `None` when a signal killed it.
+    /// It exited by itself with this code (`None`: neither a code nor a signal was told).
     Exited(Option<i32>),
+    /// A signal the gate did not send killed it: its number.
+    Killed(i32),
     /// The timeout ran out and the group was killed.
     TimedOut,
 }
@@ -191,9 +203,10 @@ pub fn run_hook(
         env,
         stdin: Some(stdin),
     };
-    let (ending, stdout, stderr) = execute(command, dir, timeout, &input)?;
+    let (ending, stdout, stderr) = execute(command, dir, timeout, &input).map_err(String::from)?;
     let (exit_code, timed_out) = match ending {
         Ending::Exited(code) => (code, false),
+        Ending::Killed(_) => (None, false),
         Ending::TimedOut => (None, true),
     };
     Ok(HookRun {
@@ -204,15 +217,35 @@ pub fn run_hook(
     })
 }
 
+/// Why [`execute`] has no ending to report, in one line: the command's process could not be
+/// started (the test command cannot run), or the gate failed around it.
+#[derive(Debug)]
+enum Unstarted {
+    /// The command's own process could not be started.
+    Command(String),
+    /// A pipe, the watchdog or waiting failed: the gate's own failure.
+    Gate(String),
+}
+
+impl From<Unstarted> for String {
+    fn from(unstarted: Unstarted) -> String {
+        match unstarted {
+            Unstarted::Command(reason) | Unstarted::Gate(reason) => reason,
+        }
+    }
+}
+
 /// Spawns `command` with `input`, waits, cleans up the group and collects stdout and stderr.
-/// `Err` is a one-line reason.
 fn execute(
     command: &str,
     dir: &Path,
     timeout: Duration,
     input: &Input<'_>,
-) -> Result<(Ending, capture::Captured, capture::Captured), String> {
-    let pipe = || io::pipe().map_err(|e| format!("cannot create a pipe for the test output: {e}"));
+) -> Result<(Ending, capture::Captured, capture::Captured), Unstarted> {
+    let pipe = || {
+        io::pipe()
+            .map_err(|e| Unstarted::Gate(format!("cannot create a pipe for the test output: {e}")))
+    };
     let (out_reader, out_writer) = pipe()?;
     let (err_reader, err_writer) = pipe()?;
     // Built in a block: duct's builders take `&self`, so a binding of the bare command outside it
@@ -241,14 +274,14 @@ fn execute(
     // The expression holds the pipes' write ends: drop them, or the readers never see the end.
     drop(expression);
     let handle = started.map_err(|e| {
-        if dir.is_dir() {
+        Unstarted::Command(if dir.is_dir() {
             format!("cannot start /bin/sh: {e}")
         } else {
             format!(
                 "test directory {} is missing or not a directory",
                 dir.display()
             )
-        }
+        })
     })?;
     // The group id is the leader's pid (process_group(0)); duct starts exactly one process here.
     let group = handle
@@ -259,7 +292,9 @@ fn execute(
     let Some(group) = group else {
         let _ = handle.kill();
         let _ = handle.wait();
-        return Err("the test command started without a process id".to_owned());
+        return Err(Unstarted::Gate(
+            "the test command started without a process id".to_owned(),
+        ));
     };
     let guarded = Watchdog::start(group).and_then(|watchdog| {
         let out = Capture::start(out_reader)?;
@@ -269,7 +304,9 @@ fn execute(
         Ok(guarded) => guarded,
         Err(e) => {
             terminate_group(group, &handle);
-            return Err(format!("cannot watch the test command: {e}"));
+            return Err(Unstarted::Gate(format!(
+                "cannot watch the test command: {e}"
+            )));
         }
     };
     let waited = match Instant::now().checked_add(timeout) {
@@ -277,12 +314,16 @@ fn execute(
         None => handle.wait().map(Some),
     };
     let ending = waited.map(|done| match done {
-        Some(out) => Ending::Exited(out.status.code()),
+        Some(out) => match (out.status.code(), out.status.signal()) {
+            (None, Some(signal)) => Ending::Killed(signal),
+            (code, _) => Ending::Exited(code),
+        },
         None => Ending::TimedOut,
     });
     terminate_group(group, &handle);
     watchdog.disarm();
-    let ending = ending.map_err(|e| format!("waiting for the command failed: {e}"))?;
+    let ending =
+        ending.map_err(|e| Unstarted::Gate(format!("waiting for the command failed: {e}")))?;
     let deadline = Instant::now() + DRAIN_LIMIT;
     Ok((ending, out.finish(deadline), err.finish(deadline)))
 }
@@ -354,6 +395,37 @@ fn not_runnable(command: &str, code: i32, tail: &str) -> String {
         error.push_str(&format!(" ({})", quote(line)));
     }
     error
+}
+
+/// Whether the output reports any test: a count, or a failing test's name.
+fn reported(summary: &tail::Summary) -> bool {
+    summary.passed.is_some() || summary.failed.is_some() || !summary.failing.is_empty()
+}
+
+/// The one-line error for a command a signal killed before it reported a test.
+fn killed(command: &str, signal: i32) -> String {
+    let names = [
+        (1, "SIGHUP"),
+        (2, "SIGINT"),
+        (3, "SIGQUIT"),
+        (4, "SIGILL"),
+        (6, "SIGABRT"),
+        (7, "SIGBUS"),
+        (8, "SIGFPE"),
+        (9, "SIGKILL"),
+        (11, "SIGSEGV"),
+        (13, "SIGPIPE"),
+        (14, "SIGALRM"),
+        (15, "SIGTERM"),
+    ];
+    let name = (names.iter())
+        .find(|(n, _)| *n == signal)
+        .map(|(_, name)| format!(" ({name})"))
+        .unwrap_or_default();
+    format!(
+        "test command killed by signal {signal}{name} before it reported: `{}`",
+        quote(command)
+    )
 }
 
 /// `text` on one line (whitespace runs collapsed), cut to [`MAX_QUOTE_CHARS`] chars plus `…`.
@@ -557,6 +629,27 @@ mod tests {
                 .unwrap()
                 .starts_with("test command not executable: `./run.sh`")
         );
+    }
+
+    /// A command a signal kills before it reports a test could not run (issue 31); one killed
+    /// after reporting failed, as before.
+    #[test]
+    fn a_command_killed_before_it_reports_could_not_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run_in(&dir, "echo collecting; kill -9 $$", LONG);
+        assert_eq!(out.status, TestStatus::Error);
+        assert_eq!(out.exit_code, None);
+        assert_eq!(
+            out.error.as_deref(),
+            Some(
+                "test command killed by signal 9 (SIGKILL) before it reported: `echo collecting; kill -9 $$`"
+            )
+        );
+        assert_eq!(out.tail, "collecting");
+        let out = run_in(&dir, "echo '--- FAIL: TestX (0.00s)'; kill -SEGV $$", LONG);
+        assert_eq!(out.status, TestStatus::Failed);
+        assert_eq!((out.exit_code, out.error), (None, None));
+        assert_eq!(out.failing, ["TestX"]);
     }
 
     #[test]

@@ -8,6 +8,7 @@ use proptest::prelude::*;
 
 mod hardening;
 mod prewarm;
+mod unrunnable;
 
 const CLAUDE: Adapter = Adapter {
     bin: env!("CARGO_BIN_EXE_checkpoint-claude"),

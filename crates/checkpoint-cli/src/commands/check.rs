@@ -156,7 +156,7 @@ fn degraded_hint(decision: &Decision) -> &'static str {
     ) || (decision.notes().iter())
         .any(|n| matches!(n, Note::TestsUnavailable { .. }));
     if tests_unavailable {
-        "set a working [tests] command in checkpoint.toml"
+        "the gate failed to run the tests (its own error); run `checkpoint check` again"
     } else {
         "the gate could not check everything; see the notes above"
     }

@@ -29,7 +29,7 @@ fn each_answer_exits_with_its_code_and_prints_it() {
         (
             "a test command that cannot run",
             configured("failing-test", unrunnable),
-            DEGRADED,
+            NO,
         ),
     ];
     for (what, dir, expected) in answers {

@@ -117,6 +117,7 @@ fn arb_status() -> impl Strategy<Value = TestStatus> {
         Just(TestStatus::Failed),
         Just(TestStatus::TimedOut),
         Just(TestStatus::Error),
+        Just(TestStatus::Internal),
         Just(TestStatus::NotRun),
     ]
 }
@@ -137,10 +138,12 @@ fn something_required(facts: &Facts, policy: &Policy) -> bool {
     let RepoFacts::Changes(changes) = &facts.repo else {
         return false;
     };
-    let failed = facts
-        .tests
-        .iter()
-        .any(|t| matches!(t.outcome.status, TestStatus::Failed | TestStatus::TimedOut));
+    let failed = facts.tests.iter().any(|t| {
+        matches!(
+            t.outcome.status,
+            TestStatus::Failed | TestStatus::TimedOut | TestStatus::Error
+        )
+    });
     let rules: Vec<&Rule> = changes
         .changes
         .iter()
@@ -434,13 +437,46 @@ fn cap_turns_a_block_into_a_warning() {
     assert!(decided(stop(false), &f, &p).is_block());
 }
 
+/// A test command that cannot run (not found, not executable, killed before it reported) is
+/// not a free pass: the stop is blocked, and the cap bounds the blocks (issue 31).
 #[test]
-fn test_errors_fail_open_even_with_the_commit_gate() {
+fn a_test_command_that_cannot_run_blocks_up_to_the_cap() {
+    for commit_gate in [false, true] {
+        let p = policy(commit_gate, 3, false);
+        let mut session = SessionFacts::default();
+        let mut verdicts = Vec::new();
+        for i in 0..5 {
+            let f = facts(
+                changeset(&[("daemon/main.rs", ChangeKind::Modified)]),
+                &[TestStatus::Error],
+                session.clone(),
+            );
+            let d = decided(stop(i > 0), &f, &p);
+            assert!(!d.is_degraded(), "{d:?}");
+            verdicts.push(match &d {
+                Decision::Block {
+                    reason: BlockReason::TestsFailed { failed },
+                    ..
+                } if failed[0].outcome.status == TestStatus::Error => "block",
+                Decision::Allow {
+                    reason: AllowReason::CapReached { pending, .. },
+                    ..
+                } if matches!(**pending, BlockReason::TestsFailed { .. }) => "cap",
+                other => panic!("{other:?}"),
+            });
+            session = next_session(&session, &d, &f);
+        }
+        assert_eq!(verdicts, ["block", "block", "block", "cap", "block"]);
+    }
+}
+
+#[test]
+fn the_gates_own_failure_fails_open_even_with_the_commit_gate() {
     for commit_gate in [false, true] {
         let p = policy(commit_gate, 3, false);
         let f = facts(
             changeset(&[("daemon/main.rs", ChangeKind::Modified)]),
-            &[TestStatus::Error],
+            &[TestStatus::Internal],
             SessionFacts::default(),
         );
         let d = decided(stop(false), &f, &p);
@@ -459,11 +495,11 @@ fn test_errors_fail_open_even_with_the_commit_gate() {
 }
 
 #[test]
-fn a_test_error_beside_a_failure_is_a_note_on_the_block() {
+fn the_gates_own_failure_beside_a_failure_is_a_note_on_the_block() {
     let p = policy(false, 3, false);
     let f = facts(
         changeset(&[("daemon/main.rs", ChangeKind::Modified)]),
-        &[TestStatus::Failed, TestStatus::Error],
+        &[TestStatus::Failed, TestStatus::Internal],
         SessionFacts::default(),
     );
     let d = decided(stop(false), &f, &p);

@@ -336,21 +336,77 @@ fn a_broken_config_says_the_gate_is_off() {
 }
 
 #[test]
-fn tests_that_cannot_run_are_the_headline() {
+fn tests_that_cannot_run_block_and_say_how_to_make_them_runnable() {
     let mut missing = run("pytestt -q", TestStatus::Error);
     missing.outcome.exit_code = Some(127);
     missing.outcome.error =
         Some("test command not found: `pytestt -q` (sh: 1: pytestt: not found)".into());
-    let silent = run("./t.sh", TestStatus::Error);
+    missing.outcome.tail = "sh: 1: pytestt: not found".into();
+    let mut killed = run("./t.sh", TestStatus::Error);
+    killed.outcome.error =
+        Some("test command killed by signal 9 (SIGKILL) before it reported: `./t.sh`".into());
+    killed.outcome.tail = "collecting tests\nloading fixtures".into();
+    let d = block(BlockReason::TestsFailed {
+        failed: vec![missing.clone(), killed],
+    });
+    assert!(!d.is_degraded());
+    assert_snapshot!(message(&d), @r"
+    Checkpoint — Tests: COULD NOT RUN
+    $ pytestt -q  (exit 127, 1.2s)
+    test command not found: `pytestt -q` (sh: 1: pytestt: not found)
+    $ ./t.sh  (1.2s)
+    test command killed by signal 9 (SIGKILL) before it reported: `./t.sh`
+    Output (last 2 lines):
+    collecting tests
+    loading fixtures
+    The tests could not run, so nothing was checked. Make the tests runnable (fix what the error names: a misspelt or missing program, a script that is not executable, a crash), then stop again. If only the user can fix it (the approved [tests] command itself), say so in your final answer.
+    ");
+    // With failing tests beside it, the headline is the failure; the hint is still there.
+    let d = block(BlockReason::TestsFailed {
+        failed: vec![failing(), missing.clone()],
+    });
+    assert_snapshot!(message(&d), @r"
+    Checkpoint — Tests: FAILED
+    $ python3 -m unittest -q  (exit 1, 1.2s)
+    Failing tests:
+    - test_add (test_calc.CalcTest.test_add)
+    Output (last 6 lines):
+    FAIL: test_add (test_calc.CalcTest.test_add)
+    AssertionError: -1 != 5
+
+    Ran 2 tests in 0.001s
+
+    FAILED (failures=1)
+    $ pytestt -q  (exit 127, 1.2s)
+    test command not found: `pytestt -q` (sh: 1: pytestt: not found)
+    Fix the failing tests before stopping.
+    A test command could not run, so what it tests was not checked. Make the tests runnable (fix what the error names: a misspelt or missing program, a script that is not executable, a crash), then stop again. If only the user can fix it (the approved [tests] command itself), say so in your final answer.
+    ");
+    // At the cap, the user hears what was left unchecked.
+    let d = allow(AllowReason::CapReached {
+        blocks: 3,
+        pending: Box::new(BlockReason::TestsFailed {
+            failed: vec![missing],
+        }),
+    });
+    assert_snapshot!(message(&d), @"Checkpoint — Stop allowed after 3 blocks in a row (the max_blocks cap). Still unresolved: the tests could not run (`pytestt -q`).");
+}
+
+#[test]
+fn the_gates_own_failure_to_run_the_tests_lets_the_stop_through() {
+    let mut pipe = run("pytest -q", TestStatus::Internal);
+    pipe.outcome.error =
+        Some("cannot create a pipe for the test output: Too many open files".into());
+    let silent = run("./t.sh", TestStatus::Internal);
     let d = allow(AllowReason::TestsUnavailable {
-        unavailable: vec![missing, silent],
+        unavailable: vec![pipe, silent],
     });
     assert!(d.is_degraded());
     assert_snapshot!(message(&d), @r"
-    Checkpoint — The tests could not run, so the stop was allowed unchecked:
-    - test command not found: `pytestt -q` (sh: 1: pytestt: not found)
+    Checkpoint — The gate failed to run the tests (its own error, not the project's), so the stop was allowed unchecked:
+    - cannot create a pipe for the test output: Too many open files
     - `./t.sh` could not be started
-    Set a working [tests] command in checkpoint.toml.
+    The next stop runs them again.
     ");
 }
 
@@ -370,7 +426,7 @@ fn notes() {
         notes: vec![
             Note::TestsUnavailable {
                 command: "pytest -x -q".into(),
-                error: "test command not found: `pytest`".into(),
+                error: "cannot watch the test command: out of memory".into(),
             },
             Note::NoTestCommand,
             Note::UnbornHead,
@@ -382,7 +438,7 @@ fn notes() {
     };
     assert_snapshot!(message(&d), @r"
     Checkpoint — No changes since the last commit.
-    Note: could not run the tests (`pytest -x -q`): test command not found: `pytest`
+    Note: the gate failed to run the tests (`pytest -x -q`): cannot watch the test command: out of memory
     Note: code changed but no test command is configured or detected; set [tests] command in checkpoint.toml.
     Note: no commits yet: changes are compared with an empty repository.
     Note: HEAD is detached at 0123456789ab.

@@ -109,10 +109,13 @@ impl TestRuns<'_> {
 
     /// The cached outcome of `command` on the test fingerprint `key`, if there is one this stop
     /// may trust: a cached pass stands always without an active task, else only with a verified
-    /// passing receipt.
+    /// passing receipt; a command that could not run is run again, unless the block cap is
+    /// reached (the stop then only reports it).
     fn cached(&self, command: &str, key: &str) -> Option<TestOutcome> {
-        (self.cache.lookup(command, key)).filter(|o| {
-            o.status != TestStatus::Passed || self.journal.trusts_cached_pass(command, key)
+        (self.cache.lookup(command, key)).filter(|o| match o.status {
+            TestStatus::Passed => self.journal.trusts_cached_pass(command, key),
+            TestStatus::Error => !self.may_run,
+            _ => true,
         })
     }
 }
