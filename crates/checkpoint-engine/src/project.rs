@@ -372,6 +372,8 @@ impl Project {
     /// identity is written first when it has none). Errors without a config directory.
     pub fn approve(&self) -> Result<(), ProjectError> {
         let store = self.trust_store().ok_or(ProjectError::NoConfigDir)?;
+        // A broken file is never approved: the project was opened under the approved one.
+        config::effective(&self.host.sources(&self.workdir), &self.workdir)?;
         let identity = (self.repo.as_ref())
             .map(identity::ensure)
             .transpose()
@@ -446,8 +448,18 @@ type Settings = (Policy, Vec<ProjectCommand>, Vec<LowerValue>);
 /// Opening a project: the only place settings are loaded.
 impl Host {
     /// The project of `repo`, with its settings loaded.
+    ///
+    /// A broken project file under an approval gives way to the approved configuration (or,
+    /// under an approval of an earlier version, to no project file), so that no event of an
+    /// approved project reads as "the gate is off"; the stop gate says what is held back (see
+    /// [`Host::approved_project`]). Without an approval, the error.
     pub fn project(&self, repo: Repo) -> Result<Project, ProjectError> {
-        let (policy, commands, lower) = self.settings(&repo.workdir)?;
+        let (policy, commands, lower) = match self.settings(&repo.workdir) {
+            Err(ProjectError::Config(error)) => {
+                (self.approved_settings(&repo)).ok_or(ProjectError::Config(error))?
+            }
+            settings => settings?,
+        };
         Ok(Project {
             state_dir: self.state_dir(&repo)?,
             workdir: repo.workdir.clone(),
@@ -457,6 +469,17 @@ impl Host {
             lower,
             host: self.clone(),
         })
+    }
+
+    /// The settings of `repo`'s project under the configuration approved for it; `None` without
+    /// an approval, or when even those cannot be loaded (the user's own file is broken).
+    fn approved_settings(&self, repo: &Repo) -> Option<Settings> {
+        let store = TrustStore::beside_user_config(self.user_config.as_deref())?;
+        let approval = approval_of(&store, &repo.workdir, Some(repo)).ok()??;
+        let text = approval.config.and_then(|config| config.text);
+        (self.settings_with(&repo.workdir, Some(text.as_deref())))
+            .or_else(|_| self.settings_with(&repo.workdir, Some(None)))
+            .ok()
     }
 
     /// The settings of the project at `root`, what of them the project supplies, and what the

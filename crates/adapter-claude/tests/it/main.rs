@@ -106,6 +106,32 @@ fn broken_config_fails_open_and_tells_the_user_once_per_session() {
     assert_snapshot!(answer, @r#"{"systemMessage":"Checkpoint — The gate is off until its config is fixed (stops are allowed unchecked): [repo]/checkpoint.toml:1: syntax error: unclosed table, expected `]`"}"#);
 }
 
+/// Under an approval, a broken config turns nothing off: no event says the gate is off, and the
+/// stop still blocks on the failing test, telling the user the approved configuration applies.
+#[test]
+fn a_broken_config_under_an_approval_keeps_the_gate_on() {
+    let config = tempfile::tempdir().unwrap();
+    let repo = repo("failing-test");
+    let dir = repo.path();
+    checkpoint_testkit::trust(config.path(), dir, &[]);
+    std::fs::write(dir.join("checkpoint.toml"), "[tests\n").unwrap();
+    for event in ["SessionStart", "UserPromptSubmit", "PreToolUse"] {
+        let run = CLAUDE.fire_in(config.path(), dir, event);
+        assert!(!run.stdout.contains("gate is off"), "{event}: {run:?}");
+    }
+    let stop = CLAUDE.fire_in(config.path(), dir, "Stop");
+    let (reason, notice) = reason_and_notice(&stop);
+    assert!(
+        reason.starts_with("Checkpoint — Tests: FAILED\n"),
+        "{reason}"
+    );
+    let notice = notice.unwrap_or_default();
+    assert!(
+        notice.contains("checkpoint.toml is not a valid configuration"),
+        "{notice}"
+    );
+}
+
 proptest! {
     #[test]
     fn arbitrary_stdin_fails_open(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {

@@ -179,6 +179,26 @@ fn an_appended_rule_that_needs_nothing_is_held_back() {
     ");
 }
 
+/// A broken `checkpoint.toml` under an approval is never approved itself: `checkpoint trust`
+/// says what is wrong with it.
+#[test]
+fn a_broken_config_is_not_approved() {
+    let config = tempfile::tempdir().unwrap();
+    let repo = checkpoint_testkit::repo("failing-test");
+    let dir = repo.path();
+    let trusted = run(config.path(), dir, &["trust", "--yes"]);
+    assert_eq!(trusted.status.code(), Some(0), "{trusted:?}");
+    append(dir, "\n[tests\n");
+    let refused = run(config.path(), dir, &["trust", "--yes"]);
+    assert_ne!(refused.status.code(), Some(0), "{refused:?}");
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("syntax error"),
+        "{refused:?}"
+    );
+    let check = run(config.path(), dir, &["check"]);
+    assert_eq!(check.status.code(), Some(1), "{check:?}");
+}
+
 #[test]
 fn invalid_toml_after_an_approval_keeps_the_approved_config() {
     let (_, stderr) = trusted_then(|dir| append(dir, "\n[tests\n"));
