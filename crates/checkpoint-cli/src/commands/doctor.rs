@@ -407,8 +407,21 @@ fn project_trust() -> Result<Line, CliError> {
         )));
     };
     let root = project.workdir.display();
-    let trust = Trust::check(&project.commands, project.approval()?.as_ref());
+    let approval = project.approval()?;
+    let trust = Trust::check(&project.commands, approval.as_ref());
+    // Its commands as approved, but its config file, what they run or its repository changed.
+    let changes = match (&trust, &approval) {
+        (Trust::Trusted, Some(approval)) => project.changes_since(approval)?,
+        _ => Vec::new(),
+    };
     Ok(Line::from(match trust {
+        Trust::Trusted if !changes.is_empty() => Check::problem(
+            format!(
+                "{root}: changed since you approved it: {}",
+                changes.join("; ")
+            ),
+            format!("cd {root} && checkpoint trust"),
+        ),
         Trust::Trusted => Check::ok(format!("{root}: its commands are approved for the gate")),
         Trust::Untrusted(_) => Check::problem(
             format!("{root}: its commands are not approved, so the gate runs none of them"),

@@ -473,3 +473,24 @@ fn an_old_approval_still_loads() {
     let check = run(config.path(), dir, &["check"]);
     assert_eq!(check.status.code(), Some(1), "{check:?}");
 }
+
+/// `checkpoint doctor` says when an approval no longer covers the project, though its commands
+/// are the approved ones.
+#[test]
+fn doctor_names_what_changed_since_the_approval() {
+    let config = tempfile::tempdir().unwrap();
+    let repo = checkpoint_testkit::repo("python-passing");
+    let dir = repo.path();
+    let trusted = run(config.path(), dir, &["trust", "--yes"]);
+    assert_eq!(trusted.status.code(), Some(0), "{trusted:?}");
+    append(
+        dir,
+        "\n[[rule]]\nname = \"all\"\ninclude = [\"**\"]\ngate = false\n",
+    );
+    let doctor = run(config.path(), dir, &["doctor"]);
+    let stdout = String::from_utf8_lossy(&doctor.stdout);
+    assert!(
+        stdout.contains(": changed since you approved it: checkpoint.toml"),
+        "{doctor:?}"
+    );
+}
