@@ -569,3 +569,44 @@ pub fn bad_payloads(adapter: &Adapter, dir: &Path) -> Vec<(&'static str, Vec<u8>
         ("huge", huge),
     ]
 }
+
+/// A `CHECKPOINT_TESTS_COMMAND=true` that the agent's own project configuration (`file`, with
+/// `text`, committed) puts into the hook's environment is the project's value, not the user's:
+/// with the project trusted and `add` broken, the approved command still runs and blocks for
+/// `test_add`, and the user is told the variable is held back. Returns what the user is told
+/// about it, for the adapter's snapshot.
+pub fn assert_project_env_is_held_back(adapter: &Adapter, file: &str, text: &str) -> String {
+    let repo = repo("failing-test");
+    let dir = repo.path();
+    let config_home = tempfile::tempdir().expect("temp config home");
+    crate::trust(config_home.path(), dir, &[]);
+    let path = dir.join(file);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, text).unwrap();
+    crate::git(dir, &["add", file]);
+    crate::git(dir, &["commit", "-qm", "agent config"]);
+    let stdin = payload(adapter.agent, adapter.stop, dir);
+    let env = [("CHECKPOINT_TESTS_COMMAND", "true")];
+    let bin = Path::new(adapter.bin);
+    let run = run_hook_in(config_home.path(), bin, dir, stdin.as_bytes(), &env);
+    assert!(adapter.blocked(&run), "{run:?}");
+    let answer: Value = serde_json::from_str(&run.stdout).unwrap();
+    let block = answer
+        .pointer(adapter.wire.block)
+        .unwrap()
+        .as_str()
+        .unwrap();
+    assert!(block.contains("test_calc.CalcTest.test_add"), "{block}");
+    let notice = answer
+        .pointer(adapter.wire.notice)
+        .unwrap()
+        .as_str()
+        .unwrap();
+    assert!(
+        notice.contains("CHECKPOINT_TESTS_COMMAND (from "),
+        "{notice}"
+    );
+    // Only what is told about the variable: the rest of the notice is the trust store's.
+    let told = notice.find("Checkpoint: the agent's project configuration");
+    told.map_or(notice, |at| &notice[at..]).to_owned()
+}

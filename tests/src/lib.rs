@@ -151,6 +151,7 @@ pub fn trust(config_home: &Path, dir: &Path, env: &[(&str, &str)]) {
             .filter(|(k, _)| k.starts_with("CHECKPOINT_"))
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
+        project_env: Vec::new(),
         now: jiff::Timestamp::now(),
     };
     if let Ok(project) = host.open(dir) {

@@ -21,6 +21,7 @@ pub mod transcript;
 use checkpoint_core::agent::{Agent, Capabilities, InstallSpec, TranscriptFormat};
 use checkpoint_core::answer::{HookAnswer, StopAnswer};
 use checkpoint_core::home::AgentHome;
+use checkpoint_core::project_env::{EnvFormat, ProjectEnvSource};
 use checkpoint_core::{EventKind, HookEvent, sanitize};
 use serde_json::{Value, json};
 
@@ -70,7 +71,24 @@ impl AgentHome for Claude {
     fn install(&self) -> Option<&InstallSpec> {
         Some(&install::INSTALL)
     }
+
+    fn project_env(&self) -> &'static [ProjectEnvSource] {
+        PROJECT_ENV
+    }
 }
+
+/// The `"env"` of the project's settings, shared and local: Claude Code puts it into every hook's
+/// environment, user-scope hooks included (checked with 2.1.330).
+pub static PROJECT_ENV: &[ProjectEnvSource] = &[
+    ProjectEnvSource {
+        path: ".claude/settings.json",
+        format: EnvFormat::JsonMember("env"),
+    },
+    ProjectEnvSource {
+        path: ".claude/settings.local.json",
+        format: EnvFormat::JsonMember("env"),
+    },
+];
 
 /// What a Claude-style event name means (Claude Code's, and Codex's, which took them over).
 pub fn event_kind(wire_name: &str) -> EventKind {

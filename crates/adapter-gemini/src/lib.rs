@@ -20,6 +20,7 @@ pub mod transcript;
 use checkpoint_core::agent::{Agent, Capabilities, InstallSpec, TranscriptFormat};
 use checkpoint_core::answer::HookAnswer;
 use checkpoint_core::home::AgentHome;
+use checkpoint_core::project_env::{EnvFormat, ProjectEnvSource};
 use checkpoint_core::{EventKind, HookEvent};
 use serde_json::Value;
 
@@ -98,7 +99,25 @@ impl AgentHome for Gemini {
     fn install(&self) -> Option<&InstallSpec> {
         Some(&install::INSTALL)
     }
+
+    fn project_env(&self) -> &'static [ProjectEnvSource] {
+        PROJECT_ENV
+    }
 }
+
+/// The project's `.env` files: Gemini CLI loads the nearest `.gemini/.env` or `.env` from the
+/// session's directory up into its own environment, which every hook inherits (checked with
+/// 0.61.0; a variable already set in its environment is kept).
+pub static PROJECT_ENV: &[ProjectEnvSource] = &[
+    ProjectEnvSource {
+        path: ".gemini/.env",
+        format: EnvFormat::DotEnv,
+    },
+    ProjectEnvSource {
+        path: ".env",
+        format: EnvFormat::DotEnv,
+    },
+];
 
 /// Runs one Gemini CLI hook call.
 pub fn main() -> std::process::ExitCode {

@@ -1,7 +1,7 @@
 //! One home per agent: the trait each adapter crate (`adapter-claude`, `adapter-gemini`,
 //! `adapter-codex`, `adapter-copilot`, `adapter-opencode`) implements for its agent — its event
 //! names, which payloads are its own, how it renders a [`HookAnswer`] on its wire, its transcript
-//! format and its install table — and [`Manual`], the home of a human at the command line.
+//! format, its install table and its project's environment files — and [`Manual`], the home of a human at the command line.
 //!
 //! Parsing a payload needs the home's event names, so [`HookEvent::parse`] lives here, beside the
 //! trait: [`crate::event`] knows only the fields every agent shares.
@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::agent::{Agent, Capabilities, InstallSpec, TranscriptFormat};
 use crate::answer::HookAnswer;
 use crate::event::{EventError, EventKind, HookEvent};
+use crate::project_env::ProjectEnvSource;
 
 /// Everything one agent needs, in one place: implemented by each adapter crate.
 pub trait AgentHome: Sync {
@@ -49,6 +50,13 @@ pub trait AgentHome: Sync {
 
     /// What `checkpoint install` writes for the agent; `None` when it is not installed as hooks.
     fn install(&self) -> Option<&InstallSpec>;
+
+    /// The files of the agent's own project configuration that put variables into every hook's
+    /// environment: a `CHECKPOINT_*` value one of them sets is the project's, held back until
+    /// the user approves it like `checkpoint.toml`'s. None by default.
+    fn project_env(&self) -> &'static [ProjectEnvSource] {
+        &[]
+    }
 }
 
 /// A human at the command line: no transcript, no wire format, no install.

@@ -20,7 +20,7 @@
 //! | Module | What it holds |
 //! |---|---|
 //! | [`event`] | the agent-neutral [`HookEvent`], parsed from an agent's payload |
-//! | [`agent`], [`home`], [`answer`], [`doctor`] | what an agent is as data (identity, capabilities, transcript format, install table), the [`AgentHome`](home::AgentHome) trait each agent's adapter implements, a hook's typed answer, and the pure checks of `checkpoint doctor` |
+//! | [`agent`], [`home`], [`answer`], [`doctor`], [`project_env`] | what an agent is as data (identity, capabilities, transcript format, install table, the project files that set its hooks' environment), the [`AgentHome`](home::AgentHome) trait each agent's adapter implements, a hook's typed answer, and the pure checks of `checkpoint doctor` |
 //! | [`changes`], [`outcome`] | the facts: what changed in the repository, what a test run gave |
 //! | [`policy`] | settings and glob rules, parsed and merged from given texts |
 //! | [`decide`](mod@decide), [`render`] | the verdict on a stop, and its message |
@@ -40,6 +40,7 @@ pub mod integrity;
 pub mod journal;
 pub mod outcome;
 pub mod policy;
+pub mod project_env;
 pub mod render;
 pub mod sanitize;
 pub mod tail;

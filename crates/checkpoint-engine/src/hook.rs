@@ -171,7 +171,7 @@ fn answer(
     if !gate::handles(&event.kind) {
         return Ok(None);
     }
-    let host = Host::from_process();
+    let host = Host::from_process().with_project_env(home, &event.cwd);
     let outcome = match gate::run(home, &host, &event) {
         Ok(outcome) => outcome,
         // A broken config lets everything through: the user hears that the gate is off, once per

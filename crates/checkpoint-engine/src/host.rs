@@ -10,6 +10,8 @@ use jiff::Timestamp;
 
 use crate::config::{self, ConfigSources};
 use crate::git::{self, GitError, Repo};
+use crate::project_env::{ProjectVar, project_vars};
+use checkpoint_core::home::AgentHome;
 
 /// Environment variable that moves all state out of the repository's git directory.
 pub const STATE_DIR_VAR: &str = "CHECKPOINT_STATE_DIR";
@@ -28,6 +30,9 @@ pub struct Host {
     pub user_config: Option<PathBuf>,
     /// `CHECKPOINT_*` variables (name, value), in order; a later duplicate wins.
     pub env: Vec<(String, String)>,
+    /// Those of [`Host::env`] whose value the agent's own project configuration set: the
+    /// project's values, not the user's (see [`Host::with_project_env`]).
+    pub project_env: Vec<ProjectVar>,
     /// The time of the call.
     pub now: Timestamp,
 }
@@ -39,12 +44,25 @@ impl Host {
         Host {
             user_config: sources.user_file,
             env: sources.env,
+            project_env: Vec::new(),
             now: Timestamp::now(),
         }
     }
 
-    /// The value of a `CHECKPOINT_*` variable (the last one set wins).
+    /// The same host for a hook of the agent whose home is `home`, called in `cwd`: the variables
+    /// of its environment that the agent's project configuration set there are the project's
+    /// (see [`crate::project_env`]).
+    pub fn with_project_env(mut self, home: &dyn AgentHome, cwd: &Path) -> Host {
+        self.project_env = project_vars(home, &self.env, cwd);
+        self
+    }
+
+    /// The value of a `CHECKPOINT_*` variable (the last one set wins); `None` for one the
+    /// project set ([`Host::project_env`]), which is not the user's to move state with.
     pub(crate) fn var(&self, name: &str) -> Option<&str> {
+        if self.project_env.iter().any(|p| p.var == name) {
+            return None;
+        }
         self.env
             .iter()
             .rev()

@@ -30,6 +30,7 @@ pub mod host;
 pub mod journal;
 pub mod own_files;
 pub mod project;
+pub mod project_env;
 pub mod runner;
 pub mod select;
 pub mod session;

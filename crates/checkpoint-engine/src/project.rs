@@ -500,6 +500,9 @@ impl Host {
             None => config::effective(&sources, root)?,
             Some(text) => config::effective_with(&sources, root, text)?,
         };
+        let set_by_project: Vec<String> =
+            (self.project_env.iter()).map(|p| p.var.clone()).collect();
+        let effective = effective.with_project_env(&set_by_project);
         let commands = effective.project_commands(&sources.project_file);
         let lower = effective.lower_values(&sources.project_file);
         Ok((effective.into_policy(), commands, lower))

@@ -686,3 +686,111 @@ mod configured_worktree {
         play(Agent::Codex);
     }
 }
+
+/// The agent's own project configuration puts `CHECKPOINT_TESTS_COMMAND=true` into every hook's
+/// environment — Claude Code through the `"env"` of the committed `.claude/settings.json`, Gemini
+/// CLI through a committed `.env` (issue 31). That value is the project's, not the user's: it
+/// does not choose what runs, so the broken code's real tests block up to the cap, and the user
+/// is told that the value is held back.
+mod project_env {
+    use std::path::Path;
+
+    use checkpoint_e2e::scenario::Scenario;
+    use checkpoint_e2e::{Agent, Session, install_checkpoint};
+
+    use super::{BROKEN_ASSERTION, MAX_BLOCKS, Story, TESTS_FAILED, run_at};
+
+    /// What the user is told about the variable.
+    const HELD_BACK: &str = "Checkpoint: the agent's project configuration sets these variables";
+
+    /// Sets `CHECKPOINT_TESTS_COMMAND=true` in `agent`'s project configuration in `repo`, and
+    /// commits it: the repository a user clones.
+    fn set_in_project_config(agent: Agent, repo: &Path) {
+        let file = match agent {
+            Agent::Claude => {
+                let path = repo.join(".claude/settings.json");
+                let mut settings: serde_json::Value =
+                    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+                settings["env"] = serde_json::json!({"CHECKPOINT_TESTS_COMMAND": "true"});
+                std::fs::write(&path, settings.to_string()).unwrap();
+                ".claude/settings.json"
+            }
+            Agent::Gemini => {
+                std::fs::write(repo.join(".env"), "CHECKPOINT_TESTS_COMMAND=true\n").unwrap();
+                ".env"
+            }
+            other => panic!("{other}: no project env source"),
+        };
+        checkpoint_testkit::git(repo, &["add", file]);
+        checkpoint_testkit::git(repo, &["commit", "-qm", "agent config: env"]);
+    }
+
+    /// The files under `dir` (the session's home: the CLI's transcripts and logs) that hold
+    /// `text`.
+    fn files_holding(dir: &Path, text: &str) -> Vec<String> {
+        let mut found = Vec::new();
+        for entry in walk(dir) {
+            let bytes = std::fs::read(&entry).unwrap_or_default();
+            if String::from_utf8_lossy(&bytes).contains(text) {
+                found.push(entry.display().to_string());
+            }
+        }
+        found
+    }
+
+    fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+        let mut files = Vec::new();
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return files;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() && !kind.is_symlink() => files.extend(walk(&path)),
+                Ok(kind) if kind.is_file() => files.push(path),
+                _ => {}
+            }
+        }
+        files
+    }
+
+    fn play(agent: Agent) {
+        let repo = checkpoint_testkit::repo("python-passing");
+        let mut session = Session::new(agent);
+        install_checkpoint(&session, repo.path());
+        set_in_project_config(agent, repo.path());
+        let scenario = Scenario::new(Story::NeverFixes.steps());
+        let label = "project env";
+        let (result, summary, carried) = run_at(&mut session, repo.path(), scenario, label);
+        assert_eq!(carried.len(), MAX_BLOCKS + 1, "{summary}");
+        for feedback in &carried[1..] {
+            let [message] = feedback.as_slice() else {
+                panic!("expected one block message, got {feedback:#?}\n{summary}");
+            };
+            assert!(message.contains(TESTS_FAILED), "{message}\n{summary}");
+            assert!(message.contains(BROKEN_ASSERTION), "{message}\n{summary}");
+        }
+        // The model never hears of it; the user does: the CLI shows and records the notice.
+        let model_saw = (result.requests.iter()).any(|r| r["body"].to_string().contains(HELD_BACK));
+        assert!(!model_saw, "{summary}");
+        let mut told = files_holding(session.home(), "CHECKPOINT_TESTS_COMMAND (from ");
+        told.retain(|file| !file.contains("mock-requests"));
+        let shown = result.stdout.contains(HELD_BACK) || result.stderr.contains(HELD_BACK);
+        assert!(
+            shown || !told.is_empty(),
+            "the user was not told\n{summary}\n--- stdout\n{}\n--- stderr\n{}",
+            result.stdout,
+            result.stderr
+        );
+    }
+
+    #[test]
+    fn claude() {
+        play(Agent::Claude);
+    }
+
+    #[test]
+    fn gemini() {
+        play(Agent::Gemini);
+    }
+}

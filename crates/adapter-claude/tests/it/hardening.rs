@@ -312,6 +312,7 @@ fn injected_names_and_huge_progress_stay_in_their_place() {
     let host = Host {
         user_config: None,
         env: Vec::new(),
+        project_env: Vec::new(),
         now: Host::from_process().now,
     };
     let project = host.open(dir).unwrap();

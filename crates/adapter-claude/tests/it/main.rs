@@ -8,6 +8,7 @@ use proptest::prelude::*;
 
 mod hardening;
 mod prewarm;
+mod project_env;
 mod unrunnable;
 
 const CLAUDE: Adapter = Adapter {

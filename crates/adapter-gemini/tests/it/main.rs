@@ -23,6 +23,19 @@ fn block_is_a_top_level_deny() {
     assert_snapshot!(run.stdout, @r#"{"decision":"deny","reason":"Checkpoint — No tests to run\nYou have uncommitted code changes. Commit your work before stopping.\n  ? deploy.yml"}"#);
 }
 
+/// A `CHECKPOINT_*` variable that the project's `.env` puts into every hook's environment is the
+/// project's value, held back until approved (issue 31).
+#[test]
+fn a_variable_from_the_projects_env_file_is_held_back() {
+    let dotenv = "# the project's\nCHECKPOINT_TESTS_COMMAND=true\n";
+    let notice = adapter::assert_project_env_is_held_back(&GEMINI, ".env", dotenv);
+    assert_snapshot!(notice, @r"
+    Checkpoint: the agent's project configuration sets these variables in the hook's environment; they are the project's values, not yours, and the stop gate holds them back until you approve them:
+    - CHECKPOINT_TESTS_COMMAND (from .env)
+    To use such a value, write it in checkpoint.toml and approve it with `checkpoint trust`, or in your own config file.
+    ");
+}
+
 #[test]
 fn concurrent_blocked_stops_count_every_block() {
     adapter::assert_concurrent_blocks_are_counted(&GEMINI, 64);

@@ -139,6 +139,9 @@ pub struct Effective {
     provenance: Vec<Provenance>,
     /// The result.
     policy: Policy,
+    /// The `CHECKPOINT_*` variables whose values the project supplies (see
+    /// [`Effective::with_project_env`]).
+    project_env: Vec<String>,
 }
 
 /// Where one key's effective value came from, and the layer that set it (`None`, below every
@@ -150,6 +153,8 @@ struct Provenance {
     /// The value the layers under that one give (what the key had before it was set); `None`
     /// for a default, or when unset.
     below: Option<toml::Value>,
+    /// Where `below` came from.
+    below_origin: Origin,
 }
 
 impl Effective {
@@ -171,15 +176,18 @@ impl Effective {
             layer: None,
             origin: Origin::Default,
             below: None,
+            below_origin: Origin::Default,
         };
         let mut provenance = vec![default; KEYS.len()];
         let mut apply = |layer, key: usize, write: Write, origin| {
             let below = KEYS[key].slot.read(&policy);
             write(&mut policy);
+            let below_origin = mem::replace(&mut provenance[key].origin, Origin::Default);
             provenance[key] = Provenance {
                 layer: Some(layer),
                 origin,
                 below,
+                below_origin,
             };
         };
         for (layer, file) in files.iter_mut().enumerate() {
@@ -208,7 +216,17 @@ impl Effective {
             files,
             provenance,
             policy,
+            project_env: Vec::new(),
         })
+    }
+
+    /// The same, with the `CHECKPOINT_*` variables `vars` taken for the project's: the agent's
+    /// own project configuration (a file in the repository) put their values into the
+    /// environment, so a guarded key one of them sets is supplied by the project, to approve like
+    /// the project file's values ([`Effective::project_commands`]).
+    pub fn with_project_env(mut self, vars: &[String]) -> Effective {
+        self.project_env = vars.to_vec();
+        self
     }
 
     /// The policy.
@@ -219,7 +237,8 @@ impl Effective {
     /// What the project whose file is `project_file` supplies for the user to approve, in the
     /// order of [`KEYS`] and then of its rules: the detected test command or the file's, its
     /// values of the other guarded keys, and its rules' own test commands and actions. Values a
-    /// higher layer (a `CHECKPOINT_*` variable) overrides are not the project's.
+    /// higher layer (a `CHECKPOINT_*` variable) overrides are not the project's, unless the
+    /// project set that variable ([`Effective::with_project_env`]).
     pub fn project_commands(&self, project_file: &Path) -> Vec<ProjectCommand> {
         let mut commands: Vec<ProjectCommand> = (self.project_keys(project_file))
             .filter_map(|(key, _)| {
@@ -253,21 +272,30 @@ impl Effective {
     /// What the layers under the project file give for each guarded key whose effective value
     /// the project whose file is `project_file` supplies (see [`LowerValue`]).
     pub fn lower_values(&self, project_file: &Path) -> Vec<LowerValue> {
+        // Under a variable the project set, the project file's own value is not a fallback: it is
+        // the project's too (the built-in default stands in for it).
+        let projects =
+            |origin: &Origin| matches!(origin, Origin::File { path, .. } if path == project_file);
         (self.project_keys(project_file))
             .map(|(key, provenance)| LowerValue {
                 slot: key.name.to_owned(),
-                text: slot_text(key, provenance.below.clone()),
+                text: if projects(&provenance.below_origin) {
+                    None
+                } else {
+                    slot_text(key, provenance.below.clone())
+                },
             })
             .collect()
     }
 
-    /// The guarded keys whose effective value the project supplies (its file, or detection),
-    /// with their provenance.
+    /// The guarded keys whose effective value the project supplies (its file, detection, or a
+    /// variable it set), with their provenance.
     fn project_keys(&self, project_file: &Path) -> impl Iterator<Item = (&Key, &Provenance)> {
         let from_project = move |origin: &Origin| match origin {
             Origin::Detected => true,
             Origin::File { path, .. } => path == project_file,
-            Origin::Default | Origin::Env(_) => false,
+            Origin::Env(var) => self.project_env.contains(var),
+            Origin::Default => false,
         };
         (KEYS.iter().zip(&self.provenance))
             .filter(move |(key, provenance)| key.guarded && from_project(&provenance.origin))
@@ -635,6 +663,50 @@ mod tests {
             line_of(path, "[stop\n", "stop.max_blocks"),
             None,
             "no parse"
+        );
+    }
+
+    /// A `CHECKPOINT_*` variable the project set (through the agent's own project configuration)
+    /// supplies a project value, to approve like the file's; the user's own variables do not.
+    #[test]
+    fn a_variable_the_project_set_is_the_projects() {
+        let f =
+            Sources::project("[tests]\ncommand = \"make test\"\n[stop]\nmax_blocks = 5\n").env(&[
+                ("CHECKPOINT_TESTS_COMMAND", "true"),
+                ("CHECKPOINT_STOP_MAX_BLOCKS", "9"),
+            ]);
+        let project = Path::new(PROJECT_FILE);
+        let users = f.effective().unwrap();
+        assert_eq!(users.project_commands(project), []);
+        let marked =
+            (f.effective().unwrap()).with_project_env(&["CHECKPOINT_TESTS_COMMAND".to_owned()]);
+        assert_eq!(
+            marked.project_commands(project),
+            [ProjectCommand {
+                slot: "tests.command".into(),
+                text: "true".into(),
+            }]
+        );
+        // Held back, the key does not fall to the project file's value (the project's too), but
+        // to the user's, else to none (the built-in default).
+        assert_eq!(
+            marked.lower_values(project),
+            [LowerValue {
+                slot: "tests.command".into(),
+                text: None,
+            }]
+        );
+        let user = Sources::new(Some("[stop]\nmax_blocks = 4\n"), None)
+            .env(&[("CHECKPOINT_STOP_MAX_BLOCKS", "0")])
+            .effective()
+            .unwrap()
+            .with_project_env(&["CHECKPOINT_STOP_MAX_BLOCKS".to_owned()]);
+        assert_eq!(
+            user.lower_values(project),
+            [LowerValue {
+                slot: "stop.max_blocks".into(),
+                text: Some("4".into()),
+            }]
         );
     }
 }

@@ -162,7 +162,8 @@ pub(super) fn post_tool(call: &Call) -> Result<Option<String>, ProjectError> {
         return Ok(None);
     };
     let state_dir = call.host.state_dir(&repo)?;
-    super::prewarm::after_tool(event.tool_name.as_deref(), &repo.workdir, &state_dir);
+    let tool = event.tool_name.as_deref();
+    super::prewarm::after_tool(tool, &repo.workdir, &state_dir, &call.host.project_env);
     let mut context = post_tool_continuity(call, &state_dir)?;
     // An agent may write the reply that asked for the tool only after the pre-tool hook ran: by
     // now it is in the transcript, so a threshold crossed by that reply is caught here. An

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::host::Host;
 use crate::project::ProjectError;
+use crate::project_env::ProjectVar;
 use crate::runner::{self, Unwatched};
 use crate::store::{self, Lock};
 use checkpoint_core::changes::RepoFacts;
@@ -77,8 +78,15 @@ pub(super) fn remember(state_dir: &Path, on: bool) {
 }
 
 /// After a tool call in the worktree at `workdir` (state in `state_dir`): starts the background
-/// run when prewarm is on and the tool may have changed files. Never waits for it.
-pub(super) fn after_tool(tool: Option<&str>, workdir: &Path, state_dir: &Path) {
+/// run when prewarm is on and the tool may have changed files, without the variables the
+/// project set (`set_by_project`): it runs none of the project's values the stop holds back.
+/// Never waits for it.
+pub(super) fn after_tool(
+    tool: Option<&str>,
+    workdir: &Path,
+    state_dir: &Path,
+    set_by_project: &[ProjectVar],
+) {
     if tool.is_some_and(|tool| READ_ONLY_TOOLS.contains(&tool)) || !state_dir.join(MARKER).exists()
     {
         return;
@@ -87,6 +95,9 @@ pub(super) fn after_tool(tool: Option<&str>, workdir: &Path, state_dir: &Path) {
         return;
     };
     let mut command = Command::new(program);
+    for held in set_by_project {
+        command.env_remove(&held.var);
+    }
     command
         .arg(ARG)
         .arg(workdir)

@@ -7,13 +7,16 @@ use jiff::Timestamp;
 
 use crate::cache::{self, TestCache};
 use crate::git::Repo;
-use crate::host::Host;
+use crate::host::{Host, STATE_DIR_VAR};
 use crate::journal::Journal;
 use crate::project::{Project, ProjectError};
+use crate::project_env::ProjectVar;
 use crate::runner::{self, RunWatch};
 use crate::store;
+use crate::trust::Approval;
 use checkpoint_core::decide::PlannedTest;
 use checkpoint_core::outcome::{Selection, TestOutcome, TestRun, TestStatus};
+use checkpoint_core::policy::config::{KEYS, ProjectCommand};
 
 /// The project of `repo` with only the commands and guarded values the user approved for it, for
 /// everything a stop does with it (its test runs' timeout, its checkpoints); and the notice for
@@ -23,7 +26,52 @@ pub(super) fn approved_project(
     repo: Repo,
     warnings: &mut Vec<String>,
 ) -> Result<(Project, Option<String>), ProjectError> {
-    host.approved_project(repo, warnings)
+    let (project, notice) = host.approved_project(repo, warnings)?;
+    if host.project_env.is_empty() {
+        return Ok((project, notice));
+    }
+    let approval = project.approval().unwrap_or_else(|e| {
+        warnings.push(format!("trust: {e}"));
+        None
+    });
+    let held = project_env_notice(&project, approval.as_ref());
+    let notices: Vec<String> = notice.into_iter().chain(held).collect();
+    Ok((project, (!notices.is_empty()).then(|| notices.join("\n"))))
+}
+
+/// What the user is told about the `CHECKPOINT_*` variables the agent's project configuration
+/// set ([`Host::project_env`](crate::host::Host::project_env)) whose values the gate holds back:
+/// a guarded setting's value not approved, and the state directory (never the project's to
+/// move). `None` when none is.
+fn project_env_notice(project: &Project, approval: Option<&Approval>) -> Option<String> {
+    let approved = |c: &ProjectCommand| approval.is_some_and(|a| a.commands.contains(c));
+    let held: Vec<&ProjectVar> = (project.host.project_env.iter())
+        .filter(|set| {
+            let var = set.var.as_str();
+            match KEYS
+                .iter()
+                .find(|k| k.env == var || k.aliases.contains(&var))
+            {
+                Some(key) => (project.commands.iter()).any(|c| c.slot == key.name && !approved(c)),
+                None => var == STATE_DIR_VAR,
+            }
+        })
+        .collect();
+    if held.is_empty() {
+        return None;
+    }
+    let mut text = "Checkpoint: the agent's project configuration sets these variables in the \
+                    hook's environment; they are the project's values, not yours, and the stop \
+                    gate holds them back until you approve them:"
+        .to_owned();
+    for set in held {
+        text.push_str(&format!("\n- {} (from {})", set.var, set.file.display()));
+    }
+    text.push_str(
+        "\nTo use such a value, write it in checkpoint.toml and approve it with `checkpoint \
+         trust`, or in your own config file.",
+    );
+    Some(text)
 }
 
 /// How a stop (or the background run) runs its planned test commands.
