@@ -4,11 +4,13 @@
 //! [`resolve`] follows a command (each of its `&&`/`;`/`|` parts, after `cd`, variable
 //! assignments and `env`/`exec`/`time` wrappers) to:
 //!
-//! - `make` (`-C`, `-f`): the whole makefile — a recipe can be changed through a variable or an
-//!   include anywhere in it; `just`: the whole justfile; `tox` (`-c`): `tox.ini`; `nox` (`-f`):
-//!   `noxfile.py`;
+//! - `make` (`-C`, `-f`): the whole makefile — a recipe can be changed through a variable
+//!   anywhere in it — and the makefiles it includes; `just`: the whole justfile; `tox` (`-c`):
+//!   `tox.ini`; `nox` (`-f`): `noxfile.py`; `pytest` (`python -m pytest`): the root
+//!   `conftest.py`; `cargo`: `.cargo/config.toml` (its `runner` decides how tests run);
 //! - `npm`/`yarn`/`pnpm`/`bun run`: the `package.json` script with its `pre`/`post` scripts,
-//!   each script's own command followed in turn;
+//!   each script's own command followed in turn, and `.npmrc`/`.yarnrc`/`.yarnrc.yml`/
+//!   `bunfig.toml` (which can replace the shell that runs scripts);
 //! - a script file the command runs (`./run_tests.sh`, `bash scripts/test.sh`,
 //!   `python3 tools/run.py`);
 //! - the runner configuration files in the directories it runs in (those
@@ -105,11 +107,20 @@ impl Resolver<'_> {
                         .and_then(|to| within(&dir, &to))
                         .unwrap_or_else(|| dir.clone());
                     self.dirs.insert(at.clone());
-                    match option(args, &["-f", "--file", "--makefile"]) {
-                        Some(file) => self.file(&at, &file),
-                        None => self.first_of(&at, &["GNUmakefile", "makefile", "Makefile"]),
+                    let file = option(args, &["-f", "--file", "--makefile"]).unwrap_or_else(|| {
+                        let names = ["GNUmakefile", "makefile", "Makefile"];
+                        let found = names.iter().find(|n| self.root.join(&at).join(n).exists());
+                        found.unwrap_or(&"Makefile").to_string()
+                    });
+                    self.makefile(&at, &file, 0);
+                }
+                "cargo" => {
+                    // Its configuration can replace how test binaries run (`runner`).
+                    for config in [".cargo/config.toml", ".cargo/config"] {
+                        self.file(&dir, config);
                     }
                 }
+                "pytest" | "py.test" => self.file(&dir, "conftest.py"),
                 "just" => match option(args, &["-f", "--justfile"]) {
                     Some(file) => self.file(&dir, &file),
                     None => self.first_of(&dir, &["justfile", "Justfile", ".justfile"]),
@@ -129,11 +140,18 @@ impl Resolver<'_> {
                     if at != dir {
                         self.dirs.insert(at.clone());
                     }
+                    // Their configuration can replace the shell that runs scripts.
+                    for config in [".npmrc", ".yarnrc", ".yarnrc.yml", "bunfig.toml"] {
+                        self.file(&at, config);
+                    }
                     if let Some(script) = script_name(name, args) {
                         self.scripts(&at, &script, depth);
                     }
                 }
                 _ if is_interpreter(name) => {
+                    if args.windows(2).any(|w| w[0] == "-m" && w[1] == "pytest") {
+                        self.file(&dir, "conftest.py");
+                    }
                     let script = args.iter().find(|a| !a.starts_with('-') || is_inline(a));
                     if let Some(script) = script.filter(|a| !is_inline(a)) {
                         self.file(&dir, script);
@@ -199,6 +217,49 @@ impl Resolver<'_> {
             .iter()
             .find(|name| self.root.join(dir).join(name).exists());
         self.file(dir, found.or(names.last()).copied().unwrap_or_default());
+    }
+
+    /// The makefile `name` in `dir`, and the files it includes (`include`, `-include`,
+    /// `sinclude`, names without variables), [`MAX_DEPTH`] deep.
+    fn makefile(&mut self, dir: &Path, name: &str, depth: usize) {
+        let Some(path) = within(dir, name) else {
+            return;
+        };
+        if self.out.contains_key(&shown(&path)) {
+            return;
+        }
+        let text = self.text(&path);
+        let content = text
+            .as_ref()
+            .map_or_else(|e| (*e).to_owned(), |t| digest(t));
+        self.out.insert(shown(&path), content);
+        let (Ok(text), true) = (text, depth < MAX_DEPTH) else {
+            return;
+        };
+        for line in text.lines() {
+            let Some((directive, names)) = line.trim_start().split_once(char::is_whitespace) else {
+                continue;
+            };
+            if !["include", "-include", "sinclude"].contains(&directive) {
+                continue;
+            }
+            for included in names.split_whitespace().filter(|n| !n.contains('$')) {
+                self.makefile(dir, included, depth + 1);
+            }
+        }
+    }
+
+    /// The text of the file at `path` (relative to the root), or why there is none.
+    fn text(&mut self, path: &Path) -> Result<String, &'static str> {
+        if self.reads >= MAX_READS {
+            return Err("unread (too many files)");
+        }
+        self.reads += 1;
+        match read_regular(&self.root.join(path), MAX_CONFIG_BYTES) {
+            Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err("absent"),
+            Err(_) => Err("unreadable"),
+        }
     }
 
     /// The file `name`, relative to `dir`; nothing for one outside the project.
@@ -441,6 +502,10 @@ mod tests {
         let definition = resolve("npm test", dir.path());
         insta::assert_debug_snapshot!(names(&definition), @r#"
         [
+            ".npmrc",
+            ".yarnrc",
+            ".yarnrc.yml",
+            "bunfig.toml",
             "package.json jest",
             "package.json scripts.posttest",
             "package.json scripts.pretest",
@@ -470,7 +535,10 @@ mod tests {
             names(&resolve("bash run_tests.sh", root)),
             ["run_tests.sh", "tox.ini"]
         );
-        assert_eq!(names(&resolve("python3 -m pytest", root)), ["tox.ini"]);
+        assert_eq!(
+            names(&resolve("python3 -m pytest", root)),
+            ["conftest.py", "tox.ini"]
+        );
         assert_eq!(
             names(&resolve("cd sub && make", root)),
             ["sub/Makefile", "tox.ini"]
@@ -484,6 +552,30 @@ mod tests {
             names(&resolve("bash /etc/profile; sh ../x.sh", root)),
             ["tox.ini"]
         );
-        assert_eq!(names(&resolve("cargo test", root)), ["tox.ini"]);
+        assert_eq!(
+            names(&resolve("cargo test", root)),
+            [".cargo/config", ".cargo/config.toml", "tox.ini"]
+        );
+    }
+
+    /// What chooses how tests run besides the command's own file: a makefile's includes,
+    /// cargo's and npm's configuration, pytest's root `conftest.py`.
+    #[test]
+    fn includes_and_tool_configuration() {
+        let dir = project(&[
+            ("Makefile", "include tests.mk\n-include $(LOCAL)\ntest:\n"),
+            ("tests.mk", "include Makefile\n"),
+        ]);
+        let root = dir.path();
+        assert_eq!(names(&resolve("make test", root)), ["Makefile", "tests.mk"]);
+        let before = resolve("make test", root);
+        fs::write(root.join("tests.mk"), "test:\n\ttrue\n").unwrap();
+        assert_eq!(changed(&before, &resolve("make test", root)), ["tests.mk"]);
+        let npm = resolve("npm test", root);
+        assert_eq!(npm[".npmrc"], "absent", "{npm:?}");
+        fs::write(root.join(".npmrc"), "script-shell=true\n").unwrap();
+        assert_eq!(changed(&npm, &resolve("npm test", root)), [".npmrc"]);
+        assert_eq!(names(&resolve("pytest -q", root)), ["conftest.py"]);
+        assert_eq!(names(&resolve("python3 -m pytest", root)), ["conftest.py"]);
     }
 }
