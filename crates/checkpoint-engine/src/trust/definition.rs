@@ -17,10 +17,9 @@
 //!   [`checkpoint_core::integrity::is_runner_config`] names; of `package.json`, its `jest` key).
 //!
 //! Each piece is named (`Makefile`, `package.json scripts.test`) and recorded as a digest of its
-//! content, `absent`, or `unreadable`. Resolution is bounded: at most [`MAX_READS`] files of at
-//! most [`MAX_CONFIG_BYTES`](crate::bounded::MAX_CONFIG_BYTES) each, scripts followed
-//! [`MAX_DEPTH`] deep, no process started; what a script itself then runs (another file it
-//! sources) is not followed.
+//! content, `absent`, or `unreadable`. Resolution is bounded: at most 32 files (`MAX_READS`) of
+//! at most [`MAX_CONFIG_BYTES`] each, scripts followed 3 deep (`MAX_DEPTH`), no process started;
+//! what a script itself then runs (another file it sources) is not followed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
