@@ -25,6 +25,7 @@ fn main() -> ExitCode {
             path: "src/lib.rs".into(),
             kind: ChangeKind::Modified,
             staged: false,
+            committed: false,
         }],
         non_utf8_paths: 0,
     };
@@ -52,6 +53,7 @@ fn main() -> ExitCode {
         session: SessionFacts::default(),
         integrity: Vec::new(),
         now: jiff::Timestamp::UNIX_EPOCH,
+        history_moved: None,
     };
     let decision = decide::decide(stop, &facts, &policy).decision;
 

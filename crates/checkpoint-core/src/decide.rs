@@ -72,6 +72,20 @@ pub struct Facts {
     pub integrity: Vec<Finding>,
     /// The time of the stop.
     pub now: Timestamp,
+    /// Set when history moved under the turn: the change set is then against the merge base,
+    /// and the decision says so ([`Note::HistoryMoved`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_moved: Option<HistoryMoved>,
+}
+
+/// History moved under a turn: the commit it began at is no longer an ancestor of `HEAD`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryMoved {
+    /// The commit `HEAD` was at when the turn began.
+    pub base: String,
+    /// The merge base of `base` and `HEAD` the turn was judged against; `None` when they have
+    /// none (every tracked file was judged as changed).
+    pub merge_base: Option<String>,
 }
 
 /// A test command the changed files ask for.
@@ -264,6 +278,17 @@ pub enum Note {
         /// How many.
         count: usize,
     },
+    /// History moved under the turn (a rebase, reset, checkout of another branch or pull): the
+    /// commit the turn began at is no longer an ancestor of `HEAD`, so the turn is judged
+    /// against the merge base of the two, or against no commit at all (every tracked file
+    /// counts as changed) when they have none.
+    HistoryMoved {
+        /// The commit `HEAD` was at when the turn began.
+        base: String,
+        /// The merge base of `base` and `HEAD` the turn is judged against; `None` when they
+        /// have none.
+        merge_base: Option<String>,
+    },
     /// The change set weakens the tests, and `[integrity] mode = "warn"` lets the stop through:
     /// the user is told.
     IntegrityWarning {
@@ -418,6 +443,13 @@ fn decision(stop: Stop, facts: &Facts, classes: &Classes<'_>, policy: &Policy) -
         RepoFacts::Changes(changes) => changes,
     };
     let mut notes = repo_notes(changes);
+    // Never silently: whatever the verdict, it says what the turn was judged against.
+    if let Some(moved) = &facts.history_moved {
+        notes.push(Note::HistoryMoved {
+            base: moved.base.clone(),
+            merge_base: moved.merge_base.clone(),
+        });
+    }
     let classes = of_changes(classes, changes, policy);
     let judged = requirements(stop, changes, &classes, facts, policy, &mut notes);
     let findings = if stop.subagent {
@@ -603,7 +635,11 @@ fn requirements(
         actions.clear();
     }
     let uncommitted: Vec<Change> = if policy.stop.commit_gate {
-        gated.iter().map(|&change| change.clone()).collect()
+        // Committed during the turn: judged above, nothing left to commit.
+        (gated.iter())
+            .filter(|change| !change.committed)
+            .map(|&change| change.clone())
+            .collect()
     } else {
         Vec::new()
     };

@@ -466,6 +466,22 @@ fn note_text(note: &Note) -> String {
         Note::DetachedHead { commit } => {
             format!("HEAD is detached at {}.", &commit[..commit.len().min(12)])
         }
+        Note::HistoryMoved { base, merge_base } => {
+            let short = |commit: &str| commit[..commit.len().min(12)].to_owned();
+            match merge_base {
+                Some(merge_base) => format!(
+                    "history moved during the turn (it began at {}, no longer an ancestor of \
+                     HEAD): the turn was judged against their merge base {}.",
+                    short(base),
+                    short(merge_base)
+                ),
+                None => format!(
+                    "history moved during the turn (it began at {}, which shares no history \
+                     with HEAD): every tracked file was judged as changed.",
+                    short(base)
+                ),
+            }
+        }
         Note::IntegrityWarning { findings } => {
             format!("the tests were weakened ({}).", finding_summary(findings))
         }

@@ -99,6 +99,7 @@ fn main() {
                 path: path.clone(),
                 kind: ChangeKind::Modified,
                 staged: false,
+                committed: false,
             });
         }
         texts.insert(

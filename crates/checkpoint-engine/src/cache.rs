@@ -298,6 +298,7 @@ mod tests {
             path: path.to_owned(),
             kind,
             staged: false,
+            committed: false,
         }
     }
 

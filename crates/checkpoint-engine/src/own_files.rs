@@ -146,6 +146,7 @@ mod tests {
             path: path.to_owned(),
             kind: ChangeKind::Untracked,
             staged: false,
+            committed: false,
         }
     }
 

@@ -60,6 +60,13 @@ pub struct SessionRecord {
     /// save.
     #[serde(default)]
     pub stop_mark: Option<String>,
+    /// The turn's base: the commit `HEAD` was at when the session's current turn began
+    /// (recorded at the agent's prompt, a subagent's start, the session's start when none was
+    /// recorded yet, and every allowed stop). A stop judges the change set from it to the
+    /// worktree, so that what the turn committed is judged too; `None` (an old record, an
+    /// unborn `HEAD`) judges against `HEAD`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_base: Option<String>,
 }
 
 /// `notice` unless the session was already shown it (`shown` holds the digest of the last one

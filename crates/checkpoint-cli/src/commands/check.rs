@@ -12,6 +12,7 @@ use checkpoint_core::decide::{AllowReason, Decision, Note};
 use checkpoint_core::event::{self, HookEvent};
 use checkpoint_core::home::{AgentHome, Manual};
 use checkpoint_engine::gate;
+use checkpoint_engine::runner::Unwatched;
 use clap::builder::PossibleValuesParser;
 
 use crate::error::CliError;
@@ -32,6 +33,11 @@ pub(crate) struct Args {
     /// `CHECKPOINT_TESTS_SELECT=all`).
     #[arg(long)]
     all: bool,
+    /// Judge the change set from this revision to the worktree: what was committed since
+    /// counts as changed (default: the commit the session's turn began at, when a hook payload
+    /// is read; else `HEAD`).
+    #[arg(long, value_name = "REV")]
+    base: Option<String>,
 }
 
 /// What `checkpoint check --json` prints: the schema version, the event, and the typed decision
@@ -40,6 +46,10 @@ pub(crate) struct Args {
 struct CheckJson<'a> {
     schema_version: u32,
     event: &'a str,
+    /// The commit the change set was judged against (the turn's base, or the merge base when
+    /// history moved under the turn); absent when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    base: Option<&'a str>,
     #[serde(flatten)]
     decision: Option<&'a Decision>,
 }
@@ -51,9 +61,10 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
         host.env
             .push(("CHECKPOINT_TESTS_SELECT".to_owned(), "all".to_owned()));
     }
+    let base = args.base.as_deref();
     let outcome = match Ticker::on_terminal() {
-        Some(ticker) => gate::run_watched(home, &host, &event, &ticker)?,
-        None => gate::run(home, &host, &event)?,
+        Some(ticker) => gate::check(home, &host, &event, &ticker, base)?,
+        None => gate::check(home, &host, &event, &Unwatched, base)?,
     };
     for warning in &outcome.warnings {
         output::warning(warning);
@@ -63,6 +74,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
             output::json(&CheckJson {
                 schema_version: schema::SCHEMA_VERSION,
                 event: &event.wire_name,
+                base: None,
                 decision: None,
             })?;
         } else {
@@ -81,6 +93,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
         output::json(&CheckJson {
             schema_version: schema::SCHEMA_VERSION,
             event: &event.wire_name,
+            base: outcome.base.as_deref(),
             decision: Some(decision),
         })?;
     } else {

@@ -20,6 +20,7 @@ mod statusline;
 mod terminal;
 mod travel;
 mod trust;
+mod turn_base;
 
 use std::path::Path;
 use std::process::Output;

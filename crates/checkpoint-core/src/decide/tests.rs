@@ -56,6 +56,7 @@ fn changeset(paths: &[(&str, ChangeKind)]) -> ChangeSet {
                 path: (*p).into(),
                 kind: *k,
                 staged: false,
+                committed: false,
             })
             .collect(),
         non_utf8_paths: 0,
@@ -81,6 +82,7 @@ fn facts(changes: ChangeSet, statuses: &[TestStatus], session: SessionFacts) -> 
         session,
         integrity: Vec::new(),
         now: Timestamp::from_second(NOW).unwrap(),
+        history_moved: None,
     }
 }
 
@@ -660,4 +662,91 @@ fn a_changed_test_definition_blocks_and_counts_toward_the_cap() {
     };
     let allowed = decided(stop(false), &untested, &policy);
     assert!(!allowed.is_block(), "{allowed:?}");
+}
+
+/// A change committed during the turn (see [`ChangeSet::with_committed`]): the tests judge it,
+/// the commit gate does not ask for it again.
+#[test]
+fn committed_work_is_tested_but_not_asked_to_be_committed() {
+    let p = {
+        let mut p = policy(true, 3, false);
+        p.rules = RuleSet::compile(vec![Rule {
+            name: "code".into(),
+            include: vec!["src/**".into()],
+            exclude: Vec::new(),
+            tests: RuleTests::Project,
+            action: None,
+            gate: true,
+        }])
+        .unwrap();
+        p
+    };
+    let committed = |committed: bool| {
+        let mut changes = changeset(&[("src/lib.rs", ChangeKind::Modified)]);
+        changes.changes[0].committed = committed;
+        changes
+    };
+    let plan = plan(stop(false), &committed(true), &SessionFacts::default(), &p);
+    assert_eq!(
+        plan.tests.len(),
+        1,
+        "committed code still calls for its tests"
+    );
+    let f = facts(
+        committed(true),
+        &[TestStatus::Passed],
+        SessionFacts::default(),
+    );
+    assert!(matches!(
+        decided(stop(false), &f, &p),
+        Decision::Allow {
+            reason: AllowReason::Satisfied { .. },
+            ..
+        }
+    ));
+    let f = facts(
+        committed(true),
+        &[TestStatus::Failed],
+        SessionFacts::default(),
+    );
+    assert!(matches!(
+        decided(stop(false), &f, &p),
+        Decision::Block {
+            reason: BlockReason::TestsFailed { .. },
+            ..
+        }
+    ));
+    let f = facts(
+        committed(false),
+        &[TestStatus::Passed],
+        SessionFacts::default(),
+    );
+    let Decision::Block {
+        reason: BlockReason::Required { uncommitted, .. },
+        ..
+    } = decided(stop(false), &f, &p)
+    else {
+        panic!("uncommitted gated work is asked for");
+    };
+    assert_eq!(uncommitted.len(), 1);
+}
+
+#[test]
+fn history_moved_under_the_turn_is_always_said() {
+    let p = policy(false, 3, false);
+    let moved = HistoryMoved {
+        base: "a".repeat(40),
+        merge_base: Some("b".repeat(40)),
+    };
+    let mut f = facts(changeset(&[]), &[], SessionFacts::default());
+    f.history_moved = Some(moved.clone());
+    let decision = decided(stop(false), &f, &p);
+    assert!(!decision.is_block());
+    assert_eq!(
+        decision.notes(),
+        [Note::HistoryMoved {
+            base: moved.base,
+            merge_base: moved.merge_base
+        }]
+    );
 }

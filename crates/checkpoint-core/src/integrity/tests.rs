@@ -8,6 +8,7 @@ fn change(path: &str, kind: ChangeKind) -> Change {
         path: path.to_owned(),
         kind,
         staged: false,
+        committed: false,
     }
 }
 

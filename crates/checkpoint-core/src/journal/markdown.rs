@@ -326,6 +326,7 @@ mod tests {
             stderr_sha256: None,
             fingerprint: None,
             tree: None,
+            base: None,
         };
         Receipt::new(&payload, Some(&task_key(task).signer))
     }

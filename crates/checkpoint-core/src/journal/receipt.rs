@@ -69,6 +69,12 @@ pub struct ReceiptPayload {
     /// could not say, and in receipts made before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree: Option<String>,
+    /// For a gate run: the commit the stop's change set was judged from (the turn's base,
+    /// or the merge base when history moved under the turn), so that a receipt says which
+    /// commits of the turn its run covered; `None` for validations, background runs ahead of a
+    /// stop, and receipts made before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
 }
 
 impl ReceiptPayload {
@@ -199,6 +205,7 @@ pub(crate) mod tests {
             stderr_sha256: Some(crate::hex::sha256_hex(b"OK\n")),
             fingerprint: None,
             tree: None,
+            base: None,
         }
     }
 

@@ -11,6 +11,7 @@ fn change(path: &str, kind: ChangeKind) -> Change {
         path: path.into(),
         kind,
         staged: false,
+        committed: false,
     }
 }
 
@@ -447,6 +448,28 @@ fn notes() {
 }
 
 #[test]
+fn history_moved_under_the_turn() {
+    let d = Decision::Allow {
+        reason: AllowReason::NoChanges,
+        notes: vec![
+            Note::HistoryMoved {
+                base: "0123456789abcdef0123456789abcdef01234567".into(),
+                merge_base: Some("89abcdef0123456789abcdef0123456789abcdef".into()),
+            },
+            Note::HistoryMoved {
+                base: "0123456789abcdef0123456789abcdef01234567".into(),
+                merge_base: None,
+            },
+        ],
+    };
+    assert_snapshot!(message(&d), @r"
+    Checkpoint — No changes since the last commit.
+    Note: history moved during the turn (it began at 0123456789ab, no longer an ancestor of HEAD): the turn was judged against their merge base 89abcdef0123.
+    Note: history moved during the turn (it began at 0123456789ab, which shares no history with HEAD): every tracked file was judged as changed.
+    ");
+}
+
+#[test]
 fn a_test_command_awaiting_approval_is_not_called_missing() {
     let d = Decision::Allow {
         reason: AllowReason::NoChanges,
@@ -610,6 +633,7 @@ fn a_hostile_file_name_stays_on_its_line() {
             path: path.to_owned(),
             kind: ChangeKind::Untracked,
             staged: false,
+            committed: false,
         }],
     });
     assert_snapshot!(message(&d), @r"

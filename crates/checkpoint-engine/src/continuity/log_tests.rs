@@ -164,6 +164,7 @@ fn capture_hashes_changed_files_and_keeps_small_contents() {
         path: path.into(),
         kind,
         staged: false,
+        committed: false,
     };
     let changes = ChangeSet {
         head: Head::Unborn {

@@ -20,6 +20,9 @@ pub(super) struct Call<'a> {
     pub(super) event: &'a HookEvent,
     /// Who is told about fresh test runs.
     pub(super) watch: &'a dyn RunWatch,
+    /// The revision a stop is judged from, when the caller names one (`checkpoint check
+    /// --base`); else the session's recorded turn base, else `HEAD`.
+    pub(super) base: Option<&'a str>,
 }
 
 impl<'a> Call<'a> {
@@ -38,6 +41,7 @@ impl<'a> Call<'a> {
             host,
             event,
             watch,
+            base: None,
         })
     }
 

@@ -41,6 +41,10 @@ pub struct GateOutcome {
     /// Problems that did not change the answer (e.g. the journal could not be written), one line
     /// each, for stderr.
     pub warnings: Vec<String>,
+    /// For a judged stop, the commit its change set was judged against: the turn's base (the
+    /// merge base when history moved under the turn), `HEAD` when none was recorded; `None`
+    /// for other events and when there is no such commit.
+    pub base: Option<String>,
 }
 
 /// Whether [`run`] does anything for this kind of event; adapters answer the others with their
@@ -76,14 +80,28 @@ pub fn run_watched(
     event: &HookEvent,
     watch: &dyn RunWatch,
 ) -> Result<GateOutcome, ProjectError> {
-    let call = Call::new(home, host, event, watch)?;
+    check(home, host, event, watch, None)
+}
+
+/// [`run_watched`], a stop judged from `base` (a revision, e.g. `HEAD~2`) rather than the
+/// session's recorded turn base when one is given (`checkpoint check --base`).
+pub fn check(
+    home: &dyn AgentHome,
+    host: &Host,
+    event: &HookEvent,
+    watch: &dyn RunWatch,
+    base: Option<&str>,
+) -> Result<GateOutcome, ProjectError> {
+    let mut call = Call::new(home, host, event, watch)?;
+    call.base = base;
     let mut warnings = Vec::new();
     let context = match &event.kind {
         _ if event.is_judged_stop() => {
-            let answer = stop::stop(&call, &mut warnings)?;
+            let (answer, base) = stop::stop(&call, &mut warnings)?;
             return Ok(GateOutcome {
                 answer: HookAnswer::Stop(answer),
                 warnings,
+                base,
             });
         }
         // Background tasks still running, or an internal fork: allowed without judging.
@@ -103,5 +121,6 @@ pub fn run_watched(
     Ok(GateOutcome {
         answer: context.map_or(HookAnswer::Nothing, HookAnswer::Context),
         warnings,
+        base: None,
     })
 }

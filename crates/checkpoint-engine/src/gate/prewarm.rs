@@ -142,6 +142,7 @@ pub fn run(host: &Host, dir: &Path) -> Result<(), ProjectError> {
         cache: project.test_cache(),
         fingerprint: &fingerprint,
         may_run: true,
+        base: None,
     };
     let planned = (plan.tests.into_iter())
         .map(|p| (project.selection(&p, &changes), p))

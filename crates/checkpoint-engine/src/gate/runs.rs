@@ -83,6 +83,9 @@ pub(super) struct TestRuns<'a> {
     pub(super) fingerprint: &'a str,
     /// False once the block cap is reached: only cached outcomes are used.
     pub(super) may_run: bool,
+    /// The commit the stop judges its change set from, for the receipts of its fresh runs;
+    /// `None` ahead of a stop.
+    pub(super) base: Option<&'a str>,
 }
 
 impl TestRuns<'_> {
@@ -147,8 +150,8 @@ impl TestRuns<'_> {
         // The cache only saves time; failing to write it must not fail the stop.
         let _ = self.cache.record(command, &key, &recorded.outcome);
         let tested = (key.as_str(), tree);
-        let receipt =
-            (self.journal).receipt_for_gate_run(command, &recorded, tested, started, ended);
+        let receipt = (self.journal)
+            .receipt_for_gate_run(command, &recorded, tested, started, ended, self.base);
         if let Err(e) = receipt {
             warnings.push(format!("journal: {e}"));
         }

@@ -4,13 +4,13 @@
 
 use std::collections::BTreeMap;
 
-use crate::git;
-use crate::project::ProjectError;
+use crate::git::{self, Repo};
 use crate::project::integrity::{Integrity, Stopped};
+use crate::project::{Project, ProjectError};
 use crate::session::{SessionRecord, once_per_session};
 use checkpoint_core::answer::StopAnswer;
 use checkpoint_core::changes::{ChangeSet, RepoFacts};
-use checkpoint_core::decide::{self, Facts, SessionFacts, Stop, decide};
+use checkpoint_core::decide::{self, Facts, HistoryMoved, SessionFacts, Stop, decide};
 use checkpoint_core::event::{EventKind, HookEvent};
 use checkpoint_core::policy::{Classes, IntegrityMode, Policy};
 use checkpoint_core::render;
@@ -21,13 +21,17 @@ use super::continuity;
 use super::runs::{TestRuns, approved_project};
 
 /// Judges an end of turn. Outside git, or when git cannot be read, the stop is allowed as it is.
-pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer, ProjectError> {
+/// Also says which commit the change set was judged against (see [`Turn`]).
+pub(super) fn stop(
+    call: &Call,
+    warnings: &mut Vec<String>,
+) -> Result<(StopAnswer, Option<String>), ProjectError> {
     let event = call.event;
     let now = call.host.now;
     let repo = match call.host.locate(&event.cwd) {
         Ok(Some(repo)) => repo,
-        Ok(None) => return Ok(without_repo(call, RepoFacts::NoRepository)),
-        Err(e) => return Ok(without_repo(call, git::unreadable(&e))),
+        Ok(None) => return Ok((without_repo(call, RepoFacts::NoRepository), None)),
+        Err(e) => return Ok((without_repo(call, git::unreadable(&e)), None)),
     };
     let (project, trust_notice) = approved_project(call.host, repo, warnings)?;
     let policy = &project.policy;
@@ -49,6 +53,15 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
         RepoFacts::Changes(changes) => Some(fingerprints.fingerprint(changes)),
         _ => None,
     };
+    // The whole turn is judged: what it committed too, from the base it began at.
+    let base = match &call.base {
+        Some(rev) => Some(
+            git::base::resolve(repo, rev)
+                .map_err(|e| ProjectError::RepoUnreadable(format!("the base `{rev}`: {e}")))?,
+        ),
+        None => record.turn_base.clone(),
+    };
+    let (repo_facts, turn) = since_base(&project, repo, repo_facts, base.as_deref());
     // A subagent answers only for what it changed since it started.
     let repo_facts = match repo_facts {
         RepoFacts::Changes(changes) if subagent => {
@@ -78,6 +91,7 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
                 cache: project.test_cache(),
                 fingerprint,
                 may_run: plan.may_run,
+                base: turn.against.as_deref(),
             };
             let planned = (plan.tests.into_iter())
                 .map(|p| (project.selection(&p, changes), p))
@@ -93,6 +107,7 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
                         fingerprint,
                         tests: &tests,
                         may_run: plan.may_run,
+                        base: turn.against.as_deref(),
                     };
                     project.integrity(repo, &stopped, warnings)
                 }
@@ -108,6 +123,7 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
         session: record.facts,
         integrity: integrity.findings,
         now,
+        history_moved: turn.moved,
     };
     let verdict = decide::decide_classified(stop, &facts, &classes, policy);
     // A stop with nothing to say about integrity sets the test counts later green runs are held
@@ -129,6 +145,11 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
         record.facts = verdict.session_over(counted, &record.facts);
         record.facts.turn.clone_from(&event.turn_id);
         record.last_block_digest = (verdict.decision.is_block()).then(|| retry_digest(&message));
+        // An allowed stop ends the turn: the next begins at `HEAD` (for an agent without a
+        // prompt event, this is the only start of a turn the gate sees).
+        if !verdict.decision.is_block() && !event.is_manual() {
+            record.turn_base = turn.head.clone();
+        }
         let notices = [trust_notice, integrity.notice];
         let notice = notices.into_iter().flatten().collect::<Vec<_>>();
         once_per_session(
@@ -165,11 +186,98 @@ pub(super) fn stop(call: &Call, warnings: &mut Vec<String>) -> Result<StopAnswer
         None
     });
     let notices: Vec<String> = trust_notice.into_iter().chain(saved_notice).collect();
-    Ok(StopAnswer {
+    let answer = StopAnswer {
         message,
         decision,
         notice: (!notices.is_empty()).then(|| notices.join("\n")),
-    })
+    };
+    Ok((answer, turn.against))
+}
+
+/// What a stop's change set is judged against.
+#[derive(Debug, Default)]
+struct Turn {
+    /// The commit the change set starts from, whose files are the old side of the integrity
+    /// analysis: the turn's base, or the merge base when history moved, or `HEAD` when no base
+    /// was recorded (or it is `HEAD`); `None` with no commit to start from.
+    against: Option<String>,
+    /// `HEAD` now.
+    head: Option<String>,
+    /// Set when history moved under the turn.
+    moved: Option<HistoryMoved>,
+}
+
+/// The change set from `base` (the turn's base, if recorded) to the worktree: `facts` (`HEAD`
+/// against the worktree) with what was committed since `base`. When `base` is `HEAD` nothing
+/// more is read. When git cannot say what was committed, the repository counts as unreadable
+/// (the stop says so) rather than judged against `HEAD` as if nothing were.
+fn since_base(
+    project: &Project,
+    repo: &Repo,
+    facts: RepoFacts,
+    base: Option<&str>,
+) -> (RepoFacts, Turn) {
+    let RepoFacts::Changes(changes) = facts else {
+        return (facts, Turn::default());
+    };
+    let head = changes.head.commit().map(str::to_owned);
+    let base = match (base, &head) {
+        (Some(base), Some(head)) if base != head => base,
+        _ => {
+            let turn = Turn {
+                against: head.clone(),
+                head,
+                moved: None,
+            };
+            return (RepoFacts::Changes(changes), turn);
+        }
+    };
+    let head = head.unwrap_or_default();
+    match git::base::committed_since(repo, base, &head) {
+        Ok(committed) => {
+            let moved = committed.moved.then(|| HistoryMoved {
+                base: base.to_owned(),
+                merge_base: committed.against.clone(),
+            });
+            let changes = changes.with_committed(committed.changes);
+            // Files checkpoint wrote are not the agent's work, committed or not.
+            let changes = project.own_files().without_ours(&repo.workdir, changes);
+            let turn = Turn {
+                against: committed.against,
+                head: Some(head),
+                moved,
+            };
+            (RepoFacts::Changes(changes), turn)
+        }
+        Err(e) => {
+            let reason = format!("what the turn committed since {base}: {e}");
+            let facts = RepoFacts::Unreadable {
+                reason: sanitize::line(&reason, sanitize::ERROR_CHARS),
+            };
+            (facts, Turn::default())
+        }
+    }
+}
+
+/// A session starts: where no turn base is recorded yet (an agent without a prompt event), the
+/// first turn begins at `HEAD`. A session that has one (resumed, or compacted mid-turn) keeps it.
+pub(super) fn base_at_session_start(call: &Call, project: &Project) -> Result<(), ProjectError> {
+    let Ok(repo) = project.git() else {
+        return Ok(());
+    };
+    let sessions = project.sessions();
+    if sessions
+        .load(call.event.agent, &call.gate_session())?
+        .turn_base
+        .is_some()
+    {
+        return Ok(());
+    }
+    let head = git::base::head_commit(repo);
+    sessions.update(call.event.agent, &call.gate_session(), |record| {
+        record.turn_base = record.turn_base.take().or(head);
+    })?;
+    Ok(())
 }
 
 /// The verdict on a stop for which no repository facts are gathered.
@@ -181,6 +289,7 @@ fn without_repo(call: &Call, repo: RepoFacts) -> StopAnswer {
         session: SessionFacts::default(),
         integrity: Vec::new(),
         now: call.host.now,
+        history_moved: None,
     };
     let stop = Stop::of(call.event).unwrap_or(Stop {
         repeated: call.event.stop_hook_active,
@@ -234,29 +343,35 @@ pub(super) fn subagent_start(call: &Call) -> Result<(), ProjectError> {
     };
     let baseline = fingerprints.digests(&changes);
     fingerprints.keep();
+    // Its own turn begins at `HEAD` now.
+    let turn_base = changes.head.commit().map(str::to_owned);
     project
         .sessions()
         .update(call.event.agent, &call.gate_session(), |record| {
             *record = SessionRecord {
                 subagent_baseline: Some(baseline),
+                turn_base,
                 ..SessionRecord::default()
             };
         })?;
     Ok(())
 }
 
-/// A new user prompt starts a new turn: the block count starts over. Gemini re-sends a block
-/// reason as a prompt; that retry is recognised by its digest and changes nothing. Context held
-/// back for the session (Gemini after `/clear`) goes with the prompt.
+/// A new user prompt starts a new turn: the block count starts over, and the turn's base is
+/// `HEAD` now (one ref read). Gemini re-sends a block reason as a prompt; that retry is
+/// recognised by its digest and changes nothing (the base stays where the turn began). Context
+/// held back for the session (Gemini after `/clear`) goes with the prompt.
 pub(super) fn user_prompt(call: &Call) -> Result<Option<String>, ProjectError> {
     let Ok(Some(repo)) = call.host.locate(&call.event.cwd) else {
         return Ok(None);
     };
     let prompt = call.event.prompt.as_deref();
     let sessions = crate::session::SessionStore::new(&call.host.state_dir(&repo)?);
+    let head = git::base::head_commit(&repo);
     let pending = sessions.update(call.event.agent, &call.gate_session(), |record| {
         if prompt.is_none() || !is_retry(prompt, &record.last_block_digest) {
             record.facts = decide::session_after_prompt(&record.facts);
+            record.turn_base = head;
         }
         record.pending_context.take()
     })?;

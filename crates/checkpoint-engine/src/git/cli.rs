@@ -261,6 +261,7 @@ mod tests {
             path: path.to_owned(),
             kind,
             staged,
+            committed: false,
         }
     }
 

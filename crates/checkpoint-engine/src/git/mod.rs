@@ -22,6 +22,7 @@
 //! is reported as [`GitError::Invalid`] instead of silently falling through to a parent
 //! repository or to "no repository".
 
+pub mod base;
 pub mod call;
 mod cli;
 mod gitoxide;
@@ -412,6 +413,7 @@ impl PathState {
             path,
             kind,
             staged: conflict || staged.is_some(),
+            committed: false,
         }
     }
 }

@@ -87,7 +87,8 @@ impl Journal {
 
     /// The receipt for one of the stop gate's own test runs, recorded in the active task (when
     /// there is an unfinished one) and returned. The gate calls this after a fresh run, with
-    /// the run's test fingerprint and the tree it tested ([`Journal::tree_for_gate_receipt`]).
+    /// the run's test fingerprint and the tree it tested ([`Journal::tree_for_gate_receipt`]),
+    /// and the commit the stop judged its change set from (`base`, see [`git::base`]).
     pub fn receipt_for_gate_run(
         &self,
         command: &str,
@@ -95,6 +96,7 @@ impl Journal {
         tested: (&str, Option<String>),
         started: Timestamp,
         ended: Timestamp,
+        base: Option<&str>,
     ) -> Result<Option<Receipt>, JournalError> {
         let (fingerprint, tree) = tested;
         let Some(id) = self.active_unfinished()? else {
@@ -106,7 +108,7 @@ impl Journal {
             if task.state.is_terminal() {
                 return Ok(None);
             }
-            let payload = run_payload(
+            let mut payload = run_payload(
                 task,
                 ReceiptSource::Gate,
                 command,
@@ -115,6 +117,7 @@ impl Journal {
                 Some(fingerprint.to_owned()),
                 tree,
             )?;
+            payload.base = base.map(str::to_owned);
             let (receipt, certificate) = Journal::signed(&payload, key.as_ref());
             let verdict = if payload.passed() {
                 "passed"
@@ -228,6 +231,7 @@ fn run_payload(
         stderr_sha256: run.stderr_sha256.clone(),
         fingerprint,
         tree,
+        base: None,
     })
 }
 

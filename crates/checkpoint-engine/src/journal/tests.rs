@@ -595,13 +595,13 @@ fn gate_runs_leave_receipts_the_cache_may_trust() {
     let j = &f.journal;
     let run = runner::run_recorded("true", f.repo.path(), LONG);
     assert!(
-        j.receipt_for_gate_run("true", &run, ("fp", None), at(0), at(1))
+        j.receipt_for_gate_run("true", &run, ("fp", None), at(0), at(1), None)
             .unwrap()
             .is_none()
     );
     let task = j.start_task("t", steps(&[("a", None)]), at(0)).unwrap();
     let receipt = j
-        .receipt_for_gate_run("true", &run, ("fp", None), at(0), at(1))
+        .receipt_for_gate_run("true", &run, ("fp", None), at(0), at(1), None)
         .unwrap()
         .unwrap();
     let payload = receipt.parsed().unwrap();
@@ -621,7 +621,7 @@ fn a_cached_pass_is_trusted_from_current_json_without_reading_hook_json() {
     let task = j.start_task("t", steps(&[("a", None)]), at(0)).unwrap();
     let run = runner::run_recorded("true", f.repo.path(), LONG);
     for fingerprint in ["old", "new"] {
-        j.receipt_for_gate_run("true", &run, (fingerprint, None), at(0), at(1))
+        j.receipt_for_gate_run("true", &run, (fingerprint, None), at(0), at(1), None)
             .unwrap()
             .unwrap();
     }
@@ -863,7 +863,7 @@ fn each_task_signs_with_its_own_certified_key_and_teammates_verify_through_allow
         let first = j.validate(&task.id, None, "true", LONG).unwrap().receipt;
         let run = runner::run_recorded("true", f.repo.path(), LONG);
         let gate = j
-            .receipt_for_gate_run("true", &run, ("fp", None), at(2), at(3))
+            .receipt_for_gate_run("true", &run, ("fp", None), at(2), at(3), None)
             .unwrap()
             .unwrap();
         // Every receipt of a task shares the task key; the task holds one certificate of it.

@@ -48,6 +48,10 @@ pub struct Stopped<'a> {
     pub tests: &'a [TestRun],
     /// Whether the stop may still run anything (else only cached outcomes count).
     pub may_run: bool,
+    /// The commit whose files are the old side of each changed test file: the turn's base
+    /// (`HEAD` when none was recorded); `None` when there is none (an unborn `HEAD`, or history
+    /// that shares nothing with the base).
+    pub base: Option<&'a str>,
 }
 
 impl Project {
@@ -65,7 +69,7 @@ impl Project {
             warnings.push(format!("integrity: {e}"));
             TestFiles::default()
         });
-        let mut findings = text_findings(repo, stopped.changes, &files, warnings);
+        let mut findings = text_findings(repo, stopped, &files, warnings);
         let green = self.green_counts().unwrap_or_else(|e| {
             warnings.push(format!("integrity: {e}"));
             GreenCounts::default()
@@ -133,6 +137,7 @@ impl Project {
             fingerprint: &fingerprint,
             tests: &tests,
             may_run: false,
+            base: changes.head.commit(),
         };
         Ok(self.integrity(repo, &stopped, warnings))
     }
@@ -195,23 +200,24 @@ fn digest_of(workdir: &Path, finding: &Finding) -> Option<String> {
     }
 }
 
-/// The text findings of `changes`: the sides of the files [`integrity::wanted`] names, read at
-/// `HEAD` (sized, then read, in-process) and in the worktree, analysed. A side bigger
-/// than [`MAX_INTEGRITY_BYTES`], or not UTF-8, is left out; failing to read `HEAD` (or a bad
-/// glob in the settings) is a warning and leaves the checks that need no text (or the default
-/// test files).
+/// The text findings of the stopped change set: the sides of the files [`integrity::wanted`]
+/// names, read at the turn's base (sized, then read, in-process) and in the worktree, analysed.
+/// A side bigger than [`MAX_INTEGRITY_BYTES`], or not UTF-8, is left out; failing to read the
+/// base (or a bad glob in the settings) is a warning and leaves the checks that need no text (or
+/// the default test files).
 fn text_findings(
     repo: &Repo,
-    changes: &ChangeSet,
+    stopped: &Stopped<'_>,
     files: &TestFiles,
     warnings: &mut Vec<String>,
 ) -> Vec<Finding> {
+    let changes = stopped.changes;
     let wanted = integrity::wanted(changes, files);
     let at_head: BTreeSet<String> = (wanted.iter())
         .filter(|(_, sides)| sides.old)
         .map(|(path, _)| (*path).to_owned())
         .collect();
-    let mut old = match changes.head.commit() {
+    let mut old = match stopped.base {
         Some(commit) if !at_head.is_empty() => {
             git::small_blobs(repo, commit, &at_head, MAX_INTEGRITY_BYTES).unwrap_or_else(|e| {
                 warnings.push(format!("integrity: {e}"));

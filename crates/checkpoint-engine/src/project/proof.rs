@@ -47,6 +47,7 @@ impl Project {
             fingerprint,
             tests,
             may_run,
+            base,
         } = *stopped;
         let policy = &self.policy;
         // Off by default: nothing of the change set is looked at then.
@@ -64,7 +65,8 @@ impl Project {
         };
         let green =
             !tests.is_empty() && tests.iter().all(|r| r.outcome.status == TestStatus::Passed);
-        let Some(head) = changes.head.commit() else {
+        // The old code is the turn's base: what the turn committed is part of the change.
+        let Some(head) = base else {
             return Vec::new();
         };
         if changed_tests.is_empty() || !green || !code_changed() {

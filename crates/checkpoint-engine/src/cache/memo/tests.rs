@@ -44,6 +44,7 @@ fn untracked(paths: &[&str]) -> ChangeSet {
                 path: (*path).to_owned(),
                 kind: ChangeKind::Untracked,
                 staged: false,
+                committed: false,
             })
             .collect(),
         non_utf8_paths: 0,
