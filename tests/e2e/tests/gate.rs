@@ -1,4 +1,4 @@
-//! The stop gate through the real agent CLIs: five stories, each played by Claude Code, Gemini
+//! The stop gate through the real agent CLIs: eight stories, each played by Claude Code, Gemini
 //! CLI and Codex CLI against the scripted model, with our hooks installed by
 //! `checkpoint install <agent>` and our adapters built from this workspace.
 //!
@@ -120,6 +120,16 @@ enum Story {
     /// value to what the broken code returns: blocked again, for the weakened test; it restores
     /// the test, fixes the code and commits: allowed.
     WeakenedAssertion,
+    /// `add` is broken, its test's expected value changed to match, and both committed before
+    /// the stop: the turn is judged from where it began, so the commit hides nothing — blocked
+    /// for the weakened test; it restores the test, fixes the code and commits: allowed.
+    CommittedWeakening,
+    /// A working change committed before the stop: allowed at once, the commit gate quiet.
+    CommittedWork,
+    /// As `CommittedWeakening`, but the model never fixes anything: every stop of the turn is
+    /// judged from where the turn began — the block sent back (as a prompt, by some CLIs) does
+    /// not move the base — until the cap lets the stop through.
+    CommittedNeverFixes,
 }
 
 impl Story {
@@ -150,6 +160,28 @@ impl Story {
                     .run("git checkout -- test_calc.py")
                     .run("git commit -qam fix"),
             ],
+            Story::CommittedWeakening => vec![
+                Step::reply("I changed add and updated its test.")
+                    .write("calc.py", CALC_BROKEN)
+                    .write("test_calc.py", TEST_WEAKENED)
+                    .run("git commit -qam wip"),
+                Step::reply("Restored the test, fixed add and committed.")
+                    .write("calc.py", CALC_FIXED)
+                    .run("git checkout HEAD~1 -- test_calc.py")
+                    .run("git commit -qam fix"),
+            ],
+            Story::CommittedWork => vec![
+                Step::reply("I added mul and committed.")
+                    .write("calc.py", CALC_WITH_MUL)
+                    .run("git commit -qam 'calc: mul'"),
+            ],
+            // After the first step the mock answers every turn with its "nothing more to do".
+            Story::CommittedNeverFixes => vec![
+                Step::reply("I changed add and updated its test.")
+                    .write("calc.py", CALC_BROKEN)
+                    .write("test_calc.py", TEST_WEAKENED)
+                    .run("git commit -qam wip"),
+            ],
         }
     }
 
@@ -169,6 +201,15 @@ impl Story {
                     "Fix the code, not the tests",
                 ],
             ],
+            Story::CommittedWeakening => vec![&[
+                TESTS_WEAKENED,
+                "test_calc.py:8: expected value changed",
+                "Fix the code, not the tests",
+            ]],
+            Story::CommittedWork => Vec::new(),
+            Story::CommittedNeverFixes => {
+                vec![&[TESTS_WEAKENED, "test_calc.py:8: expected value changed",]; MAX_BLOCKS]
+            }
         }
     }
 
@@ -180,6 +221,9 @@ impl Story {
             Story::NeverFixes => (" M calc.py\n", HOOKS_COMMIT),
             Story::DocsOnly => (" M README.md\n", HOOKS_COMMIT),
             Story::WeakenedAssertion => ("", "fix"),
+            Story::CommittedWeakening => ("", "fix"),
+            Story::CommittedWork => ("", "calc: mul"),
+            Story::CommittedNeverFixes => ("", "wip"),
         }
     }
 }
@@ -422,6 +466,9 @@ stories! {
     never_fixes => NeverFixes,
     docs_only => DocsOnly,
     weakened_assertion => WeakenedAssertion,
+    committed_weakening => CommittedWeakening,
+    committed_work => CommittedWork,
+    committed_never_fixes => CommittedNeverFixes,
 }
 
 /// The broken-test story with the agent started somewhere other than the repository's root:
