@@ -227,6 +227,51 @@ fn history_moved_under_the_turn_is_judged_against_the_merge_base_and_said() {
 }
 
 #[test]
+fn a_rebase_during_the_turn_is_judged_against_the_merge_base() {
+    let repo = repo("python-passing");
+    let dir = repo.path();
+    let user = tempfile::tempdir().unwrap();
+    checkpoint_testkit::trust(user.path(), dir, &[]);
+    let check = |stdin: &str| checkpoint_as(user.path(), dir, &["check"], stdin);
+    // A feature branch with a commit of its own, and upstream work on the branch it came from.
+    let upstream = stdout(&git(dir, &["rev-parse", "--abbrev-ref", "HEAD"]));
+    let upstream = upstream.trim();
+    git(dir, &["checkout", "-qb", "feature"]);
+    fs::write(dir.join("NOTES.md"), "feature notes\n").unwrap();
+    git(dir, &["add", "NOTES.md"]);
+    git(dir, &["commit", "-qm", "feature"]);
+    git(dir, &["checkout", "-q", upstream]);
+    fs::write(dir.join("README.md"), "# calc\n\nUpstream docs.\n").unwrap();
+    git(dir, &["commit", "-qam", "upstream"]);
+    git(dir, &["checkout", "-q", "feature"]);
+
+    // The turn begins on the feature commit; the agent commits broken code with a weakened test
+    // and rebases the branch onto upstream, rewriting the commit the turn began at.
+    assert_eq!(code(&check(&prompt(dir))), 0);
+    let began = rev(dir, "HEAD");
+    break_add_and_weaken_its_test(dir);
+    git(dir, &["commit", "-qam", "wip"]);
+    git(dir, &["rebase", "-q", upstream]);
+    let still_ancestor = std::process::Command::new("git")
+        .args(["merge-base", "--is-ancestor", &began, "HEAD"])
+        .current_dir(dir)
+        .status()
+        .unwrap();
+    assert!(
+        !still_ancestor.success(),
+        "the rebase rewrote the commit the turn began at"
+    );
+    let blocked = check(&stop(dir, false));
+    let text = stdout(&blocked);
+    assert_eq!(code(&blocked), 1, "{text}");
+    assert!(
+        text.contains("test_calc.py:8: expected value changed from `5` to `-1`"),
+        "{text}"
+    );
+    assert!(text.contains("history moved during the turn"), "{text}");
+}
+
+#[test]
 fn without_a_prompt_event_a_turn_begins_at_the_session_start_or_the_last_allowed_stop() {
     let repo = repo("python-passing");
     let dir = repo.path();
