@@ -151,6 +151,36 @@ fn honest_work_committed_during_the_turn_is_allowed_at_once() {
 }
 
 #[test]
+fn committing_the_work_a_stop_tested_reuses_its_results() {
+    let repo = repo("python-passing");
+    let dir = repo.path();
+    let user = tempfile::tempdir().unwrap();
+    checkpoint_testkit::trust(user.path(), dir, &[]);
+    let check = |stdin: &str| checkpoint_as(user.path(), dir, &["check"], stdin);
+
+    assert_eq!(code(&check(&prompt(dir))), 0);
+    let calc = fs::read_to_string(dir.join("calc.py")).unwrap();
+    fs::write(
+        dir.join("calc.py"),
+        calc + "\n\ndef mul(a, b):\n    return a * b\n",
+    )
+    .unwrap();
+    // The tests pass; the commit gate asks for a commit.
+    let blocked = check(&stop(dir, false));
+    assert_eq!(code(&blocked), 1, "{}", stdout(&blocked));
+    assert!(!stdout(&blocked).contains("cached"), "{}", stdout(&blocked));
+    // The same tree, committed: the turn's change set from its base names it as before.
+    git(dir, &["commit", "-qam", "calc: mul"]);
+    let allowed = check(&stop(dir, true));
+    assert_eq!(code(&allowed), 0, "{}", stdout(&allowed));
+    assert!(
+        stdout(&allowed).contains(", cached"),
+        "{}",
+        stdout(&allowed)
+    );
+}
+
+#[test]
 fn a_retry_prompt_does_not_move_the_base() {
     let repo = repo("python-passing");
     let dir = repo.path();

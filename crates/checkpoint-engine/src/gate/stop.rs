@@ -9,7 +9,7 @@ use crate::project::integrity::{Integrity, Stopped};
 use crate::project::{Project, ProjectError};
 use crate::session::{SessionRecord, once_per_session};
 use checkpoint_core::answer::StopAnswer;
-use checkpoint_core::changes::{ChangeSet, RepoFacts};
+use checkpoint_core::changes::{ChangeSet, Head, RepoFacts};
 use checkpoint_core::decide::{self, Facts, HistoryMoved, SessionFacts, Stop, decide};
 use checkpoint_core::event::{EventKind, HookEvent};
 use checkpoint_core::policy::{Classes, IntegrityMode, Policy};
@@ -62,6 +62,22 @@ pub(super) fn stop(
         None => record.turn_base.clone(),
     };
     let (repo_facts, turn) = since_base(&project, repo, repo_facts, base.as_deref());
+    // The cache key names the tree the tests run on. With what the turn committed joined in,
+    // the change set from the commit it starts from names that tree as surely as `HEAD`'s does,
+    // and the same for the whole turn: a turn that commits work its last stop tested finds
+    // those results instead of running the tests again.
+    let fingerprint = match (&repo_facts, &turn.against) {
+        (RepoFacts::Changes(changes), Some(against)) if turn.head.as_ref() != Some(against) => {
+            let from = ChangeSet {
+                head: Head::Detached {
+                    commit: against.clone(),
+                },
+                ..changes.clone()
+            };
+            Some(fingerprints.fingerprint(&from))
+        }
+        _ => fingerprint,
+    };
     // A subagent answers only for what it changed since it started.
     let repo_facts = match repo_facts {
         RepoFacts::Changes(changes) if subagent => {
