@@ -31,7 +31,7 @@ pub(super) fn session_start(call: &Call) -> Result<Option<String>, ProjectError>
     let Some(project) = call.project()? else {
         return Ok(None);
     };
-    super::stop::base_at_session_start(call, &project)?;
+    super::turn::base_at_session_start(call, &project)?;
     let session = call.session();
     // Only a resumed session has checkpoints of its own worth preferring.
     let prefer = (event.detail.as_deref() == Some("resume")).then_some(&session);

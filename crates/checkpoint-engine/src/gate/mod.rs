@@ -20,6 +20,7 @@ mod continuity;
 mod prewarm;
 mod runs;
 mod stop;
+mod turn;
 
 use crate::host::Host;
 use crate::project::ProjectError;

@@ -275,27 +275,6 @@ fn since_base(
     }
 }
 
-/// A session starts: where no turn base is recorded yet (an agent without a prompt event), the
-/// first turn begins at `HEAD`. A session that has one (resumed, or compacted mid-turn) keeps it.
-pub(super) fn base_at_session_start(call: &Call, project: &Project) -> Result<(), ProjectError> {
-    let Ok(repo) = project.git() else {
-        return Ok(());
-    };
-    let sessions = project.sessions();
-    if sessions
-        .load(call.event.agent, &call.gate_session())?
-        .turn_base
-        .is_some()
-    {
-        return Ok(());
-    }
-    let head = git::base::head_commit(repo);
-    sessions.update(call.event.agent, &call.gate_session(), |record| {
-        record.turn_base = record.turn_base.take().or(head);
-    })?;
-    Ok(())
-}
-
 /// The verdict on a stop for which no repository facts are gathered.
 fn without_repo(call: &Call, repo: RepoFacts) -> StopAnswer {
     let facts = Facts {
