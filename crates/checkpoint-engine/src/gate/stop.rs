@@ -48,11 +48,6 @@ pub(super) fn stop(
 
     // Files checkpoint wrote (its hooks, their backups) are not the agent's work.
     let (repo_facts, mut fingerprints) = project.read_changes()?;
-    // The cache key covers the whole worktree the tests run on.
-    let fingerprint = match &repo_facts {
-        RepoFacts::Changes(changes) => Some(fingerprints.fingerprint(changes)),
-        _ => None,
-    };
     // The whole turn is judged: what it committed too, from the base it began at.
     let base = match &call.base {
         Some(rev) => Some(
@@ -61,22 +56,23 @@ pub(super) fn stop(
         ),
         None => record.turn_base.clone(),
     };
-    let (repo_facts, turn) = since_base(&project, repo, repo_facts, base.as_deref());
-    // The cache key names the tree the tests run on. With what the turn committed joined in,
-    // the change set from the commit it starts from names that tree as surely as `HEAD`'s does,
-    // and the same for the whole turn: a turn that commits work its last stop tested finds
+    let (mut repo_facts, turn) = since_base(&project, repo, repo_facts, base.as_deref());
+    // The cache key names the whole worktree the tests run on: the change set over the commit
+    // it starts from. With what the turn committed joined in, that commit is the one the turn
+    // is judged against, not `HEAD`, so a turn that commits work its last stop tested finds
     // those results instead of running the tests again.
-    let fingerprint = match (&repo_facts, &turn.against) {
-        (RepoFacts::Changes(changes), Some(against)) if turn.head.as_ref() != Some(against) => {
-            let from = ChangeSet {
-                head: Head::Detached {
-                    commit: against.clone(),
-                },
-                ..changes.clone()
-            };
-            Some(fingerprints.fingerprint(&from))
-        }
-        _ => fingerprint,
+    let fingerprint = match &mut repo_facts {
+        RepoFacts::Changes(changes) => Some(match &turn.against {
+            Some(against) if turn.head.as_ref() != Some(against) => {
+                let commit = against.clone();
+                let head = std::mem::replace(&mut changes.head, Head::Detached { commit });
+                let fingerprint = fingerprints.fingerprint(changes);
+                changes.head = head;
+                fingerprint
+            }
+            _ => fingerprints.fingerprint(changes),
+        }),
+        _ => None,
     };
     // A subagent answers only for what it changed since it started.
     let repo_facts = match repo_facts {
