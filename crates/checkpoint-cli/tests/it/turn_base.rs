@@ -13,6 +13,23 @@ use crate::{checkpoint_as, code, git, stable};
 
 const SESSION: &str = "6f1c2a4e-0000-4000-8000-000000000031";
 
+/// A copy of the `python-passing` fixture, and a user config directory that trusts it.
+struct Trusted {
+    repo: tempfile::TempDir,
+    user: tempfile::TempDir,
+}
+
+impl Trusted {
+    fn new() -> Trusted {
+        let trusted = Trusted {
+            repo: repo("python-passing"),
+            user: tempfile::tempdir().unwrap(),
+        };
+        checkpoint_testkit::trust(trusted.user.path(), trusted.repo.path(), &[]);
+        trusted
+    }
+}
+
 /// A Claude Code `UserPromptSubmit` payload for `dir`: a turn begins.
 fn prompt(dir: &Path) -> String {
     serde_json::json!({
@@ -60,10 +77,8 @@ fn break_add_and_weaken_its_test(dir: &Path) {
 
 #[test]
 fn broken_code_with_a_weakened_test_committed_during_the_turn_is_blocked() {
-    let repo = repo("python-passing");
-    let dir = repo.path();
-    let user = tempfile::tempdir().unwrap();
-    checkpoint_testkit::trust(user.path(), dir, &[]);
+    let trusted = Trusted::new();
+    let (dir, user) = (trusted.repo.path(), &trusted.user);
     let check = |stdin: &str| checkpoint_as(user.path(), dir, &["check"], stdin);
 
     assert_eq!(code(&check(&prompt(dir))), 0);
@@ -103,10 +118,8 @@ fn broken_code_with_a_weakened_test_committed_during_the_turn_is_blocked() {
 
 #[test]
 fn a_failing_commit_names_the_failing_test() {
-    let repo = repo("python-passing");
-    let dir = repo.path();
-    let user = tempfile::tempdir().unwrap();
-    checkpoint_testkit::trust(user.path(), dir, &[]);
+    let trusted = Trusted::new();
+    let (dir, user) = (trusted.repo.path(), &trusted.user);
     let check = |stdin: &str| checkpoint_as(user.path(), dir, &["check"], stdin);
 
     assert_eq!(code(&check(&prompt(dir))), 0);
@@ -124,10 +137,8 @@ fn a_failing_commit_names_the_failing_test() {
 
 #[test]
 fn honest_work_committed_during_the_turn_is_allowed_at_once() {
-    let repo = repo("python-passing");
-    let dir = repo.path();
-    let user = tempfile::tempdir().unwrap();
-    checkpoint_testkit::trust(user.path(), dir, &[]);
+    let trusted = Trusted::new();
+    let (dir, user) = (trusted.repo.path(), &trusted.user);
     let check = |stdin: &str| checkpoint_as(user.path(), dir, &["check"], stdin);
 
     assert_eq!(code(&check(&prompt(dir))), 0);
@@ -152,10 +163,8 @@ fn honest_work_committed_during_the_turn_is_allowed_at_once() {
 
 #[test]
 fn committing_the_work_a_stop_tested_reuses_its_results() {
-    let repo = repo("python-passing");
-    let dir = repo.path();
-    let user = tempfile::tempdir().unwrap();
-    checkpoint_testkit::trust(user.path(), dir, &[]);
+    let trusted = Trusted::new();
+    let (dir, user) = (trusted.repo.path(), &trusted.user);
     let check = |stdin: &str| checkpoint_as(user.path(), dir, &["check"], stdin);
 
     assert_eq!(code(&check(&prompt(dir))), 0);
@@ -182,10 +191,8 @@ fn committing_the_work_a_stop_tested_reuses_its_results() {
 
 #[test]
 fn a_retry_prompt_does_not_move_the_base() {
-    let repo = repo("python-passing");
-    let dir = repo.path();
-    let user = tempfile::tempdir().unwrap();
-    checkpoint_testkit::trust(user.path(), dir, &[]);
+    let trusted = Trusted::new();
+    let (dir, user) = (trusted.repo.path(), &trusted.user);
     let check = |stdin: &str| checkpoint_as(user.path(), dir, &["check"], stdin);
 
     assert_eq!(code(&check(&prompt(dir))), 0);
@@ -210,10 +217,8 @@ fn a_retry_prompt_does_not_move_the_base() {
 
 #[test]
 fn history_moved_under_the_turn_is_judged_against_the_merge_base_and_said() {
-    let repo = repo("python-passing");
-    let dir = repo.path();
-    let user = tempfile::tempdir().unwrap();
-    checkpoint_testkit::trust(user.path(), dir, &[]);
+    let trusted = Trusted::new();
+    let (dir, user) = (trusted.repo.path(), &trusted.user);
     let check = |stdin: &str| checkpoint_as(user.path(), dir, &["check"], stdin);
     // A commit the turn will begin on top of.
     fs::write(dir.join("README.md"), "# calc\n\nMore docs.\n").unwrap();
@@ -258,10 +263,8 @@ fn history_moved_under_the_turn_is_judged_against_the_merge_base_and_said() {
 
 #[test]
 fn a_rebase_during_the_turn_is_judged_against_the_merge_base() {
-    let repo = repo("python-passing");
-    let dir = repo.path();
-    let user = tempfile::tempdir().unwrap();
-    checkpoint_testkit::trust(user.path(), dir, &[]);
+    let trusted = Trusted::new();
+    let (dir, user) = (trusted.repo.path(), &trusted.user);
     let check = |stdin: &str| checkpoint_as(user.path(), dir, &["check"], stdin);
     // A feature branch with a commit of its own, and upstream work on the branch it came from.
     let upstream = stdout(&git(dir, &["rev-parse", "--abbrev-ref", "HEAD"]));
@@ -303,10 +306,8 @@ fn a_rebase_during_the_turn_is_judged_against_the_merge_base() {
 
 #[test]
 fn without_a_prompt_event_a_turn_begins_at_the_session_start_or_the_last_allowed_stop() {
-    let repo = repo("python-passing");
-    let dir = repo.path();
-    let user = tempfile::tempdir().unwrap();
-    checkpoint_testkit::trust(user.path(), dir, &[]);
+    let trusted = Trusted::new();
+    let (dir, user) = (trusted.repo.path(), &trusted.user);
     let check = |stdin: &str| checkpoint_as(user.path(), dir, &["check"], stdin);
     let start = serde_json::json!({
         "session_id": SESSION,
