@@ -153,6 +153,7 @@ pub fn trust(config_home: &Path, dir: &Path, env: &[(&str, &str)]) {
             .collect(),
         project_env: Vec::new(),
         now: jiff::Timestamp::now(),
+        turn_began: None,
     };
     if let Ok(project) = host.open(dir) {
         project.approve().expect("write the trust store");

@@ -148,6 +148,28 @@ pub fn legacy_approval_notice(root: &str) -> String {
     )
 }
 
+/// What the user is told when the project's approval (or an acceptance of test changes, when
+/// `acceptance`) was recorded while the agent's turn ran: it applies from the next turn, since
+/// an agent can run `checkpoint trust` from its shell as well as the user can. `root` is the
+/// project's.
+pub fn given_during_the_turn_notice(root: &str, acceptance: bool) -> String {
+    if acceptance {
+        format!(
+            "Checkpoint: test changes were accepted while the agent's turn was running; the \
+             acceptance applies from the next turn (this stop was judged without it). If you did \
+             not accept them, the agent did: read its test changes in {root} (`git diff`) before \
+             the next turn."
+        )
+    } else {
+        format!(
+            "Checkpoint: this project was approved while the agent's turn was running; the \
+             approval applies from the next turn (this stop was judged under what was approved \
+             when the turn began). If you did not approve it, the agent did: run \
+             `checkpoint untrust` in {root}."
+        )
+    }
+}
+
 /// How a project's config file differs from the one the user approved (see
 /// [`config_held_notice`]).
 #[derive(Debug, Clone, PartialEq, Eq)]

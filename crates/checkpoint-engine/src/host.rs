@@ -35,6 +35,11 @@ pub struct Host {
     pub project_env: Vec<ProjectVar>,
     /// The time of the call.
     pub now: Timestamp,
+    /// When the agent's turn being judged began (see [`crate::session::SessionRecord`]):
+    /// approvals and acceptances recorded after it apply from the next turn (see
+    /// [`crate::trust`]). `None` outside a turn (a person's command), and for a turn whose
+    /// start was not recorded.
+    pub turn_began: Option<Timestamp>,
 }
 
 impl Host {
@@ -46,6 +51,7 @@ impl Host {
             env: sources.env,
             project_env: Vec::new(),
             now: Timestamp::now(),
+            turn_began: None,
         }
     }
 

@@ -15,6 +15,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use jiff::Timestamp;
+
 use crate::cache::{self, DigestMemo, TestCache};
 use crate::config::{self, ConfigSources};
 use crate::continuity::Continuity;
@@ -30,7 +32,7 @@ use crate::travel::TravelError;
 use crate::travel::fetch::{self, FetchOutcome};
 use crate::travel::push::{self, PushReport};
 use crate::trust::definition::{self, Definition};
-use crate::trust::{Approval, ApprovedConfig, Trust, TrustStore, identity};
+use crate::trust::{Approval, ApprovedConfig, InForce, Trust, TrustStore, identity};
 use checkpoint_core::changes::{ChangeSet, RepoFacts};
 use checkpoint_core::decide::PlannedTest;
 use checkpoint_core::outcome::Selection;
@@ -290,7 +292,13 @@ impl Project {
     /// runs the approved ones). `None` when nothing was, or without a config directory.
     pub fn approval(&self) -> Result<Option<Approval>, ProjectError> {
         match self.trust_store() {
-            Some(store) => approval_of(&store, &self.workdir, self.repo.as_ref()),
+            Some(store) => Ok(approval_of(
+                &store,
+                &self.workdir,
+                self.repo.as_ref(),
+                self.host.turn_began,
+            )?
+            .approval),
             None => Ok(None),
         }
     }
@@ -333,7 +341,7 @@ impl Project {
     /// The approval of the project as it is now; `identity` when it is known, else read.
     fn approval_now(
         &self,
-        now: jiff::Timestamp,
+        now: Timestamp,
         identity: Option<String>,
     ) -> Result<Approval, ProjectError> {
         let text = config::read_project(&self.config_file()).map_err(|error| {
@@ -354,6 +362,7 @@ impl Project {
             config: Some(ApprovedConfig { text }),
             definitions: Some(definitions),
             identity: identity.or_else(|| self.repo.as_ref().and_then(identity::read)),
+            previous: Vec::new(),
         })
     }
 
@@ -389,14 +398,22 @@ fn approval_of(
     store: &TrustStore,
     workdir: &Path,
     repo: Option<&Repo>,
-) -> Result<Option<Approval>, ProjectError> {
-    if let Some(approval) = store.approval(workdir)? {
-        return Ok(Some(approval));
-    }
-    match repo.and_then(Repo::main_workdir) {
-        Some(main) => Ok(store.approval(&main)?),
-        None => Ok(None),
-    }
+    turn_began: Option<Timestamp>,
+) -> Result<InForce, ProjectError> {
+    let approval = match store.approval(workdir)? {
+        Some(approval) => Some(approval),
+        None => match repo.and_then(Repo::main_workdir) {
+            Some(main) => store.approval(&main)?,
+            None => None,
+        },
+    };
+    Ok(match approval {
+        Some(approval) => approval.in_force(turn_began),
+        None => InForce {
+            approval: None,
+            deferred: None,
+        },
+    })
 }
 
 /// Every test command `policy` may run: its test command and its rules' own.
@@ -475,7 +492,8 @@ impl Host {
     /// an approval, or when even those cannot be loaded (the user's own file is broken).
     fn approved_settings(&self, repo: &Repo) -> Option<Settings> {
         let store = TrustStore::beside_user_config(self.user_config.as_deref())?;
-        let approval = approval_of(&store, &repo.workdir, Some(repo)).ok()??;
+        let approval =
+            (approval_of(&store, &repo.workdir, Some(repo), self.turn_began).ok()?).approval?;
         let text = approval.config.and_then(|config| config.text);
         (self.settings_with(&repo.workdir, Some(text.as_deref())))
             .or_else(|_| self.settings_with(&repo.workdir, Some(None)))
@@ -521,18 +539,24 @@ impl Host {
     ) -> Result<(Project, Option<String>), ProjectError> {
         let root = repo.workdir.clone();
         let store = TrustStore::beside_user_config(self.user_config.as_deref());
-        let approval = (store.as_ref())
-            .map(|store| approval_of(store, &root, Some(&repo)))
+        let in_force = (store.as_ref())
+            .map(|store| approval_of(store, &root, Some(&repo), self.turn_began))
             .transpose()
             .unwrap_or_else(|e| {
                 warnings.push(format!("trust: {e}"));
                 None
-            })
-            .flatten();
+            });
+        let (approval, deferred) = match in_force {
+            Some(InForce { approval, deferred }) => (approval, deferred),
+            None => (None, None),
+        };
         let shown_root = root.display().to_string();
         let file = root.join(config::PROJECT_FILE);
         let shown_file = config::PROJECT_FILE;
         let mut notices = Vec::new();
+        if deferred.is_some() {
+            notices.push(render::given_during_the_turn_notice(&shown_root, false));
+        }
         let settings = match approval.as_ref() {
             // Unapproved: as the file says (a broken file lets stops through, as it always did).
             None => self.settings(&root)?,

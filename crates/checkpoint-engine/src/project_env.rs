@@ -194,6 +194,7 @@ mod tests {
             env: env(&[("CHECKPOINT_STATE_DIR", "/tmp/elsewhere")]),
             project_env,
             now: jiff::Timestamp::UNIX_EPOCH,
+            turn_began: None,
         };
         let default = || PathBuf::from("/repo/.git/checkpoint");
         let users = host(Vec::new()).state_dir_or(default).unwrap();

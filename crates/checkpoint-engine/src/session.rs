@@ -67,6 +67,19 @@ pub struct SessionRecord {
     /// unborn `HEAD`) judges against `HEAD`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn_base: Option<String>,
+    /// When the session's current turn began (set with [`SessionRecord::turn_base`]): an
+    /// approval or acceptance recorded after it applies from the next turn (see
+    /// [`crate::trust`]). `None` in an old record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_began: Option<Timestamp>,
+}
+
+impl SessionRecord {
+    /// A turn begins at `now`, at the commit `head` (see [`SessionRecord::turn_base`]).
+    pub fn begin_turn(&mut self, head: Option<String>, now: Timestamp) {
+        self.turn_base = head;
+        self.turn_began = Some(now);
+    }
 }
 
 /// `notice` unless the session was already shown it (`shown` holds the digest of the last one

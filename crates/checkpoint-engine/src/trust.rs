@@ -52,6 +52,15 @@
 //! binding it silently at a stop would let a stop, which an agent triggers, write the user's
 //! approvals.
 //!
+//! **During a turn.** An agent runs as its user: it can run `checkpoint trust --yes` or
+//! `checkpoint integrity accept --yes` from its shell as well as the user can. So an approval (or
+//! an acceptance) recorded after the agent's turn began applies from the next turn on: the stop
+//! that ends the turn is judged under the approval that was in force when the turn began (kept
+//! in the new one as [`Approval::previous`]), and the user is told that an approval was given
+//! while the agent worked. The user who approved it sees that notice once; an agent that did
+//! gains nothing for the turn it is in, and its next turn begins with the user's prompt, after
+//! the user was told.
+//!
 //! Checking costs a few bounded reads of small files (`trust.json`, the config file, what the
 //! test commands resolve to, the identity), on stops only.
 
@@ -107,6 +116,29 @@ pub struct Approval {
     /// The repository's identity (see [`identity`]); `None` outside git too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<String>,
+    /// The approvals this one replaced, oldest first, each without its own: what a turn that
+    /// began before this approval is judged under (see [`Approval::in_force`]). Those of the
+    /// last [`PREVIOUS_KEPT_FOR`] are kept, and the newest one before them; at most
+    /// [`PREVIOUS_KEPT`] (an agent that approves again and again in one turn pushes out only its
+    /// own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub previous: Vec<Approval>,
+}
+
+/// How long an approval that was replaced is kept: a turn that long still finds what was in
+/// force when it began.
+pub const PREVIOUS_KEPT_FOR: std::time::Duration = std::time::Duration::from_secs(24 * 60 * 60);
+
+/// The most approvals that were replaced kept in an approval.
+pub const PREVIOUS_KEPT: usize = 64;
+
+/// The approval a stop is judged under, and whether a newer one waits for the next turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InForce {
+    /// The approval in force (`None`: the project was not approved when the turn began).
+    pub approval: Option<Approval>,
+    /// When the newer approval, recorded during the turn, was given.
+    pub deferred: Option<Timestamp>,
 }
 
 /// The project's config file as the user approved it.
@@ -125,7 +157,46 @@ impl Approval {
             config: None,
             definitions: None,
             identity: None,
+            previous: Vec::new(),
         }
+    }
+
+    /// What applies to a turn that began at `turn_began` (`None`: no turn is known, as for a
+    /// person's `checkpoint check`): this approval, or, when it was recorded after the turn
+    /// began, the newest of those it replaced that was recorded before (none: the project was
+    /// not approved then).
+    pub fn in_force(self, turn_began: Option<Timestamp>) -> InForce {
+        match turn_began {
+            Some(began) if self.approved_at > began => InForce {
+                deferred: Some(self.approved_at),
+                approval: (self.previous.into_iter())
+                    .rev()
+                    .find(|earlier| earlier.approved_at <= began),
+            },
+            _ => InForce {
+                approval: Some(self),
+                deferred: None,
+            },
+        }
+    }
+
+    /// `self` replacing `earlier`: it keeps `earlier` and what `earlier` kept, less what is no
+    /// longer needed (see [`Approval::previous`]).
+    fn replacing(mut self, mut earlier: Approval) -> Approval {
+        let mut previous = std::mem::take(&mut earlier.previous);
+        if previous.len() < PREVIOUS_KEPT {
+            previous.push(earlier);
+        }
+        let window = jiff::SignedDuration::try_from(PREVIOUS_KEPT_FOR).unwrap_or_default();
+        let since = self
+            .approved_at
+            .checked_sub(window)
+            .unwrap_or(self.approved_at);
+        // The newest one recorded before the window stays: it was in force when the window began.
+        let old = previous.iter().filter(|a| a.approved_at <= since).count();
+        previous.drain(..old.saturating_sub(1));
+        self.previous = previous;
+        self
     }
 
     /// Whether it was written by an earlier version and pins only the commands.
@@ -153,10 +224,16 @@ impl TrustStore {
         Ok(file.and_then(|mut file| file.projects.remove(&canonical(root))))
     }
 
-    /// Records `approval` for the project at `root`, replacing an earlier approval.
+    /// Records `approval` for the project at `root`, replacing an earlier approval, which it
+    /// keeps among its [`Approval::previous`].
     pub fn approve(&self, root: &Path, approval: Approval) -> Result<(), StoreError> {
         store::update_json(&self.path, |file: &mut TrustFile| {
-            file.projects.insert(canonical(root), approval);
+            let key = canonical(root);
+            let approval = match file.projects.remove(&key) {
+                Some(earlier) => approval.replacing(earlier),
+                None => approval,
+            };
+            file.projects.insert(key, approval);
         })
     }
 
@@ -385,6 +462,48 @@ mod tests {
 
     fn approval(commands: &[ProjectCommand]) -> Approval {
         Approval::of_commands(commands, Timestamp::UNIX_EPOCH)
+    }
+
+    /// An approval of `text` as the test command at `seconds` after the epoch.
+    fn at(seconds: i64, text: &str) -> Approval {
+        let at = Timestamp::from_second(seconds).unwrap();
+        Approval::of_commands(&[command("tests.command", text)], at)
+    }
+
+    /// `approvals` replacing each other in order, as the store records them.
+    fn recorded(approvals: impl IntoIterator<Item = Approval>) -> Approval {
+        (approvals.into_iter())
+            .reduce(|earlier, next| next.replacing(earlier))
+            .unwrap()
+    }
+
+    #[test]
+    fn approvals_given_during_a_turn_apply_from_the_next_one() {
+        const DAY: i64 = 24 * 60 * 60;
+        let user = at(1000, "pytest");
+        let began = Timestamp::from_second(2000).unwrap();
+        // The agent approves its own command again and again during the turn.
+        let spam = (0..PREVIOUS_KEPT as i64 * 2).map(|i| at(3000 + i, "true"));
+        let now = recorded(std::iter::once(user.clone()).chain(spam));
+        assert_eq!(now.previous.len(), PREVIOUS_KEPT);
+        let in_force = now.clone().in_force(Some(began));
+        assert_eq!(in_force.approval.map(|a| a.commands), Some(user.commands));
+        assert!(in_force.deferred.is_some());
+        // Outside a turn, and in a turn that began after it, the newest applies.
+        assert_eq!(now.clone().in_force(None).deferred, None);
+        let later = Timestamp::from_second(9000).unwrap();
+        assert_eq!(now.in_force(Some(later)).deferred, None);
+        // A first approval given during the turn: the turn began unapproved.
+        let first = at(3000, "true").in_force(Some(began));
+        assert_eq!(first.approval, None);
+
+        // Days later, what no turn can have begun under is dropped: the newest approval before
+        // the window stays.
+        let old = recorded([at(0, "a"), at(10, "b"), at(3 * DAY, "c"), at(3 * DAY + 5, "d")]);
+        let kept: Vec<i64> = (old.previous.iter())
+            .map(|a| a.approved_at.as_second())
+            .collect();
+        assert_eq!(kept, [10, 3 * DAY]);
     }
 
     fn policy() -> Policy {

@@ -314,6 +314,7 @@ fn injected_names_and_huge_progress_stay_in_their_place() {
         env: Vec::new(),
         project_env: Vec::new(),
         now: Host::from_process().now,
+        turn_began: None,
     };
     let project = host.open(dir).unwrap();
     // Step names cannot hold a newline; the rest of the attack they can.

@@ -8,12 +8,17 @@ use assert_cmd::cargo::cargo_bin_cmd;
 
 /// `checkpoint ARGS` in `dir` with `config` as `XDG_CONFIG_HOME`, stdin not a terminal.
 fn run(config: &Path, dir: &Path, args: &[&str]) -> Output {
+    run_with(config, dir, args, "")
+}
+
+/// [`run`] with `stdin` as the standard input.
+fn run_with(config: &Path, dir: &Path, args: &[&str], stdin: &str) -> Output {
     let mut cmd = cargo_bin_cmd!("checkpoint");
     cmd.current_dir(dir)
         .args(args)
         .env("XDG_CONFIG_HOME", config)
         .envs(checkpoint_testkit::git_env())
-        .write_stdin("");
+        .write_stdin(stdin);
     for (key, _) in std::env::vars() {
         if key.starts_with("CHECKPOINT_") {
             cmd.env_remove(key);
@@ -493,4 +498,113 @@ fn doctor_names_what_changed_since_the_approval() {
         stdout.contains(": changed since you approved it: checkpoint.toml"),
         "{doctor:?}"
     );
+}
+
+/// A Claude Code payload of `event` in `dir` (`extra` adds fields).
+fn payload(dir: &Path, event: &str, extra: serde_json::Value) -> String {
+    let mut value = serde_json::json!({
+        "session_id": "6f1c2a4e-0000-4000-8000-000000000131",
+        "transcript_path": "/dev/null",
+        "cwd": dir,
+        "hook_event_name": event,
+    });
+    if let (Some(to), Some(from)) = (value.as_object_mut(), extra.as_object()) {
+        to.extend(from.clone());
+    }
+    value.to_string()
+}
+
+/// The agent approves its own config change from its shell during the turn: the approval
+/// applies from the next turn on, and the user is told it was given while the agent worked.
+#[test]
+fn an_approval_given_during_the_turn_applies_from_the_next_turn() {
+    let config = tempfile::tempdir().unwrap();
+    let repo = checkpoint_testkit::repo("failing-test");
+    let dir = repo.path();
+    let trusted = run(config.path(), dir, &["trust", "--yes"]);
+    assert_eq!(trusted.status.code(), Some(0), "{trusted:?}");
+    let prompt = payload(dir, "UserPromptSubmit", serde_json::json!({"prompt": "go"}));
+    let stop = payload(
+        dir,
+        "Stop",
+        serde_json::json!({"stop_hook_active": false, "last_assistant_message": "Done."}),
+    );
+    assert_eq!(
+        run_with(config.path(), dir, &["check"], &prompt)
+            .status
+            .code(),
+        Some(0)
+    );
+    // What an agent that wants to stop green does from its shell.
+    append(
+        dir,
+        "\n[[rule]]\nname = \"all\"\ninclude = [\"**\"]\ntests = false\ngate = false\n",
+    );
+    let approved = run(config.path(), dir, &["trust", "--yes"]);
+    assert_eq!(approved.status.code(), Some(0), "{approved:?}");
+    let blocked = run_with(config.path(), dir, &["check"], &stop);
+    assert_eq!(blocked.status.code(), Some(1), "{blocked:?}");
+    let stdout = String::from_utf8_lossy(&blocked.stdout);
+    assert!(
+        stdout.starts_with("Checkpoint — Tests: FAILED"),
+        "{blocked:?}"
+    );
+    let stderr =
+        (String::from_utf8_lossy(&blocked.stderr)).replace(&dir.display().to_string(), "[repo]");
+    insta::assert_snapshot!(stderr, @r"
+    Checkpoint: this project was approved while the agent's turn was running; the approval applies from the next turn (this stop was judged under what was approved when the turn began). If you did not approve it, the agent did: run `checkpoint untrust` in [repo].
+    Checkpoint: checkpoint.toml changed since you approved it; the stop gate keeps applying the configuration you approved, in full, until you approve the new one.
+    To approve, run `checkpoint trust` in [repo] (it shows what would run).
+    ");
+
+    // The next turn, begun by the user, runs under the new approval.
+    assert_eq!(
+        run_with(config.path(), dir, &["check"], &prompt)
+            .status
+            .code(),
+        Some(0)
+    );
+    let allowed = run_with(config.path(), dir, &["check"], &stop);
+    assert_eq!(allowed.status.code(), Some(0), "{allowed:?}");
+}
+
+/// The agent accepts its own weakened test from its shell during the turn: the acceptance
+/// applies from the next turn on, and the user is told.
+#[test]
+fn an_acceptance_given_during_the_turn_applies_from_the_next_turn() {
+    let config = tempfile::tempdir().unwrap();
+    let repo = checkpoint_testkit::repo("python-passing");
+    let dir = repo.path();
+    let trusted = run(config.path(), dir, &["trust", "--yes"]);
+    assert_eq!(trusted.status.code(), Some(0), "{trusted:?}");
+    let prompt = payload(dir, "UserPromptSubmit", serde_json::json!({"prompt": "go"}));
+    let stop = payload(
+        dir,
+        "Stop",
+        serde_json::json!({"stop_hook_active": false, "last_assistant_message": "Done."}),
+    );
+    let check = |stdin: &str| run_with(config.path(), dir, &["check"], stdin);
+    assert_eq!(check(&prompt).status.code(), Some(0));
+    let calc = std::fs::read_to_string(dir.join("calc.py")).unwrap();
+    std::fs::write(dir.join("calc.py"), calc.replace("a + b", "a - b")).unwrap();
+    let tests = std::fs::read_to_string(dir.join("test_calc.py")).unwrap();
+    std::fs::write(
+        dir.join("test_calc.py"),
+        tests.replace("add(2, 3), 5)", "add(2, 3), -1)"),
+    )
+    .unwrap();
+    let accepted = run(config.path(), dir, &["integrity", "accept", "--yes"]);
+    assert_eq!(accepted.status.code(), Some(0), "{accepted:?}");
+    let blocked = check(&stop);
+    assert_eq!(blocked.status.code(), Some(1), "{blocked:?}");
+    let stdout = String::from_utf8_lossy(&blocked.stdout);
+    assert!(stdout.contains("expected value changed"), "{blocked:?}");
+    let stderr =
+        (String::from_utf8_lossy(&blocked.stderr)).replace(&dir.display().to_string(), "[repo]");
+    insta::assert_snapshot!(stderr, @"Checkpoint: test changes were accepted while the agent's turn was running; the acceptance applies from the next turn (this stop was judged without it). If you did not accept them, the agent did: read its test changes in [repo] (`git diff`) before the next turn.");
+
+    assert_eq!(check(&prompt).status.code(), Some(0));
+    let next = check(&stop);
+    let stdout = String::from_utf8_lossy(&next.stdout);
+    assert!(!stdout.contains("expected value changed"), "{next:?}");
 }

@@ -5,9 +5,10 @@
 use std::collections::BTreeMap;
 
 use crate::git::{self, Repo};
+use crate::host::Host;
 use crate::project::integrity::{Integrity, Stopped};
 use crate::project::{Project, ProjectError};
-use crate::session::{SessionRecord, once_per_session};
+use crate::session::{SessionRecord, SessionStore, once_per_session};
 use checkpoint_core::answer::StopAnswer;
 use checkpoint_core::changes::{ChangeSet, Head, RepoFacts};
 use checkpoint_core::decide::{self, Facts, HistoryMoved, SessionFacts, Stop, decide};
@@ -33,13 +34,18 @@ pub(super) fn stop(
         Ok(None) => return Ok((without_repo(call, RepoFacts::NoRepository), None)),
         Err(e) => return Ok((without_repo(call, git::unreadable(&e)), None)),
     };
-    let (project, trust_notice) = approved_project(call.host, repo, warnings)?;
+    let sessions = SessionStore::new(&call.host.state_dir(&repo)?);
+    let record = sessions.load(event.agent, &call.gate_session())?;
+    // What the user approved applies as it was when the turn began (see `crate::trust`).
+    let host = Host {
+        turn_began: record.turn_began.filter(|_| !event.is_manual()),
+        ..call.host.clone()
+    };
+    let (project, trust_notice) = approved_project(&host, repo, warnings)?;
     let policy = &project.policy;
     super::prewarm::remember(&project.state_dir, policy.tests.prewarm);
     let repo = project.git()?;
     let journal = project.journal();
-    let sessions = project.sessions();
-    let record = sessions.load(event.agent, &call.gate_session())?;
     let subagent = event.kind == EventKind::SubagentStop;
     let stop = Stop {
         repeated: repeated(event, &record),
@@ -160,7 +166,7 @@ pub(super) fn stop(
         // An allowed stop ends the turn: the next begins at `HEAD` (for an agent without a
         // prompt event, this is the only start of a turn the gate sees).
         if !verdict.decision.is_block() && !event.is_manual() {
-            record.turn_base = turn.head.clone();
+            record.begin_turn(turn.head.clone(), now);
         }
         let notices = [trust_notice, integrity.notice];
         let notice = notices.into_iter().flatten().collect::<Vec<_>>();
@@ -341,9 +347,9 @@ pub(super) fn subagent_start(call: &Call) -> Result<(), ProjectError> {
         .update(call.event.agent, &call.gate_session(), |record| {
             *record = SessionRecord {
                 subagent_baseline: Some(baseline),
-                turn_base,
                 ..SessionRecord::default()
             };
+            record.begin_turn(turn_base, call.host.now);
         })?;
     Ok(())
 }
@@ -357,12 +363,12 @@ pub(super) fn user_prompt(call: &Call) -> Result<Option<String>, ProjectError> {
         return Ok(None);
     };
     let prompt = call.event.prompt.as_deref();
-    let sessions = crate::session::SessionStore::new(&call.host.state_dir(&repo)?);
+    let sessions = SessionStore::new(&call.host.state_dir(&repo)?);
     let head = git::base::head_commit(&repo);
     let pending = sessions.update(call.event.agent, &call.gate_session(), |record| {
         if prompt.is_none() || !is_retry(prompt, &record.last_block_digest) {
             record.facts = decide::session_after_prompt(&record.facts);
-            record.turn_base = head;
+            record.begin_turn(head, call.host.now);
         }
         record.pending_context.take()
     })?;

@@ -22,7 +22,9 @@ pub(super) fn base_at_session_start(call: &Call, project: &Project) -> Result<()
     }
     let head = git::base::head_commit(repo);
     sessions.update(call.event.agent, &call.gate_session(), |record| {
-        record.turn_base = record.turn_base.take().or(head);
+        if record.turn_base.is_none() {
+            record.begin_turn(head, call.host.now);
+        }
     })?;
     Ok(())
 }

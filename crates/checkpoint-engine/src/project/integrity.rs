@@ -83,9 +83,15 @@ impl Project {
             warnings.push(format!("integrity: {e}"));
             None
         });
-        let Some(acceptance) = acceptance else {
+        // Accepted while the agent's turn ran: from the next turn on (see `crate::trust`).
+        let deferred = acceptance
+            .as_ref()
+            .is_some_and(|a| (self.host.turn_began).is_some_and(|began| a.accepted_at > began));
+        let Some(acceptance) = acceptance.filter(|_| !deferred) else {
+            let root = self.workdir.display().to_string();
             return Integrity {
                 findings,
+                notice: deferred.then(|| render::given_during_the_turn_notice(&root, true)),
                 ..Integrity::default()
             };
         };
