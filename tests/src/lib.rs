@@ -152,7 +152,9 @@ pub fn trust(config_home: &Path, dir: &Path, env: &[(&str, &str)]) {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
         project_env: Vec::new(),
-        now: jiff::Timestamp::now(),
+        // Approved before any turn the test runs began (an approval given during a turn applies
+        // from the next one).
+        now: jiff::Timestamp::now() - jiff::SignedDuration::from_hours(1),
         turn_began: None,
     };
     if let Ok(project) = host.open(dir) {

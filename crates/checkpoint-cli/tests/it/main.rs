@@ -14,6 +14,8 @@ mod integrity;
 mod integrity_gate;
 mod journal;
 mod mcp;
+mod old_tests;
+mod old_tests_compiled;
 mod restore;
 mod select;
 mod statusline;
@@ -50,6 +52,21 @@ pub fn checkpoint_as(config_home: &Path, dir: &Path, args: &[&str], stdin: &str)
         }
     }
     cmd.output().expect("run checkpoint")
+}
+
+/// A Claude Code hook payload of `event` in `dir`, for one session (`extra` adds fields): what
+/// `checkpoint check` reads from stdin as the hook would.
+pub fn claude_payload(dir: &Path, event: &str, extra: serde_json::Value) -> String {
+    let mut value = serde_json::json!({
+        "session_id": "6f1c2a4e-0000-4000-8000-000000000131",
+        "transcript_path": "/dev/null",
+        "cwd": dir,
+        "hook_event_name": event,
+    });
+    if let (Some(to), Some(from)) = (value.as_object_mut(), extra.as_object()) {
+        to.extend(from.clone());
+    }
+    value.to_string()
 }
 
 /// stdout, with the repository path and timings made stable for snapshots.

@@ -4,27 +4,11 @@
 use std::path::Path;
 use std::process::Output;
 
-use assert_cmd::cargo::cargo_bin_cmd;
+use crate::{checkpoint_as, claude_payload};
 
 /// `checkpoint ARGS` in `dir` with `config` as `XDG_CONFIG_HOME`, stdin not a terminal.
 fn run(config: &Path, dir: &Path, args: &[&str]) -> Output {
-    run_with(config, dir, args, "")
-}
-
-/// [`run`] with `stdin` as the standard input.
-fn run_with(config: &Path, dir: &Path, args: &[&str], stdin: &str) -> Output {
-    let mut cmd = cargo_bin_cmd!("checkpoint");
-    cmd.current_dir(dir)
-        .args(args)
-        .env("XDG_CONFIG_HOME", config)
-        .envs(checkpoint_testkit::git_env())
-        .write_stdin(stdin);
-    for (key, _) in std::env::vars() {
-        if key.starts_with("CHECKPOINT_") {
-            cmd.env_remove(key);
-        }
-    }
-    cmd.output().expect("run checkpoint")
+    checkpoint_as(config, dir, args, "")
 }
 
 #[test]
@@ -500,20 +484,6 @@ fn doctor_names_what_changed_since_the_approval() {
     );
 }
 
-/// A Claude Code payload of `event` in `dir` (`extra` adds fields).
-fn payload(dir: &Path, event: &str, extra: serde_json::Value) -> String {
-    let mut value = serde_json::json!({
-        "session_id": "6f1c2a4e-0000-4000-8000-000000000131",
-        "transcript_path": "/dev/null",
-        "cwd": dir,
-        "hook_event_name": event,
-    });
-    if let (Some(to), Some(from)) = (value.as_object_mut(), extra.as_object()) {
-        to.extend(from.clone());
-    }
-    value.to_string()
-}
-
 /// The agent approves its own config change from its shell during the turn: the approval
 /// applies from the next turn on, and the user is told it was given while the agent worked.
 #[test]
@@ -523,14 +493,14 @@ fn an_approval_given_during_the_turn_applies_from_the_next_turn() {
     let dir = repo.path();
     let trusted = run(config.path(), dir, &["trust", "--yes"]);
     assert_eq!(trusted.status.code(), Some(0), "{trusted:?}");
-    let prompt = payload(dir, "UserPromptSubmit", serde_json::json!({"prompt": "go"}));
+    let prompt = claude_payload(dir, "UserPromptSubmit", serde_json::json!({"prompt": "go"}));
     let stop = payload(
         dir,
         "Stop",
         serde_json::json!({"stop_hook_active": false, "last_assistant_message": "Done."}),
     );
     assert_eq!(
-        run_with(config.path(), dir, &["check"], &prompt)
+        checkpoint_as(config.path(), dir, &["check"], &prompt)
             .status
             .code(),
         Some(0)
@@ -542,7 +512,7 @@ fn an_approval_given_during_the_turn_applies_from_the_next_turn() {
     );
     let approved = run(config.path(), dir, &["trust", "--yes"]);
     assert_eq!(approved.status.code(), Some(0), "{approved:?}");
-    let blocked = run_with(config.path(), dir, &["check"], &stop);
+    let blocked = checkpoint_as(config.path(), dir, &["check"], &stop);
     assert_eq!(blocked.status.code(), Some(1), "{blocked:?}");
     let stdout = String::from_utf8_lossy(&blocked.stdout);
     assert!(
@@ -559,12 +529,12 @@ fn an_approval_given_during_the_turn_applies_from_the_next_turn() {
 
     // The next turn, begun by the user, runs under the new approval.
     assert_eq!(
-        run_with(config.path(), dir, &["check"], &prompt)
+        checkpoint_as(config.path(), dir, &["check"], &prompt)
             .status
             .code(),
         Some(0)
     );
-    let allowed = run_with(config.path(), dir, &["check"], &stop);
+    let allowed = checkpoint_as(config.path(), dir, &["check"], &stop);
     assert_eq!(allowed.status.code(), Some(0), "{allowed:?}");
 }
 
@@ -577,13 +547,13 @@ fn an_acceptance_given_during_the_turn_applies_from_the_next_turn() {
     let dir = repo.path();
     let trusted = run(config.path(), dir, &["trust", "--yes"]);
     assert_eq!(trusted.status.code(), Some(0), "{trusted:?}");
-    let prompt = payload(dir, "UserPromptSubmit", serde_json::json!({"prompt": "go"}));
+    let prompt = claude_payload(dir, "UserPromptSubmit", serde_json::json!({"prompt": "go"}));
     let stop = payload(
         dir,
         "Stop",
         serde_json::json!({"stop_hook_active": false, "last_assistant_message": "Done."}),
     );
-    let check = |stdin: &str| run_with(config.path(), dir, &["check"], stdin);
+    let check = |stdin: &str| checkpoint_as(config.path(), dir, &["check"], stdin);
     assert_eq!(check(&prompt).status.code(), Some(0));
     let calc = std::fs::read_to_string(dir.join("calc.py")).unwrap();
     std::fs::write(dir.join("calc.py"), calc.replace("a + b", "a - b")).unwrap();

@@ -1,0 +1,1 @@
+//! The tests as they were, run on the new code (issue 32): interpreted languages.
