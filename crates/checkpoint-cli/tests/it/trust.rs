@@ -494,7 +494,7 @@ fn an_approval_given_during_the_turn_applies_from_the_next_turn() {
     let trusted = run(config.path(), dir, &["trust", "--yes"]);
     assert_eq!(trusted.status.code(), Some(0), "{trusted:?}");
     let prompt = claude_payload(dir, "UserPromptSubmit", serde_json::json!({"prompt": "go"}));
-    let stop = payload(
+    let stop = claude_payload(
         dir,
         "Stop",
         serde_json::json!({"stop_hook_active": false, "last_assistant_message": "Done."}),
@@ -548,7 +548,7 @@ fn an_acceptance_given_during_the_turn_applies_from_the_next_turn() {
     let trusted = run(config.path(), dir, &["trust", "--yes"]);
     assert_eq!(trusted.status.code(), Some(0), "{trusted:?}");
     let prompt = claude_payload(dir, "UserPromptSubmit", serde_json::json!({"prompt": "go"}));
-    let stop = payload(
+    let stop = claude_payload(
         dir,
         "Stop",
         serde_json::json!({"stop_hook_active": false, "last_assistant_message": "Done."}),
