@@ -16,6 +16,7 @@
 //! | [`ProtectedFileChanged`](FindingKind::ProtectedFileChanged) | a file matching `[integrity] protected` changed at all |
 //! | [`TestCountDropped`](FindingKind::TestCountDropped) | a passing command ran fewer tests than in the last green stop (see [`GreenCounts`]; from the runs, not the texts) |
 //! | [`PassesWithoutTheChange`](FindingKind::PassesWithoutTheChange) | with `[integrity] prove_failing`: the changed tests pass on `HEAD`'s code too (run by the caller) |
+//! | [`OldTestsFail`](FindingKind::OldTestsFail) | the tests as they were at the base fail on the new code, where the new tests pass (run by the caller) |
 //!
 //! Rust `#[cfg(test)]` modules in source files are analysed from the attribute on; assertions in
 //! the code above them do not count.

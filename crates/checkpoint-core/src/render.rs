@@ -41,14 +41,40 @@ pub fn message(decision: &Decision) -> String {
 fn block_text(out: &mut String, reason: &BlockReason) {
     match reason {
         BlockReason::Integrity { findings } => {
-            let (unproven, weakened): (Vec<Finding>, Vec<Finding>) = (findings.iter().cloned())
-                .partition(|f| f.kind == FindingKind::PassesWithoutTheChange);
+            let of = |kind| -> Vec<Finding> {
+                (findings.iter())
+                    .filter(|f| f.kind == kind)
+                    .cloned()
+                    .collect()
+            };
+            let (unproven, refuted) = (
+                of(FindingKind::PassesWithoutTheChange),
+                of(FindingKind::OldTestsFail),
+            );
+            let weakened: Vec<Finding> = (findings.iter())
+                .filter(|f| {
+                    !matches!(
+                        f.kind,
+                        FindingKind::PassesWithoutTheChange | FindingKind::OldTestsFail
+                    )
+                })
+                .cloned()
+                .collect();
             if !weakened.is_empty() {
                 out.push_str("Checkpoint — The tests were weakened:\n");
                 finding_list(out, &weakened);
                 out.push_str(
                     "Fix the code, not the tests: restore what was weakened. If a test itself \
                      was wrong, say so to the user in your final answer.\n",
+                );
+            }
+            if !refuted.is_empty() {
+                out.push_str("Checkpoint — The tests were changed to fit the code:\n");
+                finding_list(out, &refuted);
+                out.push_str(
+                    "Fix the code so that the tests as they were pass, and keep what their \
+                     assertions meant. If the behaviour change is intended, say so to the user in \
+                     your final answer: the user can accept it.\n",
                 );
             }
             if !unproven.is_empty() {

@@ -7,9 +7,11 @@
 
 pub mod cleanup;
 pub mod integrity;
+mod old_tests;
 mod proof;
 pub mod restoring;
 pub mod saving;
+mod scratch;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

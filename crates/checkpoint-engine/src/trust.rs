@@ -499,7 +499,12 @@ mod tests {
 
         // Days later, what no turn can have begun under is dropped: the newest approval before
         // the window stays.
-        let old = recorded([at(0, "a"), at(10, "b"), at(3 * DAY, "c"), at(3 * DAY + 5, "d")]);
+        let old = recorded([
+            at(0, "a"),
+            at(10, "b"),
+            at(3 * DAY, "c"),
+            at(3 * DAY + 5, "d"),
+        ]);
         let kept: Vec<i64> = (old.previous.iter())
             .map(|a| a.approved_at.as_second())
             .collect();

@@ -90,6 +90,9 @@ fn broken_code_with_a_weakened_test_committed_during_the_turn_is_blocked() {
     Checkpoint — The tests were weakened:
       test_calc.py:8: expected value changed from `5` to `-1`
     Fix the code, not the tests: restore what was weakened. If a test itself was wrong, say so to the user in your final answer.
+    Checkpoint — The tests were changed to fit the code:
+      `python3 -m unittest -q`: the tests as they were fail on your code: `test_calc.CalcTest.test_add` (AssertionError: -1 != 5)
+    Fix the code so that the tests as they were pass, and keep what their assertions meant. If the behaviour change is intended, say so to the user in your final answer: the user can accept it.
     ");
 
     // The same turn, asked again: still judged from where it began.
@@ -239,6 +242,9 @@ fn history_moved_under_the_turn_is_judged_against_the_merge_base_and_said() {
     Checkpoint — The tests were weakened:
       test_calc.py:8: expected value changed from `5` to `-1`
     Fix the code, not the tests: restore what was weakened. If a test itself was wrong, say so to the user in your final answer.
+    Checkpoint — The tests were changed to fit the code:
+      `python3 -m unittest -q`: the tests as they were fail on your code: `test_calc.CalcTest.test_add` (AssertionError: -1 != 5)
+    Fix the code so that the tests as they were pass, and keep what their assertions meant. If the behaviour change is intended, say so to the user in your final answer: the user can accept it.
     Note: history moved during the turn (it began at [began], no longer an ancestor of HEAD): the turn was judged against their merge base [merge base].
     ");
 

@@ -34,6 +34,10 @@ pub enum FindingKind {
     /// With `[integrity] prove_failing`: a test command passes on `HEAD`'s code with the changed
     /// tests, so they do not show the change; the finding's `file` is the command.
     PassesWithoutTheChange,
+    /// The tests as they were at the turn's base (test files and runner configuration put
+    /// back) fail on the new code, while the new tests pass on it in the same place: the tests
+    /// were changed to fit the code. The finding's `file` is the command.
+    OldTestsFail,
 }
 
 impl FindingKind {
@@ -42,7 +46,9 @@ impl FindingKind {
     pub fn is_about_a_command(self) -> bool {
         matches!(
             self,
-            FindingKind::TestCountDropped | FindingKind::PassesWithoutTheChange
+            FindingKind::TestCountDropped
+                | FindingKind::PassesWithoutTheChange
+                | FindingKind::OldTestsFail
         )
     }
 }
@@ -53,8 +59,8 @@ impl FindingKind {
 pub struct Finding {
     /// What was weakened.
     pub kind: FindingKind,
-    /// The file, repository-relative; for [`FindingKind::TestCountDropped`] and
-    /// [`FindingKind::PassesWithoutTheChange`], the test command.
+    /// The file, repository-relative; for a finding about a command
+    /// ([`FindingKind::is_about_a_command`]), the test command.
     pub file: String,
     /// The 1-based line it concerns: in the new text for something added or changed, in the
     /// `HEAD` text for something removed; `None` for a whole file.

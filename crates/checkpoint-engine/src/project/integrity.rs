@@ -55,9 +55,9 @@ pub struct Stopped<'a> {
 }
 
 impl Project {
-    /// The integrity of a stop: the findings of the text analysis, of the count check and (with
-    /// `[integrity] prove_failing`) of the changed tests on `HEAD`'s code, less those the user
-    /// accepted. A failure to read a side, the baseline or the acceptance is a warning and
+    /// The integrity of a stop: the findings of the text analysis, of the count check, (with
+    /// `[integrity] prove_failing`) of the changed tests on `HEAD`'s code and of the tests as
+    /// they were on the new code, less those the user accepted. A failure to read a side, the baseline or the acceptance is a warning and
     /// leaves that part out.
     pub fn integrity(
         &self,
@@ -76,6 +76,7 @@ impl Project {
         });
         findings.extend(green.drops(stopped.tests));
         findings.extend(self.unproven(repo, stopped, &files, warnings));
+        findings.extend(self.old_tests_fail(repo, stopped, &files, warnings));
         if findings.is_empty() {
             return Integrity::default();
         }

@@ -1,0 +1,197 @@
+//! The tests as they were, on the new code: when a green stop's change set touches test files,
+//! runner configuration or a `conftest.py`, each passing test command runs again in a
+//! [`ScratchTree`] holding the new code with those files exactly as they were at the turn's base
+//! (modified ones reverted, deleted ones restored, added ones left out). What fails there, while
+//! the new tests pass in the same place, is a [`FindingKind::OldTestsFail`]: the tests were
+//! changed to fit the code. This one check sees every way of weakening a test, whatever its
+//! form (a `return` before the assertion, a mock of the code under test, a skip reached through
+//! a helper, a test moved where discovery does not find it), since it judges by running.
+//!
+//! `Cargo.toml` and `Cargo.lock` stay new: they also name the dependencies the new code needs
+//! (what they say about tests is left to the line analysis). The run costs one more run of each
+//! command (cached per change set like any run), only on a green stop that changed test files;
+//! when the old tests fail it costs one more, to tell a weakening from a place where the tests
+//! cannot run (a file git does not hold): when the new tests fail there too, that is said, and
+//! nothing is found.
+
+use checkpoint_core::changes::{Change, file_name};
+use checkpoint_core::integrity::{Finding, FindingKind, TestFiles, is_runner_config};
+use checkpoint_core::outcome::{TestOutcome, TestStatus};
+use checkpoint_core::sanitize;
+
+use super::Project;
+use super::integrity::Stopped;
+use super::scratch::ScratchTree;
+use crate::cache;
+use crate::git::Repo;
+use crate::runner;
+
+/// How a run of the old tests is named in the test cache.
+const CACHE_PREFIX: &str = "old-tests: ";
+
+/// How a run of the new tests in the scratch tree is named in the test cache.
+const CACHE_PREFIX_NEW: &str = "old-tests, new side: ";
+
+/// Most failing tests named in a finding.
+const NAMED_TESTS: usize = 3;
+
+/// Longest line of a failure quoted in a finding.
+const QUOTED: usize = 160;
+
+/// Whether `path` is put back as it was for the old tests: a test file, a runner configuration
+/// (but not Cargo's manifest and lock file, which the new code's dependencies need) or a
+/// `conftest.py`.
+fn is_restored(files: &TestFiles, path: &str) -> bool {
+    let name = file_name(path);
+    if matches!(name, "Cargo.toml" | "Cargo.lock") {
+        return false;
+    }
+    files.is_test(path) || is_runner_config(path) || name == "conftest.py"
+}
+
+impl Project {
+    /// The [`FindingKind::OldTestsFail`] findings of a stop (see the module doc); when it may
+    /// run nothing, only cached runs count. Nothing unless every planned command passed and the
+    /// change set touches a file [`is_restored`] puts back.
+    pub(super) fn old_tests_fail(
+        &self,
+        repo: &Repo,
+        stopped: &Stopped<'_>,
+        files: &TestFiles,
+        warnings: &mut Vec<String>,
+    ) -> Vec<Finding> {
+        let Stopped {
+            changes,
+            fingerprint,
+            tests,
+            may_run,
+            base,
+        } = *stopped;
+        let Some(base) = base else {
+            return Vec::new();
+        };
+        let green =
+            !tests.is_empty() && tests.iter().all(|r| r.outcome.status == TestStatus::Passed);
+        let (restored, kept): (Vec<&Change>, Vec<&Change>) =
+            (changes.changes.iter()).partition(|c| is_restored(files, &c.path));
+        if !green || restored.is_empty() {
+            return Vec::new();
+        }
+        let cache = self.test_cache();
+        let timeout = self.policy.tests.timeout;
+        let mut tree: Option<ScratchTree> = None;
+        let mut findings = Vec::new();
+        let mut commands: Vec<&str> = tests.iter().map(|r| r.command.as_str()).collect();
+        commands.dedup();
+        // Each command's outcome in the scratch tree: the old tests first.
+        let mut old = Vec::new();
+        for command in commands {
+            let name = format!("{CACHE_PREFIX}{command}");
+            let key = cache::test_fingerprint(fingerprint, &name, timeout);
+            let outcome = match cache.lookup(&name, &key) {
+                Some(outcome) => outcome,
+                None if !may_run => continue,
+                None => {
+                    if tree.is_none() {
+                        match ScratchTree::new(repo, base, &kept) {
+                            Ok(made) => tree = Some(made),
+                            Err(e) => {
+                                warnings.push(format!("the tests as they were: {e}"));
+                                return findings;
+                            }
+                        }
+                    }
+                    let Some(scratch) = &tree else { continue };
+                    let outcome = runner::run_recorded(command, scratch.path(), timeout).outcome;
+                    // The cache only saves time; failing to write it must not fail the stop.
+                    let _ = cache.record(&name, &key, &outcome);
+                    outcome
+                }
+            };
+            if outcome.status != TestStatus::Passed {
+                old.push((command, outcome));
+            }
+        }
+        if old.is_empty() {
+            return findings;
+        }
+        // The new tests in the same place: where they fail too, the place is at fault.
+        if let Some(tree) = &tree
+            && let Err(e) = tree.lay_over(&restored)
+        {
+            warnings.push(format!("the tests as they were: {e}"));
+            return findings;
+        }
+        for (command, outcome) in old {
+            let name = format!("{CACHE_PREFIX_NEW}{command}");
+            let key = cache::test_fingerprint(fingerprint, &name, timeout);
+            let new = match (cache.lookup(&name, &key), &tree) {
+                (Some(new), _) => new,
+                (None, Some(tree)) if may_run => {
+                    let new = runner::run_recorded(command, tree.path(), timeout).outcome;
+                    let _ = cache.record(&name, &key, &new);
+                    new
+                }
+                _ => continue,
+            };
+            if new.status != TestStatus::Passed {
+                warnings.push(format!(
+                    "the tests as they were: `{command}` could not be judged: the tests fail \
+                     in a worktree of the commit too ({})",
+                    new.error
+                        .as_deref()
+                        .unwrap_or("a file git does not hold may be missing")
+                ));
+                continue;
+            }
+            findings.push(Finding::new(
+                FindingKind::OldTestsFail,
+                command,
+                None,
+                described(&outcome),
+            ));
+        }
+        findings
+    }
+}
+
+/// "the tests as they were fail on your code: `test_add`, `test_sub` (AssertionError: -1 != 5)",
+/// or why they could not run.
+fn described(outcome: &TestOutcome) -> String {
+    let mut text = match outcome.status {
+        TestStatus::TimedOut => "the tests as they were time out on your code".to_owned(),
+        TestStatus::Error | TestStatus::Internal => format!(
+            "the tests as they were could not run on your code: {}",
+            outcome.error.as_deref().unwrap_or("unknown error")
+        ),
+        _ => "the tests as they were fail on your code".to_owned(),
+    };
+    let names: Vec<String> = (outcome.failing.iter().take(NAMED_TESTS))
+        .map(|n| format!("`{}`", sanitize::line(&n.replace('`', "'"), QUOTED)))
+        .collect();
+    if !names.is_empty() {
+        text.push_str(": ");
+        text.push_str(&names.join(", "));
+        if outcome.failing.len() > NAMED_TESTS {
+            text.push_str(&format!(
+                " and {} more",
+                outcome.failing.len() - NAMED_TESTS
+            ));
+        }
+    }
+    if let Some(line) = first_failure_line(&outcome.tail) {
+        text.push_str(&format!(" ({})", sanitize::line(line, QUOTED)));
+    }
+    text
+}
+
+/// The first line of `tail` that says why a test failed: an error or assertion message, by
+/// the first of these words a line holds (`Error:` before a bare `assert` in a traceback).
+fn first_failure_line(tail: &str) -> Option<&str> {
+    const SAYS: &[&str] = &[
+        "Error:", "panicked", "expected", "mismatch", "Error", "!=", "assert",
+    ];
+    SAYS.iter().find_map(|says| {
+        (tail.lines().map(str::trim)).find(|line| line.contains(says) && !line.starts_with("File "))
+    })
+}

@@ -1,0 +1,105 @@
+//! A scratch worktree: a temporary git worktree at a commit, with some of the worktree's
+//! changes laid over it, where the integrity checks run a test command on a mix of old and new
+//! files (`prove_failing`: new tests on the old code; the old tests on the new code).
+//!
+//! The project's dependency directories that git does not hold (`node_modules`, a virtualenv,
+//! Cargo's `target`) are linked in, so that a run there reuses what the project already
+//! installed and built instead of failing for want of it. The worktree is registered with git
+//! only while it exists.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::git::Repo;
+use crate::git::call;
+use checkpoint_core::changes::{Change, ChangeKind};
+
+/// How long setting up or removing the worktree may take.
+const WORKTREE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Directories of the project that a test run needs and git does not hold, linked into the
+/// scratch worktree when the project has them and the worktree does not.
+const LINKED: &[&str] = &["node_modules", ".venv", "venv", "target"];
+
+/// A temporary worktree; removed (and unregistered from git) when dropped.
+pub(super) struct ScratchTree<'a> {
+    repo: &'a Repo,
+    dir: tempfile::TempDir,
+    /// `dir`'s path, as git was given it.
+    path: String,
+}
+
+impl<'a> ScratchTree<'a> {
+    /// A worktree of `repo` at `commit`, with the worktree's version of each of `changes` laid
+    /// over it and the project's dependency directories linked in.
+    pub(super) fn new(
+        repo: &'a Repo,
+        commit: &str,
+        changes: &[&Change],
+    ) -> Result<ScratchTree<'a>, String> {
+        let dir = tempfile::Builder::new()
+            .prefix("checkpoint-scratch-")
+            .tempdir()
+            .map_err(|e| format!("temporary directory: {e}"))?;
+        let path = (dir.path().to_str())
+            .ok_or("the temporary directory's path is not UTF-8")?
+            .to_owned();
+        worktree(repo, &["add", "--detach", "--quiet", &path, commit])?;
+        let tree = ScratchTree { repo, dir, path };
+        tree.lay_over(changes)?;
+        for name in LINKED {
+            let (from, to) = (repo.workdir.join(name), tree.path().join(name));
+            if from.is_dir() && std::fs::symlink_metadata(&to).is_err() {
+                // Without the link the run may fail for want of what it installs: said then.
+                let _ = std::os::unix::fs::symlink(&from, &to);
+            }
+        }
+        Ok(tree)
+    }
+
+    /// Lays the worktree's version of each of `changes` over the scratch tree: deleted files
+    /// are removed, others copied (a symbolic link as a link, never followed).
+    pub(super) fn lay_over(&self, changes: &[&Change]) -> Result<(), String> {
+        for change in changes {
+            let from = self.repo.workdir.join(&change.path);
+            let to = self.dir.path().join(&change.path);
+            let _ = std::fs::remove_file(&to);
+            if change.kind == ChangeKind::Deleted {
+                continue;
+            }
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| format!("{}: {e}", parent.display()))?;
+            }
+            let copied = match std::fs::read_link(&from) {
+                Ok(target) => std::os::unix::fs::symlink(target, &to),
+                Err(_) => std::fs::copy(&from, &to).map(drop),
+            };
+            copied.map_err(|e| format!("{}: {e}", change.path))?;
+        }
+        Ok(())
+    }
+
+    /// Where it is.
+    pub(super) fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for ScratchTree<'_> {
+    fn drop(&mut self) {
+        // A failure leaves a registration of a missing directory, which `git worktree prune`
+        // (run by `git gc`) drops.
+        let _ = worktree(self.repo, &["remove", "--force", &self.path]);
+    }
+}
+
+/// Runs `git worktree ARGS` on `repo` within [`WORKTREE_TIMEOUT`].
+fn worktree(repo: &Repo, args: &[&str]) -> Result<(), String> {
+    let argv: Vec<&str> = std::iter::once("worktree")
+        .chain(args.iter().copied())
+        .collect();
+    call::output(call::git(repo, &argv, None), "worktree", WORKTREE_TIMEOUT)
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
