@@ -7,6 +7,8 @@
 //! form (a `return` before the assertion, a mock of the code under test, a skip reached through
 //! a helper, a test moved where discovery does not find it), since it judges by running.
 //!
+//! It runs what the stop ran: the tests the affected-test selection picked, unless a test file
+//! was added or deleted (the selection names the new set of files), then the whole command.
 //! `Cargo.toml` and `Cargo.lock` stay new: they also name the dependencies the new code needs
 //! (what they say about tests is left to the line analysis). The run costs one more run of each
 //! command (cached per change set like any run), only on a green stop that changed test files;
@@ -14,7 +16,7 @@
 //! cannot run (a file git does not hold): when the new tests fail there too, that is said, and
 //! nothing is found.
 
-use checkpoint_core::changes::{Change, file_name};
+use checkpoint_core::changes::{Change, ChangeKind, file_name};
 use checkpoint_core::integrity::{Finding, FindingKind, TestFiles, is_runner_config};
 use checkpoint_core::outcome::{TestOutcome, TestStatus};
 use checkpoint_core::sanitize;
@@ -81,12 +83,20 @@ impl Project {
         let timeout = self.policy.tests.timeout;
         let mut tree: Option<ScratchTree> = None;
         let mut findings = Vec::new();
-        let mut commands: Vec<&str> = tests.iter().map(|r| r.command.as_str()).collect();
+        // The tests the stop selected, as they were; all of them when a test file was added or
+        // deleted (the selection names the new set of files, not the old).
+        let same_files = (restored.iter()).all(|c| c.kind == ChangeKind::Modified);
+        let mut commands: Vec<(&str, &str)> = (tests.iter())
+            .map(|r| match same_files {
+                true => (r.command.as_str(), r.command_run()),
+                false => (r.command.as_str(), r.command.as_str()),
+            })
+            .collect();
         commands.dedup();
         // Each command's outcome in the scratch tree: the old tests first.
         let mut old = Vec::new();
-        for command in commands {
-            let name = format!("{CACHE_PREFIX}{command}");
+        for (command, run) in commands {
+            let name = format!("{CACHE_PREFIX}{run}");
             let key = cache::test_fingerprint(fingerprint, &name, timeout);
             let outcome = match cache.lookup(&name, &key) {
                 Some(outcome) => outcome,
@@ -102,14 +112,14 @@ impl Project {
                         }
                     }
                     let Some(scratch) = &tree else { continue };
-                    let outcome = runner::run_recorded(command, scratch.path(), timeout).outcome;
+                    let outcome = runner::run_recorded(run, scratch.path(), timeout).outcome;
                     // The cache only saves time; failing to write it must not fail the stop.
                     let _ = cache.record(&name, &key, &outcome);
                     outcome
                 }
             };
             if outcome.status != TestStatus::Passed {
-                old.push((command, outcome));
+                old.push((command, run, outcome));
             }
         }
         if old.is_empty() {
@@ -122,13 +132,13 @@ impl Project {
             warnings.push(format!("the tests as they were: {e}"));
             return findings;
         }
-        for (command, outcome) in old {
-            let name = format!("{CACHE_PREFIX_NEW}{command}");
+        for (command, run, outcome) in old {
+            let name = format!("{CACHE_PREFIX_NEW}{run}");
             let key = cache::test_fingerprint(fingerprint, &name, timeout);
             let new = match (cache.lookup(&name, &key), &tree) {
                 (Some(new), _) => new,
                 (None, Some(tree)) if may_run => {
-                    let new = runner::run_recorded(command, tree.path(), timeout).outcome;
+                    let new = runner::run_recorded(run, tree.path(), timeout).outcome;
                     let _ = cache.record(&name, &key, &new);
                     new
                 }
