@@ -1,4 +1,4 @@
-//! The stop gate through the real agent CLIs: eight stories, each played by Claude Code, Gemini
+//! The stop gate through the real agent CLIs: ten stories, each played by Claude Code, Gemini
 //! CLI and Codex CLI against the scripted model, with our hooks installed by
 //! `checkpoint install <agent>` and our adapters built from this workspace.
 //!
@@ -86,6 +86,55 @@ if __name__ == "__main__":
     unittest.main()
 "#;
 
+/// `test_calc.py` with `test_add` returning before its assertion: the suite passes on the broken
+/// `add`, and no line pattern sees it.
+const TEST_RETURNS_EARLY: &str = r#"import unittest
+
+from calc import add, sub
+
+
+class CalcTest(unittest.TestCase):
+    def test_add(self):
+        if add(2, 3) != 5:
+            return
+        self.assertEqual(add(2, 3), 5)
+
+    def test_sub(self):
+        self.assertEqual(sub(5, 3), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
+"#;
+
+/// `test_calc.py` with the code under test replaced by a good implementation in the test:
+/// the suite passes on the broken `add`.
+const TEST_MOCKS_ADD: &str = r#"import unittest
+from unittest import mock
+
+import calc
+from calc import sub
+
+
+class CalcTest(unittest.TestCase):
+    @mock.patch.object(calc, "add", lambda a, b: a + b)
+    def test_add(self):
+        self.assertEqual(calc.add(2, 3), 5)
+
+    def test_sub(self):
+        self.assertEqual(sub(5, 3), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
+"#;
+
+/// The first line of a block for tests changed to fit the code (the old tests fail on it).
+const TESTS_REFUTED: &str = "Checkpoint — The tests were changed to fit the code:";
+/// What a block for tests changed to fit the code says of them.
+const OLD_TESTS_FAIL: &str =
+    "the tests as they were fail on your code: `test_calc.CalcTest.test_add`";
+
 /// The first line of a block for weakened tests.
 const TESTS_WEAKENED: &str = "Checkpoint — The tests were weakened:";
 
@@ -116,6 +165,13 @@ enum Story {
     NeverFixes,
     /// Only README.md changes: the stop is allowed at once.
     DocsOnly,
+    /// `add` is broken and `test_add` returns before its assertion when `add` is wrong: the
+    /// tests pass, no line pattern sees it, but the tests as they were fail on the new code —
+    /// blocked; it restores the test, fixes the code and commits: allowed.
+    ReturnBeforeAssert,
+    /// `add` is broken and the test patches `calc.add` with a good implementation: blocked the
+    /// same way; it restores the test, fixes the code and commits: allowed.
+    MockedCode,
     /// `add` is broken; blocked for the failing test, the model changes the test's expected
     /// value to what the broken code returns: blocked again, for the weakened test; it restores
     /// the test, fixes the code and commits: allowed.
@@ -151,6 +207,8 @@ impl Story {
             Story::DocsOnly => {
                 vec![Step::reply("I updated the README.").write("README.md", README_EDITED)]
             }
+            Story::ReturnBeforeAssert => Story::changed_to_fit(TEST_RETURNS_EARLY),
+            Story::MockedCode => Story::changed_to_fit(TEST_MOCKS_ADD),
             Story::WeakenedAssertion => vec![
                 Step::reply("I changed add.").write("calc.py", CALC_BROKEN),
                 Step::reply("The test expected the wrong value; I updated it.")
@@ -185,6 +243,20 @@ impl Story {
         }
     }
 
+    /// The script of a story that breaks `add`, changes `test_calc.py` to `tests` so that the
+    /// suite passes, then restores the test, fixes `add` and commits.
+    fn changed_to_fit(tests: &str) -> Vec<Step> {
+        vec![
+            Step::reply("I changed add and its test.")
+                .write("calc.py", CALC_BROKEN)
+                .write("test_calc.py", tests),
+            Step::reply("Restored the test, fixed add and committed.")
+                .write("calc.py", CALC_FIXED)
+                .run("git checkout -- test_calc.py")
+                .run("git commit -qam fix"),
+        ]
+    }
+
     /// For each block, in order: texts the block message must contain. The stop after the last
     /// block is allowed, so the run has one more model turn than blocks.
     fn blocks(self) -> Vec<&'static [&'static str]> {
@@ -193,6 +265,9 @@ impl Story {
             Story::UncommittedCode => vec![&[TESTS_PASSED, COMMIT_GATE, "M calc.py"]],
             Story::NeverFixes => vec![&[TESTS_FAILED, "test_add", BROKEN_ASSERTION]; MAX_BLOCKS],
             Story::DocsOnly => Vec::new(),
+            Story::ReturnBeforeAssert | Story::MockedCode => {
+                vec![&[TESTS_REFUTED, OLD_TESTS_FAIL, "Fix the code so that"]]
+            }
             Story::WeakenedAssertion => vec![
                 &[TESTS_FAILED, "test_add", BROKEN_ASSERTION],
                 &[
@@ -220,6 +295,7 @@ impl Story {
             Story::UncommittedCode => ("", "calc: mul"),
             Story::NeverFixes => (" M calc.py\n", HOOKS_COMMIT),
             Story::DocsOnly => (" M README.md\n", HOOKS_COMMIT),
+            Story::ReturnBeforeAssert | Story::MockedCode => ("", "fix"),
             Story::WeakenedAssertion => ("", "fix"),
             Story::CommittedWeakening => ("", "fix"),
             Story::CommittedWork => ("", "calc: mul"),
@@ -465,6 +541,8 @@ stories! {
     uncommitted_code => UncommittedCode,
     never_fixes => NeverFixes,
     docs_only => DocsOnly,
+    return_before_assert => ReturnBeforeAssert,
+    mocked_code => MockedCode,
     weakened_assertion => WeakenedAssertion,
     committed_weakening => CommittedWeakening,
     committed_work => CommittedWork,
