@@ -1,5 +1,5 @@
 //! What the gate holds a green run to beyond the diff (the test count of the last green stop, the
-//! changed tests on `HEAD`'s code), how a person accepts an intended weakening, and what a stop
+//! changed tests on `HEAD`'s code, the old tests on the new code), how a person accepts an intended weakening, and what a stop
 //! let through leaves on record.
 
 use std::fs;
@@ -215,4 +215,45 @@ fn prove_failing_blocks_changed_tests_that_pass_on_the_old_code_too() {
         "{}",
         String::from_utf8_lossy(&allowed.stdout)
     );
+}
+
+/// An intended behaviour change: `add` now counts one more, and its test says so. The tests as
+/// they were fail on the new code, so the stop is blocked until a person accepts the change;
+/// then only the commit gate is left.
+#[test]
+fn an_intended_behaviour_change_is_blocked_until_a_person_accepts_it() {
+    let repo = repo("python-passing");
+    let dir = repo.path();
+    let user = tempfile::tempdir().unwrap();
+    checkpoint_testkit::trust(user.path(), dir, &[]);
+    let check = || checkpoint_as(user.path(), dir, &["check"], "");
+    let calc = fs::read_to_string(dir.join("calc.py")).unwrap();
+    fs::write(dir.join("calc.py"), calc.replace("a + b", "a + b + 1")).unwrap();
+    let tests = fs::read_to_string(dir.join("test_calc.py")).unwrap();
+    fs::write(
+        dir.join("test_calc.py"),
+        tests.replace("add(2, 3), 5)", "add(2, 3), 6)"),
+    )
+    .unwrap();
+
+    let blocked = check();
+    assert_eq!(code(&blocked), 1, "{blocked:?}");
+    assert_snapshot!(stable(&blocked.stdout, dir), @r"
+    Checkpoint — The tests were weakened:
+      test_calc.py:8: expected value changed from `5` to `6`
+    Fix the code, not the tests: restore what was weakened. If a test itself was wrong, say so to the user in your final answer.
+    Checkpoint — The tests were changed to fit the code:
+      `python3 -m unittest -q`: the tests as they were fail on your code: `test_calc.CalcTest.test_add` (AssertionError: 6 != 5)
+    Fix the code so that the tests as they were pass, and keep what their assertions meant. If the behaviour change is intended, say so to the user in your final answer: the user can accept it.
+    ");
+    let accepted = checkpoint_as(user.path(), dir, &["integrity", "accept", "--yes"], "");
+    assert_eq!(code(&accepted), 0, "{accepted:?}");
+    let after = check();
+    assert_eq!(code(&after), 1, "{after:?}");
+    assert_snapshot!(stable(&after.stdout, dir), @r"
+    Checkpoint — Tests: 2 passed ([time], cached)
+    You have uncommitted code changes. Commit your work before stopping.
+      M calc.py
+      M test_calc.py
+    ");
 }
