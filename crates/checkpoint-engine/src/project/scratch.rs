@@ -94,9 +94,11 @@ impl Drop for ScratchTree<'_> {
     }
 }
 
-/// Runs `git worktree ARGS` on `repo` within [`WORKTREE_TIMEOUT`].
+/// Runs `git worktree ARGS` on `repo` within [`WORKTREE_TIMEOUT`], with no hook (a
+/// `post-checkout` hook, husky's among them, would run at every such stop).
 fn worktree(repo: &Repo, args: &[&str]) -> Result<(), String> {
-    let argv: Vec<&str> = std::iter::once("worktree")
+    let argv: Vec<&str> = ["-c", "core.hooksPath=/dev/null", "worktree"]
+        .into_iter()
         .chain(args.iter().copied())
         .collect();
     call::output(call::git(repo, &argv, None), "worktree", WORKTREE_TIMEOUT)
