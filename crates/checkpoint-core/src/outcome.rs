@@ -76,6 +76,11 @@ pub struct TestRun {
     /// When only the tests the changes can affect ran: what ran instead of [`TestRun::command`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selection: Option<Selection>,
+    /// When the affected tests were asked for and the whole command ran for want of evidence
+    /// of what the changed files can affect: why, in one line (`` `tests/test_b.py` imports
+    /// modules by name ``).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole_because: Option<String>,
 }
 
 impl TestRun {
@@ -86,6 +91,7 @@ impl TestRun {
             rules,
             outcome,
             selection: None,
+            whole_because: None,
         }
     }
 

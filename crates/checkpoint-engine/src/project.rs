@@ -27,7 +27,7 @@ use crate::git::{self, GitError, Repo};
 use crate::host::{Host, StateDirError};
 use crate::journal::{FileKeyManager, Journal, JournalError, KeyManager};
 use crate::own_files::OwnFiles;
-use crate::select;
+use crate::select::{self, Narrowing, Whole};
 use crate::session::SessionStore;
 use crate::store::StoreError;
 use crate::travel::TravelError;
@@ -37,7 +37,6 @@ use crate::trust::definition::{self, Definition};
 use crate::trust::{Approval, ApprovedConfig, InForce, Trust, TrustStore, identity};
 use checkpoint_core::changes::{ChangeSet, RepoFacts};
 use checkpoint_core::decide::PlannedTest;
-use checkpoint_core::outcome::Selection;
 use checkpoint_core::policy::config::{ConfigError, LowerValue, ProjectCommand, Setting};
 use checkpoint_core::policy::{ChangedDefinition, Policy, RuleTests, TestSelect};
 use checkpoint_core::render::{self, ConfigChange};
@@ -255,10 +254,10 @@ impl Project {
 
     /// What the planned test command runs for `changes`: narrowed to the tests the files that
     /// asked for it can affect, where `[tests] select` allows it and the command is recognised
-    /// (see [`crate::select`]); `None` runs it as configured.
-    pub fn selection(&self, planned: &PlannedTest, changes: &ChangeSet) -> Option<Selection> {
+    /// (see [`crate::select`]); else the whole command, and why where that is worth telling.
+    pub fn selection(&self, planned: &PlannedTest, changes: &ChangeSet) -> Narrowing {
         if self.policy.tests.select == TestSelect::All || changes.non_utf8_paths > 0 {
-            return None;
+            return Err(Whole::unsaid());
         }
         let asked: Vec<&str> = (planned.files.iter())
             .filter_map(|&at| changes.changes.get(at))

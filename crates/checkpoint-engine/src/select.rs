@@ -33,19 +33,47 @@ const SHELL_SYNTAX: &[char] = &[
     '\n', '\r',
 ];
 
+/// What a command runs for a change set: the tests the changed files can affect
+/// ([`Selection`]), or the whole command ([`Whole`]).
+pub type Narrowing = Result<Selection, Whole>;
+
+/// The whole command runs: the command is not one the gate narrows, or nothing is known to
+/// narrow it by — and, where that is worth telling, why.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Whole {
+    /// Why no narrowing was possible where one was asked for, in one line (`` `tests/test_b.py`
+    /// imports modules by name ``); `None` when there is nothing worth telling (the command is
+    /// not recognised, the selection would be everything anyway).
+    pub because: Option<String>,
+}
+
+impl Whole {
+    /// The whole command, with nothing worth telling.
+    pub fn unsaid() -> Whole {
+        Whole::default()
+    }
+
+    /// The whole command, for want of evidence: `because` says what is missing.
+    pub fn because(because: impl Into<String>) -> Whole {
+        Whole {
+            because: Some(because.into()),
+        }
+    }
+}
+
 /// The narrowed form of `command` for the changed files `changed` (repository-relative, `/`
-/// separated: those that asked for the command) in the worktree at `workdir`, or `None` to run
-/// it as configured. Source scans are cached in `state_dir` when given.
+/// separated: those that asked for the command) in the worktree at `workdir`, or the whole
+/// command. Source scans are cached in `state_dir` when given.
 pub fn select(
     command: &str,
     changed: &[&str],
     workdir: &Path,
     state_dir: Option<&Path>,
-) -> Option<Selection> {
+) -> Narrowing {
     if changed.is_empty() {
-        return None;
+        return Err(Whole::unsaid());
     }
-    let words = plain_words(command)?;
+    let words = plain_words(command).ok_or_else(Whole::unsaid)?;
     if let Some(cargo) = cargo::CargoTest::recognise(&words) {
         return cargo.select(changed, workdir);
     }
@@ -58,7 +86,7 @@ pub fn select(
     if let Some(node) = node::NodeTests::recognise(&words, workdir) {
         return node.select(changed, workdir, state_dir);
     }
-    None
+    Err(Whole::unsaid())
 }
 
 /// The words of `command` when it is plain words (quotes allowed, no other shell syntax).
@@ -76,20 +104,20 @@ fn slash_path(path: &Path) -> Option<String> {
 }
 
 /// The selection that runs `words` in place of the configured command: `selected` of the
-/// `total` units the command runs, for `changed_files` changed files; `None` when it selects
-/// nothing or everything, or the words cannot be one command line.
+/// `total` units the command runs, for `changed_files` changed files; the whole command when it
+/// selects nothing or everything, or the words cannot be one command line.
 fn narrowed(
     words: &[String],
     unit: SelectionUnit,
     selected: usize,
     total: usize,
     changed_files: usize,
-) -> Option<Selection> {
+) -> Narrowing {
     if selected == 0 || selected >= total {
-        return None;
+        return Err(Whole::unsaid());
     }
-    Some(Selection {
-        command: command_line(words)?,
+    Ok(Selection {
+        command: command_line(words).ok_or_else(Whole::unsaid)?,
         unit,
         selected,
         total,

@@ -77,6 +77,7 @@ fn facts(changes: ChangeSet, statuses: &[TestStatus], session: SessionFacts) -> 
                     ..TestOutcome::not_run()
                 },
                 selection: None,
+                whole_because: None,
             })
             .collect(),
         session,

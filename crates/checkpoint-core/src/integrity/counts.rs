@@ -90,6 +90,7 @@ mod tests {
                 ..TestOutcome::not_run()
             },
             selection: None,
+            whole_because: None,
         }
     }
 

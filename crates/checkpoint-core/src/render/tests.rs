@@ -25,6 +25,7 @@ fn run(command: &str, status: TestStatus) -> TestRun {
             ..TestOutcome::not_run()
         },
         selection: None,
+        whole_because: None,
     }
 }
 

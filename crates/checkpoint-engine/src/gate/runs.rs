@@ -12,10 +12,11 @@ use crate::journal::Journal;
 use crate::project::{Project, ProjectError};
 use crate::project_env::ProjectVar;
 use crate::runner::{self, RunWatch};
+use crate::select::Narrowing;
 use crate::store;
 use crate::trust::Approval;
 use checkpoint_core::decide::PlannedTest;
-use checkpoint_core::outcome::{Selection, TestOutcome, TestRun, TestStatus};
+use checkpoint_core::outcome::{TestOutcome, TestRun, TestStatus};
 use checkpoint_core::policy::config::{KEYS, ProjectCommand};
 
 /// The project of `repo` with only the commands and guarded values the user approved for it, for
@@ -94,22 +95,27 @@ impl TestRuns<'_> {
     /// outcome then stands: the stop is not allowed on a selection alone.
     pub(super) fn run(
         &self,
-        planned: Vec<(Option<Selection>, PlannedTest)>,
+        planned: Vec<(Narrowing, PlannedTest)>,
         warnings: &mut Vec<String>,
     ) -> Vec<TestRun> {
         let full_before_commit = self.journal.policy().tests.full_before_commit;
         planned
             .into_iter()
-            .map(|(selection, p)| {
+            .map(|(narrowing, p)| {
                 // An approved command whose definition changed runs only once that is approved.
                 let changed = &self.journal.policy().tests.changed_definitions;
                 if changed.iter().any(|c| c.command == p.command) {
                     return TestRun::new(p.command, p.rules, TestOutcome::not_run());
                 }
+                let (selection, whole_because) = match narrowing {
+                    Ok(selection) => (Some(selection), None),
+                    Err(whole) => (None, whole.because),
+                };
                 let command = selection.as_ref().map_or(&p.command, |s| &s.command);
                 let outcome = self.outcome(command, warnings);
                 let mut run = TestRun::new(p.command, p.rules, outcome);
                 run.selection = selection;
+                run.whole_because = whole_because;
                 if full_before_commit
                     && run.selection.is_some()
                     && run.outcome.status == TestStatus::Passed

@@ -18,8 +18,9 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use super::{Narrowing, Whole};
 use checkpoint_core::changes::file_name;
-use checkpoint_core::outcome::{Selection, SelectionUnit};
+use checkpoint_core::outcome::SelectionUnit;
 
 /// How long `cargo metadata` may take.
 const METADATA_TIMEOUT: Duration = Duration::from_secs(30);
@@ -88,14 +89,13 @@ impl CargoTest {
         })
     }
 
-    /// The selection for `changed` in the workspace at `workdir`, or `None` to run the command
-    /// as configured.
-    pub fn select(&self, changed: &[&str], workdir: &Path) -> Option<Selection> {
+    /// The selection for `changed` in the workspace at `workdir`, or the whole command.
+    pub fn select(&self, changed: &[&str], workdir: &Path) -> Narrowing {
         if changed.iter().any(|path| is_whole_build(path)) {
-            return None;
+            return Err(Whole::unsaid());
         }
-        let graph = Graph::of(workdir)?;
-        let owners = graph.owners(workdir, changed)?;
+        let graph = Graph::of(workdir).ok_or_else(Whole::unsaid)?;
+        let owners = graph.owners(workdir, changed).ok_or_else(Whole::unsaid)?;
         let affected = graph.dependents(owners);
         let tested: BTreeSet<usize> = if self.workspace {
             (0..graph.packages.len()).collect()

@@ -18,8 +18,9 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use super::{Narrowing, Whole};
 use checkpoint_core::changes::file_name;
-use checkpoint_core::outcome::{Selection, SelectionUnit};
+use checkpoint_core::outcome::SelectionUnit;
 
 /// How long one `go list` may take.
 const LIST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -71,35 +72,35 @@ impl GoTest {
         Some(GoTest { head, patterns })
     }
 
-    /// The selection for `changed` in the module at `workdir`, or `None` to run the command as
-    /// configured.
-    pub fn select(&self, changed: &[&str], workdir: &Path) -> Option<Selection> {
+    /// The selection for `changed` in the module at `workdir`, or the whole command.
+    pub fn select(&self, changed: &[&str], workdir: &Path) -> Narrowing {
         let whole = |path: &&str| {
             let name = file_name(path);
             !name.ends_with(".go") || name.starts_with("go.")
         };
         if changed.iter().any(whole) || !workdir.join("go.mod").is_file() {
-            return None;
+            return Err(Whole::unsaid());
         }
-        let module = list(workdir, &["./..."])?;
+        let module = list(workdir, &["./..."]).ok_or_else(Whole::unsaid)?;
         let tested: BTreeSet<String> = if self.patterns == ["./..."] {
             module.iter().map(|p| p.import_path.clone()).collect()
         } else {
             let patterns: Vec<&str> = self.patterns.iter().map(String::as_str).collect();
-            list(workdir, &patterns)?
+            list(workdir, &patterns)
+                .ok_or_else(Whole::unsaid)?
                 .into_iter()
                 .map(|p| p.import_path)
                 .collect()
         };
-        let graph = Graph::new(&module, workdir)?;
-        let affected = graph.affected(changed)?;
+        let graph = Graph::new(&module, workdir).ok_or_else(Whole::unsaid)?;
+        let affected = graph.affected(changed).ok_or_else(Whole::unsaid)?;
         let selected: Vec<&Package> = module
             .iter()
             .filter(|p| tested.contains(&p.import_path) && affected.contains(&p.import_path))
             .collect();
         let mut words = self.head.clone();
         for package in &selected {
-            words.push(graph.relative_dir(package)?);
+            words.push(graph.relative_dir(package).ok_or_else(Whole::unsaid)?);
         }
         super::narrowed(
             &words,

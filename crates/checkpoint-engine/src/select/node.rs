@@ -23,9 +23,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::scan::Walk;
+use super::{Narrowing, Whole};
 use crate::bounded;
 use checkpoint_core::changes::file_name;
-use checkpoint_core::outcome::{Selection, SelectionUnit};
+use checkpoint_core::outcome::SelectionUnit;
 
 /// The extensions of the JS/TS sources the runners relate to tests.
 const SOURCE_EXTENSIONS: &[&str] = &["js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts"];
@@ -119,19 +120,14 @@ impl NodeTests {
     }
 
     /// The selection for `changed` in the worktree at `workdir` (the import scan cached in
-    /// `state_dir`, when given), or `None` to run the command as configured.
-    pub fn select(
-        &self,
-        changed: &[&str],
-        workdir: &Path,
-        state_dir: Option<&Path>,
-    ) -> Option<Selection> {
+    /// `state_dir`, when given), or the whole command.
+    pub fn select(&self, changed: &[&str], workdir: &Path, state_dir: Option<&Path>) -> Narrowing {
         let doubtful =
             |path: &&str| !is_source(path) || is_whole_suite(path) || path.starts_with('-');
         if changed.iter().any(doubtful) {
-            return None;
+            return Err(Whole::unsaid());
         }
-        let files = WALK.scan(workdir, state_dir)?;
+        let files = WALK.scan(workdir, state_dir).ok_or_else(Whole::unsaid)?;
         let tests: Vec<&str> = files
             .keys()
             .map(String::as_str)
@@ -141,14 +137,14 @@ impl NodeTests {
         let mut selected = BTreeSet::new();
         for &path in changed {
             if !files.contains_key(path) {
-                return None;
+                return Err(Whole::unsaid());
             }
             let reaching: Vec<&str> = dependents(&importers, path)
                 .into_iter()
                 .filter(|file| self.runner.is_test(file))
                 .collect();
             if reaching.is_empty() {
-                return None;
+                return Err(Whole::unsaid());
             }
             selected.extend(reaching);
         }

@@ -20,9 +20,10 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::scan::Walk;
+use super::{Narrowing, Whole};
 use crate::bounded;
 use checkpoint_core::changes::file_name;
-use checkpoint_core::outcome::{Selection, SelectionUnit};
+use checkpoint_core::outcome::SelectionUnit;
 
 /// Changed Python files that change how every test runs.
 const WHOLE_SUITE: &[&str] = &["conftest.py", "__init__.py", "setup.py", "__main__.py"];
@@ -105,21 +106,16 @@ impl PythonTests {
     }
 
     /// The selection for `changed` in the worktree at `workdir` (the import scan cached in
-    /// `state_dir`, when given), or `None` to run the command as configured.
-    pub fn select(
-        &self,
-        changed: &[&str],
-        workdir: &Path,
-        state_dir: Option<&Path>,
-    ) -> Option<Selection> {
+    /// `state_dir`, when given), or the whole command.
+    pub fn select(&self, changed: &[&str], workdir: &Path, state_dir: Option<&Path>) -> Narrowing {
         let whole = |path: &&str| !path.ends_with(".py") || WHOLE_SUITE.contains(&file_name(path));
         if changed.iter().any(whole) {
-            return None;
+            return Err(Whole::unsaid());
         }
         if self.runner == Runner::Pytest && pytest_chooses_tests(workdir) {
-            return None;
+            return Err(Whole::unsaid());
         }
-        let tree = Tree::scan(workdir, state_dir)?;
+        let tree = Tree::scan(workdir, state_dir).ok_or_else(Whole::unsaid)?;
         let tests: Vec<&str> = match self.runner {
             Runner::Unittest => tree.unittest_modules(),
             Runner::Pytest => tree.pytest_modules(),
@@ -142,16 +138,16 @@ impl PythonTests {
         }
         // A changed file no test reaches may still be run by one (a script, a subprocess).
         if reached_changed.len() != changed.len() {
-            return None;
+            return Err(Whole::unsaid());
         }
         // A path that reads as a flag would not be taken as a path.
         if selected.iter().any(|test| test.starts_with('-')) {
-            return None;
+            return Err(Whole::unsaid());
         }
         let mut words = self.words.clone();
         for test in &selected {
             words.push(match self.runner {
-                Runner::Unittest => module_name(test, "")?,
+                Runner::Unittest => module_name(test, "").ok_or_else(Whole::unsaid)?,
                 Runner::Pytest => (*test).to_owned(),
             });
         }
