@@ -103,12 +103,11 @@ impl Project {
                 None if !may_run => continue,
                 None => {
                     if tree.is_none() {
-                        match ScratchTree::new(repo, base, &kept) {
+                        match ScratchTree::new(repo, base, &kept, &changes.changes) {
                             Ok(made) => tree = Some(made),
-                            Err(e) => {
-                                warnings.push(format!("the tests as they were: {e}"));
-                                return findings;
-                            }
+                            // What the change set holds decides what is copied: a failure
+                            // here may be the agent's doing, so it is never a silent pass.
+                            Err(e) => return vec![unset(command, &e)],
                         }
                     }
                     let Some(scratch) = &tree else { continue };
@@ -129,8 +128,7 @@ impl Project {
         if let Some(tree) = &tree
             && let Err(e) = tree.lay_over(&restored)
         {
-            warnings.push(format!("the tests as they were: {e}"));
-            return findings;
+            return old.iter().map(|(command, ..)| unset(command, &e)).collect();
         }
         for (command, run, outcome) in old {
             let name = format!("{CACHE_PREFIX_NEW}{run}");
@@ -163,6 +161,19 @@ impl Project {
         }
         findings
     }
+}
+
+/// The finding for a scratch tree that could not be set up for `command`'s run.
+fn unset(command: &str, error: &str) -> Finding {
+    Finding::new(
+        FindingKind::OldTestsFail,
+        command,
+        None,
+        format!(
+            "the tests as they were could not be set up beside your code: {}",
+            sanitize::line(error, QUOTED)
+        ),
+    )
 }
 
 /// "the tests as they were fail on your code: `test_add`, `test_sub` (AssertionError: -1 != 5)",

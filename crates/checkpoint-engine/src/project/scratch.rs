@@ -31,11 +31,13 @@ pub(super) struct ScratchTree<'a> {
 
 impl<'a> ScratchTree<'a> {
     /// A worktree of `repo` at `commit`, with the worktree's version of each of `changes` laid
-    /// over it and the project's dependency directories linked in.
+    /// over it and the project's dependency directories linked in, unless one of `all_changes`
+    /// (the whole change set) lies in them.
     pub(super) fn new(
         repo: &'a Repo,
         commit: &str,
         changes: &[&Change],
+        all_changes: &[Change],
     ) -> Result<ScratchTree<'a>, String> {
         let dir = tempfile::Builder::new()
             .prefix("checkpoint-scratch-")
@@ -49,7 +51,14 @@ impl<'a> ScratchTree<'a> {
         tree.lay_over(changes)?;
         for name in LINKED {
             let (from, to) = (repo.workdir.join(name), tree.path().join(name));
-            if from.is_dir() && std::fs::symlink_metadata(&to).is_err() {
+            // A directory git holds files of, or the change set touches, is the project's own:
+            // it is laid over file by file, never linked (a write there would reach the
+            // original).
+            let touched = |path: &str| path.strip_prefix(name).is_some_and(|r| r.starts_with('/'));
+            if from.is_dir()
+                && std::fs::symlink_metadata(&to).is_err()
+                && !all_changes.iter().any(|c| touched(&c.path))
+            {
                 // Without the link the run may fail for want of what it installs: said then.
                 let _ = std::os::unix::fs::symlink(&from, &to);
             }
@@ -63,6 +72,7 @@ impl<'a> ScratchTree<'a> {
         for change in changes {
             let from = self.repo.workdir.join(&change.path);
             let to = self.dir.path().join(&change.path);
+            self.inside(&change.path)?;
             let _ = std::fs::remove_file(&to);
             if change.kind == ChangeKind::Deleted {
                 continue;
@@ -76,6 +86,21 @@ impl<'a> ScratchTree<'a> {
                 Err(_) => std::fs::copy(&from, &to).map(drop),
             };
             copied.map_err(|e| format!("{}: {e}", change.path))?;
+        }
+        Ok(())
+    }
+
+    /// Refuses `path` (repository-relative) when a directory on its way in the scratch tree is
+    /// a symbolic link or it climbs out: writing there could reach files outside the tree.
+    fn inside(&self, path: &str) -> Result<(), String> {
+        let mut at = self.dir.path().to_path_buf();
+        let dirs = path.rsplit_once('/').map_or("", |(dirs, _)| dirs);
+        for part in dirs.split('/').filter(|p| !p.is_empty()) {
+            at.push(part);
+            let linked = std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink());
+            if part == ".." || linked {
+                return Err(format!("{path}: a directory on its way is a link"));
+            }
         }
         Ok(())
     }
