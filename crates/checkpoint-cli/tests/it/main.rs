@@ -18,6 +18,8 @@ mod old_tests;
 mod old_tests_compiled;
 mod restore;
 mod select;
+mod select_compiled;
+mod select_dynamic;
 mod statusline;
 mod terminal;
 mod travel;

@@ -1,0 +1,1 @@
+//! Affected-test selection backed by evidence, interpreted languages (issue 33): Python and JS.
