@@ -546,6 +546,9 @@ fn note_text(note: &Note) -> String {
 
 /// For a run narrowed to the affected tests: what ran of what, and how to run everything.
 fn selection_line(out: &mut String, run: &TestRun) {
+    if let Some(because) = &run.whole_because {
+        let _ = writeln!(out, "All the tests ran: {}.", sanitize::line(because, 200));
+    }
     if let Some(selection) = &run.selection {
         let _ = writeln!(
             out,

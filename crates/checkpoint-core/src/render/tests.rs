@@ -123,6 +123,16 @@ fn only_the_affected_tests_ran() {
     Checkpoint — Tests: 4 passed (1.2s). Nothing else required.
     Only the affected tests ran: 1 of 40 test modules, for 1 changed file (`pytest -q tests/test_calc.py`) — full suite: `checkpoint check --all`.
     ");
+    let mut whole = passing(40);
+    whole.whole_because = Some("`tests/test_b.py` imports modules by name".into());
+    let d = allow(AllowReason::Satisfied {
+        tests: vec![whole],
+        files: vec![change("calc.py", ChangeKind::Modified)],
+    });
+    assert_snapshot!(message(&d), @r"
+    Checkpoint — Tests: 40 passed (1.2s). Nothing else required.
+    All the tests ran: `tests/test_b.py` imports modules by name.
+    ");
 }
 
 #[test]
