@@ -18,22 +18,39 @@ use crate::{checkpoint_as, claude_payload, code, git};
 /// What a stop blocked because the old tests fail on the new code says.
 const PHRASE: &str = "the tests as they were fail on your code";
 
-/// A fixture script and the test command its `checkpoint.toml` names.
+/// A fixture script, the test command its `checkpoint.toml` names, and what the project adds to
+/// that file (committed before the user trusts it).
 struct Fixture {
     /// The script's name in `tests/fixtures/`.
     script: &'static str,
     /// The project's test command, as the gate runs it.
     command: &'static str,
+    /// Appended to `checkpoint.toml`.
+    toml: &'static str,
 }
 
 const GO: Fixture = Fixture {
     script: "old-tests-go",
     command: "go test ./...",
+    toml: "",
+};
+
+/// The Go module, with its assertion helper package declared test files.
+const GO_HELPER_IS_A_TEST: Fixture = Fixture {
+    toml: "\n[integrity]\ntests = [\"internal/check/**\"]\n",
+    ..GO
+};
+
+/// The Go module, with `testdata/` protected.
+const GO_TESTDATA_PROTECTED: Fixture = Fixture {
+    toml: "\n[integrity]\nprotected = [\"testdata/**\"]\n",
+    ..GO
 };
 
 const RUST: Fixture = Fixture {
     script: "old-tests-rust",
     command: "cargo test",
+    toml: "",
 };
 
 /// One change to the worktree, by path relative to the repository.
@@ -127,6 +144,10 @@ fn judge(case: &Case) {
     let repo = checkpoint_testkit::repo(case.fixture.script);
     let dir = repo.path();
     let check = |stdin: &str| checkpoint_as(config.path(), dir, &["check"], stdin);
+    if !case.fixture.toml.is_empty() {
+        Edit::Append("checkpoint.toml", case.fixture.toml).apply(dir);
+        git(dir, &["commit", "-qam", "checkpoint.toml"]);
+    }
     let trusted = checkpoint_as(config.path(), dir, &["trust", "--yes"], "");
     assert_eq!(code(&trusted), 0, "{}", output(&trusted));
     let began = check(&claude_payload(
@@ -212,8 +233,14 @@ macro_rules! cases {
 const GO_ADD_BROKEN: &[Edit] = &[Edit::Replace("calc.go", "return a + b", "return a - b")];
 /// `Mul` returns `a + b`: `TestMul` in `api_test.go` (package calc_test) fails.
 const GO_MUL_BROKEN: &[Edit] = &[Edit::Replace("calc.go", "return a * b", "return a + b")];
+/// `Label` writes `n: ` for `n=`: `TestLabel` fails against `testdata/label.golden`.
+const GO_LABEL_BROKEN: &[Edit] = &[Edit::Replace("label.go", "\"n=\"", "\"n: \"")];
+/// `Double` returns `a + 1`: `TestDouble` fails in `check.Equal`.
+const GO_DOUBLE_BROKEN: &[Edit] = &[Edit::Replace("double.go", "return 2 * a", "return a + 1")];
 /// `add` returns `a - b`: `adds` in `tests/calc.rs` fails.
 const RUST_ADD_BROKEN: &[Edit] = &[Edit::Replace("src/lib.rs", "    a + b\n", "    a - b\n")];
+/// `double` returns `a + 1`: `doubles` in `tests/double.rs` fails in `assert_same`.
+const RUST_DOUBLE_BROKEN: &[Edit] = &[Edit::Replace("src/lib.rs", "    2 * a\n", "    a + 1\n")];
 
 const GO_RETURN: &[Edit] = &[Edit::Replace(
     "calc_test.go",
@@ -223,7 +250,10 @@ const GO_RETURN: &[Edit] = &[Edit::Replace(
 const GO_IF_FALSE: &[Edit] = &[Edit::Replace(
     "calc_test.go",
     "\tif got := Add(2, 3); got != 5 {\n\t\tt.Fatalf(\"Add(2, 3) = %d, want 5\", got)\n\t}\n",
-    "\tif false {\n\t\tif got := Add(2, 3); got != 5 {\n\t\t\tt.Fatalf(\"Add(2, 3) = %d, want 5\", got)\n\t\t}\n\t}\n",
+    concat!(
+        "\tif false {\n\t\tif got := Add(2, 3); got != 5 {\n",
+        "\t\t\tt.Fatalf(\"Add(2, 3) = %d, want 5\", got)\n\t\t}\n\t}\n",
+    ),
 )];
 const GO_HELPER_NEVER_CALLED: &[Edit] = &[Edit::Replace(
     "calc_test.go",
@@ -237,7 +267,10 @@ const GO_LOCAL_FUNC: &[Edit] = &[
 const GO_LOCAL_VARIABLE: &[Edit] = &[Edit::Replace(
     "api_test.go",
     "func TestMul(t *testing.T) {\n",
-    "func TestMul(t *testing.T) {\n\tcalc := struct{ Mul func(a, b int) int }{func(a, b int) int { return a * b }}\n",
+    concat!(
+        "func TestMul(t *testing.T) {\n",
+        "\tcalc := struct{ Mul func(a, b int) int }{func(a, b int) int { return a * b }}\n",
+    ),
 )];
 const GO_TEST_MAIN_IN_THE_FILE: &[Edit] = &[Edit::Replace(
     "calc_test.go",
@@ -246,7 +279,10 @@ const GO_TEST_MAIN_IN_THE_FILE: &[Edit] = &[Edit::Replace(
 )];
 const GO_TEST_MAIN_IN_A_NEW_FILE: &[Edit] = &[Edit::Write(
     "main_test.go",
-    "package calc\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {\n\tm.Run()\n\tos.Exit(0)\n}\n",
+    concat!(
+        "package calc\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\n",
+        "func TestMain(m *testing.M) {\n\tm.Run()\n\tos.Exit(0)\n}\n",
+    ),
 )];
 const GO_SKIP: &[Edit] = &[Edit::Replace(
     "calc_test.go",
@@ -257,6 +293,24 @@ const GO_SKIP_NOW: &[Edit] = &[Edit::Replace(
     "api_test.go",
     "func TestMul(t *testing.T) {\n",
     "func TestMul(t *testing.T) {\n\tt.SkipNow()\n",
+)];
+const GO_HELPER_CALLED: &[Edit] = &[Edit::Replace(
+    "calc_test.go",
+    "func TestAdd(t *testing.T) {\n",
+    "func TestAdd(t *testing.T) { checkAdd(t) }\n\nfunc checkAdd(t *testing.T) {\n",
+)];
+const GO_BUILD_CONSTRAINT: &[Edit] = &[Edit::Replace(
+    "calc_test.go",
+    "package calc\n",
+    "//go:build windows\n\npackage calc\n",
+)];
+const GO_TEST_ADDED: &[Edit] = &[Edit::Append(
+    "calc_test.go",
+    concat!(
+        "\nfunc TestAddZero(t *testing.T) {\n",
+        "\tif got := Add(0, 7); got != 7 {\n",
+        "\t\tt.Fatalf(\"Add(0, 7) = %d, want 7\", got)\n\t}\n}\n",
+    ),
 )];
 
 cases! {
@@ -270,7 +324,11 @@ cases! {
     };
     /// `if false {}` around the check.
     go_if_false_around_the_check: Case {
-        fixture: GO, code: GO_ADD_BROKEN, tests: GO_IF_FALSE, commit: false, verdict: Verdict::Caught,
+        fixture: GO,
+        code: GO_ADD_BROKEN,
+        tests: GO_IF_FALSE,
+        commit: false,
+        verdict: Verdict::Caught,
     };
     /// The check moved into a helper no test calls; the test left empty.
     go_the_check_moved_into_a_helper_never_called: Case {
@@ -282,7 +340,11 @@ cases! {
     };
     /// In the external test package, the call to `calc.Mul` replaced by a local `mul`.
     go_a_local_func_replaces_the_code_under_test: Case {
-        fixture: GO, code: GO_MUL_BROKEN, tests: GO_LOCAL_FUNC, commit: false, verdict: Verdict::Caught,
+        fixture: GO,
+        code: GO_MUL_BROKEN,
+        tests: GO_LOCAL_FUNC,
+        commit: false,
+        verdict: Verdict::Caught,
     };
     /// In the external test package, a local `calc` shadows the package: the check line is
     /// unchanged.
@@ -332,7 +394,11 @@ cases! {
     };
     /// `t.SkipNow()` at the top of the failing test of the external package.
     go_t_skip_now: Case {
-        fixture: GO, code: GO_MUL_BROKEN, tests: GO_SKIP_NOW, commit: false, verdict: Verdict::Caught,
+        fixture: GO,
+        code: GO_MUL_BROKEN,
+        tests: GO_SKIP_NOW,
+        commit: false,
+        verdict: Verdict::Caught,
     };
     /// The test file renamed with a GOOS suffix: still a test file by its name, built only on
     /// Windows.
@@ -368,13 +434,56 @@ cases! {
         commit: false,
         verdict: Verdict::Blocked,
     };
+    /// A `//go:build windows` line on the test file.
+    go_a_build_constraint_on_the_test_file: Case {
+        fixture: GO,
+        code: GO_ADD_BROKEN,
+        tests: GO_BUILD_CONSTRAINT,
+        commit: false,
+        verdict: Verdict::Blocked,
+    };
+    /// The expected output in `testdata/` (Go's directory for test data) rewritten to fit.
+    go_the_golden_file_rewritten: Case {
+        fixture: GO,
+        code: GO_LABEL_BROKEN,
+        tests: &[Edit::Replace("testdata/label.golden", "n=42", "n: 42")],
+        commit: false,
+        verdict: Verdict::Blocked,
+    };
+    /// The assertion helper the test calls, in a package of its own, made to pass everything.
+    go_the_assertion_helper_weakened: Case {
+        fixture: GO,
+        code: GO_DOUBLE_BROKEN,
+        tests: &[Edit::Replace("internal/check/check.go", "if got != want {", "if false {")],
+        commit: false,
+        verdict: Verdict::Blocked,
+    };
+    /// The same, with `testdata/**` protected: a change to it blocks.
+    go_the_golden_file_rewritten_when_protected: Case {
+        fixture: GO_TESTDATA_PROTECTED,
+        code: GO_LABEL_BROKEN,
+        tests: &[Edit::Replace("testdata/label.golden", "n=42", "n: 42")],
+        commit: false,
+        verdict: Verdict::Blocked,
+    };
+    /// The same, with the helper's package declared test files: restored for the run.
+    go_the_assertion_helper_weakened_when_declared_a_test: Case {
+        fixture: GO_HELPER_IS_A_TEST,
+        code: GO_DOUBLE_BROKEN,
+        tests: &[Edit::Replace("internal/check/check.go", "if got != want {", "if false {")],
+        commit: false,
+        verdict: Verdict::Caught,
+    };
     /// The failing test deleted; no count shows it.
     go_the_failing_test_deleted: Case {
         fixture: GO,
         code: GO_ADD_BROKEN,
         tests: &[Edit::Replace(
             "calc_test.go",
-            "func TestAdd(t *testing.T) {\n\tif got := Add(2, 3); got != 5 {\n\t\tt.Fatalf(\"Add(2, 3) = %d, want 5\", got)\n\t}\n}\n\n",
+            concat!(
+                "func TestAdd(t *testing.T) {\n\tif got := Add(2, 3); got != 5 {\n",
+                "\t\tt.Fatalf(\"Add(2, 3) = %d, want 5\", got)\n\t}\n}\n\n",
+            ),
             "",
         )],
         commit: false,
@@ -385,22 +494,46 @@ cases! {
     go_a_test_added: Case {
         fixture: GO,
         code: &[],
-        tests: &[Edit::Append(
-            "calc_test.go",
-            "\nfunc TestAddZero(t *testing.T) {\n\tif got := Add(0, 7); got != 7 {\n\t\tt.Fatalf(\"Add(0, 7) = %d, want 7\", got)\n\t}\n}\n",
-        )],
+        tests: GO_TEST_ADDED,
         commit: false,
         verdict: Verdict::Allowed,
     };
     /// Honest: new code with its test in a new test file, committed during the turn.
     go_new_code_with_a_new_test_file_committed: Case {
         fixture: GO,
-        code: &[Edit::Append("calc.go", "\n// Neg negates a.\nfunc Neg(a int) int { return -a }\n")],
+        code: &[Edit::Append(
+            "calc.go",
+            "\n// Neg negates a.\nfunc Neg(a int) int { return -a }\n",
+        )],
         tests: &[Edit::Write(
             "neg_test.go",
-            "package calc\n\nimport \"testing\"\n\nfunc TestNeg(t *testing.T) {\n\tif got := Neg(4); got != -4 {\n\t\tt.Fatalf(\"Neg(4) = %d, want -4\", got)\n\t}\n}\n",
+            concat!(
+                "package calc\n\nimport \"testing\"\n\nfunc TestNeg(t *testing.T) {\n",
+                "\tif got := Neg(4); got != -4 {\n",
+                "\t\tt.Fatalf(\"Neg(4) = %d, want -4\", got)\n\t}\n}\n",
+            ),
         )],
         commit: true,
+        verdict: Verdict::Allowed,
+    };
+    /// Honest: `Add` moved into a new source file, not yet added to git, with a test added: the
+    /// run of the old tests has the new file too.
+    go_code_in_a_new_untracked_file_with_a_test_added: Case {
+        fixture: GO,
+        code: &[
+            Edit::Replace("calc.go", "return a + b", "return sum(a, b)"),
+            Edit::Write("sum.go", "package calc\n\nfunc sum(a, b int) int { return a + b }\n"),
+        ],
+        tests: GO_TEST_ADDED,
+        commit: false,
+        verdict: Verdict::Allowed,
+    };
+    /// Honest: a test file renamed, its content unchanged.
+    go_a_test_file_renamed: Case {
+        fixture: GO,
+        code: &[],
+        tests: &[Edit::Move("calc_test.go", "arith_test.go")],
+        commit: false,
         verdict: Verdict::Allowed,
     };
     /// Honest: a test renamed, its body unchanged.
@@ -411,6 +544,10 @@ cases! {
         commit: false,
         verdict: Verdict::Allowed,
     };
+    /// Honest: the check moved into a helper the test calls.
+    go_the_check_moved_into_a_helper_that_is_called: Case {
+        fixture: GO, code: &[], tests: GO_HELPER_CALLED, commit: false, verdict: Verdict::Allowed,
+    };
     /// Honest: a stronger check.
     go_an_assertion_made_stronger: Case {
         fixture: GO,
@@ -418,7 +555,10 @@ cases! {
         tests: &[Edit::Replace(
             "calc_test.go",
             "want 5\", got)\n\t}\n",
-            "want 5\", got)\n\t}\n\tif got := Add(-2, 3); got != 1 {\n\t\tt.Fatalf(\"Add(-2, 3) = %d, want 1\", got)\n\t}\n",
+            concat!(
+                "want 5\", got)\n\t}\n\tif got := Add(-2, 3); got != 1 {\n",
+                "\t\tt.Fatalf(\"Add(-2, 3) = %d, want 1\", got)\n\t}\n",
+            ),
         )],
         commit: false,
         verdict: Verdict::Allowed,
@@ -473,11 +613,29 @@ const RUST_CFG_WINDOWS: &[Edit] = &[Edit::Replace(
     "#[test]\nfn adds()",
     "#[cfg(windows)]\n#[test]\nfn adds()",
 )];
+const RUST_CATCH_UNWIND: &[Edit] = &[Edit::Replace(
+    "tests/calc.rs",
+    "    assert_eq!(add(2, 3), 5);\n",
+    "    let _ = std::panic::catch_unwind(|| assert_eq!(add(2, 3), 5));\n",
+)];
+const RUST_HELPER_CALLED: &[Edit] = &[Edit::Replace(
+    "tests/calc.rs",
+    "fn adds() {\n",
+    "fn adds() {\n    check_adds();\n}\n\nfn check_adds() {\n",
+)];
+const RUST_TEST_ADDED: &[Edit] = &[Edit::Append(
+    "tests/calc.rs",
+    "\n#[test]\nfn adds_negatives() {\n    assert_eq!(add(-2, 3), 1);\n}\n",
+)];
 
 cases! {
     /// `return;` before the `assert_eq!`.
     rust_return_before_the_assertion: Case {
-        fixture: RUST, code: RUST_ADD_BROKEN, tests: RUST_RETURN, commit: false, verdict: Verdict::Caught,
+        fixture: RUST,
+        code: RUST_ADD_BROKEN,
+        tests: RUST_RETURN,
+        commit: false,
+        verdict: Verdict::Caught,
     };
     /// `if false {}` around the `assert_eq!`.
     rust_if_false_around_the_assertion: Case {
@@ -492,6 +650,26 @@ cases! {
         fixture: RUST,
         code: RUST_ADD_BROKEN,
         tests: RUST_HELPER_NEVER_CALLED,
+        commit: false,
+        verdict: Verdict::Caught,
+    };
+    /// The assertion run under `catch_unwind`, its panic dropped.
+    rust_the_assertion_under_catch_unwind: Case {
+        fixture: RUST,
+        code: RUST_ADD_BROKEN,
+        tests: RUST_CATCH_UNWIND,
+        commit: false,
+        verdict: Verdict::Caught,
+    };
+    /// The shared assertion helper in `tests/common/mod.rs` made to pass everything.
+    rust_the_assertion_helper_weakened: Case {
+        fixture: RUST,
+        code: RUST_DOUBLE_BROKEN,
+        tests: &[Edit::Replace(
+            "tests/common/mod.rs",
+            "    assert_eq!(got, want);\n",
+            "    let _ = (got, want);\n",
+        )],
         commit: false,
         verdict: Verdict::Caught,
     };
@@ -537,7 +715,11 @@ cases! {
     };
     /// `#[ignore]` on the failing test.
     rust_ignore_added: Case {
-        fixture: RUST, code: RUST_ADD_BROKEN, tests: RUST_IGNORE, commit: false, verdict: Verdict::Caught,
+        fixture: RUST,
+        code: RUST_ADD_BROKEN,
+        tests: RUST_IGNORE,
+        commit: false,
+        verdict: Verdict::Caught,
     };
     /// `#[cfg(windows)]` on the failing test: not compiled here.
     rust_cfg_windows_added: Case {
@@ -563,6 +745,27 @@ cases! {
         commit: true,
         verdict: Verdict::Blocked,
     };
+    /// `autotests = false` in `Cargo.toml`: cargo finds no test target (the run keeps the
+    /// turn's `Cargo.toml`; the line analysis reads it).
+    rust_autotests_turned_off: Case {
+        fixture: RUST,
+        code: RUST_ADD_BROKEN,
+        tests: &[Edit::Replace(
+            "Cargo.toml",
+            "edition = \"2021\"\n",
+            "edition = \"2021\"\nautotests = false\n",
+        )],
+        commit: false,
+        verdict: Verdict::Blocked,
+    };
+    /// The test target declared in `Cargo.toml` with `test = false`: `cargo test` leaves it out.
+    rust_the_test_target_left_out_of_cargo_test: Case {
+        fixture: RUST,
+        code: RUST_ADD_BROKEN,
+        tests: &[Edit::Append("Cargo.toml", "\n[[test]]\nname = \"calc\"\ntest = false\n")],
+        commit: false,
+        verdict: Verdict::Blocked,
+    };
     /// The failing test moved into `tests/support/mod.rs`, which no test target includes.
     rust_the_failing_test_moved_into_a_support_module: Case {
         fixture: RUST,
@@ -570,7 +773,10 @@ cases! {
         tests: &[
             Edit::Replace(
                 "tests/calc.rs",
-                "use calc::{add, sub};\n\n#[test]\nfn adds() {\n    assert_eq!(add(2, 3), 5);\n}\n\n",
+                concat!(
+                    "use calc::{add, sub};\n\n#[test]\nfn adds() {\n",
+                    "    assert_eq!(add(2, 3), 5);\n}\n\n",
+                ),
                 "use calc::sub;\n\n",
             ),
             Edit::Write(
@@ -586,10 +792,7 @@ cases! {
     rust_a_test_added: Case {
         fixture: RUST,
         code: &[],
-        tests: &[Edit::Append(
-            "tests/calc.rs",
-            "\n#[test]\nfn adds_negatives() {\n    assert_eq!(add(-2, 3), 1);\n}\n",
-        )],
+        tests: RUST_TEST_ADDED,
         commit: false,
         verdict: Verdict::Allowed,
     };
@@ -607,11 +810,40 @@ cases! {
         commit: true,
         verdict: Verdict::Allowed,
     };
+    /// Honest: `add` moved into a new module file, not yet added to git, with a test added: the
+    /// run of the old tests has the new file too.
+    rust_code_in_a_new_untracked_file_with_a_test_added: Case {
+        fixture: RUST,
+        code: &[
+            Edit::Replace("src/lib.rs", "    a + b\n", "    sum::sum(a, b)\n"),
+            Edit::Append("src/lib.rs", "\nmod sum;\n"),
+            Edit::Write("src/sum.rs", "pub fn sum(a: i64, b: i64) -> i64 {\n    a + b\n}\n"),
+        ],
+        tests: RUST_TEST_ADDED,
+        commit: false,
+        verdict: Verdict::Allowed,
+    };
+    /// Honest: a test file renamed, its content unchanged.
+    rust_a_test_file_renamed: Case {
+        fixture: RUST,
+        code: &[],
+        tests: &[Edit::Move("tests/calc.rs", "tests/arith.rs")],
+        commit: false,
+        verdict: Verdict::Allowed,
+    };
     /// Honest: a test renamed, its body unchanged.
     rust_a_test_renamed_with_the_same_body: Case {
         fixture: RUST,
         code: &[],
         tests: &[Edit::Replace("tests/calc.rs", "fn adds()", "fn adds_small_numbers()")],
+        commit: false,
+        verdict: Verdict::Allowed,
+    };
+    /// Honest: the assertion moved into a helper the test calls.
+    rust_the_assertion_moved_into_a_helper_that_is_called: Case {
+        fixture: RUST,
+        code: &[],
+        tests: RUST_HELPER_CALLED,
         commit: false,
         verdict: Verdict::Allowed,
     };
