@@ -124,10 +124,27 @@ const CODE_FILES: &[&str] = &[
     "build.gradle",
     "build.gradle.kts",
 ];
+/// The name of the built-in rule of test input (see [`TEST_DATA_DIRS`]).
+pub const TEST_DATA_RULE: &str = "test-data";
 /// Prose and images: captured, never tested or gated by default.
 const DOC_EXTENSIONS: &[&str] = &[
     "md", "markdown", "mdx", "rst", "txt", "adoc", "org", "png", "jpg", "jpeg", "gif", "svg",
     "webp", "ico", "pdf",
+];
+/// Directories whose files tests read (data, fixtures, golden files, snapshots): a file there
+/// that is not code is test input, whatever its extension.
+const TEST_DATA_DIRS: &[&str] = &[
+    "tests",
+    "test",
+    "__tests__",
+    "spec",
+    "fixtures",
+    "testdata",
+    "test_data",
+    "test-data",
+    "golden",
+    "snapshots",
+    "__snapshots__",
 ];
 const DOC_FILES: &[&str] = &[
     "LICENSE",
@@ -167,10 +184,21 @@ impl RuleSet {
         docs.extend(any_depth(DOC_FILES));
         let mut code = by_extension(CODE_EXTENSIONS);
         code.extend(any_depth(CODE_FILES));
+        let test_data = (TEST_DATA_DIRS.iter())
+            .map(|dir| format!("**/{dir}/**"))
+            .collect();
         vec![
             Rule {
                 name: "code".into(),
                 include: code,
+                exclude: Vec::new(),
+                tests: RuleTests::Project,
+                action: None,
+                gate: true,
+            },
+            Rule {
+                name: TEST_DATA_RULE.into(),
+                include: test_data,
                 exclude: Vec::new(),
                 tests: RuleTests::Project,
                 action: None,
@@ -380,6 +408,32 @@ mod tests {
         assert_eq!(names(&set, "docs/img/logo.png"), ["docs"]);
         assert_eq!(names(&set, "LICENSE"), ["docs"]);
         assert_eq!(names(&set, ".github/ci.yml"), ["other"]);
+    }
+
+    /// A data file a test reads is test input wherever its extension would make it docs: a
+    /// change to it runs the tests and is gated like code.
+    #[test]
+    fn data_under_test_directories_is_test_input_not_docs() {
+        let set = RuleSet::builtin();
+        for path in [
+            "tests/data/expected.txt",
+            "crates/core/tests/golden/out.svg",
+            "fixtures/expected.txt",
+            "web/src/__tests__/logo.png",
+            "pkg/calc/testdata/golden.txt",
+            "src/__snapshots__/app.test.js.snap",
+            "tests/snapshots/render__tests__message.snap",
+            "spec/fixtures/report.pdf",
+            "test/README.md",
+            "tests/config.yml",
+        ] {
+            assert_eq!(names(&set, path), ["test-data"], "{path}");
+        }
+        // Code stays code, and docs outside those places stay docs.
+        assert_eq!(names(&set, "tests/test_calc.py"), ["code"]);
+        assert_eq!(names(&set, "docs/testing.md"), ["docs"]);
+        assert_eq!(names(&set, "docs/img/tests.png"), ["docs"]);
+        assert_eq!(names(&set, "contest/notes.md"), ["docs"]);
     }
 
     #[test]
