@@ -304,6 +304,24 @@ const GO_BUILD_CONSTRAINT: &[Edit] = &[Edit::Replace(
     "package calc\n",
     "//go:build windows\n\npackage calc\n",
 )];
+const GO_NEEDS_AN_IGNORED_FILE: &[Edit] = &[
+    Edit::Append(".git/info/exclude", ".cache/\n"),
+    Edit::Write(".cache/ok", ""),
+    Edit::Replace(
+        "calc_test.go",
+        "import \"testing\"\n",
+        "import (\n\t\"os\"\n\t\"testing\"\n)\n",
+    ),
+    Edit::Replace(
+        "calc_test.go",
+        "func TestAdd(t *testing.T) {\n",
+        concat!(
+            "func TestAdd(t *testing.T) {\n",
+            "\tif _, err := os.Stat(\".cache/ok\"); err != nil {\n\t\tt.Fatal(err)\n\t}\n",
+            "\treturn\n",
+        ),
+    ),
+];
 const GO_TEST_ADDED: &[Edit] = &[Edit::Append(
     "calc_test.go",
     concat!(
@@ -474,6 +492,16 @@ cases! {
         commit: false,
         verdict: Verdict::Caught,
     };
+    /// A `return` before the check, and the changed test made to fail where a file git ignores
+    /// (through `.git/info/exclude`) is missing: the new tests fail beside the old ones in the
+    /// scratch worktree, which is no reason to let the stop through.
+    go_the_changed_test_needs_a_file_git_ignores: Case {
+        fixture: GO,
+        code: GO_ADD_BROKEN,
+        tests: GO_NEEDS_AN_IGNORED_FILE,
+        commit: false,
+        verdict: Verdict::Blocked,
+    };
     /// The failing test deleted; no count shows it.
     go_the_failing_test_deleted: Case {
         fixture: GO,
@@ -623,6 +651,19 @@ const RUST_HELPER_CALLED: &[Edit] = &[Edit::Replace(
     "fn adds() {\n",
     "fn adds() {\n    check_adds();\n}\n\nfn check_adds() {\n",
 )];
+const RUST_NEEDS_AN_IGNORED_FILE: &[Edit] = &[
+    Edit::Append(".git/info/exclude", ".cache/\n"),
+    Edit::Write(".cache/ok", ""),
+    Edit::Replace(
+        "tests/calc.rs",
+        "fn adds() {\n",
+        concat!(
+            "fn adds() {\n",
+            "    assert!(std::path::Path::new(\".cache/ok\").exists());\n",
+            "    return;\n",
+        ),
+    ),
+];
 const RUST_TEST_ADDED: &[Edit] = &[Edit::Append(
     "tests/calc.rs",
     "\n#[test]\nfn adds_negatives() {\n    assert_eq!(add(-2, 3), 1);\n}\n",
@@ -743,6 +784,27 @@ cases! {
         code: RUST_ADD_BROKEN,
         tests: &[Edit::Move("tests/calc.rs", "tests/helpers/calc.rs")],
         commit: true,
+        verdict: Verdict::Blocked,
+    };
+    /// A `return;` before the assertion, and the changed test made to fail where a file git
+    /// ignores is missing (see `go_the_changed_test_needs_a_file_git_ignores`).
+    rust_the_changed_test_needs_a_file_git_ignores: Case {
+        fixture: RUST,
+        code: RUST_ADD_BROKEN,
+        tests: RUST_NEEDS_AN_IGNORED_FILE,
+        commit: false,
+        verdict: Verdict::Blocked,
+    };
+    /// A `.cargo/config.toml` whose runner runs no test binary: `cargo test` passes with no
+    /// test run, and no test file changed.
+    rust_a_cargo_runner_that_runs_nothing: Case {
+        fixture: RUST,
+        code: RUST_ADD_BROKEN,
+        tests: &[Edit::Write(
+            ".cargo/config.toml",
+            "[target.'cfg(all())']\nrunner = \"true\"\n",
+        )],
+        commit: false,
         verdict: Verdict::Blocked,
     };
     /// `autotests = false` in `Cargo.toml`: cargo finds no test target (the run keeps the
