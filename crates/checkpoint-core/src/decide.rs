@@ -11,6 +11,7 @@
 //! [`Stop`] is made from an event that is one ([`Stop::of`]).
 
 use std::borrow::Cow;
+use std::collections::BTreeSet;
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -354,6 +355,19 @@ pub fn plan_classified(
 /// The rules that apply to each of `changes` under `policy`, in order.
 pub fn classes<'p>(changes: &ChangeSet, policy: &'p Policy) -> Classes<'p> {
     (policy.rules).classes(changes.changes.iter().map(|change| change.path.as_str()))
+}
+
+/// [`classes`], with each path of `read_by_tests` (a file a test names: test input, whatever
+/// its name) under the built-in test-data rule where no configured rule matches it.
+pub fn classes_reading<'p>(
+    changes: &ChangeSet,
+    policy: &'p Policy,
+    read_by_tests: &BTreeSet<String>,
+) -> Classes<'p> {
+    (policy.rules).classes_marked(
+        (changes.changes.iter())
+            .map(|change| (change.path.as_str(), read_by_tests.contains(&change.path))),
+    )
 }
 
 /// `given` when it classifies `changes` (one entry per change), else their classes worked out

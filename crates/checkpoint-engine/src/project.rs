@@ -12,6 +12,7 @@ mod proof;
 pub mod restoring;
 pub mod saving;
 mod scratch;
+mod test_inputs;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -266,3 +266,41 @@ fn an_npm_package_runs_the_jest_tests_related_to_the_change() {
     assert!(!text.contains("Only the affected"), "{text}");
     assert!(text.contains("Tests: 2 passed"), "{text}");
 }
+
+/// A data file a test reads is test input, wherever it lies and whatever its extension: a change
+/// that breaks what the test expects runs the tests and is blocked. Files under a test data
+/// directory are test input by their place; one elsewhere because a test names it.
+#[test]
+fn a_data_file_a_test_reads_runs_the_tests() {
+    let repo = repo("python-passing");
+    let dir = repo.path();
+    fs::create_dir(dir.join("fixtures")).unwrap();
+    fs::write(dir.join("expected.txt"), "5\n").unwrap();
+    fs::write(dir.join("fixtures/sub.txt"), "2\n").unwrap();
+    edit(
+        dir,
+        "test_calc.py",
+        "self.assertEqual(add(2, 3), 5)",
+        "self.assertEqual(add(2, 3), int(open(\"expected.txt\").read()))",
+    );
+    edit(
+        dir,
+        "test_calc.py",
+        "self.assertEqual(sub(5, 3), 2)",
+        "self.assertEqual(sub(5, 3), int(open(\"fixtures/sub.txt\").read()))",
+    );
+    crate::git(dir, &["add", "-A"]);
+    crate::git(dir, &["commit", "-qm", "tests read their data"]);
+
+    for (path, text) in [("expected.txt", "6\n"), ("fixtures/sub.txt", "3\n")] {
+        fs::write(dir.join(path), text).unwrap();
+        let (exit, out) = check(dir, &[]);
+        assert_eq!(exit, 1, "{out}");
+        assert!(out.starts_with("Checkpoint — Tests: FAILED"), "{path}: {out}");
+        git_checkout(dir);
+    }
+    // A doc no test names is still docs: no tests, no gate.
+    append(dir, "README.md", "More words.");
+    let (exit, out) = check(dir, &[]);
+    assert_eq!(exit, 0, "{out}");
+}

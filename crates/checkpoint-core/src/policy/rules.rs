@@ -247,12 +247,22 @@ impl RuleSet {
     /// built-in rule. Never empty.
     pub fn classify(&self, path: &str) -> Vec<&Rule> {
         let mut rules = Vec::new();
-        self.classify_into(path, &mut rules);
+        self.classify_into(path, false, &mut rules);
         rules
     }
 
     /// [`RuleSet::classify`] of each of `paths`, in order, with each path's rules worked out once.
     pub fn classes<'p>(&self, paths: impl IntoIterator<Item = &'p str>) -> Classes<'_> {
+        self.classes_marked(paths.into_iter().map(|path| (path, false)))
+    }
+
+    /// [`RuleSet::classes`] of paths each marked whether a test reads it: a marked path that no
+    /// configured rule matches is test input (the built-in [`TEST_DATA_RULE`]) whatever the
+    /// built-in rules would make of its name.
+    pub fn classes_marked<'p>(
+        &self,
+        paths: impl IntoIterator<Item = (&'p str, bool)>,
+    ) -> Classes<'_> {
         let mut classes = Classes::default();
         let mut known: HashMap<Vec<*const Rule>, usize> = HashMap::new();
         let mut rules = Vec::new();
@@ -260,9 +270,9 @@ impl RuleSet {
         let same = |a: &[&Rule], b: &[&Rule]| {
             a.len() == b.len() && a.iter().zip(b).all(|(x, y)| std::ptr::eq(*x, *y))
         };
-        for path in paths {
+        for (path, read_by_tests) in paths {
             rules.clear();
-            self.classify_into(path, &mut rules);
+            self.classify_into(path, read_by_tests, &mut rules);
             // A change set is sorted by path: a path mostly has the rules of the one before.
             let last = classes.of.last().copied();
             let kind = match last.filter(|&kind| same(&classes.kinds[kind], &rules)) {
@@ -281,14 +291,17 @@ impl RuleSet {
     }
 
     /// Puts the rules that apply to `path` in `rules` (see [`RuleSet::classify`]).
-    fn classify_into<'s>(&'s self, path: &str, rules: &mut Vec<&'s Rule>) {
+    fn classify_into<'s>(&'s self, path: &str, read_by_tests: bool, rules: &mut Vec<&'s Rule>) {
         // One candidate (the path split into name and extension) serves every glob set.
         let candidate = Candidate::new(path);
         rules.extend(self.configured.matching(&candidate));
         if rules.is_empty() {
             rules.extend(
                 (BUILTIN.iter())
-                    .find(|builtin| builtin.matches(&candidate))
+                    .find(|builtin| {
+                        builtin.matches(&candidate)
+                            || (read_by_tests && builtin.rule.name == TEST_DATA_RULE)
+                    })
                     .map(|builtin| &builtin.rule),
             );
         }
@@ -434,6 +447,34 @@ mod tests {
         assert_eq!(names(&set, "docs/testing.md"), ["docs"]);
         assert_eq!(names(&set, "docs/img/tests.png"), ["docs"]);
         assert_eq!(names(&set, "contest/notes.md"), ["docs"]);
+    }
+
+    /// A file a test names is test input wherever it lies; a configured rule still decides.
+    #[test]
+    fn a_file_a_test_reads_is_test_input() {
+        let set = RuleSet::builtin();
+        let paths = [
+            ("expected.txt", true),
+            ("README.md", false),
+            ("src/lib.rs", true),
+        ];
+        let classes = set.classes_marked(paths);
+        let named: Vec<Vec<&str>> = (classes.iter())
+            .map(|rules| rules.iter().map(|r| r.name.as_str()).collect())
+            .collect();
+        assert_eq!(named, [vec!["test-data"], vec!["docs"], vec!["code"]]);
+        let configured = RuleSet::compile(vec![Rule {
+            name: "text".into(),
+            include: vec!["**/*.txt".into()],
+            exclude: Vec::new(),
+            tests: RuleTests::None,
+            action: None,
+            gate: false,
+        }])
+        .unwrap();
+        let classes = configured.classes_marked([("expected.txt", true)]);
+        let first = classes.iter().next().unwrap();
+        assert_eq!(first[0].name, "text");
     }
 
     #[test]

@@ -94,8 +94,13 @@ pub(super) fn stop(
     };
     fingerprints.keep();
     // Each changed path's rules, worked out once for the plan and the decision.
+    // A file a test names is test input (see `project::test_inputs`).
+    let read_by_tests = match &repo_facts {
+        RepoFacts::Changes(changes) => project.read_by_tests(repo, changes),
+        _ => Default::default(),
+    };
     let classes = match &repo_facts {
-        RepoFacts::Changes(changes) => decide::classes(changes, policy),
+        RepoFacts::Changes(changes) => decide::classes_reading(changes, policy, &read_by_tests),
         _ => Classes::default(),
     };
     let (tests, integrity) = match (&repo_facts, &fingerprint) {
