@@ -348,6 +348,23 @@ const GO_NEEDS_AN_IGNORED_FILE: &[Edit] = &[
         ),
     ),
 ];
+const GO_NEEDS_ITS_OWN_CHECKOUT: &[Edit] = &[
+    Edit::Replace(
+        "calc_test.go",
+        "import \"testing\"\n",
+        "import (\n\t\"os\"\n\t\"testing\"\n)\n",
+    ),
+    Edit::Replace(
+        "calc_test.go",
+        "func TestAdd(t *testing.T) {\n",
+        concat!(
+            "func TestAdd(t *testing.T) {\n",
+            "\tif info, err := os.Stat(\".git\"); err != nil || !info.IsDir() {\n",
+            "\t\tt.Fatal(\"not the main checkout\")\n\t}\n",
+            "\treturn\n",
+        ),
+    ),
+];
 const GO_TEST_ADDED: &[Edit] = &[Edit::Append(
     "calc_test.go",
     concat!(
@@ -553,6 +570,15 @@ cases! {
         fixture: GO,
         code: GO_ADD_BROKEN,
         tests: GO_NEEDS_AN_IGNORED_FILE,
+        commit: Commit::No,
+        verdict: Verdict::Blocked,
+    };
+    /// A `return` before the check, and the changed test made to fail anywhere but in the main
+    /// checkout (in a linked worktree `.git` is a file): the same escape, with no file added.
+    go_the_changed_test_fails_outside_the_main_checkout: Case {
+        fixture: GO,
+        code: GO_ADD_BROKEN,
+        tests: GO_NEEDS_ITS_OWN_CHECKOUT,
         commit: Commit::No,
         verdict: Verdict::Blocked,
     };
