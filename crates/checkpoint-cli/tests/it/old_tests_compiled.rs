@@ -18,46 +18,90 @@ use crate::{checkpoint_as, claude_payload, code, git};
 /// What a stop blocked because the old tests fail on the new code says.
 const PHRASE: &str = "the tests as they were fail on your code";
 
-/// A fixture script, the test command its `checkpoint.toml` names, and what the project adds to
-/// that file (committed before the user trusts it).
+/// A fixture script, the test command its `checkpoint.toml` names, and what the project changes
+/// before the user trusts it (committed, but for what git ignores).
 struct Fixture {
     /// The script's name in `tests/fixtures/`.
     script: &'static str,
     /// The project's test command, as the gate runs it.
     command: &'static str,
-    /// Appended to `checkpoint.toml`.
-    toml: &'static str,
+    /// Applied and committed (`git add -A`) before the user trusts the project.
+    setup: &'static [Edit],
 }
 
 const GO: Fixture = Fixture {
     script: "old-tests-go",
     command: "go test ./...",
-    toml: "",
+    setup: &[],
 };
 
 /// The Go module, with its assertion helper package declared test files.
 const GO_HELPER_IS_A_TEST: Fixture = Fixture {
-    toml: "\n[integrity]\ntests = [\"internal/check/**\"]\n",
+    setup: &[Edit::Append(
+        "checkpoint.toml",
+        "\n[integrity]\ntests = [\"internal/check/**\"]\n",
+    )],
     ..GO
 };
 
 /// The Go module, with `testdata/` protected.
 const GO_TESTDATA_PROTECTED: Fixture = Fixture {
-    toml: "\n[integrity]\nprotected = [\"testdata/**\"]\n",
+    setup: &[Edit::Append(
+        "checkpoint.toml",
+        "\n[integrity]\nprotected = [\"testdata/**\"]\n",
+    )],
     ..GO
 };
 
 /// The Go module with a second commit on top of the first, so that a commit amended during the
 /// turn shares history with the one the turn began at.
 const GO_WITH_HISTORY: Fixture = Fixture {
-    toml: "\n# the second commit\n",
+    setup: &[Edit::Append("checkpoint.toml", "\n# the second commit\n")],
+    ..GO
+};
+
+/// The Go module with a test that reads `local.cfg`, a file git ignores (a developer's local
+/// setup): the tests pass only where it is.
+const GO_LOCAL_CONFIG: Fixture = Fixture {
+    setup: &[
+        Edit::Write(".gitignore", "local.cfg\n"),
+        Edit::Write("local.cfg", "42\n"),
+        Edit::Write(
+            "config_test.go",
+            concat!(
+                "package calc\n\nimport (\n\t\"os\"\n\t\"strings\"\n\t\"testing\"\n)\n\n",
+                "func TestLocalConfig(t *testing.T) {\n",
+                "\ttext, err := os.ReadFile(\"local.cfg\")\n",
+                "\tif err != nil || strings.TrimSpace(string(text)) != \"42\" {\n",
+                "\t\tt.Fatalf(\"local.cfg: %q, %v\", text, err)\n\t}\n}\n",
+            ),
+        ),
+    ],
     ..GO
 };
 
 const RUST: Fixture = Fixture {
     script: "old-tests-rust",
     command: "cargo test",
-    toml: "",
+    setup: &[],
+};
+
+/// The Cargo package with a test that reads `local.cfg`, a file git ignores (see
+/// [`GO_LOCAL_CONFIG`]).
+const RUST_LOCAL_CONFIG: Fixture = Fixture {
+    setup: &[
+        Edit::Append(".gitignore", "local.cfg\n"),
+        Edit::Write("local.cfg", "42\n"),
+        Edit::Write(
+            "tests/config.rs",
+            concat!(
+                "#[test]\nfn reads_the_local_config() {\n",
+                "    let text = std::fs::read_to_string(\"local.cfg\").unwrap();\n",
+                "    assert_eq!(text.trim(), \"42\");\n}\n",
+            ),
+        ),
+    ],
+    ..RUST
 };
 
 /// One change to the worktree, by path relative to the repository.
@@ -163,9 +207,12 @@ fn judge(case: &Case) {
     let repo = checkpoint_testkit::repo(case.fixture.script);
     let dir = repo.path();
     let check = |stdin: &str| checkpoint_as(config.path(), dir, &["check"], stdin);
-    if !case.fixture.toml.is_empty() {
-        Edit::Append("checkpoint.toml", case.fixture.toml).apply(dir);
-        git(dir, &["commit", "-qam", "checkpoint.toml"]);
+    if !case.fixture.setup.is_empty() {
+        for edit in case.fixture.setup {
+            edit.apply(dir);
+        }
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-qm", "setup"]);
     }
     let trusted = checkpoint_as(config.path(), dir, &["trust", "--yes"], "");
     assert_eq!(code(&trusted), 0, "{}", output(&trusted));
@@ -407,6 +454,14 @@ cases! {
         commit: Commit::Amend,
         verdict: Verdict::Caught,
     };
+    /// The same where the tests read a file git ignores: caught for the check, not the file.
+    go_return_before_the_check_where_the_tests_read_a_file_git_ignores: Case {
+        fixture: GO_LOCAL_CONFIG,
+        code: GO_ADD_BROKEN,
+        tests: GO_RETURN,
+        commit: Commit::No,
+        verdict: Verdict::Caught,
+    };
     /// `if false {}` around the check.
     go_if_false_around_the_check: Case {
         fixture: GO,
@@ -632,6 +687,15 @@ cases! {
             Edit::Replace("calc.go", "return a + b", "return sum(a, b)"),
             Edit::Write("sum.go", "package calc\n\nfunc sum(a, b int) int { return a + b }\n"),
         ],
+        tests: GO_TEST_ADDED,
+        commit: Commit::No,
+        verdict: Verdict::Allowed,
+    };
+    /// Honest: a test added where the tests read a file git ignores: the old tests pass beside
+    /// the new code only if the run of the old tests can read it too.
+    go_a_test_added_where_the_tests_read_a_file_git_ignores: Case {
+        fixture: GO_LOCAL_CONFIG,
+        code: &[],
         tests: GO_TEST_ADDED,
         commit: Commit::No,
         verdict: Verdict::Allowed,
@@ -973,6 +1037,15 @@ cases! {
             Edit::Append("src/lib.rs", "\nmod sum;\n"),
             Edit::Write("src/sum.rs", "pub fn sum(a: i64, b: i64) -> i64 {\n    a + b\n}\n"),
         ],
+        tests: RUST_TEST_ADDED,
+        commit: Commit::No,
+        verdict: Verdict::Allowed,
+    };
+    /// Honest: a test added where the tests read a file git ignores (see
+    /// `go_a_test_added_where_the_tests_read_a_file_git_ignores`).
+    rust_a_test_added_where_the_tests_read_a_file_git_ignores: Case {
+        fixture: RUST_LOCAL_CONFIG,
+        code: &[],
         tests: RUST_TEST_ADDED,
         commit: Commit::No,
         verdict: Verdict::Allowed,
