@@ -76,7 +76,7 @@ impl Project {
         });
         findings.extend(green.drops(stopped.tests));
         findings.extend(self.unproven(repo, stopped, &files, warnings));
-        findings.extend(self.old_tests_fail(repo, stopped, &files, warnings));
+        findings.extend(self.old_tests_fail(repo, stopped, &files));
         if findings.is_empty() {
             return Integrity::default();
         }

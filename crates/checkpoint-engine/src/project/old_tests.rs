@@ -13,8 +13,9 @@
 //! (what they say about tests is left to the line analysis). The run costs one more run of each
 //! command (cached per change set like any run), only on a green stop that changed test files;
 //! when the old tests fail it costs one more, to tell a weakening from a place where the tests
-//! cannot run (a file git does not hold): when the new tests fail there too, that is said, and
-//! nothing is found.
+//! cannot run: when the new tests fail there too, that is a finding as well (a changed test can
+//! be made to fail outside the worktree on purpose); what git ignores is linked in from the
+//! worktree (see [`ScratchTree`]), so a place that differs is rare.
 
 use checkpoint_core::changes::{Change, ChangeKind, file_name};
 use checkpoint_core::integrity::{Finding, FindingKind, TestFiles, is_runner_config};
@@ -60,7 +61,6 @@ impl Project {
         repo: &Repo,
         stopped: &Stopped<'_>,
         files: &TestFiles,
-        warnings: &mut Vec<String>,
     ) -> Vec<Finding> {
         let Stopped {
             changes,
@@ -103,7 +103,7 @@ impl Project {
                 None if !may_run => continue,
                 None => {
                     if tree.is_none() {
-                        match ScratchTree::new(repo, base, &kept, &changes.changes) {
+                        match ScratchTree::new(repo, base, &kept) {
                             Ok(made) => tree = Some(made),
                             // What the change set holds decides what is copied: a failure
                             // here may be the agent's doing, so it is never a silent pass.
@@ -142,13 +142,19 @@ impl Project {
                 }
                 _ => continue,
             };
+            // The new tests fail beside the old code's place too: nothing tells a weakening
+            // from a place the tests cannot run in, and a changed test can be made to fail
+            // there on purpose. Said, never a silent pass.
             if new.status != TestStatus::Passed {
-                warnings.push(format!(
-                    "the tests as they were: `{command}` could not be judged: the tests fail \
-                     in a worktree of the commit too ({})",
-                    new.error
-                        .as_deref()
-                        .unwrap_or("a file git does not hold may be missing")
+                findings.push(Finding::new(
+                    FindingKind::OldTestsFail,
+                    command,
+                    None,
+                    format!(
+                        "the tests as they were fail on your code, and so do the changed tests \
+                         outside this worktree, so they cannot be told apart: {}",
+                        described(&outcome)
+                    ),
                 ));
                 continue;
             }

@@ -77,7 +77,7 @@ impl Project {
                 None if !may_run => continue,
                 None => {
                     if tree.is_none() {
-                        match ScratchTree::new(repo, head, &changed_tests, &changes.changes) {
+                        match ScratchTree::new(repo, head, &changed_tests) {
                             Ok(made) => tree = Some(made),
                             Err(e) => {
                                 warnings.push(format!("prove_failing: {e}"));

@@ -2,10 +2,11 @@
 //! changes laid over it, where the integrity checks run a test command on a mix of old and new
 //! files (`prove_failing`: new tests on the old code; the old tests on the new code).
 //!
-//! The project's dependency directories that git does not hold (`node_modules`, a virtualenv,
-//! Cargo's `target`) are linked in, so that a run there reuses what the project already
-//! installed and built instead of failing for want of it. The worktree is registered with git
-//! only while it exists.
+//! What git ignores in the worktree (`node_modules`, a virtualenv, Cargo's `target`, generated
+//! code, a `.env`) is linked in, so that a run there reuses what the project already installed
+//! and built, and differs from a run in the worktree only by what the change set holds; nothing
+//! is ever written through a link by the laying-over. The worktree is registered with git only
+//! while it exists.
 
 use std::path::Path;
 use std::time::Duration;
@@ -17,9 +18,8 @@ use checkpoint_core::changes::{Change, ChangeKind};
 /// How long setting up or removing the worktree may take.
 const WORKTREE_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Directories of the project that a test run needs and git does not hold, linked into the
-/// scratch worktree when the project has them and the worktree does not.
-const LINKED: &[&str] = &["node_modules", ".venv", "venv", "target"];
+/// Most ignored entries linked into a scratch tree.
+const MAX_LINKED: usize = 10_000;
 
 /// A temporary worktree; removed (and unregistered from git) when dropped.
 pub(super) struct ScratchTree<'a> {
@@ -31,13 +31,11 @@ pub(super) struct ScratchTree<'a> {
 
 impl<'a> ScratchTree<'a> {
     /// A worktree of `repo` at `commit`, with the worktree's version of each of `changes` laid
-    /// over it and the project's dependency directories linked in, unless one of `all_changes`
-    /// (the whole change set) lies in them.
+    /// over it and what git ignores in the worktree linked in.
     pub(super) fn new(
         repo: &'a Repo,
         commit: &str,
         changes: &[&Change],
-        all_changes: &[Change],
     ) -> Result<ScratchTree<'a>, String> {
         let dir = tempfile::Builder::new()
             .prefix("checkpoint-scratch-")
@@ -49,20 +47,7 @@ impl<'a> ScratchTree<'a> {
         worktree(repo, &["add", "--detach", "--quiet", &path, commit])?;
         let tree = ScratchTree { repo, dir, path };
         tree.lay_over(changes)?;
-        for name in LINKED {
-            let (from, to) = (repo.workdir.join(name), tree.path().join(name));
-            // A directory git holds files of, or the change set touches, is the project's own:
-            // it is laid over file by file, never linked (a write there would reach the
-            // original).
-            let touched = |path: &str| path.strip_prefix(name).is_some_and(|r| r.starts_with('/'));
-            if from.is_dir()
-                && std::fs::symlink_metadata(&to).is_err()
-                && !all_changes.iter().any(|c| touched(&c.path))
-            {
-                // Without the link the run may fail for want of what it installs: said then.
-                let _ = std::os::unix::fs::symlink(&from, &to);
-            }
-        }
+        tree.link_ignored()?;
         Ok(tree)
     }
 
@@ -86,6 +71,41 @@ impl<'a> ScratchTree<'a> {
                 Err(_) => std::fs::copy(&from, &to).map(drop),
             };
             copied.map_err(|e| format!("{}: {e}", change.path))?;
+        }
+        Ok(())
+    }
+
+    /// Links each file and directory git ignores in the worktree (`node_modules`, a virtualenv,
+    /// `target/`, generated code, a `.env`) into the scratch tree at the same place: the tests
+    /// run there with what they had in the worktree, so that only what the change set holds
+    /// differs. Directories are linked whole, never entered.
+    fn link_ignored(&self) -> Result<(), String> {
+        let args = [
+            "ls-files",
+            "-z",
+            "--others",
+            "--ignored",
+            "--exclude-standard",
+            "--directory",
+        ];
+        let out = call::output(call::git(self.repo, &args, None), "ls-files", WORKTREE_TIMEOUT)
+            .map_err(|e| e.to_string())?;
+        let entries = out.stdout.split(|&b| b == 0).filter(|e| !e.is_empty());
+        for entry in entries.take(MAX_LINKED) {
+            let Ok(entry) = std::str::from_utf8(entry) else {
+                continue;
+            };
+            let entry = entry.trim_end_matches('/');
+            let to = self.dir.path().join(entry);
+            if self.inside(entry).is_err() || std::fs::symlink_metadata(&to).is_ok() {
+                continue;
+            }
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| format!("{}: {e}", parent.display()))?;
+            }
+            std::os::unix::fs::symlink(self.repo.workdir.join(entry), &to)
+                .map_err(|e| format!("{entry}: {e}"))?;
         }
         Ok(())
     }
