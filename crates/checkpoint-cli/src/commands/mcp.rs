@@ -9,8 +9,9 @@
 //!
 //! The transport is [`LineTransport`], not the SDK's: a request longer than
 //! [`MAX_REQUEST_BYTES`] gets an Invalid Request error reply (and is skipped without being held in
-//! memory), a line that is not JSON a Parse error reply, both with `"id": null`; the server goes
-//! on serving either way. (The SDK drops both silently, and a client waits for ever.)
+//! memory), a line that is not JSON a Parse error reply, a batch (an array, which MCP no longer
+//! has) an Invalid Request error reply, all with `"id": null`; the server goes on serving. (The
+//! SDK drops them silently, and a client waits for ever.)
 
 use std::future::Future;
 use std::io;
@@ -101,6 +102,8 @@ enum Refusal {
     /// JSON, but not a JSON-RPC message the server understands; with the request's id if it had
     /// one.
     Invalid(Value),
+    /// A JSON-RPC batch (an array of messages): MCP removed batching (2025-06-18).
+    Batch,
 }
 
 impl Refusal {
@@ -116,6 +119,11 @@ impl Refusal {
                 Value::Null,
                 ErrorCode::PARSE_ERROR,
                 format!("parse error: {why}"),
+            ),
+            Refusal::Batch => (
+                Value::Null,
+                ErrorCode::INVALID_REQUEST,
+                "batch requests are not supported: send one request per line".to_owned(),
             ),
             Refusal::Invalid(id) => (
                 id.clone(),
@@ -176,6 +184,9 @@ impl<R: AsyncBufRead + Unpin + Send, W: io::Write + Send> LineTransport<R, W> {
         }
         let value: Value =
             serde_json::from_slice(text).map_err(|e| Refusal::Parse(one_line(&e.to_string())))?;
+        if value.is_array() {
+            return Err(Refusal::Batch);
+        }
         match value.get("id").cloned() {
             // A notification gets no reply, not even an error (JSON-RPC 2.0).
             None => Ok(serde_json::from_value(value).ok()),

@@ -382,8 +382,8 @@ fn next_reply(server: &Server) -> Value {
     serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"))
 }
 
-/// An oversize request and a line that is not JSON each get a JSON-RPC error reply with a null id
-/// (the SDK dropped both, and the client waited for ever); the server goes on serving.
+/// An oversize request, a line that is not JSON and a batch each get a JSON-RPC error reply with
+/// a null id (the SDK dropped them, and the client waited for ever); the server goes on serving.
 #[test]
 fn oversize_and_malformed_requests_get_error_replies_and_the_server_goes_on() {
     let repo = checkpoint_testkit::repo("python-passing");
@@ -412,6 +412,16 @@ fn oversize_and_malformed_requests_get_error_replies_and_the_server_goes_on() {
     let reply = next_reply(&server);
     assert_eq!(reply["id"], 92, "{reply}");
     assert_eq!(reply["error"]["code"], -32600, "{reply}");
+
+    // A JSON-RPC batch (an array; MCP no longer has them) gets one error reply, not silence.
+    server.send(&json!([{"jsonrpc": "2.0", "id": 93, "method": "ping"}]));
+    let reply = next_reply(&server);
+    assert_eq!(reply["id"], Value::Null, "{reply}");
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    assert_eq!(
+        reply["error"]["message"],
+        "batch requests are not supported: send one request per line"
+    );
 
     assert_eq!(
         server.call("checkpoint_progress", json!({"text": "still here"})),
