@@ -412,6 +412,14 @@ const GO_NEEDS_ITS_OWN_CHECKOUT: &[Edit] = &[
         ),
     ),
 ];
+const GO_RENAMED_AND_RETURN: &[Edit] = &[
+    Edit::Replace("calc_test.go", "got := Add(2, 3)", "got := Sum(2, 3)"),
+    Edit::Replace(
+        "calc_test.go",
+        "func TestAdd(t *testing.T) {\n",
+        "func TestAdd(t *testing.T) {\n\treturn\n",
+    ),
+];
 const GO_TEST_ADDED: &[Edit] = &[Edit::Append(
     "calc_test.go",
     concat!(
@@ -637,6 +645,20 @@ cases! {
         commit: Commit::No,
         verdict: Verdict::Blocked,
     };
+    /// `Add` renamed `Sum` as it breaks, the test following the rename with a `return` before
+    /// the check: the old tests do not compile on the new code, which must not pass for "cannot
+    /// be judged".
+    go_the_code_under_test_renamed_and_the_test_bent: Case {
+        fixture: GO,
+        code: &[Edit::Replace(
+            "calc.go",
+            "func Add(a, b int) int { return a + b }",
+            "func Sum(a, b int) int { return a - b }",
+        )],
+        tests: GO_RENAMED_AND_RETURN,
+        commit: Commit::No,
+        verdict: Verdict::Blocked,
+    };
     /// The failing test deleted; no count shows it.
     go_the_failing_test_deleted: Case {
         fixture: GO,
@@ -812,6 +834,18 @@ const RUST_NEEDS_AN_IGNORED_FILE: &[Edit] = &[
         ),
     ),
 ];
+const RUST_RENAMED_AND_SHOULD_PANIC: &[Edit] = &[
+    Edit::Replace(
+        "tests/calc.rs",
+        "use calc::{add, sub};",
+        "use calc::{plus as add, sub};",
+    ),
+    Edit::Replace(
+        "tests/calc.rs",
+        "#[test]\nfn adds()",
+        "#[test]\n#[should_panic]\nfn adds()",
+    ),
+];
 const RUST_TEST_ADDED: &[Edit] = &[Edit::Append(
     "tests/calc.rs",
     "\n#[test]\nfn adds_negatives() {\n    assert_eq!(add(-2, 3), 1);\n}\n",
@@ -960,6 +994,20 @@ cases! {
             ".cargo/config.toml",
             "[target.'cfg(all())']\nrunner = \"true\"\n",
         )],
+        commit: Commit::No,
+        verdict: Verdict::Blocked,
+    };
+    /// `add` renamed `plus` as it breaks, the test importing `plus as add` (its assertion line
+    /// unchanged) and marked `#[should_panic]` (see
+    /// `go_the_code_under_test_renamed_and_the_test_bent`).
+    rust_the_code_under_test_renamed_and_the_test_bent: Case {
+        fixture: RUST,
+        code: &[Edit::Replace(
+            "src/lib.rs",
+            "pub fn add(a: i64, b: i64) -> i64 {\n    a + b\n",
+            "pub fn plus(a: i64, b: i64) -> i64 {\n    a - b\n",
+        )],
+        tests: RUST_RENAMED_AND_SHOULD_PANIC,
         commit: Commit::No,
         verdict: Verdict::Blocked,
     };
