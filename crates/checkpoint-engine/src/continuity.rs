@@ -24,7 +24,7 @@ use jiff::Timestamp;
 use crate::file_content::FileContent;
 use crate::git::Repo;
 use crate::store::{self, StoreError};
-use crate::travel::stream::{Edit, Marker, Stream};
+use crate::travel::stream::{Edit, Import, Marker, Stream};
 use checkpoint_core::changes::{ChangeKind, ChangeSet};
 use checkpoint_core::journal::Trigger;
 
@@ -101,13 +101,17 @@ impl Continuity {
 
     /// Where a file of the ref goes in the cache: `log.json`, and `blobs/<2 hex>/<62 hex>` as
     /// `blobs/<64 hex>`; nothing else a tree from another machine may hold.
-    fn cache_file(&self, path: &str) -> Option<PathBuf> {
+    /// A kept content must hash to its name.
+    fn cache_file(&self, path: &str) -> Option<Import> {
         if path == "log.json" {
-            return Some(self.log_path());
+            return Some(Import::to(self.log_path()));
         }
         let (fan, rest) = path.strip_prefix("blobs/")?.split_once('/')?;
-        let sha = format!("{fan}{rest}");
-        (fan.len() == 2 && is_digest(&sha)).then(|| self.blob_dir().join(sha))
+        let sha = format!("{fan}{rest}").to_ascii_lowercase();
+        (fan.len() == 2 && is_digest(&sha)).then(|| Import {
+            to: self.blob_dir().join(&sha),
+            sha256: Some(sha),
+        })
     }
 
     /// Changes the log in one locked transaction: committed to the ref first (with the kept

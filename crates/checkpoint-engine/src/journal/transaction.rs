@@ -4,11 +4,11 @@
 
 use std::fs;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::{Active, Journal, JournalError, Synced, Written, history, parse_task};
 use crate::store::{self, StoreError};
-use crate::travel::stream::{Edit, Marker, Stream};
+use crate::travel::stream::{Edit, Import, Marker, Stream};
 use checkpoint_core::journal::{Current, Task, current, markdown, task};
 
 impl Journal {
@@ -188,9 +188,9 @@ impl Journal {
 
 /// Where a file of a task's ref goes in its directory: `hook.json`, `hook.md`, `current.json`
 /// and the history chunks; nothing else a tree from another machine may hold.
-fn task_file(dir: &Path, path: &str) -> Option<PathBuf> {
+fn task_file(dir: &Path, path: &str) -> Option<Import> {
     let ours = matches!(path, "hook.json" | "hook.md" | current::FILE) || history::is_chunk(path);
-    ours.then(|| dir.join(path))
+    ours.then(|| Import::to(dir.join(path)))
 }
 
 /// Makes the committed `hook.json` also `hook.json.prev`, by a hard link renamed into place: its

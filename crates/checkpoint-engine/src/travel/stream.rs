@@ -37,6 +37,9 @@ pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 /// The most files one stream's tree is read back with.
 const MAX_FILES: usize = 100_000;
 
+/// The most bytes one import of a fetched ref writes to the cache, all its files together.
+pub const MAX_IMPORT_BYTES: u64 = 256 * 1024 * 1024;
+
 /// How long a ref's lock held by another git process is waited for.
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -65,6 +68,24 @@ pub enum StreamError {
     /// A file in the ref is larger than [`MAX_FILE_BYTES`] or the tree has too many files.
     #[error("{name}: {path} is too large to read back")]
     TooLarge {
+        /// The ref.
+        name: String,
+        /// The file in its tree.
+        path: String,
+    },
+    /// The files to import are over [`MAX_IMPORT_BYTES`] together; nothing was imported.
+    #[error(
+        "{name}: {bytes} bytes to import, over the import budget of {MAX_IMPORT_BYTES}; nothing was imported"
+    )]
+    OverBudget {
+        /// The ref.
+        name: String,
+        /// What its files hold together.
+        bytes: u64,
+    },
+    /// A file named by its digest holds other content; nothing was imported.
+    #[error("{name}: {path} does not match the digest it is named by; nothing was imported")]
+    Mismatch {
         /// The ref.
         name: String,
         /// The file in its tree.
@@ -305,39 +326,61 @@ impl Stream {
     }
 
     /// Under the cache's lock: the commit the ref points at, after making the cache hold it
-    /// when `marker` names another — every file of its tree that `local` maps to a path
-    /// (`None`: not a file of the cache, skipped; the tree may come from another machine and
-    /// hold anything) is written there atomically, then `marker` names it.
+    /// when `marker` names another — every file of its tree that `local` maps to a file of the
+    /// cache (`None`: not a file of the cache, skipped; the tree may come from another machine
+    /// and hold anything) is written there atomically, then `marker` names it.
+    ///
+    /// Nothing is written unless all of it is sound: the files' sizes, from the object headers
+    /// alone, fit [`MAX_IMPORT_BYTES`] together (a tree that names one big blob many times is
+    /// refused before any is read), and each file an [`Import`] names by its digest has that
+    /// content. Files are read one at a time: memory holds the largest, never the whole tree.
     pub fn sync(
         &self,
         marker: &Marker,
-        local: impl Fn(&str) -> Option<PathBuf>,
+        local: impl Fn(&str) -> Option<Import>,
     ) -> Result<Option<ObjectId>, StoreError> {
         let head = self.head()?;
         if let Some(head) = head.filter(|&head| !marker.holds(Some(head))) {
-            for (path, content) in self.files(head)? {
-                if let Some(to) = local(&path) {
-                    store::write_atomic(&to, &content)?;
+            let mut entries = Vec::new();
+            self.walk(self.tree_of(head)?, "", &mut entries)?;
+            let wanted: Vec<(Import, Entry)> = (entries.into_iter())
+                .filter_map(|entry| Some((local(&entry.path)?, entry)))
+                .collect();
+            let total = wanted
+                .iter()
+                .map(|(_, e)| e.size)
+                .fold(0u64, u64::saturating_add);
+            if total > MAX_IMPORT_BYTES {
+                return Err(StreamError::OverBudget {
+                    name: self.name(),
+                    bytes: total,
                 }
+                .into());
+            }
+            for (import, entry) in &wanted {
+                if let Some(sha256) = &import.sha256 {
+                    let content = self.blob(entry.id, &entry.path)?;
+                    if checkpoint_core::hex::sha256_hex(&content) != *sha256 {
+                        return Err(StreamError::Mismatch {
+                            name: self.name(),
+                            path: entry.path.clone(),
+                        }
+                        .into());
+                    }
+                }
+            }
+            for (import, entry) in wanted {
+                let content = self.blob(entry.id, &entry.path)?;
+                store::write_atomic(&import.to, &content)?;
             }
             marker.write(head)?;
         }
         Ok(head)
     }
 
-    /// Every file of `commit`'s tree (`/`-separated paths, sorted), with its content.
-    pub fn files(&self, commit: ObjectId) -> Result<Vec<(String, Vec<u8>)>, StreamError> {
-        let mut out = Vec::new();
-        self.walk(self.tree_of(commit)?, "", &mut out)?;
-        Ok(out)
-    }
-
-    fn walk(
-        &self,
-        tree: ObjectId,
-        prefix: &str,
-        out: &mut Vec<(String, Vec<u8>)>,
-    ) -> Result<(), StreamError> {
+    /// Collects every file of `tree` (under `prefix`) with its size from the object header,
+    /// reading no content; at most [`MAX_FILES`], each at most [`MAX_FILE_BYTES`].
+    fn walk(&self, tree: ObjectId, prefix: &str, out: &mut Vec<Entry>) -> Result<(), StreamError> {
         let tree = self.git.find_tree(tree).map_err(self.err("read a tree"))?;
         for entry in tree.iter() {
             let entry = entry.map_err(self.err("read a tree"))?;
@@ -352,12 +395,45 @@ impl Stream {
             if entry.mode().is_tree() {
                 self.walk(id, &format!("{path}/"), out)?;
             } else if entry.mode().is_blob() {
-                let content = self.blob(id, &path)?;
-                out.push((path, content));
+                let header = self.git.find_header(id).map_err(self.err("read a blob"))?;
+                if header.size() > MAX_FILE_BYTES {
+                    return Err(StreamError::TooLarge {
+                        name: self.name(),
+                        path,
+                    });
+                }
+                out.push(Entry {
+                    path,
+                    id,
+                    size: header.size(),
+                });
             }
         }
         Ok(())
     }
+}
+
+/// Where a file of a ref's tree goes in the local cache (see [`Stream::sync`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Import {
+    /// The cache file it is written to.
+    pub to: PathBuf,
+    /// The SHA-256 its content must have (a file named by its digest), when it has one.
+    pub sha256: Option<String>,
+}
+
+impl Import {
+    /// A file imported as it is.
+    pub fn to(to: PathBuf) -> Import {
+        Import { to, sha256: None }
+    }
+}
+
+/// A file of a ref's tree, as [`Stream::walk`] lists it.
+struct Entry {
+    path: String,
+    id: ObjectId,
+    size: u64,
 }
 
 /// Who commits to our refs, now (never the user's identity: these are not the user's commits).

