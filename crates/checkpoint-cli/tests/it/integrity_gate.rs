@@ -257,3 +257,41 @@ fn an_intended_behaviour_change_is_blocked_until_a_person_accepts_it() {
       M test_calc.py
     ");
 }
+
+/// A test that was already red at the base and that the turn repairs (the old test fails on the
+/// new code and on the base's own code alike) is not the turn's doing: allowed — what the replay
+/// of real history found as the one source of false blocks.
+#[test]
+fn a_test_red_before_the_turn_and_repaired_in_it_is_not_a_finding() {
+    let repo = repo("python-passing");
+    let dir = repo.path();
+    let calc = fs::read_to_string(dir.join("calc.py")).unwrap();
+    fs::write(
+        dir.join("calc.py"),
+        calc + "\n\ndef mul(a, b):\n    return a * b\n",
+    )
+    .unwrap();
+    let tests = fs::read_to_string(dir.join("test_calc.py")).unwrap();
+    let red = tests.replace(
+        "    def test_sub(self):",
+        "    def test_mul(self):\n        from calc import mul\n        self.assertEqual(mul(2, 3), 7)\n\n    def test_sub(self):",
+    );
+    fs::write(dir.join("test_calc.py"), &red).unwrap();
+    git(dir, &["commit", "-qam", "mul, with a wrong test"]);
+    let user = tempfile::tempdir().unwrap();
+    checkpoint_testkit::trust(user.path(), dir, &[]);
+
+    fs::write(
+        dir.join("test_calc.py"),
+        red.replace("mul(2, 3), 7)", "mul(2, 3), 6)"),
+    )
+    .unwrap();
+    let out = checkpoint_as(user.path(), dir, &["check"], "");
+    let text = stable(&out.stdout, dir);
+    assert!(!text.contains("changed to fit"), "{text}");
+    assert_snapshot!(text, @r"
+    Checkpoint — Tests: 3 passed ([time])
+    You have uncommitted code changes. Commit your work before stopping.
+      M test_calc.py
+    ");
+}

@@ -12,10 +12,14 @@
 //! `Cargo.toml` and `Cargo.lock` stay new: they also name the dependencies the new code needs
 //! (what they say about tests is left to the line analysis). The run costs one more run of each
 //! command (cached per change set like any run), only on a green stop that changed test files;
-//! when the old tests fail it costs one more, to tell a weakening from a place where the tests
+//! when the old tests fail it costs up to two more: the old tests on the base's own code (a
+//! test that fails there too was red before the turn, or too slow for its timeout, and is left
+//! out), and the new tests in the scratch tree, to tell a weakening from a place where the tests
 //! cannot run: when the new tests fail there too, that is a finding as well (a changed test can
 //! be made to fail outside the worktree on purpose); what git ignores is linked in from the
 //! worktree (see [`ScratchTree`]), so a place that differs is rare.
+
+use std::collections::BTreeSet;
 
 use checkpoint_core::changes::{Change, ChangeKind, file_name};
 use checkpoint_core::integrity::{Finding, FindingKind, TestFiles, is_runner_config};
@@ -31,6 +35,9 @@ use crate::runner;
 
 /// How a run of the old tests is named in the test cache.
 const CACHE_PREFIX: &str = "old-tests: ";
+
+/// How a run of the old tests on the base's own code is named in the test cache.
+const CACHE_PREFIX_BASE: &str = "old-tests, at the base: ";
 
 /// How a run of the new tests in the scratch tree is named in the test cache.
 const CACHE_PREFIX_NEW: &str = "old-tests, new side: ";
@@ -121,6 +128,11 @@ impl Project {
                 old.push((command, run, outcome));
             }
         }
+        // What was red before the turn is not the turn's doing.
+        let old = match self.red_at_the_base(repo, base, fingerprint, may_run, old) {
+            Ok(old) => old,
+            Err(finding) => return vec![finding],
+        };
         if old.is_empty() {
             return findings;
         }
@@ -166,6 +178,58 @@ impl Project {
             ));
         }
         findings
+    }
+
+    /// `failed` (each command, what it ran and how the old tests failed on the new code) less
+    /// what fails at the base itself: the old tests run again on the base's own code, and a
+    /// failing test that fails there too is left out (a test red before the turn, a suite too
+    /// slow for its timeout). A command whose failures cannot be told apart (no test named)
+    /// and that fails at the base too is left out whole. Only when something failed, so it
+    /// costs nothing on a green stop. A tree at the base that cannot be set up is a finding.
+    fn red_at_the_base<'c>(
+        &self,
+        repo: &Repo,
+        base: &str,
+        fingerprint: &str,
+        may_run: bool,
+        failed: Vec<(&'c str, &'c str, TestOutcome)>,
+    ) -> Result<Vec<(&'c str, &'c str, TestOutcome)>, Finding> {
+        let cache = self.test_cache();
+        let timeout = self.policy.tests.timeout;
+        let mut tree: Option<ScratchTree> = None;
+        let mut left = Vec::new();
+        for (command, run, mut outcome) in failed {
+            let name = format!("{CACHE_PREFIX_BASE}{run}");
+            let key = cache::test_fingerprint(fingerprint, &name, timeout);
+            let at_base = match cache.lookup(&name, &key) {
+                Some(at_base) => at_base,
+                None if !may_run => {
+                    left.push((command, run, outcome));
+                    continue;
+                }
+                None => {
+                    if tree.is_none() {
+                        tree = Some(
+                            ScratchTree::new(repo, base, &[]).map_err(|e| unset(command, &e))?,
+                        );
+                    }
+                    let Some(scratch) = &tree else { continue };
+                    let at_base = runner::run_recorded(run, scratch.path(), timeout).outcome;
+                    let _ = cache.record(&name, &key, &at_base);
+                    at_base
+                }
+            };
+            if at_base.status == TestStatus::Passed {
+                left.push((command, run, outcome));
+                continue;
+            }
+            let red_before: BTreeSet<&String> = at_base.failing.iter().collect();
+            outcome.failing.retain(|test| !red_before.contains(test));
+            if !outcome.failing.is_empty() {
+                left.push((command, run, outcome));
+            }
+        }
+        Ok(left)
     }
 }
 
@@ -213,12 +277,25 @@ fn described(outcome: &TestOutcome) -> String {
 }
 
 /// The first line of `tail` that says why a test failed: an error or assertion message, by
-/// the first of these words a line holds (`Error:` before a bare `assert` in a traceback).
+/// the first of these words a line holds (`Error:` before a bare `assert` in a traceback); else
+/// its last line, so that a finding always quotes something.
 fn first_failure_line(tail: &str) -> Option<&str> {
     const SAYS: &[&str] = &[
-        "Error:", "panicked", "expected", "mismatch", "Error", "!=", "assert",
+        "Error:",
+        "panicked",
+        "expected",
+        "mismatch",
+        "Error",
+        "!=",
+        "assert",
+        "undefined",
+        "cannot",
+        "FAIL",
+        "error",
+        "failed",
     ];
-    SAYS.iter().find_map(|says| {
-        (tail.lines().map(str::trim)).find(|line| line.contains(says) && !line.starts_with("File "))
-    })
+    let lines = || tail.lines().map(str::trim).filter(|line| !line.is_empty());
+    (SAYS.iter())
+        .find_map(|says| lines().find(|line| line.contains(says) && !line.starts_with("File ")))
+        .or_else(|| lines().next_back())
 }

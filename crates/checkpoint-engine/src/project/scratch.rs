@@ -18,6 +18,13 @@ use checkpoint_core::changes::{Change, ChangeKind};
 /// How long setting up or removing the worktree may take.
 const WORKTREE_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How a scratch worktree's directory name begins.
+const PREFIX: &str = "checkpoint-scratch-";
+
+/// How old a scratch worktree must be to count as left behind by a killed stop (no stop runs
+/// that long).
+const STALE: Duration = Duration::from_secs(6 * 60 * 60);
+
 /// Most ignored entries linked into a scratch tree.
 const MAX_LINKED: usize = 10_000;
 
@@ -38,12 +45,13 @@ impl<'a> ScratchTree<'a> {
         changes: &[&Change],
     ) -> Result<ScratchTree<'a>, String> {
         let dir = tempfile::Builder::new()
-            .prefix("checkpoint-scratch-")
+            .prefix(PREFIX)
             .tempdir()
             .map_err(|e| format!("temporary directory: {e}"))?;
         let path = (dir.path().to_str())
             .ok_or("the temporary directory's path is not UTF-8")?
             .to_owned();
+        remove_stale(repo);
         worktree(repo, &["add", "--detach", "--quiet", &path, commit])?;
         let tree = ScratchTree { repo, dir, path };
         tree.lay_over(changes)?;
@@ -88,8 +96,12 @@ impl<'a> ScratchTree<'a> {
             "--exclude-standard",
             "--directory",
         ];
-        let out = call::output(call::git(self.repo, &args, None), "ls-files", WORKTREE_TIMEOUT)
-            .map_err(|e| e.to_string())?;
+        let out = call::output(
+            call::git(self.repo, &args, None),
+            "ls-files",
+            WORKTREE_TIMEOUT,
+        )
+        .map_err(|e| e.to_string())?;
         let entries = out.stdout.split(|&b| b == 0).filter(|e| !e.is_empty());
         for entry in entries.take(MAX_LINKED) {
             let Ok(entry) = std::str::from_utf8(entry) else {
@@ -136,6 +148,31 @@ impl Drop for ScratchTree<'_> {
         // A failure leaves a registration of a missing directory, which `git worktree prune`
         // (run by `git gc`) drops.
         let _ = worktree(self.repo, &["remove", "--force", &self.path]);
+    }
+}
+
+/// Removes the scratch worktrees of `repo` that a killed stop left behind (registered, on disk,
+/// older than [`STALE`]); a failure leaves them for the next time.
+fn remove_stale(repo: &Repo) {
+    let Ok(out) = call::output(
+        call::git(repo, &["worktree", "list", "--porcelain", "-z"], None),
+        "worktree",
+        WORKTREE_TIMEOUT,
+    ) else {
+        return;
+    };
+    let listed = out.stdout.split(|&b| b == 0).filter_map(|field| {
+        let path = std::str::from_utf8(field.strip_prefix(b"worktree ")?).ok()?;
+        let name = Path::new(path).file_name()?.to_str()?;
+        name.starts_with(PREFIX).then_some(path)
+    });
+    for path in listed {
+        let old = std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .is_ok_and(|at| at.elapsed().is_ok_and(|age| age > STALE));
+        if old {
+            let _ = worktree(repo, &["remove", "--force", path]);
+        }
     }
 }
 
