@@ -517,6 +517,11 @@ fn note_text(note: &Note) -> String {
         Note::HistoryMoved { base, merge_base } => {
             let short = |commit: &str| commit[..commit.len().min(12)].to_owned();
             match merge_base {
+                Some(merge_base) if merge_base == base => format!(
+                    "history moved during the turn (it began at {}, which shares no history \
+                     with HEAD): the turn was judged against that commit.",
+                    short(base)
+                ),
                 Some(merge_base) => format!(
                     "history moved during the turn (it began at {}, no longer an ancestor of \
                      HEAD): the turn was judged against their merge base {}.",

@@ -469,6 +469,10 @@ fn history_moved_under_the_turn() {
             },
             Note::HistoryMoved {
                 base: "0123456789abcdef0123456789abcdef01234567".into(),
+                merge_base: Some("0123456789abcdef0123456789abcdef01234567".into()),
+            },
+            Note::HistoryMoved {
+                base: "0123456789abcdef0123456789abcdef01234567".into(),
                 merge_base: None,
             },
         ],
@@ -476,6 +480,7 @@ fn history_moved_under_the_turn() {
     assert_snapshot!(message(&d), @r"
     Checkpoint — No changes since the last commit.
     Note: history moved during the turn (it began at 0123456789ab, no longer an ancestor of HEAD): the turn was judged against their merge base 89abcdef0123.
+    Note: history moved during the turn (it began at 0123456789ab, which shares no history with HEAD): the turn was judged against that commit.
     Note: history moved during the turn (it began at 0123456789ab, which shares no history with HEAD): every tracked file was judged as changed.
     ");
 }

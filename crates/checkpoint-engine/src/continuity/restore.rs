@@ -274,6 +274,16 @@ fn recorded_target(
                 ),
             ));
         }
+        // Kept contents are checked when imported; again here, right before they are written.
+        (Some(sha), Side::Content(bytes)) if checkpoint_core::hex::sha256_hex(bytes) != *sha => {
+            return Err(RestoreError::refused(
+                &state.path,
+                format!(
+                    "its kept content does not match the digest checkpoint #{} recorded",
+                    from.id
+                ),
+            ));
+        }
         (Some(_), Side::Content(bytes)) => match state.mode {
             Some(FileMode::Link) => Target::Link(bytes.clone()),
             mode => Target::File {

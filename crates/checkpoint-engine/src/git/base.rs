@@ -30,8 +30,8 @@ pub fn head_commit(repo: &Repo) -> Option<String> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Committed {
     /// The commit the change set is judged against: the base, or the merge base of the base
-    /// and `HEAD` when history moved; `None` when they share no history (every tracked file
-    /// counts as added).
+    /// and `HEAD` when history moved, or the base again when they share no history; `None`
+    /// when git no longer has the base (every tracked file counts as added).
     pub against: Option<String>,
     /// Whether history moved under the turn: the base is no longer an ancestor of `HEAD`.
     pub moved: bool,
@@ -67,15 +67,29 @@ pub fn resolve(repo: &Repo, rev: &str) -> Result<String, GitCallError> {
 pub fn committed_since(repo: &Repo, base: &str, head: &str) -> Result<Committed, GitCallError> {
     let merge_base = merge_base(repo, base, head)?;
     let moved = merge_base.as_deref() != Some(base);
-    let changes = match &merge_base {
+    // History that shares nothing with the base (the only commit amended, an orphan branch):
+    // the base itself, while git still has it, is what the turn began from.
+    let against = match merge_base {
+        Some(merge_base) => Some(merge_base),
+        None => is_commit(repo, base)?.then(|| base.to_owned()),
+    };
+    let changes = match &against {
         Some(from) => diff(repo, from, head)?,
         None => tracked(repo, head)?,
     };
     Ok(Committed {
-        against: merge_base,
+        against,
         moved,
         changes,
     })
+}
+
+/// Whether `rev` names a commit git has.
+fn is_commit(repo: &Repo, rev: &str) -> Result<bool, GitCallError> {
+    let object = format!("{rev}^{{commit}}");
+    let args = ["cat-file", "-e", "--end-of-options", &object];
+    let out = call::run(call::git(repo, &args, None), "cat-file", BASE_TIMEOUT)?;
+    Ok(out.status.success())
 }
 
 /// The merge base of `a` and `b`; `None` when they share no history or `a` is not a commit
@@ -219,24 +233,26 @@ mod tests {
         assert_eq!(moved.against.as_deref(), Some(base.as_str()));
         assert_eq!(paths(&moved.changes), [("other.txt", ChangeKind::Added)]);
 
-        // No shared history: every tracked file counts.
+        // No shared history (an orphan branch, the only commit amended): judged against the
+        // base itself while git has it.
         git(dir, &["checkout", "-q", "--orphan", "lone"]);
         git(dir, &["commit", "-qm", "lone"]);
         let lone = head_commit(&repo).unwrap();
         let none = committed_since(&repo, &base, &lone).unwrap();
         assert!(none.moved);
-        assert_eq!(none.against, None);
+        assert_eq!(none.against.as_deref(), Some(base.as_str()));
+        assert_eq!(paths(&none.changes), [("other.txt", ChangeKind::Added)]);
+        // A base git does not know: every tracked file counts.
+        let unknown = committed_since(&repo, &"1".repeat(40), &lone).unwrap();
+        assert_eq!(unknown.against, None);
+        assert!(unknown.moved);
         assert_eq!(
-            paths(&none.changes),
+            paths(&unknown.changes),
             [
                 ("a.txt", ChangeKind::Added),
                 ("gone.txt", ChangeKind::Added),
                 ("other.txt", ChangeKind::Added),
             ]
         );
-        // A base git does not know: as good as no shared history.
-        let unknown = committed_since(&repo, &"1".repeat(40), &lone).unwrap();
-        assert_eq!(unknown.against, None);
-        assert!(unknown.moved);
     }
 }
