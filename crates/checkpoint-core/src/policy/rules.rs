@@ -124,6 +124,13 @@ const CODE_FILES: &[&str] = &[
     "build.gradle",
     "build.gradle.kts",
 ];
+/// Whether `path` lies under a directory whose files tests read (`tests`, `fixtures`,
+/// `testdata`, `snapshots`, …; see the built-in `test-data` rule).
+pub fn in_test_data_dir(path: &str) -> bool {
+    let dirs = path.rsplit_once('/').map_or("", |(dirs, _)| dirs);
+    dirs.split('/').any(|dir| TEST_DATA_DIRS.contains(&dir))
+}
+
 /// The name of the built-in rule of test input (see [`TEST_DATA_DIRS`]).
 pub const TEST_DATA_RULE: &str = "test-data";
 /// Prose and images: captured, never tested or gated by default.
@@ -447,6 +454,9 @@ mod tests {
         assert_eq!(names(&set, "docs/testing.md"), ["docs"]);
         assert_eq!(names(&set, "docs/img/tests.png"), ["docs"]);
         assert_eq!(names(&set, "contest/notes.md"), ["docs"]);
+        assert!(in_test_data_dir("pkg/calc/testdata/golden.txt"));
+        assert!(!in_test_data_dir("tests"));
+        assert!(!in_test_data_dir("src/contest/x.txt"));
     }
 
     /// A file a test names is test input wherever it lies; a configured rule still decides.

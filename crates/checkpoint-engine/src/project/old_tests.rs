@@ -24,6 +24,7 @@ use std::collections::BTreeSet;
 use checkpoint_core::changes::{Change, ChangeKind, file_name};
 use checkpoint_core::integrity::{Finding, FindingKind, TestFiles, is_runner_config};
 use checkpoint_core::outcome::{TestOutcome, TestStatus};
+use checkpoint_core::policy::rules::in_test_data_dir;
 use checkpoint_core::sanitize;
 
 use super::Project;
@@ -48,15 +49,15 @@ const NAMED_TESTS: usize = 3;
 /// Longest line of a failure quoted in a finding.
 const QUOTED: usize = 160;
 
-/// Whether `path` is put back as it was for the old tests: a test file, a runner configuration
-/// (but not Cargo's manifest and lock file, which the new code's dependencies need) or a
-/// `conftest.py`.
+/// Whether `path` is put back as it was for the old tests: a test file, a file under a test
+/// data directory (a golden file under `testdata/`), a runner configuration (but not Cargo's
+/// manifest and lock file, which the new code's dependencies need) or a `conftest.py`.
 fn is_restored(files: &TestFiles, path: &str) -> bool {
     let name = file_name(path);
     if matches!(name, "Cargo.toml" | "Cargo.lock") {
         return false;
     }
-    files.is_test(path) || is_runner_config(path) || name == "conftest.py"
+    files.is_test(path) || in_test_data_dir(path) || is_runner_config(path) || name == "conftest.py"
 }
 
 impl Project {

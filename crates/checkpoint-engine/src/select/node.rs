@@ -18,9 +18,23 @@
 //! `require('…')`, outside comments. A changed file reached some other way (a setup file, a path
 //! alias, a mock, a fixture read at run time) runs the command as configured: the runner would
 //! relate no test to it. The counts in the message are those test files.
+//!
+//! Evidence, or everything: the runner relates a test to what it imports by a literal name only.
+//! The scan also keeps each file's first load by a computed name ([`Source::dynamic`]:
+//! `require('./' + name)`, `` import(`./${m}.js`) ``, `require(name)`, `jest.requireActual(x)`,
+//! `createRequire`). When a test the narrowed command would leave out imports, directly or not, a
+//! file with such a load, it may load a changed file unseen: the whole command runs and says so
+//! (`` `src/a.test.js` reaches `src/plugins.js`, which loads modules by a computed name
+//! (`require`) ``); a load no test reaches, or one in a test selected anyway, does not stop
+//! narrowing. So does a runner configuration that maps module names to files
+//! ([`JEST_MAPPING`] in `package.json`'s `jest` or a `jest.config.*`; [`VITE_MAPPING`] in a
+//! vitest or vite configuration), read at every stop.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
 use std::path::Path;
+
+use serde::{Deserialize, Serialize};
 
 use super::scan::Walk;
 use super::{Narrowing, Whole};
@@ -127,6 +141,9 @@ impl NodeTests {
         if changed.iter().any(doubtful) {
             return Err(Whole::unsaid());
         }
+        if let Some(because) = module_mapping(self.runner, workdir) {
+            return Err(Whole::because(because));
+        }
         let files = WALK.scan(workdir, state_dir).ok_or_else(Whole::unsaid)?;
         let tests: Vec<&str> = files
             .keys()
@@ -135,18 +152,34 @@ impl NodeTests {
             .collect();
         let importers = importers(&files);
         let mut selected = BTreeSet::new();
+        let mut unreached = false;
         for &path in changed {
-            if !files.contains_key(path) {
-                return Err(Whole::unsaid());
-            }
-            let reaching: Vec<&str> = dependents(&importers, path)
-                .into_iter()
+            let reaching: Vec<&str> = dependents(&importers, [path])
+                .into_keys()
                 .filter(|file| self.runner.is_test(file))
                 .collect();
-            if reaching.is_empty() {
-                return Err(Whole::unsaid());
-            }
+            unreached |= reaching.is_empty() || !files.contains_key(path);
             selected.extend(reaching);
+        }
+        // A test left out that reaches a load by a computed name may reach a changed file.
+        let dynamic = files
+            .iter()
+            .filter(|(_, source)| source.dynamic.is_some())
+            .map(|(path, _)| path.as_str());
+        let reaching_dynamic = dependents(&importers, dynamic);
+        let unseen = tests.iter().find_map(|test| {
+            let file = reaching_dynamic
+                .get(test)
+                .filter(|_| !selected.contains(test))?;
+            let form = files[*file].dynamic.as_deref()?;
+            Some(super::python::reaching(test, file, form))
+        });
+        if let Some(because) = unseen {
+            return Err(Whole::because(because));
+        }
+        // A changed file no test imports may still be loaded by one (a setup file, an alias).
+        if unreached {
+            return Err(Whole::unsaid());
         }
         let changed_files = changed.len();
         let changed = changed.iter().map(|path| (*path).to_owned());
@@ -253,18 +286,18 @@ fn is_whole_suite(path: &str) -> bool {
         || path.split('/').any(|dir| dir == "__mocks__")
 }
 
-/// The JS/TS sources of a worktree and their relative imports.
-const WALK: Walk<Vec<String>> = Walk {
-    cache: "node-imports-v1",
+/// The JS/TS sources of a worktree, their relative imports and dynamic forms.
+const WALK: Walk<Source> = Walk {
+    cache: "node-sources-v2",
     wanted: is_source,
-    parse: specifiers,
+    parse: Source::read,
 };
 
 /// For each file, the files that import it (relative imports that resolve to a scanned file).
-fn importers(files: &BTreeMap<String, Vec<String>>) -> BTreeMap<&str, Vec<&str>> {
+fn importers(files: &BTreeMap<String, Source>) -> BTreeMap<&str, Vec<&str>> {
     let mut importers: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for (path, specifiers) in files {
-        for specifier in specifiers {
+    for (path, source) in files {
+        for specifier in &source.specifiers {
             if let Some(target) = resolve(files, path, specifier) {
                 importers.entry(target).or_default().push(path);
             }
@@ -273,13 +306,24 @@ fn importers(files: &BTreeMap<String, Vec<String>>) -> BTreeMap<&str, Vec<&str>>
     importers
 }
 
-/// `path` and every file that imports it, directly or not.
-fn dependents<'a>(importers: &BTreeMap<&'a str, Vec<&'a str>>, path: &'a str) -> BTreeSet<&'a str> {
-    let mut seen = BTreeSet::from([path]);
-    let mut pending = vec![path];
+/// Each of `sources` and every file that imports one, directly or not, with the source it
+/// reaches (the first found).
+fn dependents<'a>(
+    importers: &BTreeMap<&'a str, Vec<&'a str>>,
+    sources: impl IntoIterator<Item = &'a str>,
+) -> BTreeMap<&'a str, &'a str> {
+    let mut seen = BTreeMap::new();
+    let mut pending = Vec::new();
+    for source in sources {
+        if seen.insert(source, source).is_none() {
+            pending.push(source);
+        }
+    }
     while let Some(at) = pending.pop() {
+        let source = seen[at];
         for &next in importers.get(at).into_iter().flatten() {
-            if seen.insert(next) {
+            if let std::collections::btree_map::Entry::Vacant(entry) = seen.entry(next) {
+                entry.insert(source);
                 pending.push(next);
             }
         }
@@ -287,14 +331,57 @@ fn dependents<'a>(importers: &BTreeMap<&'a str, Vec<&'a str>>, path: &'a str) ->
     seen
 }
 
+/// Keys of the runner configuration that map module names to files: `jest --findRelatedTests`
+/// and `vitest related` relate no test through them.
+const JEST_MAPPING: &[&str] = &[
+    "moduleNameMapper",
+    "modulePaths",
+    "moduleDirectories",
+    "roots",
+];
+const VITE_MAPPING: &[&str] = &["alias", "tsconfigPaths"];
+
+/// Why the runner's configuration in `workdir` maps modules (`` `jest.config.js` maps modules
+/// (`moduleNameMapper`) ``): a key of [`JEST_MAPPING`] in `package.json`'s `jest` or anywhere
+/// in a `jest.config.*`; for vitest, one of [`VITE_MAPPING`] anywhere in a `vitest.config.*`,
+/// `vite.config.*` or `vitest.workspace.*`. A configuration that cannot be read counts.
+fn module_mapping(runner: Runner, workdir: &Path) -> Option<String> {
+    let (prefixes, keys): (&[&str], &[&str]) = match runner {
+        Runner::Jest => (&["jest.config."], JEST_MAPPING),
+        Runner::Vitest => (
+            &["vitest.config.", "vite.config.", "vitest.workspace."],
+            VITE_MAPPING,
+        ),
+    };
+    let mut configs: Vec<String> = fs::read_dir(workdir)
+        .ok()?
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|name| prefixes.iter().any(|p| name.starts_with(p)))
+        .collect();
+    configs.sort();
+    if runner == Runner::Jest && workdir.join("package.json").exists() {
+        configs.insert(0, "package.json".to_owned());
+    }
+    configs.into_iter().find_map(|name| {
+        let text = bounded::read_regular_text(&workdir.join(&name), bounded::MAX_CONFIG_BYTES);
+        let Ok(text) = text else {
+            return Some(format!("`{name}` could not be read"));
+        };
+        let key = if name == "package.json" {
+            let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+            let jest = json.get("jest")?;
+            keys.iter().find(|key| jest.get(**key).is_some())
+        } else {
+            keys.iter().find(|key| text.contains(**key))
+        };
+        key.map(|key| format!("`{name}` maps modules (`{key}`)"))
+    })
+}
+
 /// The scanned file the relative `specifier` in the file at `from` loads, as Node, TypeScript
 /// and the runners resolve it: the path itself, with a source extension, as a directory's
 /// `index`, or a `.js`-family name standing for its TypeScript source.
-fn resolve<'a>(
-    files: &'a BTreeMap<String, Vec<String>>,
-    from: &str,
-    specifier: &str,
-) -> Option<&'a str> {
+fn resolve<'a, T>(files: &'a BTreeMap<String, T>, from: &str, specifier: &str) -> Option<&'a str> {
     let mut parts: Vec<&str> = from.split('/').collect();
     parts.pop();
     for part in specifier.split('/') {
@@ -338,32 +425,67 @@ enum Token {
     Str(String),
 }
 
-/// The relative module specifiers (`./x`, `../y/z`) JS/TS source `text` imports: the string
-/// after `from` or `import`, or inside `require(` / `import(`, outside comments.
-pub fn specifiers(text: &str) -> Vec<String> {
-    let tokens = tokens(text);
-    let mut found = Vec::new();
-    for (i, token) in tokens.iter().enumerate() {
-        let Token::Str(specifier) = token else {
-            continue;
-        };
+/// What the scan keeps of one JS/TS source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Source {
+    /// The relative module specifiers (`./x`, `../y/z`) it imports: the string after `from` or
+    /// `import`, or inside `require(` / `import(`, outside comments.
+    pub specifiers: Vec<String>,
+    /// Its first load of a module by a computed name, as the end of a sentence about the file
+    /// (`` loads modules by a computed name (`require`) ``): `require`, `import`,
+    /// `jest.requireActual` or `jest.requireMock` called with anything but one string literal
+    /// (`require('./' + name)`, `` import(`./${m}.js`) ``, `require(name)`), or `createRequire`
+    /// anywhere; `None` when it has none.
+    pub dynamic: Option<String>,
+}
+
+impl Source {
+    /// What JS/TS source `text` imports.
+    pub fn read(text: &str) -> Source {
+        let tokens = tokens(text);
         let word = |at: Option<usize>, names: &[&str]| {
             at.and_then(|at| tokens.get(at))
                 .is_some_and(|t| matches!(t, Token::Word(w) if names.contains(&w.as_str())))
         };
-        let direct = word(i.checked_sub(1), &["from", "import"]);
-        let called = i >= 2
-            && tokens[i - 1] == Token::Punct('(')
-            && word(Some(i - 2), &["require", "import"]);
-        let relative = specifier == "."
-            || specifier == ".."
-            || specifier.starts_with("./")
-            || specifier.starts_with("../");
-        if (direct || called) && relative {
-            found.push(specifier.clone());
+        let mut source = Source {
+            specifiers: Vec::new(),
+            dynamic: None,
+        };
+        for (i, token) in tokens.iter().enumerate() {
+            match token {
+                Token::Str(specifier) => {
+                    let direct = word(i.checked_sub(1), &["from", "import"]);
+                    let called = i >= 2
+                        && tokens[i - 1] == Token::Punct('(')
+                        && word(Some(i - 2), &["require", "import"]);
+                    let relative = specifier == "."
+                        || specifier == ".."
+                        || specifier.starts_with("./")
+                        || specifier.starts_with("../");
+                    if (direct || called) && relative {
+                        source.specifiers.push(specifier.clone());
+                    }
+                }
+                Token::Word(name) if source.dynamic.is_none() => {
+                    let loads = matches!(
+                        name.as_str(),
+                        "require" | "import" | "requireActual" | "requireMock"
+                    ) && tokens.get(i + 1) == Some(&Token::Punct('('));
+                    let literal = matches!(tokens.get(i + 2), Some(Token::Str(_)))
+                        && matches!(
+                            tokens.get(i + 3),
+                            Some(Token::Punct(')') | Token::Punct(','))
+                        );
+                    if (loads && !literal) || name == "createRequire" {
+                        source.dynamic =
+                            Some(format!("loads modules by a computed name (`{name}`)"));
+                    }
+                }
+                _ => {}
+            }
         }
+        source
     }
-    found
 }
 
 /// The tokens of `text`: words, punctuation and string literals (a template literal with a
@@ -527,7 +649,7 @@ const f = require(`./f`);
 const g = require(`./g/${name}`);
 "#;
         assert_eq!(
-            specifiers(source),
+            Source::read(source).specifiers,
             [
                 "./a",
                 "../lib/b.js",
@@ -538,6 +660,155 @@ const g = require(`./g/${name}`);
                 "./f"
             ]
         );
+    }
+
+    #[test]
+    fn loads_by_computed_names_are_dynamic() {
+        let dynamic = |source: &str| Source::read(source).dynamic;
+        for (source, name) in [
+            ("const m = require('./' + name);", "require"),
+            ("const m = await import(`./${m}.js`);", "import"),
+            ("const m = require(name);", "require"),
+            ("jest.requireActual(path.join(dir, 'x'));", "requireActual"),
+            (
+                "import { createRequire } from 'module';\nconst req = createRequire(import.meta.url);",
+                "createRequire",
+            ),
+        ] {
+            assert_eq!(
+                dynamic(source),
+                Some(format!("loads modules by a computed name (`{name}`)")),
+                "{source}"
+            );
+        }
+        for source in [
+            "const a = require('./a');\nconst b = require(\"lodash\", 'x');",
+            "const c = await import(`./c.js`);\nimport d from './d';",
+            "// require(name)\nconst s = 'import(x)';",
+            "jest.mock('./e');\njest.requireActual('./e');",
+        ] {
+            assert_eq!(dynamic(source), None, "{source}");
+        }
+    }
+
+    /// A worktree of `files` (path, text) under a new temporary directory.
+    fn worktree(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        dir
+    }
+
+    /// A shop where `src/plugins.test.js` reaches `src/plugins.js`, which requires plugins by a
+    /// computed name, beside plainly imported `cart` (requiring `money`), `text` and `cli` (which
+    /// no test imports, and loads by name too).
+    const SHOP: &[(&str, &str)] = &[
+        ("src/money.js", "exports.add = (a, b) => a + b;"),
+        ("src/cart.js", "const { add } = require('./money');"),
+        ("src/text.js", "exports.shout = (s) => s.toUpperCase();"),
+        (
+            "src/plugins.js",
+            "exports.load = (name) => require('./' + name);",
+        ),
+        ("src/cli.js", "import(process.argv[2]);"),
+        ("src/cart.test.js", "require('./cart');"),
+        ("src/text.test.js", "require('./text');"),
+        (
+            "src/plugins.test.js",
+            "const { load } = require('./plugins');",
+        ),
+    ];
+
+    #[test]
+    fn a_test_left_out_that_loads_by_computed_name_runs_everything() {
+        let dir = worktree(SHOP);
+        let jest = NodeTests::recognise(&words("jest --ci"), dir.path()).unwrap();
+        let select = |changed: &[&str]| jest.select(changed, dir.path(), None);
+
+        // `plugins.test.js` could load `money.js`: everything runs, and says why.
+        assert_eq!(
+            select(&["src/money.js"]),
+            Err(Whole::because(
+                "`src/plugins.test.js` reaches `src/plugins.js`, which loads modules by a \
+                 computed name (`require`)"
+            ))
+        );
+        // The loading test is selected anyway: narrowed.
+        let narrowed = select(&["src/plugins.js"]).unwrap();
+        assert_eq!(
+            narrowed.command,
+            "jest --ci --findRelatedTests src/plugins.js"
+        );
+        assert_eq!((narrowed.selected, narrowed.total), (1, 3));
+    }
+
+    #[test]
+    fn a_load_by_computed_name_no_test_reaches_still_narrows() {
+        let shop: Vec<(&str, &str)> = SHOP
+            .iter()
+            .copied()
+            .filter(|(path, _)| !path.starts_with("src/plugins"))
+            .collect();
+        let dir = worktree(&shop);
+        let jest = NodeTests::recognise(&words("npx jest"), dir.path()).unwrap();
+        let narrowed = jest.select(&["src/money.js"], dir.path(), None).unwrap();
+        assert_eq!(narrowed.command, "npx jest --findRelatedTests src/money.js");
+        assert_eq!((narrowed.selected, narrowed.total), (1, 2));
+    }
+
+    #[test]
+    fn a_runner_configuration_that_maps_modules_runs_everything() {
+        let text = ("src/text.test.js", "require('./text');");
+        let cart = ("src/cart.test.js", "require('./cart');");
+        let source = ("src/text.js", "");
+        let cart_source = ("src/cart.js", "");
+        for (config, runner, because) in [
+            (
+                (
+                    "package.json",
+                    r#"{"jest": {"moduleNameMapper": {"^@/(.*)$": "<rootDir>/src/$1"}}}"#,
+                ),
+                "jest",
+                "`package.json` maps modules (`moduleNameMapper`)",
+            ),
+            (
+                (
+                    "jest.config.js",
+                    "module.exports = { roots: ['<rootDir>/src'] };",
+                ),
+                "jest",
+                "`jest.config.js` maps modules (`roots`)",
+            ),
+            (
+                (
+                    "vite.config.ts",
+                    "export default { resolve: { alias: { '@': '/src' } } };",
+                ),
+                "vitest run",
+                "`vite.config.ts` maps modules (`alias`)",
+            ),
+        ] {
+            let dir = worktree(&[config, text, cart, source, cart_source]);
+            let tests = NodeTests::recognise(&words(runner), dir.path()).unwrap();
+            assert_eq!(
+                tests.select(&["src/text.js"], dir.path(), None),
+                Err(Whole::because(because)),
+                "{config:?}"
+            );
+        }
+        // Other keys map nothing.
+        let dir = worktree(&[
+            ("package.json", r#"{"jest": {"testTimeout": 10}}"#),
+            text,
+            cart,
+            source,
+            cart_source,
+        ]);
+        let jest = NodeTests::recognise(&words("jest"), dir.path()).unwrap();
+        assert!(jest.select(&["src/text.js"], dir.path(), None).is_ok());
     }
 
     #[test]
@@ -577,7 +848,7 @@ const g = require(`./g/${name}`);
         fn any_text_gives_relative_specifiers(text in r#"(import|from|require|\(|'\.\./?[a-z/]*'|"\./x"|//|/\*|\*/|`|\$\{|\n| |[a-z])*"#) {
             let files: BTreeMap<String, Vec<String>> =
                 [("src/x.js".to_owned(), Vec::new())].into_iter().collect();
-            for specifier in specifiers(&text) {
+            for specifier in Source::read(&text).specifiers {
                 proptest::prop_assert!(specifier.starts_with('.'), "{specifier}");
                 let resolved = resolve(&files, "src/a/b.test.js", &specifier);
                 proptest::prop_assert!(resolved.is_none() || resolved == Some("src/x.js"));

@@ -5,9 +5,20 @@
 //! and `dist` are skipped; what each imports is cached by its size, time and inode) is a module named by its path from the root, or from `src/` in a src
 //! layout. Its imports are read statically, line by line ([`imports`]): `import a.b`, `from a.b
 //! import c` (a submodule `a.b.c` too), relative imports, parenthesised and continued lines;
-//! anywhere in the file, so an import inside a function counts. A test module is selected when
-//! it, or a module it imports directly or not, changed. Imports made at run time
-//! (`importlib.import_module`, `__import__`) are not seen.
+//! anywhere in the file, so an import inside a function counts; `importlib.import_module` and
+//! `__import__` of one literal absolute name count as imports too. A module also loads its
+//! package's `__init__.py`, and under pytest the `conftest.py` of its directory and of every
+//! directory above. A test module is selected when it, or a module it reaches so, changed.
+//!
+//! Evidence, or everything: what a module reaches at run time is not in its imports. Each file's
+//! first dynamic form ([`dynamic_forms`]: an import by a computed name, `pkgutil`, entry points,
+//! `pytest_plugins`, loading from a file, `runpy`, any use of `sys.path`, or a started program
+//! that may be a project file — `subprocess.run(["git", …])` is none) is cached with its
+//! imports. When a test module the narrowed command would leave out reaches a file with such a
+//! form (itself, a helper, a conftest), it may reach a changed module unseen: the whole command
+//! runs and says so (`` `tests/test_b.py` imports modules by name (`importlib.import_module`)
+//! ``). A form in a module no test reaches (a CLI's plugin loader) does not stop narrowing, nor
+//! does one in a test module that is selected anyway.
 //!
 //! The test modules are the runner's: for unittest's default discovery, `test*.py` at the root
 //! and in packages reachable from it (directories with `__init__.py`); for pytest,
@@ -121,9 +132,10 @@ impl PythonTests {
             Runner::Pytest => tree.pytest_modules(),
         };
         let changed: BTreeSet<&str> = changed.iter().copied().collect();
-        let graph = tree.graph();
+        let graph = tree.graph(self.runner);
         let mut reached_changed = BTreeSet::new();
         let mut selected = Vec::new();
+        let mut unseen = None;
         for &test in &tests {
             let reached = graph.reachable(test);
             let hits: Vec<&str> = reached
@@ -134,7 +146,13 @@ impl PythonTests {
             if !hits.is_empty() {
                 selected.push(test);
                 reached_changed.extend(hits);
+            } else if unseen.is_none() {
+                unseen = tree.dynamic_in(test, &reached);
             }
+        }
+        // A test left out that reaches modules the scan cannot see may reach a changed one.
+        if let Some(because) = unseen {
+            return Err(Whole::because(because));
         }
         // A changed file no test reaches may still be run by one (a script, a subprocess).
         if reached_changed.len() != changed.len() {
@@ -182,18 +200,18 @@ fn pytest_chooses_tests(workdir: &Path) -> bool {
     })
 }
 
-/// The `.py` files of a worktree with their imports, by `/`-separated relative path.
+/// The `.py` files of a worktree with what the scan read of them, by `/`-separated relative path.
 struct Tree {
-    files: BTreeMap<String, Vec<Import>>,
+    files: BTreeMap<String, Module>,
     /// Whether `src/` is a source root (a src layout).
     src_layout: bool,
 }
 
-/// The `.py` files of a worktree and their imports.
-const WALK: Walk<Vec<Import>> = Walk {
-    cache: "python-imports-v1",
+/// The `.py` files of a worktree, their imports and dynamic forms.
+const WALK: Walk<Module> = Walk {
+    cache: "python-modules-v2",
     wanted: |name| name.ends_with(".py"),
-    parse: imports,
+    parse: Module::read,
 };
 
 impl Tree {
@@ -203,6 +221,19 @@ impl Tree {
         let files = WALK.scan(workdir, state_dir)?;
         let src_layout = workdir.join("src").is_dir() && !files.contains_key("src/__init__.py");
         Some(Tree { files, src_layout })
+    }
+
+    /// Why the test module `test`, which reaches the files `reached`, may reach modules the
+    /// scan cannot see (`` `tests/test_b.py` imports modules by name (`__import__`) ``): the
+    /// first dynamic form, in the test itself or else in the first file it reaches that has one.
+    fn dynamic_in(&self, test: &str, reached: &BTreeSet<&str>) -> Option<String> {
+        let form = |file: &str| self.files.get(file)?.dynamic.as_deref();
+        if let Some(form) = form(test) {
+            return Some(reaching(test, test, form));
+        }
+        reached
+            .iter()
+            .find_map(|&file| form(file).map(|form| reaching(test, file, form)))
     }
 
     /// What `python3 -m unittest` discovers: `test*.py` at the root and in the packages reached
@@ -237,8 +268,8 @@ impl Tree {
             .collect()
     }
 
-    /// The import graph: for each file, the files it imports.
-    fn graph(&self) -> Graph<'_> {
+    /// The import graph: for each file, the files it imports, and those `runner` loads with it.
+    fn graph(&self, runner: Runner) -> Graph<'_> {
         let mut by_module: BTreeMap<String, &str> = BTreeMap::new();
         for path in self.files.keys() {
             for root in self.roots() {
@@ -250,19 +281,54 @@ impl Tree {
         let edges = self
             .files
             .iter()
-            .map(|(path, imports)| {
+            .map(|(path, module)| {
                 let package = package_of(path);
-                let targets = imports
+                let mut targets: Vec<&str> = module
+                    .imports
                     .iter()
                     .filter_map(|import| import.resolve(package.as_deref()))
                     .flatten()
                     .flat_map(|name| with_parents(&name))
                     .filter_map(|name| by_module.get(&name).copied())
                     .collect();
+                targets.extend(self.implicit(path, runner));
                 (path.as_str(), targets)
             })
             .collect();
         Graph { edges }
+    }
+
+    /// The files loaded with the file at `path` that it does not import by name: the
+    /// `__init__.py` of its package (of the package above, for an `__init__.py`), and for pytest
+    /// the `conftest.py` of its directory and of each directory above it.
+    fn implicit(&self, path: &str, runner: Runner) -> Vec<&str> {
+        let mut dirs = Vec::new();
+        let mut dir = path;
+        while let Some((parent, _)) = dir.rsplit_once('/') {
+            dirs.push(parent);
+            dir = parent;
+        }
+        dirs.push("");
+        let package = if file_name(path) == "__init__.py" {
+            dirs.get(1)
+        } else {
+            dirs.first()
+        };
+        let mut wanted: Vec<String> = package
+            .filter(|dir| !dir.is_empty())
+            .map(|dir| format!("{dir}/__init__.py"))
+            .into_iter()
+            .collect();
+        if runner == Runner::Pytest {
+            wanted.extend(dirs.iter().map(|dir| match *dir {
+                "" => "conftest.py".to_owned(),
+                dir => format!("{dir}/conftest.py"),
+            }));
+        }
+        wanted
+            .iter()
+            .filter_map(|file| self.files.get_key_value(file).map(|(k, _)| k.as_str()))
+            .collect()
     }
 
     /// The directories module names are taken from.
@@ -272,6 +338,17 @@ impl Tree {
         } else {
             vec![""]
         }
+    }
+}
+
+/// Why the whole command runs when the test `test` reaches `file`, whose dynamic form is
+/// `form`: `` `tests/test_b.py` imports modules by name (`__import__`) `` when the form is in the
+/// test itself, else `` `tests/test_b.py` reaches `tests/helpers.py`, which imports … ``.
+pub(super) fn reaching(test: &str, file: &str, form: &str) -> String {
+    if test == file {
+        format!("`{test}` {form}")
+    } else {
+        format!("`{test}` reaches `{file}`, which {form}")
     }
 }
 
@@ -433,6 +510,370 @@ fn is_dotted_identifier(name: &str) -> bool {
         })
 }
 
+/// What the scan keeps of one `.py` file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Module {
+    /// Its imports: the statements, and `importlib.import_module` / `__import__` of one
+    /// literal absolute name.
+    pub imports: Vec<Import>,
+    /// The first form in it that reaches modules its imports do not name, as the end of a
+    /// sentence about the file (`` imports modules by name (`__import__`) ``); `None` when it
+    /// has none.
+    pub dynamic: Option<String>,
+}
+
+impl Module {
+    /// What Python source `text` imports, statically and by the literal names of
+    /// [`dynamic_forms`].
+    pub fn read(text: &str) -> Module {
+        let (literal, dynamic) = dynamic_forms(text);
+        let mut imports = imports(text);
+        imports.extend(literal.into_iter().map(|module| Import {
+            level: 0,
+            module,
+            names: Vec::new(),
+        }));
+        Module { imports, dynamic }
+    }
+}
+
+/// Calls that import the module their argument names.
+const IMPORT_CALLS: &[&str] = &["import_module", "__import__"];
+/// Names that load modules the source does not name (matched against a dotted name's last
+/// part, or its first for modules), and what using them does.
+const LOADERS: &[(&str, &str)] = &[
+    ("import_string", "imports modules by name"),
+    ("resolve_name", "imports modules by name"),
+    ("pkgutil", "imports modules by name"),
+    ("pydoc", "imports modules by name"),
+    ("entry_points", "loads plugins by name"),
+    ("iter_entry_points", "loads plugins by name"),
+    ("load_entry_point", "loads plugins by name"),
+    ("pytest_plugins", "loads plugins by name"),
+    ("spec_from_file_location", "loads modules from files"),
+    ("module_from_spec", "loads modules from files"),
+    ("SourceFileLoader", "loads modules from files"),
+    ("load_source", "loads modules from files"),
+    ("runpy", "loads modules from files"),
+    ("addsitedir", "edits the import path"),
+];
+/// Whether `module.function` starts a program: `subprocess.run`, `call`, `check_call`,
+/// `check_output`, `Popen`, `getoutput`, `getstatusoutput`; `os.system`, `os.popen`,
+/// `os.posix_spawn[p]`, `os.exec…`, `os.spawn…`; `pexpect.spawn`, `pexpect.run`; and
+/// `create_subprocess_exec` / `_shell`, `subprocess_exec` / `_shell` of any object.
+fn starts_program(module: &str, function: &str) -> bool {
+    let of_module = match module {
+        "subprocess" => matches!(
+            function,
+            "run"
+                | "call"
+                | "check_call"
+                | "check_output"
+                | "Popen"
+                | "getoutput"
+                | "getstatusoutput"
+        ),
+        "os" => {
+            matches!(function, "system" | "popen")
+                || ["posix_spawn", "exec", "spawn"]
+                    .iter()
+                    .any(|prefix| function.starts_with(prefix))
+        }
+        "pexpect" => matches!(function, "spawn" | "run"),
+        _ => false,
+    };
+    of_module
+        || matches!(
+            function,
+            "create_subprocess_exec"
+                | "create_subprocess_shell"
+                | "subprocess_exec"
+                | "subprocess_shell"
+        )
+}
+
+/// Programs that run other files: started by a test, they may run a project file.
+const LAUNCHERS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "env", "exec", "xargs", "nohup", "time", "make", "uv", "poetry",
+    "pipenv", "pdm", "hatch", "tox", "nox", "coverage", "pytest", "py.test",
+];
+
+/// The literal absolute module names `text` imports through [`IMPORT_CALLS`] (`importlib.
+/// import_module("a.b")`), and the first form in it that reaches modules no name in it shows:
+///
+/// - an import call of anything but one literal absolute name (`importlib.import_module(name)`,
+///   `__import__("ca" + "lc")`, `import_module(f"pkg.{x}")`, `import_module(".m", "pkg")`), or
+///   the function named anywhere outside an import statement (`load = importlib.import_module`);
+/// - a name of [`LOADERS`]: `pkgutil`, `pydoc`, `import_string`, entry points,
+///   `pytest_plugins`, `importlib.util.spec_from_file_location`, `runpy`, …;
+/// - `sys.path` in any use, `site.addsitedir`;
+/// - a started program that may be a project file: a `subprocess` call ([`SUBPROCESS_CALLS`],
+///   through `subprocess.`, an alias of it, or a name imported from it), `os.system`,
+///   `os.popen`, `os.exec…`, `os.spawn…`, `asyncio.create_subprocess_…`, whose program is not
+///   a literal bare name (`sys.executable`, a variable, a path), is `python…`, `pypy…` or one of
+///   [`LAUNCHERS`], or whose literal arguments name a `.py` or `.sh` file, a `./` or `../` path
+///   or `python…`. `subprocess.run(["git", "status"])` starts none.
+///
+/// Strings and comments are skipped; a form inside a string is not one.
+pub fn dynamic_forms(text: &str) -> (Vec<String>, Option<String>) {
+    let tokens = py_tokens(text);
+    let mut literal = Vec::new();
+    // Modules by the names they are bound to (`import subprocess as sp`), and the modules
+    // names are imported from (`from subprocess import run`).
+    let mut aliases: Vec<(&str, &str)> = Vec::new();
+    let mut imported_from: Vec<&str> = Vec::new();
+    let mut statement_start = true;
+    let mut in_import = false;
+    for (i, token) in tokens.iter().enumerate() {
+        if *token == PyToken::Newline {
+            statement_start = true;
+            continue;
+        }
+        let PyToken::Name(name) = token else {
+            statement_start = false;
+            continue;
+        };
+        if statement_start {
+            in_import = name == "import" || name == "from";
+            statement_start = false;
+            if let (true, Some(PyToken::Name(module))) = (name == "from", tokens.get(i + 1)) {
+                imported_from.push(module);
+            }
+        }
+        let next = |k: usize| tokens.get(i + k);
+        if let (true, Some(PyToken::Name(alias))) = (
+            in_import && next(1) == Some(&PyToken::Name("as".into())),
+            next(2),
+        ) {
+            aliases.push((alias, name));
+        }
+        let last = name.rsplit('.').next().unwrap_or(name);
+        let first = name.split('.').next().unwrap_or(name);
+        let called = next(1) == Some(&PyToken::Open('('));
+        let found = if IMPORT_CALLS.contains(&last) {
+            match (next(1), next(2), next(3)) {
+                (
+                    Some(PyToken::Open('(')),
+                    Some(PyToken::Str(module)),
+                    Some(PyToken::Close(')')),
+                ) if is_dotted_identifier(module) => {
+                    literal.push(module.clone());
+                    None
+                }
+                _ if in_import => None,
+                _ => Some("imports modules by name"),
+            }
+        } else if let Some((_, what)) = LOADERS
+            .iter()
+            .find(|(loader, _)| *loader == last || *loader == first)
+        {
+            Some(*what)
+        } else if name == "sys.path" || name.starts_with("sys.path.") {
+            Some("edits the import path")
+        } else if called && !in_import && {
+            let starts = match name.rsplit_once('.') {
+                Some((qualifier, function)) => {
+                    let module = aliases
+                        .iter()
+                        .find(|(alias, _)| *alias == qualifier)
+                        .map_or(qualifier, |(_, module)| module);
+                    starts_program(module, function)
+                }
+                None => imported_from
+                    .iter()
+                    .any(|module| starts_program(module, name)),
+            };
+            starts && may_start_project_file(&tokens[i + 2..])
+        } {
+            Some("runs a program that may be a project file")
+        } else {
+            None
+        };
+        if let Some(what) = found {
+            let form = if name == "sys.path" || name.starts_with("sys.path.") {
+                "sys.path"
+            } else {
+                name
+            };
+            return (literal, Some(format!("{what} (`{form}`)")));
+        }
+    }
+    (literal, None)
+}
+
+/// Whether the arguments `args` of a call that starts a program (the tokens after its `(`) may
+/// start a project file: see [`dynamic_forms`].
+fn may_start_project_file(args: &[PyToken]) -> bool {
+    let program = match args {
+        [PyToken::Open('[' | '('), PyToken::Str(program), ..] | [PyToken::Str(program), ..] => {
+            program.split_whitespace().next().unwrap_or("")
+        }
+        _ => return true,
+    };
+    let python = |word: &str| word.starts_with("python") || word.starts_with("pypy");
+    if program.is_empty()
+        || program.contains('/')
+        || python(program)
+        || LAUNCHERS.contains(&program)
+    {
+        return true;
+    }
+    let mut depth = 0usize;
+    for token in args {
+        match token {
+            PyToken::Open(_) => depth += 1,
+            PyToken::Close(_) if depth == 0 => break,
+            PyToken::Close(_) => depth -= 1,
+            PyToken::Name(name) if name.ends_with("executable") => return true,
+            PyToken::Str(text) => {
+                let project_file = |word: &str| {
+                    python(word)
+                        || word.ends_with(".py")
+                        || word.ends_with(".sh")
+                        || word.starts_with("./")
+                        || word.starts_with("../")
+                };
+                if text.split_whitespace().any(project_file) {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// A token of Python source, as far as finding dynamic forms needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum PyToken {
+    /// A dotted name: `importlib.import_module`, `sys.path.insert`, `x`.
+    Name(String),
+    /// A string literal without substitutions.
+    Str(String),
+    /// An f-string with substitutions.
+    Formatted,
+    Open(char),
+    Close(char),
+    Punct(char),
+    /// The end of a logical line (outside brackets).
+    Newline,
+}
+
+/// The tokens of Python source `text`: comments are dropped; strings (any prefix, triple
+/// quoted or not) are one token.
+fn py_tokens(text: &str) -> Vec<PyToken> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut tokens = Vec::new();
+    let mut depth = 0usize;
+    let mut i = 0;
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '#' {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if c == '\n' || c == ';' {
+            if depth == 0 && tokens.last() != Some(&PyToken::Newline) {
+                tokens.push(PyToken::Newline);
+            }
+            i += 1;
+            continue;
+        }
+        if c == '\\' && chars.get(i + 1) == Some(&'\n') {
+            i += 2;
+            continue;
+        }
+        if c.is_whitespace() {
+            i += 1;
+            continue;
+        }
+        if is_word(c) {
+            let start = i;
+            while i < chars.len() && is_word(chars[i]) {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().collect();
+            let prefix = word.len() <= 2 && word.chars().all(|c| "rRbBuUfF".contains(c));
+            if prefix && matches!(chars.get(i), Some('\'' | '"')) {
+                let formatted = word.contains(['f', 'F']);
+                let (value, end) = py_string(&chars, i);
+                i = end;
+                tokens.push(if formatted && value.contains('{') {
+                    PyToken::Formatted
+                } else {
+                    PyToken::Str(value)
+                });
+                continue;
+            }
+            let mut name = word;
+            while chars.get(i) == Some(&'.') && chars.get(i + 1).is_some_and(|&c| is_word(c)) {
+                let start = i + 1;
+                i = start;
+                while i < chars.len() && is_word(chars[i]) {
+                    i += 1;
+                }
+                name.push('.');
+                name.extend(&chars[start..i]);
+            }
+            tokens.push(PyToken::Name(name));
+            continue;
+        }
+        if c == '\'' || c == '"' {
+            let (value, end) = py_string(&chars, i);
+            i = end;
+            tokens.push(PyToken::Str(value));
+            continue;
+        }
+        tokens.push(match c {
+            '(' | '[' | '{' => {
+                depth += 1;
+                PyToken::Open(c)
+            }
+            ')' | ']' | '}' => {
+                depth = depth.saturating_sub(1);
+                PyToken::Close(c)
+            }
+            c => PyToken::Punct(c),
+        });
+        i += 1;
+    }
+    tokens
+}
+
+/// The value of the string literal whose opening quote is at `start` in `chars`, and where it
+/// ends; a one-quoted string ends at its line's end if not before.
+fn py_string(chars: &[char], start: usize) -> (String, usize) {
+    let quote = chars[start];
+    let triple = chars.get(start + 1) == Some(&quote) && chars.get(start + 2) == Some(&quote);
+    let mut i = start + if triple { 3 } else { 1 };
+    let mut value = String::new();
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\\' {
+            if let Some(&escaped) = chars.get(i + 1) {
+                value.push(escaped);
+            }
+            i += 2;
+            continue;
+        }
+        if triple {
+            if c == quote && chars.get(i + 1) == Some(&quote) && chars.get(i + 2) == Some(&quote) {
+                return (value, i + 3);
+            }
+        } else if c == quote {
+            return (value, i + 1);
+        } else if c == '\n' {
+            return (value, i);
+        }
+        value.push(c);
+        i += 1;
+    }
+    (value, i)
+}
+
 /// Which file imports which.
 struct Graph<'a> {
     edges: BTreeMap<&'a str, Vec<&'a str>>,
@@ -524,6 +965,174 @@ fromage = 2
                 import(0, "long", &["cont"]),
             ]
         );
+    }
+
+    /// The dynamic form `dynamic_forms` finds in `source`.
+    fn dynamic(source: &str) -> Option<String> {
+        dynamic_forms(source).1
+    }
+
+    #[test]
+    fn imports_by_computed_names_are_dynamic() {
+        for (source, form) in [
+            (
+                "import importlib\nm = importlib.import_module(name)",
+                "imports modules by name (`importlib.import_module`)",
+            ),
+            (
+                "from importlib import import_module\nimport_module(f'pkg.{x}')",
+                "imports modules by name (`import_module`)",
+            ),
+            (
+                "m = __import__('ca' + 'lc')",
+                "imports modules by name (`__import__`)",
+            ),
+            (
+                "load = importlib.import_module",
+                "imports modules by name (`importlib.import_module`)",
+            ),
+            (
+                "importlib.import_module('.m', 'pkg')",
+                "imports modules by name (`importlib.import_module`)",
+            ),
+            (
+                "import pkgutil\nfor m in pkgutil.iter_modules(): pass",
+                "imports modules by name (`pkgutil`)",
+            ),
+            (
+                "from importlib.metadata import entry_points",
+                "loads plugins by name (`entry_points`)",
+            ),
+            (
+                "pytest_plugins = ['pkg.fixtures']",
+                "loads plugins by name (`pytest_plugins`)",
+            ),
+            (
+                "spec = importlib.util.spec_from_file_location('m', path)",
+                "loads modules from files (`importlib.util.spec_from_file_location`)",
+            ),
+            (
+                "runpy.run_path('tool.py')",
+                "loads modules from files (`runpy.run_path`)",
+            ),
+            (
+                "import sys\nsys.path.insert(0, here)",
+                "edits the import path (`sys.path`)",
+            ),
+            (
+                "sys.path[:0] = [here]",
+                "edits the import path (`sys.path`)",
+            ),
+        ] {
+            assert_eq!(dynamic(source).as_deref(), Some(form), "{source}");
+        }
+    }
+
+    #[test]
+    fn started_project_files_are_dynamic() {
+        for (source, form) in [
+            (
+                "subprocess.run([sys.executable, 'tool.py'])",
+                "`subprocess.run`",
+            ),
+            (
+                "import subprocess as sp\nsp.check_output(cmd)",
+                "`sp.check_output`",
+            ),
+            (
+                "from subprocess import Popen\nPopen(['python3', '-m', 'pkg'])",
+                "`Popen`",
+            ),
+            ("os.system('python tool.py')", "`os.system`"),
+            ("os.execv(path, args)", "`os.execv`"),
+            ("subprocess.call(['./run.sh'])", "`subprocess.call`"),
+            ("subprocess.run(['bash', '-c', 'x'])", "`subprocess.run`"),
+            (
+                "await asyncio.create_subprocess_exec('node', 'x.py')",
+                "`asyncio.create_subprocess_exec`",
+            ),
+        ] {
+            let found = dynamic(source).unwrap_or_else(|| panic!("{source}"));
+            assert_eq!(
+                found,
+                format!("runs a program that may be a project file ({form})"),
+                "{source}"
+            );
+        }
+    }
+
+    #[test]
+    fn ordinary_code_has_no_dynamic_form() {
+        for source in [
+            "subprocess.run(['git', 'init', '-q', tmp], check=True)",
+            "subprocess.check_output('git status --short', shell=True)",
+            "import importlib.metadata\nv = importlib.metadata.version('x')",
+            "from importlib import resources\nresources.files('pkg')",
+            "from importlib import import_module, reload",
+            "platform.system()\nrunner.run(suite)\nasyncio.run(main())",
+            "x = 'importlib.import_module(name)'  # sys.path.insert(0, x)",
+            "'''\nsubprocess.run(cmd)\n'''\nos.path.join(a, b)",
+            "s = f'{sys}' + r'\\d' + 'sys.path'",
+        ] {
+            assert_eq!(dynamic(source), None, "{source}");
+        }
+    }
+
+    #[test]
+    fn a_literal_name_is_an_import() {
+        let module = Module::read(
+            "import importlib\nc = importlib.import_module('pkg.calc')\nd = __import__(\"pkg.db\")",
+        );
+        assert_eq!(module.dynamic, None);
+        assert_eq!(
+            module.imports,
+            [
+                import(0, "importlib", &[]),
+                import(0, "pkg.calc", &[]),
+                import(0, "pkg.db", &[])
+            ]
+        );
+    }
+
+    /// A tree of `files` (path, source), as the scan would read it.
+    fn tree(files: &[(&str, &str)]) -> Tree {
+        Tree {
+            files: files
+                .iter()
+                .map(|(path, source)| ((*path).to_owned(), Module::read(source)))
+                .collect(),
+            src_layout: false,
+        }
+    }
+
+    #[test]
+    fn packages_and_conftests_are_loaded_with_a_module() {
+        let tree = tree(&[
+            ("conftest.py", "sys.path.append('lib')"),
+            ("tests/__init__.py", ""),
+            ("tests/conftest.py", ""),
+            ("tests/test_a.py", "import os"),
+            ("tests/sub/__init__.py", ""),
+        ]);
+        assert_eq!(
+            tree.implicit("tests/test_a.py", Runner::Unittest),
+            ["tests/__init__.py"]
+        );
+        assert_eq!(
+            tree.implicit("tests/sub/__init__.py", Runner::Pytest),
+            ["tests/__init__.py", "tests/conftest.py", "conftest.py"]
+        );
+        let graph = tree.graph(Runner::Pytest);
+        let reached = graph.reachable("tests/test_a.py");
+        assert_eq!(
+            tree.dynamic_in("tests/test_a.py", &reached).as_deref(),
+            Some(
+                "`tests/test_a.py` reaches `conftest.py`, which edits the import path (`sys.path`)"
+            )
+        );
+        let graph = tree.graph(Runner::Unittest);
+        let reached = graph.reachable("tests/test_a.py");
+        assert_eq!(tree.dynamic_in("tests/test_a.py", &reached), None);
     }
 
     #[test]
