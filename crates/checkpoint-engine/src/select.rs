@@ -3,9 +3,9 @@
 //!
 //! | command | what is selected | from |
 //! |---|---|---|
-//! | `cargo test [flags]` | the packages that own a changed file and every workspace package that depends on them, directly or not (`-p` each) | `cargo metadata --no-deps` ([`cargo`]) |
+//! | `cargo test [flags]` | the packages that read a changed file — as the last build's dep-info records (modules, `include_str!`/`include_bytes!` files, build script inputs), or as their own `.rs` source — and every workspace package that depends on them, directly or not (`-p` each) | `cargo metadata --no-deps` and cargo's dep-info in the target directory ([`cargo`]) |
 //! | `python3 -m unittest [flags]`, `pytest [flags]` | the test modules that import a changed module, directly or not, and changed test modules; everything, saying why, when a test left out reaches a dynamic form (import by a computed name, `pkgutil`, entry points, `sys.path`, a started project file) | a static scan of every module's `import` lines and dynamic forms, cached ([`python`]) |
-//! | `go test [flags] [./patterns]` | the packages that own a changed file and the module's packages that import them, directly or not | `go list -json` ([`go`]) |
+//! | `go test [flags] [./patterns]` | the packages that own a changed file (Go source, a file they embed, a file under their `testdata/`) and the module's packages that import them, directly or not | `go list -json` ([`go`]) |
 //! | `[npx] jest [flags]`, `[npx] vitest [run] [flags]`, `npm`/`yarn`/`pnpm test` running one of them | the tests the runner relates to the changed files (`--findRelatedTests`, `vitest related`), once a static scan has found a test importing each; everything, saying why, when a test left out reaches a `require`/`import(` of a computed name, or the runner configuration maps modules (`moduleNameMapper`, `roots`, `modulePaths`, `moduleDirectories`, `alias`) | a static scan of every source's relative imports and computed loads, cached ([`node`]) |
 //!
 //! Anything else, and any doubt, runs the command as configured: a command with shell syntax,

@@ -6,11 +6,15 @@
 //! configured); the packages the command tests from `go list` of its patterns. Like `cargo
 //! metadata` for Cargo, it is asked at every stop, never kept.
 //!
-//! A changed `.go` file belongs to the package that lists it; a package is affected when it
-//! owns a changed non-test file or imports an affected package, directly or not; its tests run
-//! when it is affected, owns a changed test file, or its tests import an affected package. A
-//! changed `go.mod`, `go.sum` or `go.work`, a file that is not Go source, and a file no package
-//! builds on this platform (left out by a build constraint) run the command as configured.
+//! A changed file belongs to the package that lists it: its Go files, the files its `//go:embed`
+//! lines embed (`EmbedFiles`, `TestEmbedFiles`, `XTestEmbedFiles`), and any file under its
+//! `testdata/` directory, which only its tests read. A package is affected when it owns a
+//! changed non-test file (Go source or embedded) or imports an affected package, directly or
+//! not; its tests run when it is affected, owns a changed test file (test source, test embed,
+//! test data), or its tests import an affected package. A changed `go.mod`, `go.sum` or
+//! `go.work`, and a file no package claims (a Go file no package builds on this platform, left
+//! out by a build constraint; any other file no package embeds or holds in `testdata/`) run the
+//! command as configured.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -74,10 +78,7 @@ impl GoTest {
 
     /// The selection for `changed` in the module at `workdir`, or the whole command.
     pub fn select(&self, changed: &[&str], workdir: &Path) -> Narrowing {
-        let whole = |path: &&str| {
-            let name = file_name(path);
-            !name.ends_with(".go") || name.starts_with("go.")
-        };
+        let whole = |path: &&str| file_name(path).starts_with("go.");
         if changed.iter().any(whole) || !workdir.join("go.mod").is_file() {
             return Err(Whole::unsaid());
         }
@@ -93,7 +94,7 @@ impl GoTest {
                 .collect()
         };
         let graph = Graph::new(&module, workdir).ok_or_else(Whole::unsaid)?;
-        let affected = graph.affected(changed).ok_or_else(Whole::unsaid)?;
+        let affected = graph.affected(changed)?;
         let selected: Vec<&Package> = module
             .iter()
             .filter(|p| tested.contains(&p.import_path) && affected.contains(&p.import_path))
@@ -137,6 +138,12 @@ struct Package {
     #[serde(default)]
     x_test_go_files: Vec<String>,
     #[serde(default)]
+    embed_files: Vec<String>,
+    #[serde(default)]
+    test_embed_files: Vec<String>,
+    #[serde(default)]
+    x_test_embed_files: Vec<String>,
+    #[serde(default)]
     imports: Vec<String>,
     #[serde(default)]
     test_imports: Vec<String>,
@@ -161,8 +168,11 @@ struct Graph<'a> {
     /// Each package's directory relative to the module root, `/` separated (empty for the root).
     dirs: BTreeMap<&'a str, String>,
     packages: BTreeMap<&'a str, &'a Package>,
-    /// For each changed-file path: the package and whether it is a test file.
+    /// For each file a package lists (Go source, embedded): the package and whether only its
+    /// tests read it.
     files: BTreeMap<String, (&'a str, bool)>,
+    /// The package of each package directory, by that directory (as in `dirs`).
+    by_dir: BTreeMap<String, &'a str>,
 }
 
 impl<'a> Graph<'a> {
@@ -173,8 +183,13 @@ impl<'a> Graph<'a> {
         for package in module {
             let dir = package.dir.canonicalize().ok()?;
             let relative = super::slash_path(dir.strip_prefix(&root).ok()?)?;
-            let build = package.go_files.iter().chain(&package.cgo_files);
-            let tests = package.test_go_files.iter().chain(&package.x_test_go_files);
+            let build = (package.go_files.iter())
+                .chain(&package.cgo_files)
+                .chain(&package.embed_files);
+            let tests = (package.test_go_files.iter())
+                .chain(&package.x_test_go_files)
+                .chain(&package.test_embed_files)
+                .chain(&package.x_test_embed_files);
             let marked = build.map(|f| (f, false)).chain(tests.map(|f| (f, true)));
             for (file, test) in marked {
                 let path = if relative.is_empty() {
@@ -187,20 +202,49 @@ impl<'a> Graph<'a> {
             dirs.insert(package.import_path.as_str(), relative);
         }
         let packages = module.iter().map(|p| (p.import_path.as_str(), p)).collect();
+        let by_dir = dirs.iter().map(|(&p, dir)| (dir.clone(), p)).collect();
         Some(Graph {
             dirs,
             packages,
             files,
+            by_dir,
         })
     }
 
-    /// The import paths of the packages whose tests `changed` can affect; `None` when a changed
-    /// file belongs to no package.
-    fn affected(&self, changed: &[&str]) -> Option<BTreeSet<String>> {
+    /// The package `path` belongs to and whether only its tests read it: the package listing it,
+    /// else the package whose `testdata/` directory holds it. Why the whole command runs when
+    /// no package claims it.
+    fn claim(&self, path: &str) -> Result<(&'a str, bool), Whole> {
+        if let Some(&claim) = self.files.get(path) {
+            return Ok(claim);
+        }
+        if let Some(package) = self.testdata_owner(path) {
+            return Ok((package, true));
+        }
+        Err(Whole::because(if path.ends_with(".go") {
+            format!("`{path}` is built by no package on this platform")
+        } else {
+            format!("`{path}` is embedded by no package and lies in no package's `testdata`")
+        }))
+    }
+
+    /// The package whose `testdata/` directory holds `path` (the outermost `testdata` on the
+    /// way, as `go` ignores everything below it).
+    fn testdata_owner(&self, path: &str) -> Option<&'a str> {
+        let parts: Vec<&str> = path.split('/').collect();
+        let at = parts[..parts.len() - 1]
+            .iter()
+            .position(|&part| part == "testdata")?;
+        self.by_dir.get(&parts[..at].join("/")).copied()
+    }
+
+    /// The import paths of the packages whose tests `changed` can affect; why the whole command
+    /// runs when a changed file belongs to no package.
+    fn affected(&self, changed: &[&str]) -> Result<BTreeSet<String>, Whole> {
         let mut built: BTreeSet<&str> = BTreeSet::new();
         let mut tested: BTreeSet<&str> = BTreeSet::new();
         for path in changed {
-            let &(package, test) = self.files.get(*path)?;
+            let (package, test) = self.claim(path)?;
             if test {
                 tested.insert(package);
             } else {
@@ -227,7 +271,7 @@ impl<'a> Graph<'a> {
             }
         }
         tested.extend(built);
-        Some(tested.into_iter().map(str::to_owned).collect())
+        Ok(tested.into_iter().map(str::to_owned).collect())
     }
 
     /// `package`'s directory as a pattern relative to the module root: `.` or `./dir`.
@@ -266,6 +310,69 @@ mod tests {
             "go",
         ] {
             assert_eq!(GoTest::recognise(&words(command)), None, "{command}");
+        }
+    }
+
+    /// A package of the module at `root`, in `dir`, from `go list`'s JSON fields.
+    fn package(root: &Path, dir: &str, fields: serde_json::Value) -> Package {
+        std::fs::create_dir_all(root.join(dir)).unwrap();
+        let mut value = serde_json::json!({
+            "ImportPath": format!("example.com/m/{dir}"),
+            "Dir": root.join(dir),
+        });
+        value
+            .as_object_mut()
+            .unwrap()
+            .extend(fields.as_object().unwrap().clone());
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn embedded_files_and_test_data_belong_to_their_package() {
+        let root = tempfile::tempdir().unwrap();
+        let module = [
+            package(
+                root.path(),
+                "calc",
+                serde_json::json!({
+                    "GoFiles": ["calc.go"],
+                    "EmbedFiles": ["table.csv"],
+                    "TestGoFiles": ["calc_test.go"],
+                    "XTestEmbedFiles": ["want/out.golden"],
+                }),
+            ),
+            package(
+                root.path(),
+                "app",
+                serde_json::json!({
+                    "GoFiles": ["app.go"],
+                    "Imports": ["example.com/m/calc"],
+                }),
+            ),
+        ];
+        let graph = Graph::new(&module, root.path()).unwrap();
+        let affected = |changed: &[&str]| graph.affected(changed).map(|a| a.into_iter().collect());
+        let both = vec![
+            "example.com/m/app".to_owned(),
+            "example.com/m/calc".to_owned(),
+        ];
+        let calc = vec!["example.com/m/calc".to_owned()];
+        assert_eq!(affected(&["calc/table.csv"]), Ok(both));
+        assert_eq!(affected(&["calc/want/out.golden"]), Ok(calc.clone()));
+        assert_eq!(affected(&["calc/testdata/golden.txt"]), Ok(calc.clone()));
+        assert_eq!(affected(&["calc/testdata/deep/testdata/x.go"]), Ok(calc));
+        assert_eq!(
+            affected(&["app/testdata/in.json"]),
+            Ok(vec!["example.com/m/app".to_owned()])
+        );
+        for unclaimed in [
+            "calc/notes.csv",
+            "doc/testdata/x",
+            "testdata/x",
+            "calc/other.go",
+        ] {
+            let whole = affected(&[unclaimed]).unwrap_err();
+            assert!(whole.because.unwrap().contains(unclaimed), "{unclaimed}");
         }
     }
 }
