@@ -484,57 +484,91 @@ fn doctor_names_what_changed_since_the_approval() {
     );
 }
 
+/// A trusted copy of a fixture, a user config directory, and the payloads of one turn of one
+/// Claude Code session in it.
+struct Turn {
+    config: tempfile::TempDir,
+    repo: tempfile::TempDir,
+    prompt: String,
+    stop: String,
+}
+
+impl Turn {
+    /// The fixture `name`, trusted with `checkpoint trust --yes` before the turn begins.
+    fn new(name: &str) -> Turn {
+        let (config, repo) = (tempfile::tempdir().unwrap(), checkpoint_testkit::repo(name));
+        let dir = repo.path();
+        let trusted = run(config.path(), dir, &["trust", "--yes"]);
+        assert_eq!(trusted.status.code(), Some(0), "{trusted:?}");
+        let prompt = claude_payload(dir, "UserPromptSubmit", serde_json::json!({"prompt": "go"}));
+        let stop = claude_payload(
+            dir,
+            "Stop",
+            serde_json::json!({"stop_hook_active": false, "last_assistant_message": "Done."}),
+        );
+        Turn {
+            config,
+            repo,
+            prompt,
+            stop,
+        }
+    }
+
+    fn dir(&self) -> &Path {
+        self.repo.path()
+    }
+
+    /// `checkpoint ARGS` in the repository, by this user.
+    fn run(&self, args: &[&str]) -> Output {
+        run(self.config.path(), self.dir(), args)
+    }
+
+    /// The agent's prompt: a turn begins.
+    fn begin(&self) {
+        let began = checkpoint_as(self.config.path(), self.dir(), &["check"], &self.prompt);
+        assert_eq!(began.status.code(), Some(0), "{began:?}");
+    }
+
+    /// The agent's stop, as the hook judges it.
+    fn stop(&self) -> Output {
+        checkpoint_as(self.config.path(), self.dir(), &["check"], &self.stop)
+    }
+
+    /// The stop's stderr (the user's notice), with the repository's path made stable.
+    fn notice(&self, out: &Output) -> String {
+        String::from_utf8_lossy(&out.stderr).replace(&self.dir().display().to_string(), "[repo]")
+    }
+}
+
 /// The agent approves its own config change from its shell during the turn: the approval
 /// applies from the next turn on, and the user is told it was given while the agent worked.
 #[test]
 fn an_approval_given_during_the_turn_applies_from_the_next_turn() {
-    let config = tempfile::tempdir().unwrap();
-    let repo = checkpoint_testkit::repo("failing-test");
-    let dir = repo.path();
-    let trusted = run(config.path(), dir, &["trust", "--yes"]);
-    assert_eq!(trusted.status.code(), Some(0), "{trusted:?}");
-    let prompt = claude_payload(dir, "UserPromptSubmit", serde_json::json!({"prompt": "go"}));
-    let stop = claude_payload(
-        dir,
-        "Stop",
-        serde_json::json!({"stop_hook_active": false, "last_assistant_message": "Done."}),
-    );
-    assert_eq!(
-        checkpoint_as(config.path(), dir, &["check"], &prompt)
-            .status
-            .code(),
-        Some(0)
-    );
+    let turn = Turn::new("failing-test");
+    turn.begin();
     // What an agent that wants to stop green does from its shell.
     append(
-        dir,
+        turn.dir(),
         "\n[[rule]]\nname = \"all\"\ninclude = [\"**\"]\ntests = false\ngate = false\n",
     );
-    let approved = run(config.path(), dir, &["trust", "--yes"]);
+    let approved = turn.run(&["trust", "--yes"]);
     assert_eq!(approved.status.code(), Some(0), "{approved:?}");
-    let blocked = checkpoint_as(config.path(), dir, &["check"], &stop);
+    let blocked = turn.stop();
     assert_eq!(blocked.status.code(), Some(1), "{blocked:?}");
     let stdout = String::from_utf8_lossy(&blocked.stdout);
     assert!(
         stdout.starts_with("Checkpoint — Tests: FAILED"),
         "{blocked:?}"
     );
-    let stderr =
-        (String::from_utf8_lossy(&blocked.stderr)).replace(&dir.display().to_string(), "[repo]");
-    insta::assert_snapshot!(stderr, @r"
+    insta::assert_snapshot!(turn.notice(&blocked), @r"
     Checkpoint: this project was approved while the agent's turn was running; the approval applies from the next turn (this stop was judged under what was approved when the turn began). If you did not approve it, the agent did: run `checkpoint untrust` in [repo].
     Checkpoint: checkpoint.toml changed since you approved it; the stop gate keeps applying the configuration you approved, in full, until you approve the new one.
     To approve, run `checkpoint trust` in [repo] (it shows what would run).
     ");
 
     // The next turn, begun by the user, runs under the new approval.
-    assert_eq!(
-        checkpoint_as(config.path(), dir, &["check"], &prompt)
-            .status
-            .code(),
-        Some(0)
-    );
-    let allowed = checkpoint_as(config.path(), dir, &["check"], &stop);
+    turn.begin();
+    let allowed = turn.stop();
     assert_eq!(allowed.status.code(), Some(0), "{allowed:?}");
 }
 
@@ -542,19 +576,9 @@ fn an_approval_given_during_the_turn_applies_from_the_next_turn() {
 /// applies from the next turn on, and the user is told.
 #[test]
 fn an_acceptance_given_during_the_turn_applies_from_the_next_turn() {
-    let config = tempfile::tempdir().unwrap();
-    let repo = checkpoint_testkit::repo("python-passing");
-    let dir = repo.path();
-    let trusted = run(config.path(), dir, &["trust", "--yes"]);
-    assert_eq!(trusted.status.code(), Some(0), "{trusted:?}");
-    let prompt = claude_payload(dir, "UserPromptSubmit", serde_json::json!({"prompt": "go"}));
-    let stop = claude_payload(
-        dir,
-        "Stop",
-        serde_json::json!({"stop_hook_active": false, "last_assistant_message": "Done."}),
-    );
-    let check = |stdin: &str| checkpoint_as(config.path(), dir, &["check"], stdin);
-    assert_eq!(check(&prompt).status.code(), Some(0));
+    let turn = Turn::new("python-passing");
+    let dir = turn.dir();
+    turn.begin();
     let calc = std::fs::read_to_string(dir.join("calc.py")).unwrap();
     std::fs::write(dir.join("calc.py"), calc.replace("a + b", "a - b")).unwrap();
     let tests = std::fs::read_to_string(dir.join("test_calc.py")).unwrap();
@@ -563,18 +587,16 @@ fn an_acceptance_given_during_the_turn_applies_from_the_next_turn() {
         tests.replace("add(2, 3), 5)", "add(2, 3), -1)"),
     )
     .unwrap();
-    let accepted = run(config.path(), dir, &["integrity", "accept", "--yes"]);
+    let accepted = turn.run(&["integrity", "accept", "--yes"]);
     assert_eq!(accepted.status.code(), Some(0), "{accepted:?}");
-    let blocked = check(&stop);
+    let blocked = turn.stop();
     assert_eq!(blocked.status.code(), Some(1), "{blocked:?}");
     let stdout = String::from_utf8_lossy(&blocked.stdout);
     assert!(stdout.contains("expected value changed"), "{blocked:?}");
-    let stderr =
-        (String::from_utf8_lossy(&blocked.stderr)).replace(&dir.display().to_string(), "[repo]");
-    insta::assert_snapshot!(stderr, @"Checkpoint: test changes were accepted while the agent's turn was running; the acceptance applies from the next turn (this stop was judged without it). If you did not accept them, the agent did: read its test changes in [repo] (`git diff`) before the next turn.");
+    insta::assert_snapshot!(turn.notice(&blocked), @"Checkpoint: test changes were accepted while the agent's turn was running; the acceptance applies from the next turn (this stop was judged without it). If you did not accept them, the agent did: read its test changes in [repo] (`git diff`) before the next turn.");
 
-    assert_eq!(check(&prompt).status.code(), Some(0));
-    let next = check(&stop);
+    turn.begin();
+    let next = turn.stop();
     let stdout = String::from_utf8_lossy(&next.stdout);
     assert!(!stdout.contains("expected value changed"), "{next:?}");
 }

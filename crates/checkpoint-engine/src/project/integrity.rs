@@ -14,7 +14,7 @@ use checkpoint_core::decide::{self, SessionFacts, Stop};
 use checkpoint_core::integrity::{
     self, ABSENT, Acceptance, Finding, GreenCounts, Sides, TestFiles,
 };
-use checkpoint_core::outcome::TestRun;
+use checkpoint_core::outcome::{TestRun, TestStatus};
 use checkpoint_core::render;
 
 use super::{Project, ProjectError};
@@ -54,11 +54,19 @@ pub struct Stopped<'a> {
     pub base: Option<&'a str>,
 }
 
+impl Stopped<'_> {
+    /// Whether test commands ran and every one passed: the stops the execution checks look at.
+    pub(super) fn green(&self) -> bool {
+        !self.tests.is_empty()
+            && (self.tests.iter()).all(|run| run.outcome.status == TestStatus::Passed)
+    }
+}
+
 impl Project {
     /// The integrity of a stop: the findings of the text analysis, of the count check, (with
     /// `[integrity] prove_failing`) of the changed tests on `HEAD`'s code and of the tests as
-    /// they were on the new code, less those the user accepted. A failure to read a side, the baseline or the acceptance is a warning and
-    /// leaves that part out.
+    /// they were on the new code, less those the user accepted. A failure to read a side, the
+    /// baseline or the acceptance is a warning and leaves that part out.
     pub fn integrity(
         &self,
         repo: &Repo,

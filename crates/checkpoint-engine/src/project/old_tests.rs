@@ -80,8 +80,7 @@ impl Project {
         let Some(base) = base else {
             return Vec::new();
         };
-        let green =
-            !tests.is_empty() && tests.iter().all(|r| r.outcome.status == TestStatus::Passed);
+        let green = stopped.green();
         let (restored, kept): (Vec<&Change>, Vec<&Change>) =
             (changes.changes.iter()).partition(|c| is_restored(files, &c.path));
         if !green || restored.is_empty() {

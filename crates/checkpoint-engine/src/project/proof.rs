@@ -56,8 +56,7 @@ impl Project {
                 .flat_map(|c| policy.rules.classify(&c.path))
                 .any(|rule| policy.test_command_for(rule).is_some())
         };
-        let green =
-            !tests.is_empty() && tests.iter().all(|r| r.outcome.status == TestStatus::Passed);
+        let green = stopped.green();
         // The old code is the turn's base: what the turn committed is part of the change.
         let Some(head) = base else {
             return Vec::new();
