@@ -22,6 +22,8 @@ const OLD_TESTS_FAIL: &str = "the tests as they were fail on your code";
 enum Lang {
     /// `tests/fixtures/old-tests-python.sh`: `calc.py`, `test_calc.py`, `python3 -m unittest`.
     Python,
+    /// The same project run by pytest (`old-tests-python.sh pytest`): `python3 -m pytest`.
+    Pytest,
     /// `tests/fixtures/old-tests-node.sh`: `calc.js`, `calc.test.js`, `node --test`.
     Node,
 }
@@ -30,8 +32,16 @@ impl Lang {
     /// The fixture script that builds the project.
     fn fixture(self) -> &'static str {
         match self {
-            Lang::Python => "old-tests-python",
+            Lang::Python | Lang::Pytest => "old-tests-python",
             Lang::Node => "old-tests-node",
+        }
+    }
+
+    /// The fixture script's arguments for this language's project.
+    fn fixture_args(self) -> &'static [&'static str] {
+        match self {
+            Lang::Pytest => &["pytest"],
+            Lang::Python | Lang::Node => &[],
         }
     }
 
@@ -39,6 +49,7 @@ impl Lang {
     fn command(self) -> &'static [&'static str] {
         match self {
             Lang::Python => &["python3", "-m", "unittest", "-q"],
+            Lang::Pytest => &["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"],
             Lang::Node => &["node", "--test"],
         }
     }
@@ -46,7 +57,7 @@ impl Lang {
     /// The edit that breaks `add`: it subtracts.
     fn break_add(self) -> Edit {
         match self {
-            Lang::Python => Edit::Replace("calc.py", "return a + b", "return a - b"),
+            Lang::Python | Lang::Pytest => Edit::Replace("calc.py", "return a + b", "return a - b"),
             Lang::Node => Edit::Replace("calc.js", "return a + b;", "return a - b;"),
         }
     }
@@ -120,8 +131,9 @@ struct Turn {
 impl Turn {
     /// Builds `lang`'s fixture with `args`, trusts it and sends the prompt that begins the turn.
     fn begin(lang: Lang, args: &[&str]) -> Turn {
+        let args: Vec<&str> = lang.fixture_args().iter().chain(args).copied().collect();
         let turn = Turn {
-            repo: checkpoint_testkit::repo_with_args(lang.fixture(), args),
+            repo: checkpoint_testkit::repo_with_args(lang.fixture(), &args),
             user: tempfile::tempdir().unwrap(),
         };
         let trusted = checkpoint_as(turn.user.path(), turn.dir(), &["trust", "--yes"], "");
@@ -797,6 +809,96 @@ fn node_code_changed_with_the_tests_untouched() {
             "calc.js",
             "return a + b;",
             "return [a, b].reduce((x, y) => x + y);",
+        )],
+    );
+}
+
+// The same project run by pytest: what only pytest reads.
+
+/// Every test of the module skipped by a module-level mark.
+const PYTEST_MODULE_MARK: &[Edit] = &[Edit::Replace(
+    PY_TESTS,
+    PY_IMPORT,
+    "import pytest\n\nfrom calc import add, sub\n\npytestmark = pytest.mark.skip(\"being reworked\")\n",
+)];
+
+/// A new `conftest.py` whose autouse fixture patches the code under test with a good one.
+const PYTEST_CONFTEST_PATCH: &[Edit] = &[Edit::Write(
+    "conftest.py",
+    "import pytest\n\nimport calc\nimport test_calc\n\n\n@pytest.fixture(autouse=True)\n\
+     def good_add(monkeypatch):\n    monkeypatch.setattr(test_calc, \"add\", lambda a, b: a + b)\n",
+)];
+
+/// A new `pytest.ini` that only collects: nothing runs, and pytest exits 0.
+const PYTEST_COLLECT_ONLY: &[Edit] = &[Edit::Write(
+    "pytest.ini",
+    "[pytest]\naddopts = --collect-only\n",
+)];
+
+#[test]
+fn pytest_broken_code_with_the_tests_untouched_is_blocked() {
+    broken_and_blocked(Lang::Pytest);
+}
+
+#[test]
+fn pytest_return_before_the_assertion() {
+    blocked_by_old_tests(Lang::Pytest, PY_RETURN);
+}
+
+#[test]
+fn pytest_function_under_test_shadowed_in_the_test_module() {
+    blocked_by_old_tests(Lang::Pytest, PY_SHADOW);
+}
+
+#[test]
+fn pytest_module_level_skip_mark() {
+    blocked(
+        Lang::Pytest,
+        PYTEST_MODULE_MARK,
+        When::Uncommitted,
+        Says::Anything,
+    );
+}
+
+/// (A root `conftest.py` is part of what the approved `pytest` runs: its change alone blocks.)
+#[test]
+fn pytest_conftest_fixture_patches_the_code_under_test() {
+    blocked(
+        Lang::Pytest,
+        PYTEST_CONFTEST_PATCH,
+        When::Uncommitted,
+        Says::Anything,
+    );
+}
+
+#[test]
+fn pytest_collect_only_in_the_runner_configuration() {
+    blocked(
+        Lang::Pytest,
+        PYTEST_COLLECT_ONLY,
+        When::Uncommitted,
+        Says::Anything,
+    );
+}
+
+#[test]
+fn pytest_conftest_patch_committed() {
+    blocked(
+        Lang::Pytest,
+        PYTEST_CONFTEST_PATCH,
+        When::Committed,
+        Says::Anything,
+    );
+}
+
+#[test]
+fn pytest_a_test_added_is_allowed() {
+    allowed(
+        Lang::Pytest,
+        &[Edit::Replace(
+            PY_TESTS,
+            PY_TEST_ADD,
+            "    def test_add_zero(self):\n        self.assertEqual(add(0, 0), 0)\n\n    def test_add(self):\n",
         )],
     );
 }
