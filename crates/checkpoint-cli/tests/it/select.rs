@@ -296,7 +296,10 @@ fn a_data_file_a_test_reads_runs_the_tests() {
         fs::write(dir.join(path), text).unwrap();
         let (exit, out) = check(dir, &[]);
         assert_eq!(exit, 1, "{out}");
-        assert!(out.starts_with("Checkpoint — Tests: FAILED"), "{path}: {out}");
+        assert!(
+            out.starts_with("Checkpoint — Tests: FAILED"),
+            "{path}: {out}"
+        );
         git_checkout(dir);
     }
     // A doc no test names is still docs: no tests, no gate.
