@@ -12,9 +12,11 @@
 //! flags that already choose what runs, a changed build file (`Cargo.toml`, `Cargo.lock`,
 //! `conftest.py`, `__init__.py`, `setup.py`, `go.mod`, `go.sum`, `package.json`, a lock file,
 //! runner configuration), a changed file the structure does not explain (outside every package;
-//! a Python or JS/TS file no test reaches; anything but `.py` for Python, `.go` for Go, JS/TS
-//! sources for jest and vitest), a path that is not UTF-8, or a selection that is everything
-//! anyway. Selection narrows what runs; it never runs a test the configured command would not.
+//! a Python or JS/TS file no test reaches; a file no package's build recorded reading for
+//! Cargo; anything but `.py` for Python, a Go file or one a package embeds or holds in its
+//! `testdata/` for Go, JS/TS sources for jest and vitest), a path that is not UTF-8, or a
+//! selection that is everything anyway; where evidence was missing, the stop says why all the
+//! tests ran ([`Whole::because`]). Selection narrows what runs; it never runs a test the configured command would not.
 //! The scans are cached in the project's state directory ([`scan`]).
 
 pub mod cargo;
