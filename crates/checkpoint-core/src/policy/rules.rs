@@ -131,7 +131,7 @@ pub fn in_test_data_dir(path: &str) -> bool {
     dirs.split('/').any(|dir| TEST_DATA_DIRS.contains(&dir))
 }
 
-/// The name of the built-in rule of test input (see [`TEST_DATA_DIRS`]).
+/// The name of the built-in rule of test input (see [`in_test_data_dir`]).
 pub const TEST_DATA_RULE: &str = "test-data";
 /// Prose and images: captured, never tested or gated by default.
 const DOC_EXTENSIONS: &[&str] = &[

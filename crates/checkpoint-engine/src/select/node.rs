@@ -14,7 +14,7 @@
 //! may be runner, Babel or Vite configuration or under `__mocks__`, and each must be imported, by
 //! a relative path and directly or not, by a test file (for jest, a file under `__tests__` or
 //! named `*.test.*` / `*.spec.*`; for vitest, `*.test.*` / `*.spec.*`). The imports are read by
-//! [`scan`](super::scan) ([`specifiers`]): `import … from`, `export … from`, `import '…'`, `import('…')`,
+//! [`scan`](super::scan) (`specifiers`): `import … from`, `export … from`, `import '…'`, `import('…')`,
 //! `require('…')`, outside comments. A changed file reached some other way (a setup file, a path
 //! alias, a mock, a fixture read at run time) runs the command as configured: the runner would
 //! relate no test to it. The counts in the message are those test files.
@@ -27,7 +27,7 @@
 //! (`` `src/a.test.js` reaches `src/plugins.js`, which loads modules by a computed name
 //! (`require`) ``); a load no test reaches, or one in a test selected anyway, does not stop
 //! narrowing. So does a runner configuration that maps module names to files
-//! ([`JEST_MAPPING`] in `package.json`'s `jest` or a `jest.config.*`; [`VITE_MAPPING`] in a
+//! (`JEST_MAPPING` in `package.json`'s `jest` or a `jest.config.*`; `VITE_MAPPING` in a
 //! vitest or vite configuration), read at every stop.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -342,8 +342,8 @@ const JEST_MAPPING: &[&str] = &[
 const VITE_MAPPING: &[&str] = &["alias", "tsconfigPaths"];
 
 /// Why the runner's configuration in `workdir` maps modules (`` `jest.config.js` maps modules
-/// (`moduleNameMapper`) ``): a key of [`JEST_MAPPING`] in `package.json`'s `jest` or anywhere
-/// in a `jest.config.*`; for vitest, one of [`VITE_MAPPING`] anywhere in a `vitest.config.*`,
+/// (`moduleNameMapper`) ``): a key of `JEST_MAPPING` in `package.json`'s `jest` or anywhere
+/// in a `jest.config.*`; for vitest, one of `VITE_MAPPING` anywhere in a `vitest.config.*`,
 /// `vite.config.*` or `vitest.workspace.*`. A configuration that cannot be read counts.
 fn module_mapping(runner: Runner, workdir: &Path) -> Option<String> {
     let (prefixes, keys): (&[&str], &[&str]) = match runner {

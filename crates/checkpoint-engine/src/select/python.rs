@@ -598,20 +598,20 @@ const LAUNCHERS: &[&str] = &[
     "pipenv", "pdm", "hatch", "tox", "nox", "coverage", "pytest", "py.test",
 ];
 
-/// The literal absolute module names `text` imports through [`IMPORT_CALLS`] (`importlib.
+/// The literal absolute module names `text` imports through `IMPORT_CALLS` (`importlib.
 /// import_module("a.b")`), and the first form in it that reaches modules no name in it shows:
 ///
 /// - an import call of anything but one literal absolute name (`importlib.import_module(name)`,
 ///   `__import__("ca" + "lc")`, `import_module(f"pkg.{x}")`, `import_module(".m", "pkg")`), or
 ///   the function named anywhere outside an import statement (`load = importlib.import_module`);
-/// - a name of [`LOADERS`]: `pkgutil`, `pydoc`, `import_string`, entry points,
+/// - a name of `LOADERS`: `pkgutil`, `pydoc`, `import_string`, entry points,
 ///   `pytest_plugins`, `importlib.util.spec_from_file_location`, `runpy`, …;
 /// - `sys.path` in any use, `site.addsitedir`;
-/// - a started program that may be a project file: a `subprocess` call ([`SUBPROCESS_CALLS`],
+/// - a started program that may be a project file: a `subprocess` call (`SUBPROCESS_CALLS`,
 ///   through `subprocess.`, an alias of it, or a name imported from it), `os.system`,
 ///   `os.popen`, `os.exec…`, `os.spawn…`, `asyncio.create_subprocess_…`, whose program is not
 ///   a literal bare name (`sys.executable`, a variable, a path), is `python…`, `pypy…` or one of
-///   [`LAUNCHERS`], or whose literal arguments name a `.py` or `.sh` file, a `./` or `../` path
+///   `LAUNCHERS`, or whose literal arguments name a `.py` or `.sh` file, a `./` or `../` path
 ///   or `python…`. `subprocess.run(["git", "status"])` starts none.
 ///
 /// Strings and comments are skipped; a form inside a string is not one.
