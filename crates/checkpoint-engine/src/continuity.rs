@@ -35,6 +35,9 @@ pub use record::{
 
 /// Largest file whose content is kept for `checkpoint diff`; bigger files are only hashed.
 pub const MAX_BLOB_BYTES: u64 = 1024 * 1024;
+
+/// Where a cached log that does not parse is kept, beside the log (the last one only).
+pub const CORRUPT_LOG: &str = "log.json.corrupt";
 /// Progress entries of a thread a checkpoint keeps (a restart context shows them all, see
 /// [`text::resume_context`]).
 pub const SHOWN_PROGRESS: usize = 10;
@@ -80,7 +83,31 @@ impl Continuity {
             let _lock = store::Lock::acquire(&path)?;
             self.synced(&stream)?;
         }
-        Ok(store::read_json(&path)?.unwrap_or_default())
+        match store::read_json(&path) {
+            Err(StoreError::Corrupt { .. }) => {
+                let _lock = store::Lock::acquire(&path)?;
+                self.read_log()
+            }
+            read => Ok(read?.unwrap_or_default()),
+        }
+    }
+
+    /// The cached log, under its lock; one that does not parse (a crafted `log.json` fetched
+    /// from a remote, a torn file) is moved to [`CORRUPT_LOG`] beside it, kept for inspection,
+    /// and the log starts over empty: continuity goes on instead of failing every save.
+    fn read_log(&self) -> Result<ContinuityLog, StoreError> {
+        let path = self.log_path();
+        match store::read_json(&path) {
+            Err(StoreError::Corrupt { .. }) => {
+                let aside = self.dir.join(CORRUPT_LOG);
+                fs::rename(&path, &aside).map_err(|source| StoreError::Io {
+                    path: aside,
+                    source,
+                })?;
+                Ok(ContinuityLog::default())
+            }
+            read => Ok(read?.unwrap_or_default()),
+        }
     }
 
     /// The commit the log's ref points at: any checkpoint or progress saved in this worktree
@@ -121,7 +148,7 @@ impl Continuity {
         let _lock = store::Lock::acquire(&path)?;
         let stream = self.stream()?;
         let head = stream.as_ref().map(|s| self.synced(s)).transpose()?;
-        let old: ContinuityLog = store::read_json(&path)?.unwrap_or_default();
+        let old = self.read_log()?;
         let mut log = old.clone();
         let result = f(&mut log);
         if log == old {

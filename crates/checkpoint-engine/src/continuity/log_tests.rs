@@ -452,3 +452,24 @@ fn resume_context_is_capped_as_a_whole() {
         "{context}"
     );
 }
+
+/// A log that does not parse (a crafted `log.json` fetched from a remote, a torn file) is set
+/// aside, kept for inspection, and continuity goes on: loading gives an empty log, saving works.
+#[test]
+fn a_log_that_does_not_parse_is_set_aside_and_continuity_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Continuity::new(dir.path());
+    let path = log.log_path();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, "{\"checkpoints\": [ not json").unwrap();
+    assert_eq!(log.load().unwrap(), ContinuityLog::default());
+    let aside = path.with_file_name(CORRUPT_LOG);
+    assert_eq!(
+        std::fs::read_to_string(&aside).unwrap(),
+        "{\"checkpoints\": [ not json"
+    );
+    std::fs::write(log.log_path(), "[]").unwrap();
+    let saved = log.save(draft("s1", Trigger::Stop, at(10))).unwrap();
+    assert_eq!(saved.id, 1);
+    assert_eq!(log.load().unwrap().checkpoints.len(), 1);
+}
