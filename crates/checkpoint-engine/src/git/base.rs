@@ -51,15 +51,7 @@ pub fn resolve(repo: &Repo, rev: &str) -> Result<String, GitCallError> {
         &spec,
     ];
     let out = call::output(call::git(repo, &args, None), "rev-parse", BASE_TIMEOUT)?;
-    let id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    if id.len() < 40 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(GitCallError::Failed {
-            what: "rev-parse",
-            status: "unexpected output".to_owned(),
-            stderr: checkpoint_core::sanitize::line(&id, 80),
-        });
-    }
-    Ok(id)
+    call::object_id(&out, "rev-parse")
 }
 
 /// What was committed between `base` and `head` (both full commit ids, `base != head`). A base
@@ -71,7 +63,11 @@ pub fn committed_since(repo: &Repo, base: &str, head: &str) -> Result<Committed,
     // the base itself, while git still has it, is what the turn began from.
     let against = match merge_base {
         Some(merge_base) => Some(merge_base),
-        None => is_commit(repo, base)?.then(|| base.to_owned()),
+        None => match resolve(repo, base) {
+            Ok(_) => Some(base.to_owned()),
+            Err(GitCallError::Failed { .. }) => None,
+            Err(e) => return Err(e),
+        },
     };
     let changes = match &against {
         Some(from) => diff(repo, from, head)?,
@@ -82,14 +78,6 @@ pub fn committed_since(repo: &Repo, base: &str, head: &str) -> Result<Committed,
         moved,
         changes,
     })
-}
-
-/// Whether `rev` names a commit git has.
-fn is_commit(repo: &Repo, rev: &str) -> Result<bool, GitCallError> {
-    let object = format!("{rev}^{{commit}}");
-    let args = ["cat-file", "-e", "--end-of-options", &object];
-    let out = call::run(call::git(repo, &args, None), "cat-file", BASE_TIMEOUT)?;
-    Ok(out.status.success())
 }
 
 /// The merge base of `a` and `b`; `None` when they share no history or `a` is not a commit

@@ -169,6 +169,20 @@ pub(crate) fn succeeded(out: Output, what: &'static str) -> Result<Output, GitCa
     })
 }
 
+/// The object id git printed as `out`'s standard output (`rev-parse`, `write-tree`), or
+/// [`GitCallError::Failed`] when it printed something else.
+pub(crate) fn object_id(out: &Output, what: &'static str) -> Result<String, GitCallError> {
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    if id.len() < 40 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(GitCallError::Failed {
+            what,
+            status: "unexpected output".to_owned(),
+            stderr: checkpoint_core::sanitize::line(&id, 80),
+        });
+    }
+    Ok(id)
+}
+
 /// Runs `expression` within `timeout` and returns its output when it succeeded.
 pub(crate) fn output(
     expression: duct::Expression,

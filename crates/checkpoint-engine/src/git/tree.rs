@@ -39,15 +39,7 @@ pub fn worktree_tree(repo: &Repo) -> Result<String, GitCallError> {
     call::output(add, "add", TREE_TIMEOUT)?;
     let write = call::git_with_index(repo, &["write-tree"], None, Some(&index));
     let out = call::output(write, "write-tree", TREE_TIMEOUT)?;
-    let tree = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    if tree.len() < 40 || !tree.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(GitCallError::Failed {
-            what: "write-tree",
-            status: "unexpected output".to_owned(),
-            stderr: checkpoint_core::sanitize::line(&tree, 80),
-        });
-    }
-    Ok(tree)
+    call::object_id(&out, "write-tree")
 }
 
 #[cfg(test)]
