@@ -93,14 +93,17 @@ pub(super) fn stop(
         other => other,
     };
     fingerprints.keep();
-    // Each changed path's rules, worked out once for the plan and the decision.
-    // A file a test names is test input (see `project::test_inputs`).
-    let read_by_tests = match &repo_facts {
-        RepoFacts::Changes(changes) => project.read_by_tests(repo, changes),
-        _ => Default::default(),
-    };
+    // Each changed path's rules, worked out once for the plan and the decision; again only
+    // when a file they run no tests for is one a test names (see `project::test_inputs`).
     let classes = match &repo_facts {
-        RepoFacts::Changes(changes) => decide::classes_reading(changes, policy, &read_by_tests),
+        RepoFacts::Changes(changes) => {
+            let classes = decide::classes(changes, policy);
+            let read_by_tests = project.read_by_tests(repo, changes, &classes);
+            match read_by_tests.is_empty() {
+                true => classes,
+                false => decide::classes_reading(changes, policy, &read_by_tests),
+            }
+        }
         _ => Classes::default(),
     };
     let (tests, integrity) = match (&repo_facts, &fingerprint) {

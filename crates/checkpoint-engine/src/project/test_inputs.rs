@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use checkpoint_core::changes::{ChangeSet, file_name};
+use checkpoint_core::policy::Classes;
 
 use super::Project;
 use crate::git::{Repo, call};
@@ -41,15 +42,19 @@ const TEST_PATHSPECS: &[&str] = &[
 ];
 
 impl Project {
-    /// The paths of `changes` that no rule runs tests for and that a test file names.
-    pub fn read_by_tests(&self, repo: &Repo, changes: &ChangeSet) -> BTreeSet<String> {
-        let rules = &self.policy.rules;
-        let untested: Vec<&str> = (changes.changes.iter())
-            .map(|change| change.path.as_str())
-            .filter(|path| {
-                (rules.classify(path).iter())
-                    .all(|rule| self.policy.test_command_for(rule).is_none())
+    /// The paths of `changes` that their rules (`classes`, one entry per change) run no tests
+    /// for and that a test file names.
+    pub fn read_by_tests(
+        &self,
+        repo: &Repo,
+        changes: &ChangeSet,
+        classes: &Classes<'_>,
+    ) -> BTreeSet<String> {
+        let untested: Vec<&str> = (changes.changes.iter().zip(classes.iter()))
+            .filter(|(_, rules)| {
+                (rules.iter()).all(|rule| self.policy.test_command_for(rule).is_none())
             })
+            .map(|(change, _)| change.path.as_str())
             .collect();
         if untested.is_empty() {
             return BTreeSet::new();
