@@ -1,6 +1,6 @@
 //! The tests as they were, on the new code: when a green stop's change set touches test files,
 //! runner configuration or a `conftest.py`, each passing test command runs again in a
-//! [`ScratchTree`] holding the new code with those files exactly as they were at the turn's base
+//! [`ScratchTree`](super::scratch::ScratchTree) holding the new code with those files exactly as they were at the turn's base
 //! (modified ones reverted, deleted ones restored, added ones left out). What fails there, while
 //! the new tests pass in the same place, is a [`FindingKind::OldTestsFail`]: the tests were
 //! changed to fit the code. This one check sees every way of weakening a test, whatever its
@@ -17,7 +17,7 @@
 //! out), and the new tests in the scratch tree, to tell a weakening from a place where the tests
 //! cannot run: when the new tests fail there too, that is a finding as well (a changed test can
 //! be made to fail outside the worktree on purpose); what git ignores is linked in from the
-//! worktree (see [`ScratchTree`]), so a place that differs is rare.
+//! worktree (see [`ScratchTree`](super::scratch::ScratchTree)), so a place that differs is rare.
 
 use std::collections::BTreeSet;
 
@@ -29,10 +29,8 @@ use checkpoint_core::sanitize;
 
 use super::Project;
 use super::integrity::Stopped;
-use super::scratch::ScratchTree;
-use crate::cache;
+use super::scratch::ScratchRuns;
 use crate::git::Repo;
-use crate::runner;
 
 /// How a run of the old tests is named in the test cache.
 const CACHE_PREFIX: &str = "old-tests: ";
@@ -86,10 +84,6 @@ impl Project {
         if !green || restored.is_empty() {
             return Vec::new();
         }
-        let cache = self.test_cache();
-        let timeout = self.policy.tests.timeout;
-        let mut tree: Option<ScratchTree> = None;
-        let mut findings = Vec::new();
         // The tests the stop selected, as they were; all of them when a test file was added or
         // deleted (the selection names the new set of files, not the old).
         let same_files = (restored.iter()).all(|c| c.kind == ChangeKind::Modified);
@@ -100,32 +94,18 @@ impl Project {
             })
             .collect();
         commands.dedup();
+        let mut runs = ScratchRuns::new(self, repo, base, kept, fingerprint, may_run);
         // Each command's outcome in the scratch tree: the old tests first.
         let mut old = Vec::new();
         for (command, run) in commands {
-            let name = format!("{CACHE_PREFIX}{run}");
-            let key = cache::test_fingerprint(fingerprint, &name, timeout);
-            let outcome = match cache.lookup(&name, &key) {
-                Some(outcome) => outcome,
-                None if !may_run => continue,
-                None => {
-                    if tree.is_none() {
-                        match ScratchTree::new(repo, base, &kept) {
-                            Ok(made) => tree = Some(made),
-                            // What the change set holds decides what is copied: a failure
-                            // here may be the agent's doing, so it is never a silent pass.
-                            Err(e) => return vec![unset(command, &e)],
-                        }
-                    }
-                    let Some(scratch) = &tree else { continue };
-                    let outcome = runner::run_recorded(run, scratch.path(), timeout).outcome;
-                    // The cache only saves time; failing to write it must not fail the stop.
-                    let _ = cache.record(&name, &key, &outcome);
-                    outcome
+            // What the change set holds decides what is copied: a tree that cannot be made
+            // may be the agent's doing, so it is never a silent pass.
+            match runs.outcome(&format!("{CACHE_PREFIX}{run}"), run) {
+                Ok(Some(outcome)) if outcome.status != TestStatus::Passed => {
+                    old.push((command, run, outcome));
                 }
-            };
-            if outcome.status != TestStatus::Passed {
-                old.push((command, run, outcome));
+                Ok(_) => {}
+                Err(e) => return vec![unset(command, &e)],
             }
         }
         // What was red before the turn is not the turn's doing.
@@ -133,48 +113,36 @@ impl Project {
             Ok(old) => old,
             Err(finding) => return vec![finding],
         };
-        if old.is_empty() {
-            return findings;
-        }
         // The new tests in the same place: where they fail too, the place is at fault.
-        if let Some(tree) = &tree
-            && let Err(e) = tree.lay_over(&restored)
-        {
+        if let Err(e) = runs.lay_over(&restored) {
             return old.iter().map(|(command, ..)| unset(command, &e)).collect();
         }
+        let mut findings = Vec::new();
         for (command, run, outcome) in old {
-            let name = format!("{CACHE_PREFIX_NEW}{run}");
-            let key = cache::test_fingerprint(fingerprint, &name, timeout);
-            let new = match (cache.lookup(&name, &key), &tree) {
-                (Some(new), _) => new,
-                (None, Some(tree)) if may_run => {
-                    let new = runner::run_recorded(run, tree.path(), timeout).outcome;
-                    let _ = cache.record(&name, &key, &new);
-                    new
+            let new = match runs.outcome(&format!("{CACHE_PREFIX_NEW}{run}"), run) {
+                Ok(Some(new)) => new,
+                Ok(None) => continue,
+                Err(e) => {
+                    findings.push(unset(command, &e));
+                    continue;
                 }
-                _ => continue,
             };
             // The new tests fail beside the old code's place too: nothing tells a weakening
             // from a place the tests cannot run in, and a changed test can be made to fail
             // there on purpose. Said, never a silent pass.
-            if new.status != TestStatus::Passed {
-                findings.push(Finding::new(
-                    FindingKind::OldTestsFail,
-                    command,
-                    None,
-                    format!(
-                        "the tests as they were fail on your code, and so do the changed tests \
-                         outside this worktree, so they cannot be told apart: {}",
-                        described(&outcome)
-                    ),
-                ));
-                continue;
-            }
+            let description = match new.status {
+                TestStatus::Passed => described(&outcome),
+                _ => format!(
+                    "the tests as they were fail on your code, and so do the changed tests \
+                     outside this worktree, so they cannot be told apart: {}",
+                    described(&outcome)
+                ),
+            };
             findings.push(Finding::new(
                 FindingKind::OldTestsFail,
                 command,
                 None,
-                described(&outcome),
+                description,
             ));
         }
         findings
@@ -194,30 +162,16 @@ impl Project {
         may_run: bool,
         failed: Vec<(&'c str, &'c str, TestOutcome)>,
     ) -> Result<Vec<(&'c str, &'c str, TestOutcome)>, Finding> {
-        let cache = self.test_cache();
-        let timeout = self.policy.tests.timeout;
-        let mut tree: Option<ScratchTree> = None;
+        let mut runs = ScratchRuns::new(self, repo, base, Vec::new(), fingerprint, may_run);
         let mut left = Vec::new();
         for (command, run, mut outcome) in failed {
-            let name = format!("{CACHE_PREFIX_BASE}{run}");
-            let key = cache::test_fingerprint(fingerprint, &name, timeout);
-            let at_base = match cache.lookup(&name, &key) {
-                Some(at_base) => at_base,
-                None if !may_run => {
+            let at_base = match runs.outcome(&format!("{CACHE_PREFIX_BASE}{run}"), run) {
+                Ok(Some(at_base)) => at_base,
+                Ok(None) => {
                     left.push((command, run, outcome));
                     continue;
                 }
-                None => {
-                    if tree.is_none() {
-                        tree = Some(
-                            ScratchTree::new(repo, base, &[]).map_err(|e| unset(command, &e))?,
-                        );
-                    }
-                    let Some(scratch) = &tree else { continue };
-                    let at_base = runner::run_recorded(run, scratch.path(), timeout).outcome;
-                    let _ = cache.record(&name, &key, &at_base);
-                    at_base
-                }
+                Err(e) => return Err(unset(command, &e)),
             };
             if at_base.status == TestStatus::Passed {
                 left.push((command, run, outcome));

@@ -3,18 +3,16 @@
 //! there is a finding: tests that cannot fail on the old code are no evidence of the change.
 //!
 //! Off by default: it runs each passing test command a second time (once per change set; the
-//! outcome is cached like any run), in a [`ScratchTree`].
+//! outcome is cached like any run), in a scratch worktree ([`ScratchRuns`]).
 
-use crate::cache;
 use crate::git::Repo;
-use crate::runner;
 use checkpoint_core::changes::Change;
 use checkpoint_core::integrity::{Finding, FindingKind, TestFiles};
 use checkpoint_core::outcome::TestStatus;
 
 use super::Project;
 use super::integrity::Stopped;
-use super::scratch::ScratchTree;
+use super::scratch::ScratchRuns;
 
 /// How a proof run is named in the test cache: the command with this prefix, so that its
 /// outcome never stands for the command's own.
@@ -64,34 +62,23 @@ impl Project {
         if changed_tests.is_empty() || !green || !code_changed() {
             return Vec::new();
         }
-        let cache = self.test_cache();
-        let timeout = policy.tests.timeout;
-        let mut tree: Option<ScratchTree> = None;
+        let mut runs = ScratchRuns::new(
+            self,
+            repo,
+            head,
+            changed_tests.clone(),
+            fingerprint,
+            may_run,
+        );
         let mut findings = Vec::new();
         for run in tests {
             let name = format!("{CACHE_PREFIX}{}", run.command);
-            let key = cache::test_fingerprint(fingerprint, &name, timeout);
-            let outcome = match cache.lookup(&name, &key) {
-                Some(outcome) => outcome,
-                None if !may_run => continue,
-                None => {
-                    if tree.is_none() {
-                        match ScratchTree::new(repo, head, &changed_tests) {
-                            Ok(made) => tree = Some(made),
-                            Err(e) => {
-                                warnings.push(format!("prove_failing: {e}"));
-                                return findings;
-                            }
-                        }
-                    }
-                    let dir = tree
-                        .as_ref()
-                        .map(ScratchTree::path)
-                        .unwrap_or(&repo.workdir);
-                    let outcome = runner::run_recorded(&run.command, dir, timeout).outcome;
-                    // The cache only saves time; failing to write it must not fail the stop.
-                    let _ = cache.record(&name, &key, &outcome);
-                    outcome
+            let outcome = match runs.outcome(&name, &run.command) {
+                Ok(Some(outcome)) => outcome,
+                Ok(None) => continue,
+                Err(e) => {
+                    warnings.push(format!("prove_failing: {e}"));
+                    return findings;
                 }
             };
             if outcome.status == TestStatus::Passed {

@@ -11,9 +11,13 @@
 use std::path::Path;
 use std::time::Duration;
 
+use super::Project;
+use crate::cache::{self, TestCache};
 use crate::git::Repo;
 use crate::git::call;
+use crate::runner;
 use checkpoint_core::changes::{Change, ChangeKind};
+use checkpoint_core::outcome::TestOutcome;
 
 /// How long setting up or removing the worktree may take.
 const WORKTREE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -148,6 +152,82 @@ impl Drop for ScratchTree<'_> {
         // A failure leaves a registration of a missing directory, which `git worktree prune`
         // (run by `git gc`) drops.
         let _ = worktree(self.repo, &["remove", "--force", &self.path]);
+    }
+}
+
+/// Runs of test commands in one scratch tree at a commit with some changes laid over it, the
+/// tree made only when a run is not cached: a repeated stop of the same change set costs no
+/// worktree. Each outcome is cached for the change set under a name of its own.
+pub(super) struct ScratchRuns<'a> {
+    repo: &'a Repo,
+    commit: &'a str,
+    /// What is laid over the tree when it is made.
+    changes: Vec<&'a Change>,
+    tree: Option<ScratchTree<'a>>,
+    cache: TestCache,
+    fingerprint: &'a str,
+    timeout: Duration,
+    may_run: bool,
+}
+
+impl<'a> ScratchRuns<'a> {
+    /// Runs in `project` of `repo` at `commit` with `changes` laid over it, cached for the change
+    /// set `fingerprint`; none when it `may_run` nothing (only cached outcomes count then).
+    pub(super) fn new(
+        project: &Project,
+        repo: &'a Repo,
+        commit: &'a str,
+        changes: Vec<&'a Change>,
+        fingerprint: &'a str,
+        may_run: bool,
+    ) -> ScratchRuns<'a> {
+        ScratchRuns {
+            repo,
+            commit,
+            changes,
+            tree: None,
+            cache: project.test_cache(),
+            fingerprint,
+            timeout: project.policy.tests.timeout,
+            may_run,
+        }
+    }
+
+    /// Lays `changes` over the tree too (see [`ScratchTree::lay_over`]), now or when it is made.
+    pub(super) fn lay_over(&mut self, changes: &[&'a Change]) -> Result<(), String> {
+        match &self.tree {
+            Some(tree) => tree.lay_over(changes),
+            None => {
+                self.changes.extend_from_slice(changes);
+                Ok(())
+            }
+        }
+    }
+
+    /// The outcome of `command` in the tree, cached under `name`: the cached one, else a fresh
+    /// run (the tree made first if it is not yet); `Ok(None)` when it is not cached and nothing
+    /// may run; the error when the tree cannot be made.
+    pub(super) fn outcome(
+        &mut self,
+        name: &str,
+        command: &str,
+    ) -> Result<Option<TestOutcome>, String> {
+        let key = cache::test_fingerprint(self.fingerprint, name, self.timeout);
+        if let Some(outcome) = self.cache.lookup(name, &key) {
+            return Ok(Some(outcome));
+        }
+        if !self.may_run {
+            return Ok(None);
+        }
+        let tree = match self.tree.take() {
+            Some(tree) => tree,
+            None => ScratchTree::new(self.repo, self.commit, &self.changes)?,
+        };
+        let outcome = runner::run_recorded(command, tree.path(), self.timeout).outcome;
+        self.tree = Some(tree);
+        // The cache only saves time; failing to write it must not fail the stop.
+        let _ = self.cache.record(name, &key, &outcome);
+        Ok(Some(outcome))
     }
 }
 
