@@ -3,6 +3,7 @@
 //! project ([`detect`]). Parsing, merging and explaining the texts is `checkpoint-core`'s
 //! [`policy::config`](checkpoint_core::policy::config).
 
+pub mod at_commit;
 pub mod detect;
 mod load;
 

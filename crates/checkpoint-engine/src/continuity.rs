@@ -26,7 +26,8 @@ use crate::git::Repo;
 use crate::store::{self, StoreError};
 use crate::travel::stream::{Edit, Import, Marker, Stream};
 use checkpoint_core::changes::{ChangeKind, ChangeSet};
-use checkpoint_core::journal::Trigger;
+use checkpoint_core::hex::unhex;
+use checkpoint_core::journal::{KeyCertificate, Receipt, Trigger};
 
 pub use record::{
     ContextMark, ContinuityLog, FileMode, FileState, ProgressEntry, ProgressSource, RestartCount,
@@ -41,6 +42,23 @@ pub const CORRUPT_LOG: &str = "log.json.corrupt";
 /// Progress entries of a thread a checkpoint keeps (a restart context shows them all, see
 /// [`text::resume_context`]).
 pub const SHOWN_PROGRESS: usize = 10;
+
+/// The continuity log of every worktree, as its ref holds it (see [`Stream::every_session`]):
+/// `verify` reads the receipts of gate runs without a task there. A log that cannot be read or
+/// does not parse (it may come from anywhere) is skipped.
+pub fn logs_of_every_worktree(repo: &Repo) -> Result<Vec<ContinuityLog>, StoreError> {
+    let mut logs = Vec::new();
+    for stream in Stream::every_session(repo)? {
+        let Some(head) = stream.head()? else {
+            continue;
+        };
+        let Ok(Some(bytes)) = stream.read(head, "log.json") else {
+            continue;
+        };
+        logs.extend(serde_json::from_slice::<ContinuityLog>(&bytes).ok());
+    }
+    Ok(logs)
+}
 
 /// The continuity log of one project.
 #[derive(Debug, Clone)]
@@ -232,6 +250,31 @@ impl Continuity {
             log.progress.push(entry);
             let excess = log.progress.len().saturating_sub(record::MAX_PROGRESS);
             log.progress.drain(..excess);
+        })
+    }
+
+    /// Keeps `receipt`, of a gate run while no task was active, with the `certificate` of the
+    /// key that signed it; the oldest beyond [`record::MAX_RECEIPTS`] are dropped, and with them
+    /// the certificates no kept receipt needs.
+    pub fn add_receipt(
+        &self,
+        receipt: Receipt,
+        certificate: Option<KeyCertificate>,
+    ) -> Result<(), StoreError> {
+        self.update(|log| {
+            log.receipts.push(receipt);
+            let excess = log.receipts.len().saturating_sub(record::MAX_RECEIPTS);
+            log.receipts.drain(..excess);
+            if let Some(certificate) = certificate
+                && !log.certificates.contains(&certificate)
+            {
+                log.certificates.push(certificate);
+            }
+            let used: BTreeSet<Option<[u8; 32]>> = (log.receipts.iter())
+                .map(|r| r.public_key.as_deref().and_then(unhex::<32>))
+                .collect();
+            log.certificates
+                .retain(|c| used.contains(&unhex::<32>(&c.task_key)));
         })
     }
 

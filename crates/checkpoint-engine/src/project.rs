@@ -39,7 +39,7 @@ use crate::trust::{Approval, ApprovedConfig, InForce, Trust, TrustStore, identit
 use checkpoint_core::changes::{ChangeSet, RepoFacts};
 use checkpoint_core::decide::PlannedTest;
 use checkpoint_core::policy::config::{ConfigError, LowerValue, ProjectCommand, Setting};
-use checkpoint_core::policy::{ChangedDefinition, Policy, RuleTests, TestSelect};
+use checkpoint_core::policy::{ChangedDefinition, Policy, TestSelect};
 use checkpoint_core::render::{self, ConfigChange};
 
 /// Why a project could not be opened or an operation on it failed. Every message is one line.
@@ -352,7 +352,7 @@ impl Project {
                 error,
             })
         })?;
-        let definitions = (test_commands(&self.policy).into_iter())
+        let definitions = (self.policy.test_commands().into_iter())
             .map(|command| {
                 let resolved = definition::resolve(&command, &self.workdir);
                 (command, resolved)
@@ -418,24 +418,6 @@ fn approval_of(
     })
 }
 
-/// Every test command `policy` may run: its test command and its rules' own.
-fn test_commands(policy: &Policy) -> Vec<String> {
-    let rules = (policy.rules.configured().iter()).filter_map(|rule| match &rule.tests {
-        RuleTests::Command(command) => Some(command.clone()),
-        _ => None,
-    });
-    let mut commands: Vec<String> = policy
-        .tests
-        .command
-        .clone()
-        .into_iter()
-        .chain(rules)
-        .collect();
-    commands.sort();
-    commands.dedup();
-    commands
-}
-
 /// The approved test commands of `policy` whose definition differs from what `approval`
 /// recorded for them (all of them when `other_repository`); commands it recorded nothing for
 /// (the user's own, added since) are not checked.
@@ -448,7 +430,7 @@ fn changed_definitions(
     let Some(recorded) = &approval.definitions else {
         return Vec::new();
     };
-    (test_commands(policy).into_iter())
+    (policy.test_commands().into_iter())
         .filter_map(|command| {
             let changed = if other_repository {
                 vec!["the repository (another one is at the approved path)".to_owned()]

@@ -5,7 +5,7 @@ use std::fs;
 use checkpoint_testkit::repo;
 use insta::assert_snapshot;
 
-use crate::{checkpoint, code, git, stable};
+use crate::{checkpoint, checkpoint_as, code, git, stable};
 
 fn stop_payload(dir: &std::path::Path, session: &str, active: bool) -> String {
     serde_json::json!({
@@ -70,6 +70,55 @@ fn failing_test_blocks_with_its_name_then_is_cached() {
     let fourth = checkpoint(repo.path(), &["check"], "");
     assert_eq!(code(&fourth), 0);
     assert_snapshot!(stable(&fourth.stdout, repo.path()), @"Checkpoint — No changes since the last commit.");
+}
+
+/// The test cache is a file in the repository's state directory, which the agent can write: a
+/// failed run rewritten as a pass is not taken for one. A cached pass stands only with a signed
+/// receipt of it (kept in the session log when no task is active); without one, the tests run.
+#[test]
+fn a_pass_written_into_the_test_cache_by_hand_is_not_trusted() {
+    let repo = repo("failing-test");
+    let home = tempfile::tempdir().unwrap();
+    checkpoint_testkit::trust(home.path(), repo.path(), &[]);
+    let stop = || checkpoint_as(home.path(), repo.path(), &["check"], "");
+    assert_eq!(code(&stop()), 1);
+    let cache = repo.path().join(".git/checkpoint/cache");
+    let mut forged = 0;
+    for entry in fs::read_dir(&cache).unwrap() {
+        let path = entry.unwrap().path();
+        let Ok(text) = fs::read_to_string(&path) else {
+            continue;
+        };
+        let Ok(mut json) = serde_json::from_str::<serde_json::Value>(&text) else {
+            continue;
+        };
+        if json["outcome"]["status"] == "failed" {
+            json["outcome"]["status"] = "passed".into();
+            json["outcome"]["exit_code"] = 0.into();
+            fs::write(&path, json.to_string()).unwrap();
+            forged += 1;
+        }
+    }
+    assert_eq!(forged, 1, "the failed run is cached in {}", cache.display());
+    let again = stop();
+    assert_eq!(code(&again), 1);
+    let text = String::from_utf8_lossy(&again.stdout);
+    assert!(
+        text.contains("Tests: FAILED") && !text.contains("cached"),
+        "{text}"
+    );
+
+    // An honest pass is cached, with its receipt: the next stop does not run the tests again.
+    let fixed = fs::read_to_string(repo.path().join("calc.py"))
+        .unwrap()
+        .replacen("return a - b", "return b + a", 1);
+    fs::write(repo.path().join("calc.py"), fixed).unwrap();
+    assert!(String::from_utf8_lossy(&stop().stdout).contains("Tests: 2 passed"));
+    let cached = String::from_utf8_lossy(&stop().stdout).into_owned();
+    assert!(
+        cached.contains("Tests: 2 passed") && cached.contains(", cached)"),
+        "{cached}"
+    );
 }
 
 #[test]

@@ -66,9 +66,15 @@ impl Setup {
 
     /// `checkpoint ARGS` in the repository as another user, whose home (and key) is `home`.
     fn run_as(&self, home: &Path, args: &[&str]) -> Output {
+        self.run_as_with(home, &[], args)
+    }
+
+    /// [`Setup::run_as`] with the variables `env` set too.
+    fn run_as_with(&self, home: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
         let mut cmd = self.command(args);
         cmd.env("HOME", home)
-            .env("XDG_CONFIG_HOME", home.join("config"));
+            .env("XDG_CONFIG_HOME", home.join("config"))
+            .envs(env.iter().copied());
         cmd.output().expect("run checkpoint")
     }
 
@@ -1118,12 +1124,14 @@ fn injected_names_reach_no_terminal_raw() {
     assert_nothing_injected(&hook_md, "hook.md");
 }
 
-/// `checkpoint verify`: a commit whose exact tree a passing validation tested verifies, one
-/// nobody tested does not; another user trusts the receipt only once the project's
-/// `.checkpoint/allowed_signers` lists the key that signed it.
+/// `checkpoint verify`: a commit whose exact tree the stop gate tested and passed verifies — no
+/// task needed — one nobody tested does not; another user trusts the receipt only through a
+/// signers list the verified commits cannot have edited: a file of their own (`--signers`), or
+/// the list committed before them.
 #[test]
 fn verify_checks_each_commit_against_the_receipts_of_its_tree() {
     let s = Setup::new();
+    s.ok(&["trust", "--yes"], 0);
     let commit = |message: &str| {
         git(s.dir(), &["add", "-A"]);
         git(s.dir(), &["commit", "-qm", message]);
@@ -1131,14 +1139,7 @@ fn verify_checks_each_commit_against_the_receipts_of_its_tree() {
         String::from_utf8(out.stdout).unwrap().trim().to_owned()
     };
     let redacted = |text: String, commits: &[(&str, &str)]| {
-        let task = s
-            .task_dir()
-            .file_name()
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .to_owned();
-        let mut text = redact_ids(&text).replace(&task, "[task]");
+        let mut text = redact_ids(&text);
         for (id, name) in commits {
             text = text.replace(&id[..12], name);
         }
@@ -1148,30 +1149,44 @@ fn verify_checks_each_commit_against_the_receipts_of_its_tree() {
     calc.push_str("\n\ndef mul(a, b):\n    return a * b\n");
     fs::write(s.dir().join("calc.py"), &calc).unwrap();
     fs::write(s.dir().join("notes.txt"), "untracked, tested too\n").unwrap();
-    s.validated("python3 -m unittest -q");
+    let stop = s.ok(&["check"], 1);
+    assert!(stop.contains("Tests: 2 passed"), "{stop}");
+    let parent = String::from_utf8(git(s.dir(), &["rev-parse", "HEAD"]).stdout).unwrap();
     let tested = commit("mul");
-    let names = [(tested.as_str(), "[tested]")];
-    insta::assert_snapshot!(redacted(s.ok(&["verify"], 0), &names), @"[tested]  verified: `python3 -m unittest -q` passed on its tree (receipt r-[id] of task [task], signed by you)  mul");
+    let names = [(tested.as_str(), "[tested]"), (parent.trim(), "[parent]")];
+    insta::assert_snapshot!(redacted(s.ok(&["verify"], 0), &names), @r"
+    Trusted signers: you (listed: .checkpoint/allowed_signers at [parent] (the parent of HEAD))
+    [tested]  verified: `python3 -m unittest -q` passed on its tree (receipt r-[id] of a stop, signed by you)  mul
+    ");
 
     fs::write(s.dir().join("calc.py"), calc.replace("a * b", "b * a")).unwrap();
     let untested = commit("untested");
     let names = [
         (tested.as_str(), "[tested]"),
         (untested.as_str(), "[untested]"),
+        (parent.trim(), "[parent]"),
     ];
     insta::assert_snapshot!(redacted(s.ok(&["verify", "HEAD~2..HEAD"], 1), &names), @r"
+    Trusted signers: you (listed: .checkpoint/allowed_signers at [parent] (HEAD~2))
     [untested]  NOT VERIFIED: no passing receipt of its tree  untested
-    [tested]  verified: `python3 -m unittest -q` passed on its tree (receipt r-[id] of task [task], signed by you)  mul
+    [tested]  verified: `python3 -m unittest -q` passed on its tree (receipt r-[id] of a stop, signed by you)  mul
     2 commits: 1 verified, 1 not
     ");
     let json = s.json(&["verify", "--json", &tested]);
     assert_eq!(json["ok"], true);
     assert_eq!(json["commits"][0]["result"], "verified");
     assert_eq!(json["commits"][0]["signer"], "you");
+    assert_eq!(json["signers"]["names"], serde_json::json!(["you"]));
     let json: Value = serde_json::from_str(&s.ok(&["verify", "--json"], 1)).unwrap();
     assert_eq!(json["ok"], false);
     assert_eq!(json["commits"][0]["result"], "no_receipt");
     assert_eq!(s.run(&["verify", "no-such-rev"]).status.code(), Some(2));
+    assert_eq!(
+        s.run(&["verify", "--signers-from", "no-such-rev"])
+            .status
+            .code(),
+        Some(2)
+    );
 
     // Another user (another key), on the same repository.
     let teammate_home = tempfile::tempdir().unwrap();
@@ -1184,19 +1199,17 @@ fn verify_checks_each_commit_against_the_receipts_of_its_tree() {
             && line.contains("is UNTRUSTED: certified by unknown key"),
         "{line}"
     );
-    let teammates_own =
-        String::from_utf8(teammate(&["keys", "export", "--name", "bob"]).stdout).unwrap();
-    fs::create_dir_all(s.dir().join(".checkpoint")).unwrap();
-    let signers = s.dir().join(".checkpoint/allowed_signers");
-    fs::write(&signers, &teammates_own).unwrap();
-    assert_eq!(
-        code(&teammate(&["verify", &tested])),
-        1,
-        "bob's key did not sign it"
-    );
     let authors = s.ok(&["keys", "export", "--name", "alice@laptop"], 0);
-    fs::write(&signers, format!("{teammates_own}{authors}")).unwrap();
-    let trusted = teammate(&["verify", &tested]);
+    // Listed in the worktree, or in the commit being verified, the key proves nothing: whoever
+    // made the commit could have put it there.
+    fs::create_dir_all(s.dir().join(".checkpoint")).unwrap();
+    fs::write(s.dir().join(".checkpoint/allowed_signers"), &authors).unwrap();
+    assert_eq!(code(&teammate(&["verify", &tested])), 1);
+    // A file of the verifier's own, outside the repository.
+    let signers = teammate_home.path().join("signers");
+    fs::write(&signers, &authors).unwrap();
+    let signers = signers.to_str().unwrap();
+    let trusted = teammate(&["verify", "--signers", signers, &tested]);
     assert_eq!(
         code(&trusted),
         0,
@@ -1204,6 +1217,39 @@ fn verify_checks_each_commit_against_the_receipts_of_its_tree() {
         String::from_utf8_lossy(&trusted.stdout)
     );
     assert!(String::from_utf8_lossy(&trusted.stdout).contains("signed by alice@laptop"));
+    // The list as committed on a revision the verifier names.
+    git(s.dir(), &["add", ".checkpoint/allowed_signers"]);
+    git(s.dir(), &["commit", "-qm", "signers"]);
+    let by_rev = teammate(&["verify", "--signers-from", "HEAD", &tested]);
+    assert_eq!(code(&by_rev), 0, "{by_rev:?}");
+    let by_env = s.run_as_with(
+        teammate_home.path(),
+        &[("CHECKPOINT_VERIFY_SIGNERS", signers)],
+        &["verify", &tested],
+    );
+    assert_eq!(code(&by_env), 0, "{by_env:?}");
+}
+
+/// A receipt counts for a commit only when it is the stop gate's run of the test command the
+/// commit configures: a validation of `true`, or of the test command itself (a validation runs
+/// whatever it is given, approved or not), verifies nothing.
+#[test]
+fn a_receipt_of_another_command_does_not_verify_a_commit() {
+    let s = Setup::new();
+    s.validated("true");
+    git(s.dir(), &["commit", "-qam", "nothing", "--allow-empty"]);
+    let out = s.ok(&["verify"], 1);
+    assert!(
+        out.contains("NOT VERIFIED: `true` passed on its tree")
+            && out.contains("but the tests the commit configures are `python3 -m unittest -q`"),
+        "{out}"
+    );
+    s.ok(&["validate", "--", "python3 -m unittest -q"], 0);
+    let out = s.ok(&["verify"], 1);
+    assert!(
+        out.contains("but a validation is not the stop gate's run of the approved tests"),
+        "{out}"
+    );
 }
 
 /// Receipts made before receipts recorded a tree cannot vouch for a commit, and say so.

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use checkpoint_testkit::repo;
 
-use crate::{checkpoint, code};
+use crate::{checkpoint, checkpoint_as, code};
 
 fn stdout(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -170,11 +170,14 @@ fn the_cli_started_as_a_background_run_warms_the_stop() {
     crate::git(dir, &["commit", "-qm", "prewarm"]);
     append(dir, "pkg/strings.py", "# touched");
     // What a tool event judged by `checkpoint check` starts: its own executable, `--prewarm`.
+    // One user does both: the stop takes the background run's pass by its signed receipt.
+    let user = tempfile::tempdir().unwrap();
+    checkpoint_testkit::trust(user.path(), dir, &[]);
     let dir_arg = dir.to_str().unwrap();
-    let warmed = checkpoint(dir, &["--prewarm", dir_arg], "");
+    let warmed = checkpoint_as(user.path(), dir, &["--prewarm", dir_arg], "");
     assert_eq!(code(&warmed), 0, "{warmed:?}");
     assert_eq!(stdout(&warmed), "");
-    let (_, text) = check(dir, &[]);
+    let text = stdout(&checkpoint_as(user.path(), dir, &["check"], ""));
     assert!(
         text.contains("Tests: 1 passed (") && text.contains(", cached)"),
         "{text}"

@@ -443,8 +443,7 @@ fn cleanup_remote_deletes_only_what_retention_removed_here() {
 
 /// The issue's "done when", with refs the store itself wrote: a session checkpoint and a task
 /// with a signed receipt saved on one machine travel with a plain `git push`; on a fresh clone
-/// with another HOME, `checkpoint resume` shows that checkpoint, the task reads back whole, and
-/// `verify` passes once the author's key is in `.checkpoint/allowed_signers`.
+/// with another HOME, `checkpoint resume` shows that checkpoint and the task reads back whole.
 #[test]
 fn a_saved_checkpoint_and_task_travel_with_git_push_to_a_fresh_clone() {
     let w = World::new();
@@ -461,7 +460,6 @@ fn a_saved_checkpoint_and_task_travel_with_git_push_to_a_fresh_clone() {
     let status: serde_json::Value =
         serde_json::from_str(&ok(&w.work, &["status", "--json"])).unwrap();
     let id = status["task"]["id"].as_str().unwrap().to_owned();
-    let key = ok(&w.work, &["keys", "export"]);
     let push = w.git(&w.work, &["push", "-q", "origin", "main"], &[]);
     assert_eq!(code(&push), 0, "{push:?}");
     // The push recorded a push checkpoint before it sent the refs: that state is what travels.
@@ -484,12 +482,127 @@ fn a_saved_checkpoint_and_task_travel_with_git_push_to_a_fresh_clone() {
         serde_json::from_str(&ok(&other, &["status", "--task", &id, "--json"])).unwrap();
     assert_eq!(there["task"]["revision"], status["task"]["revision"]);
     assert_eq!(there["task"]["receipts"], status["task"]["receipts"]);
-    let untrusted = w.checkpoint(&other, &["verify", "HEAD"], &[]);
-    assert_eq!(code(&untrusted), 1, "{untrusted:?}");
-    fs::create_dir_all(other.join(".checkpoint")).unwrap();
-    fs::write(other.join(".checkpoint/allowed_signers"), &key).unwrap();
-    let trusted = w.checkpoint(&other, &["verify", "HEAD"], &[]);
-    let text = String::from_utf8_lossy(&trusted.stdout);
-    assert_eq!(code(&trusted), 0, "{trusted:?}");
-    assert!(text.contains("verified"), "{text}");
+}
+
+/// A small Python project whose tests pass, committed in `dir`: its test command is detected
+/// (`python3 -m unittest -q`).
+fn python_project(dir: &Path) {
+    fs::write(dir.join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
+    fs::write(
+        dir.join("test_calc.py"),
+        "import unittest\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n    \
+         def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n",
+    )
+    .unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "calc"]);
+}
+
+/// The issue's "done when" for receipts in CI: no task ever started, the stop gate's passing run
+/// of the project's tests, committed and pushed, verifies on a fresh clone whose verifier
+/// trusts the author's key from a file of their own; a commit nobody tested does not. A branch
+/// that lists its own signer in `.checkpoint/allowed_signers` (and makes its tests `true`)
+/// verifies nothing by that list: by default the list is read at the merge base with the
+/// remote's default branch, and the branch's signer counts only when the verifier trusts it
+/// outside the tree.
+#[test]
+fn a_stop_without_a_task_verifies_on_a_fresh_clone_and_a_branch_cannot_trust_itself() {
+    let w = World::new();
+    let run = |dir: &Path, args: &[&str], expected: i32| {
+        let out = w.checkpoint(dir, args, &[]);
+        assert_eq!(code(&out), expected, "checkpoint {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    python_project(&w.work);
+    run(&w.work, &["trust", "--yes"], 0);
+    fs::write(w.work.join("calc.py"), "def add(a, b):\n    return b + a\n").unwrap();
+    let stop = run(&w.work, &["check"], 1);
+    assert!(stop.contains("Tests: 1 passed"), "{stop}");
+    git(&w.work, &["commit", "-qam", "tested"]);
+    let push = w.git(&w.work, &["push", "-q", "-u", "origin", "main"], &[]);
+    assert_eq!(code(&push), 0, "{push:?}");
+    let alice = w.dir.path().join("alice.signers");
+    fs::write(
+        &alice,
+        run(&w.work, &["keys", "export", "--name", "alice"], 0),
+    )
+    .unwrap();
+    let alice = alice.to_str().unwrap();
+
+    let ci = w.clone("ci");
+    let untrusted = run(&ci, &["verify", "HEAD"], 1);
+    assert!(untrusted.contains("UNTRUSTED"), "{untrusted}");
+    let verified = run(&ci, &["verify", "--signers", alice, "HEAD"], 0);
+    assert!(
+        verified.contains("verified: `python3 -m unittest -q` passed on its tree")
+            && verified.contains("signed by alice"),
+        "{verified}"
+    );
+
+    fs::write(
+        w.work.join("calc.py"),
+        "def add(a, b):\n    return a + b + 0\n",
+    )
+    .unwrap();
+    git(&w.work, &["commit", "-qam", "untested"]);
+    assert_eq!(code(&w.git(&w.work, &["push", "-q"], &[])), 0);
+    git(&ci, &["pull", "-q"]);
+    let untested = run(&ci, &["verify", "--signers", alice, "HEAD"], 1);
+    assert!(
+        untested.contains("NOT VERIFIED: no passing receipt of its tree"),
+        "{untested}"
+    );
+
+    // Mallory's branch: her key in the list, the tests made `true`, the code broken, a passing
+    // stop of her own, pushed with the refs.
+    let mallory = w.clone("mallory");
+    let fetch = [
+        "fetch",
+        "-q",
+        "origin",
+        "refs/checkpoint/*:refs/checkpoint/*",
+    ];
+    assert_eq!(code(&w.git(&mallory, &fetch, &[])), 0);
+    git(&mallory, &["checkout", "-qb", "pr"]);
+    fs::create_dir_all(mallory.join(".checkpoint")).unwrap();
+    let her_key = run(&mallory, &["keys", "export", "--name", "mallory"], 0);
+    fs::write(mallory.join(".checkpoint/allowed_signers"), &her_key).unwrap();
+    fs::write(
+        mallory.join("checkpoint.toml"),
+        "[tests]\ncommand = \"true\"\n",
+    )
+    .unwrap();
+    fs::write(
+        mallory.join("calc.py"),
+        "def add(a, b):\n    return a - b\n",
+    )
+    .unwrap();
+    run(&mallory, &["trust", "--yes"], 0);
+    let stop = run(&mallory, &["check"], 1);
+    assert!(stop.contains("Tests: passed"), "{stop}");
+    git(&mallory, &["add", "-A"]);
+    git(&mallory, &["commit", "-qm", "looks fine"]);
+    assert_eq!(
+        code(&w.git(&mallory, &["push", "-q", "origin", "pr"], &[])),
+        0
+    );
+    run(&mallory, &["push"], 0);
+
+    git(&ci, &["fetch", "-q", "origin", "pr"]);
+    git(&ci, &["checkout", "-q", "FETCH_HEAD"]);
+    let refused = run(&ci, &["verify", "--fetch", "HEAD"], 1);
+    assert!(
+        refused.contains("(the merge base with origin/HEAD)") && refused.contains("UNTRUSTED"),
+        "{refused}"
+    );
+    let range = run(&ci, &["verify", "origin/main..HEAD"], 1);
+    assert!(range.contains("UNTRUSTED"), "{range}");
+    // Only a verifier who chooses to trust her key, outside the tree, sees it verified.
+    let hers = w.dir.path().join("mallory.signers");
+    fs::write(&hers, &her_key).unwrap();
+    run(
+        &ci,
+        &["verify", "--signers", hers.to_str().unwrap(), "HEAD"],
+        0,
+    );
 }

@@ -22,6 +22,11 @@ use crate::outcome::TestStatus;
 /// The payload format version.
 pub const RECEIPT_VERSION: u32 = 1;
 
+/// The task id of a receipt made while no task was active: a stop gate's run, kept in the
+/// session log that travels with the repository, its key derived and certified for this id
+/// like a task's.
+pub const NO_TASK: &str = "";
+
 /// Who ran the command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

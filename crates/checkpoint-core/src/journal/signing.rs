@@ -204,6 +204,11 @@ impl TrustedKeys {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// The names of the trusted keys, in the order they were added.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|t| t.name.as_str())
+    }
 }
 
 #[cfg(test)]

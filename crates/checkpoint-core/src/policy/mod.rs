@@ -283,6 +283,25 @@ impl Policy {
         }
     }
 
+    /// Every test command this policy may run: its test command and its rules' own, sorted,
+    /// each once.
+    pub fn test_commands(&self) -> Vec<String> {
+        let rules = (self.rules.configured().iter()).filter_map(|rule| match &rule.tests {
+            RuleTests::Command(command) => Some(command.clone()),
+            _ => None,
+        });
+        let mut commands: Vec<String> = self
+            .tests
+            .command
+            .clone()
+            .into_iter()
+            .chain(rules)
+            .collect();
+        commands.sort();
+        commands.dedup();
+        commands
+    }
+
     /// The command a rule asks for, if any: its own, or the project's for `tests = true`.
     pub fn test_command_for<'a>(&'a self, rule: &'a Rule) -> Option<&'a str> {
         match &rule.tests {

@@ -19,23 +19,78 @@
 use std::fs;
 use std::path::Path;
 
+use crate::bounded::{self, MAX_CONFIG_BYTES};
+
 /// Marker files that make a project a pytest project.
 const PYTEST_MARKERS: &[&str] = &["pyproject.toml", "setup.cfg", "pytest.ini", "tox.ini"];
 
 /// The `scripts.test` that `npm init` writes: a placeholder, not a test suite.
 const NPM_PLACEHOLDER: &str = "Error: no test specified";
 
+/// Every file detection may read, relative to the root: what a commit's tree must provide
+/// for [`detect_in`] to see it as a checkout would.
+pub const READ_FILES: &[&str] = &[
+    "Cargo.toml",
+    "pyproject.toml",
+    "setup.cfg",
+    "pytest.ini",
+    "tox.ini",
+    "package.json",
+    "go.mod",
+    "tests/__init__.py",
+];
+
+/// The directories whose file names detection lists: the root (`""`) and `tests`.
+pub const LISTED_DIRS: &[&str] = &["", "tests"];
+
+/// What detection looks at in a project: the files at its root and in `tests/` — of a
+/// directory on disk ([`Path`]) or of a commit's tree.
+pub trait ProjectShape {
+    /// Whether `path` (one of [`READ_FILES`]) is a regular file.
+    fn is_file(&self, path: &str) -> bool;
+    /// The text of `path` (one of [`READ_FILES`]), when it is a regular file of at most
+    /// [`MAX_CONFIG_BYTES`].
+    fn text(&self, path: &str) -> Option<String>;
+    /// The names of the regular files directly in `dir` (one of [`LISTED_DIRS`]).
+    fn file_names(&self, dir: &str) -> Vec<String>;
+}
+
+impl ProjectShape for Path {
+    fn is_file(&self, path: &str) -> bool {
+        self.join(path).is_file()
+    }
+
+    fn text(&self, path: &str) -> Option<String> {
+        bounded::read_regular_text(&self.join(path), MAX_CONFIG_BYTES).ok()
+    }
+
+    fn file_names(&self, dir: &str) -> Vec<String> {
+        let Ok(entries) = fs::read_dir(self.join(dir)) else {
+            return Vec::new();
+        };
+        (entries.flatten())
+            .filter(|entry| entry.file_type().is_ok_and(|t| t.is_file()))
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .collect()
+    }
+}
+
 /// The test command a project of this shape conventionally uses, if any.
 pub fn detect_test_command(root: &Path) -> Option<String> {
-    let command = if root.join("Cargo.toml").is_file() {
+    detect_in(root)
+}
+
+/// [`detect_test_command`] for a project of any [`ProjectShape`].
+pub fn detect_in(project: &(impl ProjectShape + ?Sized)) -> Option<String> {
+    let command = if project.is_file("Cargo.toml") {
         "cargo test"
-    } else if PYTEST_MARKERS.iter().any(|m| root.join(m).is_file()) {
+    } else if PYTEST_MARKERS.iter().any(|m| project.is_file(m)) {
         "pytest -x -q"
-    } else if has_npm_test_script(&root.join("package.json")) {
+    } else if has_npm_test_script(project.text("package.json")) {
         "npm test"
-    } else if root.join("go.mod").is_file() {
+    } else if project.is_file("go.mod") {
         "go test ./..."
-    } else if has_unittest_files(root) {
+    } else if has_unittest_files(project) {
         "python3 -m unittest -q"
     } else {
         return None;
@@ -43,13 +98,11 @@ pub fn detect_test_command(root: &Path) -> Option<String> {
     Some(command.to_owned())
 }
 
-/// Whether `package.json` has a non-empty `scripts.test` other than npm's placeholder.
-fn has_npm_test_script(manifest: &Path) -> bool {
-    let Ok(text) = crate::bounded::read_regular_text(manifest, crate::bounded::MAX_CONFIG_BYTES)
+/// Whether the `package.json` text has a non-empty `scripts.test` other than npm's placeholder.
+fn has_npm_test_script(manifest: Option<String>) -> bool {
+    let Some(json) =
+        manifest.and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
     else {
-        return false;
-    };
-    let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
         return false;
     };
     json.pointer("/scripts/test")
@@ -58,23 +111,13 @@ fn has_npm_test_script(manifest: &Path) -> bool {
 }
 
 /// Whether `python3 -m unittest` would discover test modules at the root or in `tests/`.
-fn has_unittest_files(root: &Path) -> bool {
-    let tests = root.join("tests");
-    has_test_module(root) || (tests.join("__init__.py").is_file() && has_test_module(&tests))
-}
-
-/// Whether `dir` directly contains a `test*.py` file (unittest's default discovery pattern).
-fn has_test_module(dir: &Path) -> bool {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return false;
+fn has_unittest_files(project: &(impl ProjectShape + ?Sized)) -> bool {
+    // unittest's default discovery pattern: `test*.py` files.
+    let has_test_module = |dir: &str| {
+        (project.file_names(dir).iter())
+            .any(|name| name.starts_with("test") && name.ends_with(".py"))
     };
-    entries.flatten().any(|entry| {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        name.starts_with("test")
-            && name.ends_with(".py")
-            && entry.file_type().is_ok_and(|t| t.is_file())
-    })
+    has_test_module("") || (project.is_file("tests/__init__.py") && has_test_module("tests"))
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use checkpoint_core::changes::ChangeKind;
 use checkpoint_core::event::Agent;
-use checkpoint_core::journal::Trigger;
+use checkpoint_core::journal::{KeyCertificate, Receipt, Trigger};
 
 /// The log's schema version.
 pub const SCHEMA: u32 = 1;
@@ -15,6 +15,8 @@ pub const SCHEMA: u32 = 1;
 pub const MAX_CHECKPOINTS: usize = 50;
 /// Progress entries kept; older ones are pruned.
 pub const MAX_PROGRESS: usize = 200;
+/// Receipts of gate runs without a task kept; older ones are pruned.
+pub const MAX_RECEIPTS: usize = 100;
 /// Changed files whose state a checkpoint records; the rest are only counted.
 pub const MAX_FILES: usize = 200;
 
@@ -31,6 +33,14 @@ pub struct ContinuityLog {
     pub progress: Vec<ProgressEntry>,
     /// Restarts per thread of work (see [`ThreadKey`]).
     pub restarts: BTreeMap<String, RestartCount>,
+    /// Signed receipts of the stop gate's passing test runs while no task was active (their
+    /// task id is [`checkpoint_core::journal::receipt::NO_TASK`]), oldest first; at most
+    /// [`MAX_RECEIPTS`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub receipts: Vec<Receipt>,
+    /// The master key's certificates of the keys that signed [`ContinuityLog::receipts`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub certificates: Vec<KeyCertificate>,
 }
 
 impl Default for ContinuityLog {
@@ -41,6 +51,8 @@ impl Default for ContinuityLog {
             checkpoints: Vec::new(),
             progress: Vec::new(),
             restarts: BTreeMap::new(),
+            receipts: Vec::new(),
+            certificates: Vec::new(),
         }
     }
 }

@@ -147,7 +147,7 @@ impl TestRuns<'_> {
         if let Some(cached) = self.cached(command, &key) {
             return cached;
         }
-        let tree = self.journal.tree_for_gate_receipt();
+        let tree = self.journal.worktree_tree();
         let started = Timestamp::now();
         self.watch.started(command);
         let recorded = runner::run_recorded(command, self.journal.workdir(), timeout);
@@ -165,8 +165,7 @@ impl TestRuns<'_> {
     }
 
     /// The cached outcome of `command` on the test fingerprint `key`, if there is one this stop
-    /// may trust: a cached pass stands always without an active task, else only with a verified
-    /// passing receipt; a command that could not run is run again, unless the block cap is
+    /// may trust: a cached pass only with a verified passing receipt; a command that could not run is run again, unless the block cap is
     /// reached (the stop then only reports it).
     fn cached(&self, command: &str, key: &str) -> Option<TestOutcome> {
         (self.cache.lookup(command, key)).filter(|o| match o.status {

@@ -82,7 +82,7 @@ pub fn committed_since(repo: &Repo, base: &str, head: &str) -> Result<Committed,
 
 /// The merge base of `a` and `b`; `None` when they share no history or `a` is not a commit
 /// git knows.
-fn merge_base(repo: &Repo, a: &str, b: &str) -> Result<Option<String>, GitCallError> {
+pub fn merge_base(repo: &Repo, a: &str, b: &str) -> Result<Option<String>, GitCallError> {
     let args = ["merge-base", "--end-of-options", a, b];
     let out = call::run(call::git(repo, &args, None), "merge-base", BASE_TIMEOUT)?;
     match out.status.code() {

@@ -114,13 +114,7 @@ pub(crate) fn small_blobs(
         return Ok(blobs);
     }
     let git = repo.isolated().map_err(gix_error("open the repository"))?;
-    let id = gix::ObjectId::from_hex(commit.as_bytes()).map_err(|e| GitError::Gix {
-        action: "read the commit id",
-        reason: e.to_string(),
-    })?;
-    let tree = (git.find_commit(id).map_err(gix_error("find the commit"))?)
-        .tree()
-        .map_err(gix_error("read the commit's tree"))?;
+    let tree = commit_tree(&git, commit)?;
     for path in paths {
         let Some(entry) = (tree.lookup_entry_by_path(path)).map_err(gix_error("look up a path"))?
         else {
@@ -137,4 +131,39 @@ pub(crate) fn small_blobs(
         blobs.insert(path.clone(), blob.detach().data);
     }
     Ok(blobs)
+}
+
+/// The names of the regular files (blobs, executable or not; no links) directly in the
+/// directory `dir` of `commit` (`""`: its root); none when there is no such directory.
+pub(crate) fn file_names(repo: &Repo, commit: &str, dir: &str) -> Result<Vec<String>, GitError> {
+    let git = repo.isolated().map_err(gix_error("open the repository"))?;
+    let root = commit_tree(&git, commit)?;
+    let tree = if dir.is_empty() {
+        root
+    } else {
+        let Some(entry) = (root.lookup_entry_by_path(dir)).map_err(gix_error("look up a path"))?
+        else {
+            return Ok(Vec::new());
+        };
+        if !entry.mode().is_tree() {
+            return Ok(Vec::new());
+        }
+        (entry.object().map_err(gix_error("read a tree"))?).into_tree()
+    };
+    let decoded = tree.decode().map_err(gix_error("decode a tree"))?;
+    Ok((decoded.entries.iter())
+        .filter(|entry| entry.mode.is_blob())
+        .map(|entry| entry.filename.to_string())
+        .collect())
+}
+
+/// The tree of `commit` (a full hex id).
+fn commit_tree<'r>(git: &'r gix::Repository, commit: &str) -> Result<gix::Tree<'r>, GitError> {
+    let id = gix::ObjectId::from_hex(commit.as_bytes()).map_err(|e| GitError::Gix {
+        action: "read the commit id",
+        reason: e.to_string(),
+    })?;
+    (git.find_commit(id).map_err(gix_error("find the commit"))?)
+        .tree()
+        .map_err(gix_error("read the commit's tree"))
 }

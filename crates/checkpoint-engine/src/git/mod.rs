@@ -28,7 +28,7 @@ mod cli;
 mod gitoxide;
 pub mod tree;
 
-pub(crate) use gitoxide::small_blobs;
+pub(crate) use gitoxide::{file_names, small_blobs};
 #[cfg(test)]
 mod tests;
 

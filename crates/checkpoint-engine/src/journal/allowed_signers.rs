@@ -7,6 +7,7 @@
 //! [`MAX_SIZE`] bytes, only a regular file, and never through a symlink that leaves the
 //! repository.
 
+use std::collections::BTreeSet;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read};
 use std::os::unix::fs::OpenOptionsExt;
@@ -14,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use ed25519_dalek::VerifyingKey;
 
+use crate::git::{self, Repo};
 use checkpoint_core::hex::{hex, unhex};
 use checkpoint_core::journal::signing::TrustedKey;
 
@@ -113,6 +115,42 @@ pub fn read(root: &Path) -> Result<Vec<TrustedKey>, SignersError> {
         return Err(SignersError::TooLarge { path });
     }
     parse(&path, &text)
+}
+
+/// The signers `.checkpoint/allowed_signers` lists as committed in `commit` (a full id), read
+/// from git; none when the commit has no such file (or one over [`MAX_SIZE`]: nothing is
+/// trusted rather than a part of it).
+pub fn at_commit(repo: &Repo, commit: &str) -> Result<Vec<TrustedKey>, SignersError> {
+    let wanted = BTreeSet::from([ALLOWED_SIGNERS.to_owned()]);
+    let max = usize::try_from(MAX_SIZE).unwrap_or(usize::MAX);
+    let short = commit.get(..12).unwrap_or(commit);
+    let path = PathBuf::from(format!("{short}:{ALLOWED_SIGNERS}"));
+    let blobs = git::small_blobs(repo, commit, &wanted, max).map_err(|e| SignersError::Io {
+        path: path.clone(),
+        source: io::Error::other(e.to_string()),
+    })?;
+    match blobs.get(ALLOWED_SIGNERS) {
+        Some(bytes) => parse(&path, &String::from_utf8_lossy(bytes)),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// The signers the file `path` lists: a file the verifier names (`checkpoint verify --signers`),
+/// read as the project's is, at most [`MAX_SIZE`] bytes of a regular file.
+pub fn from_file(path: &Path) -> Result<Vec<TrustedKey>, SignersError> {
+    let text = crate::bounded::read_regular_text(path, MAX_SIZE).map_err(|source| {
+        if source.kind() == io::ErrorKind::FileTooLarge {
+            SignersError::TooLarge {
+                path: path.to_owned(),
+            }
+        } else {
+            SignersError::Io {
+                path: path.to_owned(),
+                source,
+            }
+        }
+    })?;
+    parse(path, &text)
 }
 
 /// The signers listed in `text`, the content of `path`.

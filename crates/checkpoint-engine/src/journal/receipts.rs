@@ -8,12 +8,15 @@ use jiff::Timestamp;
 use serde::Deserialize;
 
 use super::{Journal, JournalError, Validated, corrupt, known_schema, random_hex};
+use crate::continuity::Continuity;
 use crate::git;
 use crate::runner::{self, Recorded};
+use checkpoint_core::journal::receipt::NO_TASK;
 use checkpoint_core::journal::{
-    KeyCertificate, Receipt, ReceiptPayload, ReceiptSigner, ReceiptSource, Task, TaskKey,
+    KeyCertificate, Receipt, ReceiptPayload, ReceiptSigner, ReceiptSource, StepRef, TaskKey,
     TaskState, Trigger, receipt,
 };
+use checkpoint_core::outcome::TestStatus;
 
 impl Journal {
     /// Signs `payload` with task `task_id`'s key, or leaves it unsigned without one (`key` is
@@ -44,7 +47,7 @@ impl Journal {
         let run = runner::run_recorded(command, &self.workdir, timeout);
         let ended = Timestamp::now();
         let payload = run_payload(
-            &task,
+            (&task.id, task.current_ref()),
             ReceiptSource::Validate,
             command,
             &run,
@@ -71,23 +74,22 @@ impl Journal {
         })
     }
 
+    /// The session log of this worktree, where the receipts of gate runs without a task go.
+    fn continuity(&self) -> Continuity {
+        Continuity::new(&self.state_dir).in_repo(self.repo.clone())
+    }
+
     /// The git tree id of the worktree now, as a receipt records it (see [`crate::git::tree`]);
     /// `None` outside git or when git cannot say.
     pub fn worktree_tree(&self) -> Option<String> {
         git::tree::worktree_tree(self.repo.as_ref()?).ok()
     }
 
-    /// The tree a receipt of the gate's next run would record: [`Journal::worktree_tree`] while
-    /// a task is active, `None` (nothing computed) otherwise, since only then is a receipt
-    /// written. The gate asks before the run, so that files the tests create are not in it.
-    pub fn tree_for_gate_receipt(&self) -> Option<String> {
-        self.active_unfinished().ok().flatten()?;
-        self.worktree_tree()
-    }
-
     /// The receipt for one of the stop gate's own test runs, recorded in the active task (when
-    /// there is an unfinished one) and returned. The gate calls this after a fresh run, with
-    /// the run's test fingerprint and the tree it tested ([`Journal::tree_for_gate_receipt`]),
+    /// there is an unfinished one) and returned; without one, a passing run's receipt is kept
+    /// in the session log ([`Continuity::add_receipt`]), so that `verify` can answer for work
+    /// done without a task too. The gate calls this after a fresh run, with the run's test
+    /// fingerprint and the tree it tested ([`Journal::worktree_tree`], asked before the run),
     /// and the commit the stop judged its change set from (`base`, see [`git::base`]).
     pub fn receipt_for_gate_run(
         &self,
@@ -99,8 +101,29 @@ impl Journal {
         base: Option<&str>,
     ) -> Result<Option<Receipt>, JournalError> {
         let (fingerprint, tree) = tested;
+        // The receipt of this run in task `task_id`'s step `step`, signed with `key`.
+        let sign = |task_id: &str, step, key: Option<&TaskKey>| -> Result<Signed, JournalError> {
+            let mut payload = run_payload(
+                (task_id, step),
+                ReceiptSource::Gate,
+                command,
+                run,
+                (started, ended),
+                Some(fingerprint.to_owned()),
+                tree.clone(),
+            )?;
+            payload.base = base.map(str::to_owned);
+            Ok(Journal::signed(&payload, key))
+        };
         let Some(id) = self.active_unfinished()? else {
-            return Ok(None);
+            if run.outcome.status != TestStatus::Passed {
+                return Ok(None);
+            }
+            let (key, _) = self.task_key(NO_TASK)?;
+            let (receipt, certificate) = sign(NO_TASK, None, key.as_ref())?;
+            self.continuity()
+                .add_receipt(receipt.clone(), certificate)?;
+            return Ok(Some(receipt));
         };
         let (key, _) = self.task_key(&id)?;
         // The task is read once: the receipt names its current step as the transaction sees it.
@@ -108,21 +131,10 @@ impl Journal {
             if task.state.is_terminal() {
                 return Ok(None);
             }
-            let mut payload = run_payload(
-                task,
-                ReceiptSource::Gate,
-                command,
-                run,
-                (started, ended),
-                Some(fingerprint.to_owned()),
-                tree,
-            )?;
-            payload.base = base.map(str::to_owned);
-            let (receipt, certificate) = Journal::signed(&payload, key.as_ref());
-            let verdict = if payload.passed() {
-                "passed"
-            } else {
-                "did not pass"
+            let (receipt, certificate) = sign(&task.id, task.current_ref(), key.as_ref())?;
+            let verdict = match run.outcome.status {
+                TestStatus::Passed => "passed",
+                _ => "did not pass",
             };
             let detail = format!("`{command}` {verdict} (receipt {})", receipt.id);
             task.add_receipt(receipt.clone(), detail, ended);
@@ -137,14 +149,17 @@ impl Journal {
     }
 
     /// Whether the gate's cache may trust a cached pass of `command` on `fingerprint` instead
-    /// of running the command again: always without an active unfinished task; with one, only
-    /// when the task holds a passing receipt of it that verifies — task key, certificate,
-    /// trusted master key. The task's `current.json` is asked first (it holds the latest pass of
-    /// each command); `hook.json` is read only when that has none. An error trusts nothing.
+    /// of running the command again: only when a passing receipt of it verifies — task key,
+    /// certificate, trusted master key — held by the active unfinished task, or without one by
+    /// the session log (a cache entry alone is a file anyone can write). Where no key can sign
+    /// (no config directory, an unusable key file) there are no receipts, and the cache is
+    /// trusted. The task's
+    /// `current.json` is asked first (it holds the latest pass of each command); `hook.json` is
+    /// read only when that has none. An error trusts nothing.
     pub fn trusts_cached_pass(&self, command: &str, fingerprint: &str) -> bool {
         let id = match self.active_id() {
             Ok(Some(id)) => id,
-            Ok(None) => return true,
+            Ok(None) => return self.trusts_pass_without_task(command, fingerprint),
             Err(_) => return false,
         };
         match self.sync_behind(&id).and_then(|()| self.current(&id)) {
@@ -181,6 +196,26 @@ impl Journal {
         }
     }
 
+    /// [`Journal::trusts_cached_pass`] while no task is active: the session log's receipts.
+    fn trusts_pass_without_task(&self, command: &str, fingerprint: &str) -> bool {
+        // No key can sign (no config directory, an unusable key file): there are no receipts.
+        if !matches!(
+            self.keys.as_ref().map(|k| k.master_public_key()),
+            Some(Ok(_))
+        ) {
+            return true;
+        }
+        self.continuity().load().is_ok_and(|log| {
+            self.trusted_pass(
+                NO_TASK,
+                &log.receipts,
+                &log.certificates,
+                command,
+                fingerprint,
+            )
+        })
+    }
+
     /// Whether `receipts` (of task `id`, which holds `certificates`) have a passing receipt of
     /// `command` on `fingerprint` that verifies.
     fn trusted_pass(
@@ -205,9 +240,9 @@ impl Journal {
 /// What `signed` returns: a receipt, and the certificate of the key that signed it.
 type Signed = (Receipt, Option<KeyCertificate>);
 
-/// The receipt payload for one recorded run of `command` in `task`'s current step.
+/// The receipt payload for one recorded run of `command` in task `task_id`'s step `step`.
 fn run_payload(
-    task: &Task,
+    (task_id, step): (&str, Option<StepRef>),
     source: ReceiptSource,
     command: &str,
     run: &Recorded,
@@ -218,8 +253,8 @@ fn run_payload(
     Ok(ReceiptPayload {
         version: receipt::RECEIPT_VERSION,
         id: new_receipt_id()?,
-        task_id: task.id.clone(),
-        step: task.current_ref(),
+        task_id: task_id.to_owned(),
+        step,
         source,
         command: command.to_owned(),
         status: run.outcome.status,

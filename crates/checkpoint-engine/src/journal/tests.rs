@@ -10,6 +10,7 @@ use jiff::Timestamp;
 use super::*;
 use crate::git;
 use crate::runner;
+use checkpoint_core::journal::receipt::NO_TASK;
 use checkpoint_core::journal::{
     CrashKind, Current, HistoryEntry, HistoryKind, ReceiptCheck, ReceiptSource, RecoveryAction,
     Removal, StepSpec, StepStatus, Trigger, TrustedKeys, checkpoint, current,
@@ -594,12 +595,27 @@ fn gate_runs_leave_receipts_the_cache_may_trust() {
     let f = fixture();
     let j = &f.journal;
     let run = runner::run_recorded("true", f.repo.path(), LONG);
+    // No task: the cache is trusted only with the receipt the session log keeps of a pass.
+    assert!(!j.trusts_cached_pass("true", "fp"));
+    let kept = j
+        .receipt_for_gate_run("true", &run, ("fp", None), at(0), at(1), None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(kept.parsed().unwrap().task_id, NO_TASK);
+    assert!(j.trusts_cached_pass("true", "fp"));
+    assert!(!j.trusts_cached_pass("true", "other"));
+    let failed = runner::run_recorded("false", f.repo.path(), LONG);
     assert!(
-        j.receipt_for_gate_run("true", &run, ("fp", None), at(0), at(1), None)
+        j.receipt_for_gate_run("false", &failed, ("fp", None), at(0), at(1), None)
             .unwrap()
-            .is_none()
+            .is_none(),
+        "a failed run without a task leaves no receipt"
     );
     let task = j.start_task("t", steps(&[("a", None)]), at(0)).unwrap();
+    assert!(
+        !j.trusts_cached_pass("true", "fp"),
+        "a task trusts its own receipts only"
+    );
     let receipt = j
         .receipt_for_gate_run("true", &run, ("fp", None), at(0), at(1), None)
         .unwrap()

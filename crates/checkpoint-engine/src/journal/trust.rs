@@ -25,7 +25,7 @@ impl Journal {
 
     /// This user's own master public key as the only trusted key, with a warning when there is
     /// none. Never fails: a missing or unusable key only means it cannot vouch for receipts.
-    pub(super) fn own_keys(&self) -> (TrustedKeys, Option<String>) {
+    pub fn own_keys(&self) -> (TrustedKeys, Option<String>) {
         let mut trusted = TrustedKeys::default();
         let warning = match self.keys.as_ref().map(|k| k.master_public_key()) {
             Some(Ok(Some(key))) => {

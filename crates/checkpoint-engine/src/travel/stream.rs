@@ -143,6 +143,21 @@ impl Stream {
         Stream::open(repo, &format!("{NAMESPACE}sessions/{name}"), &name)
     }
 
+    /// The continuity log refs of every worktree, this machine's and those fetched from
+    /// others: every ref under `sessions/`.
+    pub fn every_session(repo: &Repo) -> Result<Vec<Stream>, StreamError> {
+        let prefix = format!("{NAMESPACE}sessions/");
+        let refs = super::local_refs(repo).map_err(|e| StreamError::Git {
+            name: prefix.clone(),
+            what: "list the refs",
+            message: e.to_string(),
+        })?;
+        (refs.keys())
+            .filter_map(|name| Some((name, name.strip_prefix(&prefix)?)))
+            .map(|(name, id)| Stream::open(repo, name, id))
+            .collect()
+    }
+
     fn open(repo: &Repo, name: &str, id: &str) -> Result<Stream, StreamError> {
         let name = FullName::try_from(name).map_err(|_| StreamError::Name(id.to_owned()))?;
         let git = repo.isolated().map_err(|e| StreamError::Git {
