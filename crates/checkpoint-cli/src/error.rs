@@ -186,6 +186,11 @@ impl From<StoreError> for CliError {
             StoreError::Corrupt { .. } => {
                 CliError::new(err, "inspect or move the file named above")
             }
+            StoreError::Ref(_) => CliError::new(
+                err,
+                "a ref fetched from a remote may hold anything: `git for-each-ref refs/checkpoint` \
+                 lists them, `git update-ref -d <ref>` removes one you do not trust",
+            ),
             _ => CliError::new(
                 err,
                 "check the permissions of the file named above and its directory",

@@ -40,10 +40,15 @@ impl World {
 
     /// `checkpoint ARGS` in `dir` for the user of that machine (a config home per directory).
     fn checkpoint(&self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-        let home = self.home(dir);
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_checkpoint"));
+        cmd.args(args);
+        self.as_user(dir, cmd, env).output().unwrap()
+    }
+
+    /// `cmd` run in `dir` as the user of that machine, with `env` and no other `CHECKPOINT_*`.
+    fn as_user(&self, dir: &Path, mut cmd: Command, env: &[(&str, &str)]) -> Command {
+        let home = self.home(dir);
         cmd.current_dir(dir)
-            .args(args)
             .env("HOME", &home)
             .env("XDG_CONFIG_HOME", home.join(".config"))
             .envs(checkpoint_testkit::git_env())
@@ -53,7 +58,7 @@ impl World {
                 cmd.env_remove(key);
             }
         }
-        cmd.output().unwrap()
+        cmd
     }
 
     /// A home directory per working directory: each clone is another machine.
@@ -605,4 +610,95 @@ fn a_stop_without_a_task_verifies_on_a_fresh_clone_and_a_branch_cannot_trust_its
         &["verify", "--signers", hers.to_str().unwrap(), "HEAD"],
         0,
     );
+}
+
+/// `git ARGS` in `dir` with `stdin`; its stdout, trimmed. Asserts it succeeded.
+fn plumbing(dir: &Path, args: &[&str], stdin: &str) -> String {
+    use std::io::Write;
+    let mut child = Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .envs(checkpoint_testkit::git_env())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// A session ref whose tree names one 60 MiB blob 256 times (a few hundred KB on the remote,
+/// 15 GiB to import) is refused from the object headers alone: `checkpoint resume` on a fresh
+/// clone says so in one line, writes nothing to the cache, and its peak memory (with its git
+/// children's, measured by the kernel) stays under 64 MB.
+#[test]
+fn a_blob_bomb_ref_is_refused_within_a_memory_budget() {
+    let w = World::new();
+    let big = w.dir.path().join("big");
+    fs::write(&big, vec![0u8; 60 << 20]).unwrap();
+    let blob = plumbing(&w.work, &["hash-object", "-w", big.to_str().unwrap()], "");
+    fs::remove_file(&big).unwrap();
+    let empty_log = r#"{"schema":1,"next_id":1,"checkpoints":[],"progress":[],"restarts":{}}"#;
+    let log = plumbing(&w.work, &["hash-object", "-w", "--stdin"], empty_log);
+    let names: String = (0..16)
+        .map(|i| format!("100644 blob {blob}\t{i:062}\n"))
+        .collect();
+    let fan = plumbing(&w.work, &["mktree"], &names);
+    let fans: String = (10..26)
+        .map(|i| format!("040000 tree {fan}\t{i}\n"))
+        .collect();
+    let blobs = plumbing(&w.work, &["mktree"], &fans);
+    let root = format!("100644 blob {log}\tlog.json\n040000 tree {blobs}\tblobs\n");
+    let root = plumbing(&w.work, &["mktree"], &root);
+    let commit = plumbing(&w.work, &["commit-tree", "-m", "bomb", &root], "");
+    plumbing(
+        &w.work,
+        &["update-ref", "refs/checkpoint/sessions/main", &commit],
+        "",
+    );
+    let push = w.git(&w.work, &["push", "-q", "origin", "main"], &[]);
+    assert_eq!(code(&push), 0, "{push:?}");
+    assert!(our_refs(&w.remote).contains(&commit));
+
+    let fresh = w.clone("fresh");
+    // The kernel's peak resident set of the command and the children it waited for.
+    let measure = "import resource, subprocess, sys\n\
+                   r = subprocess.run(sys.argv[1:], capture_output=True)\n\
+                   sys.stderr.buffer.write(r.stderr)\n\
+                   print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n";
+    let mut python = Command::new("python3");
+    python.args(["-c", measure, env!("CARGO_BIN_EXE_checkpoint"), "resume"]);
+    let out = w.as_user(&fresh, python, &[]).output().unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (status, peak_kib) = printed.trim().split_once(' ').unwrap();
+    let peak_kib: u64 = peak_kib.parse().unwrap();
+    let lines = stderr(&out);
+    assert!(
+        lines.contains("over the import budget of 268435456; nothing was imported"),
+        "{lines}"
+    );
+    assert!(
+        lines.contains("hint: a ref fetched from a remote may hold anything"),
+        "{lines}"
+    );
+    assert_eq!(lines.lines().count(), 2, "an error and its hint: {lines}");
+    assert_ne!(status, "0", "{lines}");
+    assert!(peak_kib < 64 * 1024, "peak RSS {peak_kib} KiB");
+    let cache = fresh.join(".git/checkpoint/continuity");
+    let written: Vec<_> = fs::read_dir(&cache)
+        .map(|entries| {
+            (entries.flatten())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|name| !name.ends_with(".lock"))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(written, Vec::<String>::new());
 }
