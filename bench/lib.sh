@@ -104,3 +104,11 @@ PY
     rm -f "${jsons[@]}"
 }
 hyperfine_args=()
+
+# After the release build: the projects a script measures build as cargo would by default, in
+# their own target directories (where `checkpoint` reads cargo's dep-info) and without the
+# release binaries' static linking flags (a position-dependent doctest fails to link).
+measured_projects_build_by_default() {
+    unset CARGO_TARGET_DIR
+    if [ -n "${release_var:-}" ]; then unset "$release_var"; fi
+}

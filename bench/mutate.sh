@@ -51,11 +51,7 @@ isolated_git
 mkdir -p "$work"
 
 release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli
-# The projects build as cargo would by default: in their own target directories (where
-# `checkpoint` reads cargo's dep-info), without the release binaries' static linking flags (a
-# position-dependent doctest fails to link).
-unset CARGO_TARGET_DIR
-if [ -n "${release_var:-}" ]; then unset "$release_var"; fi
+measured_projects_build_by_default
 
 # Commits the directory $1 as it is, and approves its detected test command.
 commit_and_trust() {

@@ -36,6 +36,7 @@ isolated_git
 mkdir -p "$work"
 
 release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli
+measured_projects_build_by_default
 
 # Commits the directory $1 as it is, and approves its detected test command.
 commit_and_trust() {
