@@ -1,23 +1,34 @@
 #!/usr/bin/env bash
 # Installs the `checkpoint` CLI and the five agent adapters (checkpoint-claude, checkpoint-gemini,
 # checkpoint-codex, checkpoint-copilot, checkpoint-opencode) into cargo's bin directory
-# (~/.cargo/bin), side by side, as
-# `checkpoint install <agent>` expects. Shows cargo's progress (the first release build takes a
-# few minutes). Exits 1 when that directory is not on PATH, after saying which line to add: the
-# `checkpoint check` the README runs after it would not be found. On Linux the binaries are linked
+# (~/.cargo/bin), side by side, as `checkpoint install <agent>` expects. One release build makes
+# all six: the workspace's features are resolved once and every shared crate is compiled once
+# (six `cargo install`s built each of them six times). Shows cargo's progress and the total time.
+# Exits 1 when that directory is not on PATH, after saying which line to add: the `checkpoint
+# check` the README runs after it would not be found. On Linux the binaries are linked
 # statically, for a faster start on every hook call (see scripts/release-build.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/release-build.sh
 bin="${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin"
 packages=(checkpoint-cli adapter-claude adapter-gemini adapter-codex adapter-copilot adapter-opencode)
-step=0
-for package in "${packages[@]}"; do
-  step=$((step + 1))
-  printf '==> [%d/%d] cargo install %s (a release build; the first one takes a few minutes)\n' \
-    "$step" "${#packages[@]}" "$package" >&2
-  release_cargo install --locked --path "crates/$package"
+binaries=(checkpoint checkpoint-claude checkpoint-gemini checkpoint-codex checkpoint-copilot
+  checkpoint-opencode)
+started=$SECONDS
+printf '==> cargo build --release: %s (one build; the first one takes a few minutes)\n' \
+  "${binaries[*]}" >&2
+release_cargo build --release --locked "${packages[@]/#/--package=}"
+target="$(cargo metadata --format-version 1 --no-deps |
+  sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
+built="$(release_dir "$target")"
+mkdir -p "$bin"
+for name in "${binaries[@]}"; do
+  # A new file renamed over the old one: an agent's hook running the old binary keeps it.
+  cp "$built/$name" "$bin/.$name.new"
+  mv -f "$bin/.$name.new" "$bin/$name"
 done
+printf '==> installed %d binaries in %s (%d s)\n' "${#binaries[@]}" "$bin" \
+  $((SECONDS - started)) >&2
 "$bin/checkpoint" --version
 shown="${bin/#$HOME/\$HOME}"
 case ":$PATH:" in

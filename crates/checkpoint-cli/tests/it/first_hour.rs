@@ -4,13 +4,13 @@
 //! `checkpoint install claude` + `checkpoint check` in the demo repository and `checkpoint
 //! uninstall --all`.
 //!
-//! `scripts/install.sh` runs for real, with a stand-in `cargo` on `PATH` whose `install` links
-//! the workspace's binaries (built by Cargo for the tests) into `~/.cargo/bin`: a real `cargo
-//! install` is a release build of the workspace, minutes the test suite should not spend, and
-//! copies of the debug binaries would put 600 MB into a temporary directory that may be a small
-//! tmpfs (where CI then failed to `mktemp -d`). What
-//! the stand-in skips is cargo's own work; the script's progress lines, its PATH check and
-//! everything after it run as a user's would.
+//! `scripts/install.sh` runs for real, with a stand-in `cargo` on `PATH` whose `build` puts a
+//! script that runs each of the workspace's binaries (built by Cargo for the tests) where a
+//! release build would, for the install script to copy into `~/.cargo/bin`: a real release build
+//! of the workspace takes minutes the test suite should not spend, and copies of the debug
+//! binaries would put hundreds of MB into a temporary directory that may be a small tmpfs (where
+//! CI then failed to `mktemp -d`). What the stand-in skips is cargo's own work; the script's
+//! progress lines, its copying, its PATH check and everything after it run as a user's would.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -52,7 +52,9 @@ impl Machine {
         fs::create_dir_all(machine.home()).unwrap();
         fs::create_dir_all(machine.path("tmp")).unwrap();
         let binaries = checkpoint_e2e::workspace_binaries();
-        let copies: Vec<String> = [
+        // Each built binary as a two-line script that runs the workspace's: what the install
+        // script copies is a few bytes, not the debug binaries.
+        let built: Vec<String> = [
             &binaries.checkpoint,
             &binaries.claude,
             &binaries.gemini,
@@ -61,13 +63,27 @@ impl Machine {
             &binaries.opencode,
         ]
         .iter()
-        .map(|bin| format!("ln -sf '{}' \"$bin/\"", bin.display()))
+        .map(|bin| {
+            let name = bin.file_name().unwrap().to_str().unwrap();
+            format!(
+                "printf '#!/bin/sh\\nexec %s \"$@\"\\n' '{}' > \"$dir/{name}\"\n\
+                 chmod +x \"$dir/{name}\"",
+                bin.display()
+            )
+        })
         .collect();
+        let target = machine.path("target");
         let cargo = format!(
-            "#!/bin/sh\n# A stand-in for `cargo install --locked --path crates/<package>`.\n\
-             [ \"$1\" = install ] || exit 101\nbin=\"$HOME/.cargo/bin\"\nmkdir -p \"$bin\"\n{}\n\
-             echo \"  Installed $5\" >&2\n",
-            copies.join("\n")
+            "#!/bin/sh\n# A stand-in for cargo: `metadata` names the machine's target directory, \
+             `build` puts the binaries where a release build would.\ntarget='{}'\n\
+             case \"$1\" in\n\
+             metadata) printf '{{\"target_directory\":\"%s\"}}\\n' \"$target\" ;;\n\
+             build)\n  dir=\"$target/release\"\n\
+             while [ $# -gt 0 ]; do [ \"$1\" = --target ] && dir=\"$target/$2/release\"; shift; done\n\
+             mkdir -p \"$dir\"\n{}\n  echo '    Finished `release` profile' >&2 ;;\n\
+             *) exit 101 ;;\nesac\n",
+            target.display(),
+            built.join("\n")
         );
         let tools = machine.path("tools");
         fs::create_dir_all(&tools).unwrap();
@@ -171,7 +187,8 @@ fn the_readme_works_on_a_fresh_machine() {
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("==> [1/6] cargo install checkpoint-cli"),
+        stderr.contains("==> cargo build --release: checkpoint checkpoint-claude")
+            && stderr.contains("==> installed 6 binaries in "),
         "{stderr}"
     );
     assert!(
