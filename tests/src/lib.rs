@@ -162,11 +162,31 @@ pub fn trust(config_home: &Path, dir: &Path, env: &[(&str, &str)]) {
     }
 }
 
+/// The master key of the user tests run as: RFC 8032's first test key, as OpenSSL writes it.
+const TEST_USER_KEY: &str = "-----BEGIN PRIVATE KEY-----\n\
+    MC4CAQAwBQYDK2VwBCIEIJ1hsZ3v/VpguoRK9JLsLMREScVpezJpGXA7rAMcrn9g\n\
+    -----END PRIVATE KEY-----\n";
+
+/// Makes the user of the config directory `config_home` (an `XDG_CONFIG_HOME`) the one user tests
+/// run as, by their master key: what one run saves, signed, the next run — with a fresh config
+/// directory — resumes from (see `checkpoint_engine::continuity::signed`).
+pub fn as_test_user(config_home: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = config_home.join("checkpoint").join("keys");
+    std::fs::create_dir_all(&dir).expect("create the keys directory");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).expect("chmod keys");
+    let key = dir.join(checkpoint_engine::journal::keys::KEY_FILE);
+    std::fs::write(&key, TEST_USER_KEY).expect("write the test user's key");
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).expect("chmod key");
+}
+
 /// Runs the hook binary `bin` in `dir` with `stdin`, isolated from the developer's config
-/// (`XDG_CONFIG_HOME` is a fresh directory, no `CHECKPOINT_*` variable leaks in), plus `env`.
-/// The user trusts the project: its current commands are approved first (see [`trust`]).
+/// (`XDG_CONFIG_HOME` is a fresh directory, no `CHECKPOINT_*` variable leaks in), plus `env`,
+/// as the test user ([`as_test_user`]). The user trusts the project: its current commands are
+/// approved first (see [`trust`]).
 pub fn run_hook(bin: &Path, dir: &Path, stdin: &[u8], env: &[(&str, &str)]) -> HookRun {
     let config_home = tempfile::tempdir().expect("temp config home");
+    as_test_user(config_home.path());
     trust(config_home.path(), dir, env);
     run_hook_in(config_home.path(), bin, dir, stdin, env)
 }

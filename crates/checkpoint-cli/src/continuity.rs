@@ -5,17 +5,19 @@
 
 use checkpoint_core::event::Agent;
 use checkpoint_core::journal::Trigger;
-use checkpoint_engine::continuity::{ProgressSource, SessionCheckpoint, SessionRef, text};
+use checkpoint_engine::continuity::{ProgressSource, SessionCheckpoint, SessionRef, Signed, text};
 use checkpoint_engine::project::Project;
 use checkpoint_engine::project::restoring::{RestoreRequest, RestoreTo, Restored};
 use checkpoint_engine::project::saving::SaveRequest;
 
 use crate::args::FetchArgs;
 use crate::error::CliError;
-use crate::fetching;
+use crate::{fetching, output};
 
 /// What `resume` says when nothing was saved yet.
 const NO_CHECKPOINT: &str = "No checkpoint saved yet.";
+/// What `resume` says when checkpoints were saved, but none signed by this user's key.
+const NO_SIGNED_CHECKPOINT: &str = "No checkpoint signed by your key to resume from.";
 /// What the list says when it is empty.
 const NO_CHECKPOINTS: &str = "No session checkpoints yet.";
 
@@ -105,16 +107,32 @@ pub(crate) fn progress(project: &Project, caller: Caller, text: &str) -> Result<
     Ok(format!("Progress logged{task}: {}", entry.text))
 }
 
-/// The restart context a new session would get from the latest checkpoint, without counting a
-/// restart. With no checkpoint here (or with `--fetch`), the checkpoint refs are fetched first.
+/// The restart context a new session would get from the latest checkpoint signed by this user's
+/// key, without counting a restart; then the checkpoints saved after it that are unverified,
+/// marked so and without their text. With no such checkpoint here (or with `--fetch`), the
+/// checkpoint refs are fetched first.
 pub(crate) fn resume(project: &Project, fetch: FetchArgs) -> Result<String, CliError> {
-    let context = fetching::read(
+    let restart = fetching::read(
         project,
         fetch,
         || Ok(project.resume_context(None, None, false)?),
-        Option::is_none,
+        |restart| restart.context.is_none(),
     )?;
-    Ok(context.unwrap_or_else(|| NO_CHECKPOINT.to_owned()))
+    let listed = text::unverified_note(&restart.unverified, project.host.now);
+    Ok(match (restart.context, listed) {
+        (Some(context), Some(listed)) => format!("{context}\n\n{listed}"),
+        (Some(context), None) => context,
+        (None, Some(listed)) => format!("{NO_SIGNED_CHECKPOINT}\n{listed}"),
+        (None, None) => NO_CHECKPOINT.to_owned(),
+    })
+}
+
+/// Tells the user on stderr, once, that a continuity log that did not parse was set aside (see
+/// [`checkpoint_engine::continuity::Continuity::untold_corrupt_log`]).
+pub(crate) fn tell_set_aside(project: &Project) {
+    if let Some(path) = project.continuity().untold_corrupt_log() {
+        output::warning(&text::corrupt_log_notice(&path));
+    }
 }
 
 /// The project's session checkpoints, newest first.
@@ -125,14 +143,16 @@ pub(crate) fn newest_first(project: &Project) -> Result<Vec<SessionCheckpoint>, 
     Ok(checkpoints)
 }
 
-/// `checkpoints`, one line each: number, trigger, age, session, files, context and summary.
+/// `checkpoints`, one line each: number, trigger, age, session, files, context and summary; one
+/// this user's key did not sign is marked unverified, without its text.
 pub(crate) fn list(project: &Project, checkpoints: &[SessionCheckpoint]) -> String {
     if checkpoints.is_empty() {
         return NO_CHECKPOINTS.to_owned();
     }
+    let own = project.continuity().own_keys();
     let lines: Vec<String> = checkpoints
         .iter()
-        .map(|c| text::checkpoint_line(c, project.host.now))
+        .map(|c| text::checkpoint_line(c, c.signed_by(&own), project.host.now))
         .collect();
     lines.join("\n")
 }

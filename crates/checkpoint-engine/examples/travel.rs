@@ -79,6 +79,7 @@ impl Side {
             task: None,
             progress: Vec::new(),
             unresolved: None,
+            signature: None,
         };
         let started = Instant::now();
         self.continuity.save(draft).map_err(|e| e.to_string())?;

@@ -6,16 +6,19 @@
 //! (see [`crate::store`]). File contents a checkpoint saw are kept in a content-addressed blob
 //! store beside it, so `checkpoint diff` can count changed lines since then. The gate saves
 //! checkpoints (context thresholds, compaction, session end, every allowed stop) and injects the
-//! latest one at session start; [`text`] renders what the agent reads.
+//! latest one at session start; [`text`] renders what the agent reads. Entries are signed by
+//! this user's key, and only those are resumed from ([`signed`]).
 
 pub mod diff;
 pub mod record;
 pub mod restore;
+pub mod signed;
 pub mod text;
 
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use gix::ObjectId;
@@ -27,18 +30,21 @@ use crate::store::{self, StoreError};
 use crate::travel::stream::{Edit, Import, Marker, Stream};
 use checkpoint_core::changes::{ChangeKind, ChangeSet};
 use checkpoint_core::hex::unhex;
-use checkpoint_core::journal::{KeyCertificate, Receipt, Trigger};
+use checkpoint_core::journal::{KeyCertificate, MasterKey, Receipt, Trigger};
 
 pub use record::{
     ContextMark, ContinuityLog, FileMode, FileState, ProgressEntry, ProgressSource, RestartCount,
     SessionCheckpoint, SessionRef, TaskMark, ThreadKey,
 };
+pub use signed::{KeySource, ResumePoint, Signed};
 
 /// Largest file whose content is kept for `checkpoint diff`; bigger files are only hashed.
 pub const MAX_BLOB_BYTES: u64 = 1024 * 1024;
 
 /// Where a cached log that does not parse is kept, beside the log (the last one only).
 pub const CORRUPT_LOG: &str = "log.json.corrupt";
+/// Beside [`CORRUPT_LOG`] once the user was told of it (see [`Continuity::untold_corrupt_log`]).
+const CORRUPT_LOG_TOLD: &str = "log.json.corrupt.told";
 /// Progress entries of a thread a checkpoint keeps (a restart context shows them all, see
 /// [`text::resume_context`]).
 pub const SHOWN_PROGRESS: usize = 10;
@@ -65,6 +71,9 @@ pub fn logs_of_every_worktree(repo: &Repo) -> Result<Vec<ContinuityLog>, StoreEr
 pub struct Continuity {
     dir: PathBuf,
     repo: Option<Repo>,
+    keys: Option<Arc<dyn KeySource>>,
+    /// The master key, read once (see [`Continuity::signed_with`]).
+    master: Arc<OnceLock<Option<MasterKey>>>,
 }
 
 impl Continuity {
@@ -73,6 +82,8 @@ impl Continuity {
         Continuity {
             dir: state_dir.join("continuity"),
             repo: None,
+            keys: None,
+            master: Arc::default(),
         }
     }
 
@@ -118,6 +129,8 @@ impl Continuity {
         match store::read_json(&path) {
             Err(StoreError::Corrupt { .. }) => {
                 let aside = self.dir.join(CORRUPT_LOG);
+                // Another log is set aside: the user is told of it.
+                let _ = fs::remove_file(self.dir.join(CORRUPT_LOG_TOLD));
                 fs::rename(&path, &aside).map_err(|source| StoreError::Io {
                     path: aside,
                     source,
@@ -126,6 +139,20 @@ impl Continuity {
             }
             read => Ok(read?.unwrap_or_default()),
         }
+    }
+
+    /// The log last set aside as [`CORRUPT_LOG`], the first time this is asked since it was set
+    /// aside (it records that the user was told); `None` after that, and when none was.
+    pub fn untold_corrupt_log(&self) -> Option<PathBuf> {
+        let aside = self.dir.join(CORRUPT_LOG);
+        if !aside.exists() {
+            return None;
+        }
+        // Created once: of two callers at once, one tells.
+        (fs::OpenOptions::new().write(true).create_new(true))
+            .open(self.dir.join(CORRUPT_LOG_TOLD))
+            .ok()?;
+        Some(aside)
     }
 
     /// The commit the log's ref points at: any checkpoint or progress saved in this worktree
@@ -215,19 +242,26 @@ impl Continuity {
         Ok(stream.commit(head, &edits, &message)?)
     }
 
-    /// Saves `draft` as a new checkpoint: it gets the next id and the thread's latest progress
-    /// entries; the oldest checkpoints beyond [`record::MAX_CHECKPOINTS`] are pruned, with the
-    /// blobs only they used. A draft that says nothing new — the latest checkpoint is of the same
-    /// session, trigger and state — is not saved again; that checkpoint is returned.
+    /// Saves `draft` as a new checkpoint, signed by this user's key when one is usable: it gets
+    /// the next id and the thread's latest progress entries; the oldest checkpoints beyond
+    /// [`record::MAX_CHECKPOINTS`] are pruned, with the blobs only they used. A draft that says
+    /// nothing new — the latest checkpoint is of the same session, trigger and state, and signed
+    /// alike — is not saved again; that checkpoint is returned.
     pub fn save(&self, mut draft: SessionCheckpoint) -> Result<SessionCheckpoint, StoreError> {
+        let signer = self.signer();
         let saved = self.update(|log| {
             let thread = ThreadKey(draft.task.as_ref().map(|t| t.id.clone()));
             let mut progress = thread_progress(log, &thread);
             draft.progress = progress.split_off(progress.len().saturating_sub(SHOWN_PROGRESS));
-            if let Some(last) = log.checkpoints.last().filter(|last| repeats(last, &draft)) {
+            if let Some(last) =
+                (log.checkpoints.last()).filter(|last| repeats(last, &draft, signer))
+            {
                 return (last.clone(), false);
             }
             draft.id = log.next_id;
+            if let Some(key) = signer {
+                draft.sign(key);
+            }
             log.next_id += 1;
             log.checkpoints.push(draft.clone());
             let excess = log
@@ -244,8 +278,12 @@ impl Continuity {
         Ok(checkpoint)
     }
 
-    /// Appends a progress entry; the oldest beyond [`record::MAX_PROGRESS`] are dropped.
-    pub fn log_progress(&self, entry: ProgressEntry) -> Result<(), StoreError> {
+    /// Appends a progress entry, signed by this user's key when one is usable; the oldest beyond
+    /// [`record::MAX_PROGRESS`] are dropped.
+    pub fn log_progress(&self, mut entry: ProgressEntry) -> Result<(), StoreError> {
+        if let Some(key) = self.signer() {
+            entry.sign(key);
+        }
         self.update(|log| {
             log.progress.push(entry);
             let excess = log.progress.len().saturating_sub(record::MAX_PROGRESS);
@@ -345,9 +383,13 @@ impl Continuity {
         })
     }
 
-    /// Every progress entry of `thread` the log keeps, oldest first.
+    /// Every progress entry of `thread` the log keeps that this user's own key signed (see
+    /// [`Continuity::own_keys`]), oldest first.
     pub fn progress(&self, thread: &ThreadKey) -> Result<Vec<ProgressEntry>, StoreError> {
-        Ok(thread_progress(&self.load()?, thread))
+        let trusted = self.own_keys();
+        let mut progress = thread_progress(&self.load()?, thread);
+        progress.retain(|p| p.signed_by(&trusted));
+        Ok(progress)
     }
 
     /// Records the state of every changed file (at most [`record::MAX_FILES`]), keeping the
@@ -466,13 +508,23 @@ fn blob_path(sha: &str) -> String {
     format!("blobs/{}/{}", &sha[..2], &sha[2..])
 }
 
-/// Whether `draft` only repeats `last`: everything but the id and the time is the same.
-fn repeats(last: &SessionCheckpoint, draft: &SessionCheckpoint) -> bool {
-    SessionCheckpoint {
+/// Whether `draft` only repeats `last`: everything but the id, the time and the signature is the
+/// same, and `last` is signed by `signer` (unsigned without one).
+fn repeats(
+    last: &SessionCheckpoint,
+    draft: &SessionCheckpoint,
+    signer: Option<&MasterKey>,
+) -> bool {
+    let same = SessionCheckpoint {
         id: last.id,
         at: last.at,
+        signature: last.signature.clone(),
         ..draft.clone()
-    } == *last
+    } == *last;
+    same && match signer {
+        Some(key) => last.signed_by(&signed::trusting(key)),
+        None => last.signature.is_none(),
+    }
 }
 
 fn thread_progress(log: &ContinuityLog, thread: &ThreadKey) -> Vec<ProgressEntry> {

@@ -16,14 +16,15 @@ mod test_inputs;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use jiff::Timestamp;
 
 use crate::cache::{self, DigestMemo, TestCache};
 use crate::config::{self, ConfigSources};
-use crate::continuity::Continuity;
 use crate::continuity::restore::RestoreError;
+use crate::continuity::{Continuity, KeySource};
 use crate::git::{self, GitError, Repo};
 use crate::host::{Host, StateDirError};
 use crate::journal::{FileKeyManager, Journal, JournalError, KeyManager};
@@ -188,9 +189,12 @@ impl Project {
         )?)
     }
 
-    /// The session continuity log.
+    /// The session continuity log, its entries signed with this user's key (see
+    /// [`crate::continuity::signed`]).
     pub fn continuity(&self) -> Continuity {
-        Continuity::new(&self.state_dir).in_repo(self.repo.clone())
+        Continuity::new(&self.state_dir)
+            .in_repo(self.repo.clone())
+            .signed_with(self.keys().map(|k| Arc::new(k) as Arc<dyn KeySource>))
     }
 
     /// The stop gate's per-session memory.

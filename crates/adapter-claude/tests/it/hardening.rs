@@ -309,8 +309,12 @@ fn injected_names_and_huge_progress_stay_in_their_place() {
     );
     std::fs::write(dir.join(format!("{INJECTED}.yml")), "x: 1\n").unwrap();
 
+    // Saved by the test user the hook runs as: a restart context is built only from what that
+    // user's key signed.
+    let config_home = tempfile::tempdir().unwrap();
+    checkpoint_testkit::as_test_user(config_home.path());
     let host = Host {
-        user_config: None,
+        user_config: Some(config_home.path().join("checkpoint/config.toml")),
         env: Vec::new(),
         project_env: Vec::new(),
         now: Host::from_process().now,

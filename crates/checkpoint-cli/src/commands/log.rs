@@ -18,7 +18,11 @@ pub(crate) fn run(args: &ReadArgs) -> Result<ExitCode, CliError> {
     let task = match fetching::task(&project, args)? {
         Ok(task) => task,
         // Without a task, the log is the project's session checkpoints.
-        Err(JournalError::NoActiveTask) => return session_log(&project, args.json),
+        Err(JournalError::NoActiveTask) => {
+            let code = session_log(&project, args.json)?;
+            continuity::tell_set_aside(&project);
+            return Ok(code);
+        }
         Err(e) => return Err(e.into()),
     };
     let history = journal.history(&task, 0)?;
@@ -47,6 +51,7 @@ pub(crate) fn run(args: &ReadArgs) -> Result<ExitCode, CliError> {
         })
         .collect();
     output::out(&lines.join("\n"));
+    continuity::tell_set_aside(&project);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,6 +1,7 @@
 //! `checkpoint resume`: print the restart context a new session would start with (from the
-//! latest checkpoint), without counting a restart. With no checkpoint here, the checkpoint refs
-//! are fetched from the remote first (see [`crate::fetching`]).
+//! latest checkpoint signed by the user's key), without counting a restart. With no such
+//! checkpoint here, the checkpoint refs are fetched from the remote first (see
+//! [`crate::fetching`]).
 
 use std::process::ExitCode;
 
@@ -17,6 +18,8 @@ pub(crate) struct Args {
 
 /// `checkpoint resume [--fetch]`.
 pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
-    output::out(&continuity::resume(&project::open_git()?, args.fetch)?);
+    let project = project::open_git()?;
+    output::out(&continuity::resume(&project, args.fetch)?);
+    continuity::tell_set_aside(&project);
     Ok(ExitCode::SUCCESS)
 }

@@ -44,6 +44,7 @@ fn save_checkpoint(dir: &Path) -> SessionCheckpoint {
         task: None,
         progress: Vec::new(),
         unresolved: None,
+        signature: None,
     };
     continuity.save(draft).unwrap()
 }

@@ -31,10 +31,11 @@ use std::process::Output;
 
 use assert_cmd::cargo::cargo_bin_cmd;
 
-/// `checkpoint ARGS` in `dir`, isolated from the developer's own config and state overrides, by a
-/// user who trusts the project in `dir`.
+/// `checkpoint ARGS` in `dir`, isolated from the developer's own config and state overrides, by
+/// the test user (see [`checkpoint_testkit::as_test_user`]), who trusts the project in `dir`.
 pub fn checkpoint(dir: &Path, args: &[&str], stdin: &str) -> Output {
     let config_home = tempfile::tempdir().expect("temp config home");
+    checkpoint_testkit::as_test_user(config_home.path());
     checkpoint_testkit::trust(config_home.path(), dir, &[]);
     checkpoint_as(config_home.path(), dir, args, stdin)
 }

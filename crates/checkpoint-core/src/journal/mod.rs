@@ -25,6 +25,8 @@ pub use receipt::{Receipt, ReceiptCheck, ReceiptPayload, ReceiptSource};
 pub use recovery::{CrashKind, Recovery, RecoveryAction};
 pub use retention::Removal;
 pub use signing::ReceiptSigner;
-pub use signing::{KeyCertificate, MasterKey, TaskKey, TrustedKey, TrustedKeys};
+pub use signing::{
+    EntryKind, EntrySignature, KeyCertificate, MasterKey, TaskKey, TrustedKey, TrustedKeys,
+};
 pub use state::{InvalidTransition, TaskEvent, TaskState};
 pub use task::{HistoryEntry, HistoryKind, Step, StepSpec, StepStatus, Task, TaskError};

@@ -11,6 +11,10 @@
 //! domain-separated message naming the task id and the task's public key — kept in the task's
 //! `hook.json`. A verifier therefore needs only master *public* keys ([`TrustedKeys`]): this
 //! user's own, and those a project lists in `.checkpoint/allowed_signers`.
+//!
+//! The master key also signs the entries of the session continuity log directly
+//! ([`EntrySignature`]), each kind under a domain of its own, so that a log fetched from a remote
+//! is never taken for this user's own.
 
 use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
 use hmac::{Hmac, KeyInit, Mac};
@@ -72,6 +76,15 @@ impl MasterKey {
         self.0.verifying_key().to_bytes()
     }
 
+    /// This key's signature of a continuity entry of `kind` whose canonical bytes are `entry`
+    /// (see [`EntrySignature`]).
+    pub fn sign_entry(&self, kind: EntryKind, entry: &[u8]) -> EntrySignature {
+        EntrySignature {
+            key: hex(&self.public_key()),
+            signature: hex(&self.0.sign(&entry_message(kind, entry)).to_bytes()),
+        }
+    }
+
     /// Task `task_id`'s key, derived along `derivation`, with this key's certificate of it.
     pub fn task_key(&self, task_id: &str, derivation: &KeyDerivation) -> TaskKey {
         let seed = slip10_ed25519(self.0.as_bytes(), &derivation.indices(task_id));
@@ -87,6 +100,15 @@ impl MasterKey {
                 signature: hex(&signature.to_bytes()),
             },
         }
+    }
+}
+
+/// Shows the public key only.
+impl std::fmt::Debug for MasterKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("MasterKey")
+            .field(&hex(&self.public_key()))
+            .finish()
     }
 }
 
@@ -136,6 +158,57 @@ fn certificate_message(task_id: &str, task_key: &[u8; 32]) -> Vec<u8> {
     message.extend_from_slice(id);
     message.extend_from_slice(task_key);
     message
+}
+
+/// What a continuity entry's signature is over: each kind signs under a domain of its own, which
+/// no other kind, no [`KeyCertificate`] message and no receipt payload (a JSON text) starts
+/// with — one can never be passed off as another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A session checkpoint of the continuity log.
+    SessionCheckpoint,
+    /// A progress entry of the continuity log.
+    Progress,
+}
+
+impl EntryKind {
+    fn domain(self) -> &'static [u8] {
+        match self {
+            EntryKind::SessionCheckpoint => b"checkpoint continuity session checkpoint v1\0",
+            EntryKind::Progress => b"checkpoint continuity progress entry v1\0",
+        }
+    }
+}
+
+/// A master key's signature of one continuity entry: which key signed it and how. What it signs
+/// is the entry's kind's domain followed by the entry's canonical bytes (the caller's
+/// serialization of the entry without its signature).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EntrySignature {
+    /// The signing master public key, lowercase hex.
+    pub key: String,
+    /// The Ed25519 signature, lowercase hex.
+    pub signature: String,
+}
+
+impl EntrySignature {
+    /// The master public key that signed `entry` as a `kind`, when this signature is good;
+    /// `None` when anything is malformed or the signature does not match.
+    pub fn verify(&self, kind: EntryKind, entry: &[u8]) -> Option<[u8; 32]> {
+        let key = unhex::<32>(&self.key)?;
+        let signature = Signature::from_bytes(&unhex::<64>(&self.signature)?);
+        VerifyingKey::from_bytes(&key)
+            .ok()?
+            .verify_strict(&entry_message(kind, entry), &signature)
+            .ok()?;
+        Some(key)
+    }
+}
+
+/// `kind`'s domain ‖ `entry`.
+fn entry_message(kind: EntryKind, entry: &[u8]) -> Vec<u8> {
+    [kind.domain(), entry].concat()
 }
 
 /// SLIP-0010 derivation for Ed25519: the 32-byte secret at `indices` (each hardened, with
@@ -281,6 +354,59 @@ mod tests {
             ..a.certificate.clone()
         };
         assert_eq!(swapped.verify(), None);
+    }
+
+    #[test]
+    fn an_entry_signature_binds_the_entry_its_kind_and_the_key() {
+        let master = MasterKey::from_seed(&[7; 32]);
+        let entry = br#"{"at":"2027-01-15T08:00:00Z","text":"schema done"}"#;
+        let signature = master.sign_entry(EntryKind::Progress, entry);
+        assert_eq!(signature.key, hex(&master.public_key()));
+        assert_eq!(
+            signature.verify(EntryKind::Progress, entry),
+            Some(master.public_key())
+        );
+        // Any changed byte fails.
+        for at in 0..entry.len() {
+            let mut changed = entry.to_vec();
+            changed[at] ^= 1;
+            assert_eq!(
+                signature.verify(EntryKind::Progress, &changed),
+                None,
+                "{at}"
+            );
+        }
+        // Not as another kind of entry: the domains differ.
+        assert_eq!(signature.verify(EntryKind::SessionCheckpoint, entry), None);
+        // Not as another key's, even when it names that key.
+        let other = MasterKey::from_seed(&[8; 32]);
+        let claimed = EntrySignature {
+            key: hex(&other.public_key()),
+            ..signature.clone()
+        };
+        assert_eq!(claimed.verify(EntryKind::Progress, entry), None);
+        let theirs = other.sign_entry(EntryKind::Progress, entry);
+        assert_eq!(
+            theirs.verify(EntryKind::Progress, entry),
+            Some(other.public_key())
+        );
+        // Malformed hex is no signature.
+        let garbage = EntrySignature {
+            signature: "zz".into(),
+            ..signature.clone()
+        };
+        assert_eq!(garbage.verify(EntryKind::Progress, entry), None);
+        // And no domain is a prefix of another's, nor of a certificate's.
+        let domains = [
+            EntryKind::SessionCheckpoint.domain(),
+            EntryKind::Progress.domain(),
+            CERTIFICATE_DOMAIN,
+        ];
+        for (i, a) in domains.iter().enumerate() {
+            for (j, b) in domains.iter().enumerate() {
+                assert!(i == j || !b.starts_with(a), "{i} {j}");
+            }
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use checkpoint_core::changes::ChangeKind;
 use checkpoint_core::event::Agent;
-use checkpoint_core::journal::{KeyCertificate, Receipt, Trigger};
+use checkpoint_core::journal::{EntrySignature, KeyCertificate, Receipt, Trigger};
 
 /// The log's schema version.
 pub const SCHEMA: u32 = 1;
@@ -164,6 +164,11 @@ pub struct SessionCheckpoint {
     /// of the session carry it until a stop is allowed clean.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unresolved: Option<String>,
+    /// The signature of the user whose machine saved it, over everything above (see
+    /// [`super::signed`]); `None` when no key was usable, and in logs written before entries
+    /// were signed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<EntrySignature>,
 }
 
 impl SessionCheckpoint {
@@ -207,6 +212,11 @@ pub struct ProgressEntry {
     pub session: Option<SessionRef>,
     /// How it was logged.
     pub source: ProgressSource,
+    /// The signature of the user whose machine logged it, over everything above (see
+    /// [`super::signed`]); `None` when no key was usable, and in logs written before entries
+    /// were signed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<EntrySignature>,
 }
 
 /// How often a thread of work was resumed without progress in between.

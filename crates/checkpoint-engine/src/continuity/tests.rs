@@ -162,6 +162,7 @@ mod diff_tests {
                 task: None,
                 progress: Vec::new(),
                 unresolved: None,
+                signature: None,
             };
             continuity.save(draft).unwrap()
         }

@@ -2,6 +2,7 @@
 //! snapshots: agents take it as instructions.
 
 use std::fmt::Write as _;
+use std::path::Path;
 
 use jiff::Timestamp;
 
@@ -210,9 +211,13 @@ pub fn resume_offer(checkpoint: &SessionCheckpoint, now: Timestamp) -> String {
     )
 }
 
+/// How a checkpoint this user's key did not sign is marked (see [`super::signed`]).
+pub const UNVERIFIED: &str = "unverified: not signed by your key";
+
 /// One line per checkpoint for `checkpoint log`: id, trigger, age, session, files, context,
-/// summary.
-pub fn checkpoint_line(c: &SessionCheckpoint, now: Timestamp) -> String {
+/// summary. An unverified checkpoint (`verified` false) is marked so, and its text — what was
+/// left unresolved, its summary — is not shown: whoever pushed the ref wrote it.
+pub fn checkpoint_line(c: &SessionCheckpoint, verified: bool, now: Timestamp) -> String {
     let files = c.files.len() + c.more_files;
     let mut text = format!(
         "#{} {} {} ({} {}) {} {}",
@@ -227,6 +232,10 @@ pub fn checkpoint_line(c: &SessionCheckpoint, now: Timestamp) -> String {
     if let Some(mark) = c.context {
         let _ = write!(text, ", context {} %", mark.percent);
     }
+    if !verified {
+        let _ = write!(text, " ⚠ {UNVERIFIED} (its text is not shown)");
+        return text;
+    }
     if let Some(unresolved) = &c.unresolved {
         let _ = write!(text, " ⚠ {}", line(unresolved, 160));
     }
@@ -234,6 +243,42 @@ pub fn checkpoint_line(c: &SessionCheckpoint, now: Timestamp) -> String {
         let _ = write!(text, " — {}", line(summary, 80));
     }
     text
+}
+
+/// What `checkpoint resume` says of the checkpoints it did not resume from because this user's
+/// key did not sign them (`unverified`, newest first; see [`super::signed`]): the newest by
+/// number, trigger, age and session — never its text, which whoever pushed the ref wrote — and
+/// how many more. `None` when there are none.
+pub fn unverified_note(unverified: &[SessionCheckpoint], now: Timestamp) -> Option<String> {
+    let newest = unverified.first()?;
+    let mut out = format!(
+        "⚠ Checkpoint #{} ({}, saved {}, session {} {}) is {UNVERIFIED}, so it was not resumed from \
+         and its text is not shown (it came from elsewhere, e.g. a fetched ref).",
+        newest.id,
+        newest.trigger.name(),
+        ago(newest.at, now),
+        newest.session.agent.name(),
+        name(short(&newest.session.id)),
+    );
+    let more = unverified.len() - 1;
+    if more > 0 {
+        let _ = write!(
+            out,
+            " {more} older {} unverified too (`checkpoint log` lists them).",
+            if more == 1 { "one is" } else { "ones are" }
+        );
+    }
+    Some(out)
+}
+
+/// The one line that tells the user a continuity log was set aside because it did not parse
+/// (see [`super::Continuity::untold_corrupt_log`]).
+pub fn corrupt_log_notice(aside: &Path) -> String {
+    format!(
+        "The continuity log did not parse (damaged, or crafted and fetched from a remote); it was \
+         set aside as {} and a new log was started.",
+        name(&aside.display().to_string())
+    )
 }
 
 /// "just now", "12 min ago", "2 h ago", "3 d ago".

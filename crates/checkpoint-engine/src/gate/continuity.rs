@@ -13,6 +13,7 @@ use crate::project::saving::SaveRequest;
 use crate::project::{Project, ProjectError};
 use crate::session::{STATUS_LINE_FRESH, StatusLineUsage};
 use checkpoint_core::agent::TranscriptFormat;
+use checkpoint_core::answer::HookAnswer;
 use checkpoint_core::changes::ChangeSet;
 use checkpoint_core::event::{EventKind, HookEvent};
 use checkpoint_core::journal::{Trigger, is_pr_creation};
@@ -25,23 +26,31 @@ pub const CONTEXT_CHECKPOINT_GAP: Duration = Duration::from_secs(5 * 60);
 /// The name of the skill and slash command that logs progress.
 pub const PROGRESS_SKILL: &str = "checkpoint-progress";
 
-/// `SessionStart`: the latest checkpoint, injected as `[resume] auto` says.
-pub(super) fn session_start(call: &Call) -> Result<Option<String>, ProjectError> {
+/// `SessionStart`: the latest checkpoint signed by this user's key, injected as `[resume] auto`
+/// says (see [`Project::resume_context`]); and, once, that a continuity log that did not parse
+/// was set aside — for the user, or after the context when there is one.
+pub(super) fn session_start(call: &Call) -> Result<HookAnswer, ProjectError> {
     let event = call.event;
     let Some(project) = call.project()? else {
-        return Ok(None);
+        return Ok(HookAnswer::Nothing);
     };
     super::turn::base_at_session_start(call, &project)?;
     let session = call.session();
     // Only a resumed session has checkpoints of its own worth preferring.
     let prefer = (event.detail.as_deref() == Some("resume")).then_some(&session);
+    let continuity = project.continuity();
     let context = match project.policy.resume.auto {
         Switch::Off => None,
-        Switch::Prompt => project
-            .continuity()
-            .latest(prefer)?
+        Switch::Prompt => (continuity.resume_point(prefer)?.checkpoint)
             .map(|c| text::resume_offer(&c, call.host.now)),
-        Switch::On => project.resume_context(event.detail.as_deref(), prefer, true)?,
+        Switch::On => (project.resume_context(event.detail.as_deref(), prefer, true)?).context,
+    };
+    let set_aside = continuity.untold_corrupt_log();
+    let set_aside = set_aside.map(|path| text::corrupt_log_notice(&path));
+    let context = match (context, set_aside) {
+        (None, Some(notice)) => return Ok(HookAnswer::Notice(notice)),
+        (Some(context), Some(notice)) => Some(format!("{context}\n\n{notice}")),
+        (context, None) => context,
     };
     // An agent that shows a `SessionStart(clear)` answer to the user only gets the context with
     // the next prompt instead.
@@ -51,9 +60,9 @@ pub(super) fn session_start(call: &Call) -> Result<Option<String>, ProjectError>
             .update(event.agent, call.session_id(), |record| {
                 record.pending_context = context
             })?;
-        return Ok(None);
+        return Ok(HookAnswer::Nothing);
     }
-    Ok(context)
+    Ok(context.map_or(HookAnswer::Nothing, HookAnswer::Context))
 }
 
 /// At a tool call: measures the context (the usage the payload reports, for an agent that sends

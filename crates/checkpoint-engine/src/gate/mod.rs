@@ -111,7 +111,13 @@ pub fn check(
         EventKind::UserPrompt => stop::user_prompt(&call)?,
         EventKind::PreTool => continuity::context_watch(&call)?,
         EventKind::PostTool => continuity::post_tool(&call)?,
-        EventKind::SessionStart => continuity::session_start(&call)?,
+        EventKind::SessionStart => {
+            return Ok(GateOutcome {
+                answer: continuity::session_start(&call)?,
+                warnings,
+                base: None,
+            });
+        }
         EventKind::SessionEnd => {
             warnings.extend(continuity::session_end(&call)?);
             None

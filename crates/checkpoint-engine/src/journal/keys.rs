@@ -16,6 +16,7 @@ use ed25519_dalek::SigningKey;
 use ed25519_dalek::pkcs8::{DecodePrivateKey, EncodePrivateKey, KeypairBytes};
 use zeroize::Zeroizing;
 
+use crate::continuity::KeySource;
 use crate::store;
 use checkpoint_core::journal::signing::MasterKey;
 
@@ -162,6 +163,13 @@ impl KeyManager for FileKeyManager {
 
     fn master_public_key(&self) -> Result<Option<[u8; 32]>, KeyError> {
         Ok(self.load()?.map(|key| key.verifying_key().to_bytes()))
+    }
+}
+
+/// Signs the continuity log's entries with the master key.
+impl<K: KeyManager + ?Sized> KeySource for K {
+    fn master_key(&self) -> Option<MasterKey> {
+        self.master().ok()
     }
 }
 

@@ -1,11 +1,14 @@
 //! A project's session continuity: saving a session checkpoint (and one of the active task),
 //! logging progress, and the restart context a new session starts with. The gate calls these on
-//! hook events; `checkpoint save|progress|resume` and the MCP tools call them by hand.
+//! hook events; `checkpoint save|progress|resume` and the MCP tools call them by hand. What a
+//! restart context says comes only from entries signed by this user's own key (see
+//! [`crate::continuity::signed`]).
 
 use crate::continuity::diff;
 use crate::continuity::text::{self, Resume};
 use crate::continuity::{
-    ContextMark, ProgressEntry, ProgressSource, SessionCheckpoint, SessionRef, TaskMark, ThreadKey,
+    ContextMark, ProgressEntry, ProgressSource, ResumePoint, SessionCheckpoint, SessionRef,
+    TaskMark, ThreadKey,
 };
 use checkpoint_core::changes::ChangeSet;
 use checkpoint_core::journal::Trigger;
@@ -30,6 +33,16 @@ pub struct SaveRequest {
     /// [`SessionCheckpoint::unresolved`]); ignored for other triggers, which carry the session's
     /// last value.
     pub unresolved: Option<String>,
+}
+
+/// What a restart goes on from (see [`Project::resume_context`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restart {
+    /// The restart context; `None` when no checkpoint signed by this user's key was saved.
+    pub context: Option<String>,
+    /// The checkpoints saved after the one resumed from (all, without one) that this user's key
+    /// did not sign, newest first: never resumed from, only listed.
+    pub unverified: Vec<SessionCheckpoint>,
 }
 
 impl Project {
@@ -78,11 +91,11 @@ impl Project {
         };
         let given = given.filter(|s| !s.trim().is_empty());
         let stop = request.trigger == Trigger::Stop;
-        // The session's previous checkpoint, read only for what this one carries over.
+        // The session's previous checkpoint, read only for what this one carries over: one this
+        // user signed, so that no fetched text is carried into a checkpoint signed now.
         let previous = match (&given, stop) {
             (Some(_), true) => None,
-            _ => continuity
-                .latest(Some(&request.session))?
+            _ => (continuity.resume_point(Some(&request.session))?.checkpoint)
                 .filter(|c| c.session == request.session),
         };
         let (summary, unresolved) = match previous {
@@ -121,6 +134,7 @@ impl Project {
             task,
             progress: Vec::new(),
             unresolved,
+            signature: None,
         })?)
     }
 
@@ -143,26 +157,38 @@ impl Project {
             task: self.journal().active_id()?,
             session,
             source,
+            signature: None,
         };
         self.continuity().log_progress(entry.clone())?;
         Ok(entry)
     }
 
-    /// The restart context: the latest checkpoint (of `session` when it has one) with the
-    /// thread's progress; `None` when nothing was saved yet. `source` is the `SessionStart`
-    /// source that says why the session restarts. With `count`, this is a real restart and the
-    /// thread's restart attempts go up.
+    /// The restart context: the latest checkpoint signed by this user's own key (of `session`
+    /// when it has one, see [`crate::continuity::Continuity::resume_point`]) with the thread's
+    /// progress entries so signed; `None` when there is no such checkpoint. Never the text of a
+    /// checkpoint or entry another key signed, or none: a fetched log is written by whoever can
+    /// push refs, and this is injected into a new session automatically. Also the unverified
+    /// checkpoints saved after it, for `checkpoint resume` to list. `source` is the
+    /// `SessionStart` source that says why the session restarts. With `count`, this is a real
+    /// restart and the thread's restart attempts go up.
     pub fn resume_context(
         &self,
         source: Option<&str>,
         session: Option<&SessionRef>,
         count: bool,
-    ) -> Result<Option<String>, ProjectError> {
+    ) -> Result<Restart, ProjectError> {
         self.git()?;
         let now = self.host.now;
         let continuity = self.continuity();
-        let Some(checkpoint) = continuity.latest(session)? else {
-            return Ok(None);
+        let ResumePoint {
+            checkpoint,
+            unverified,
+        } = continuity.resume_point(session)?;
+        let Some(checkpoint) = checkpoint else {
+            return Ok(Restart {
+                context: None,
+                unverified,
+            });
         };
         let thread = ThreadKey(checkpoint.task.as_ref().map(|t| t.id.clone()));
         let attempt = if count {
@@ -177,7 +203,7 @@ impl Project {
         let progress = continuity.progress(&thread)?;
         let why = text::reset_reason(source);
         let progress_file = continuity.log_path().display().to_string();
-        Ok(Some(text::resume_context(&Resume {
+        let context = text::resume_context(&Resume {
             checkpoint: &checkpoint,
             why: &why,
             attempt,
@@ -185,7 +211,11 @@ impl Project {
             progress: &progress,
             progress_file: &progress_file,
             now,
-        })))
+        });
+        Ok(Restart {
+            context: Some(context),
+            unverified,
+        })
     }
 
     /// "Work changed since last checkpoint: …" and what to do, when work changed since the

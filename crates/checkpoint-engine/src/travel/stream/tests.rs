@@ -63,6 +63,7 @@ fn save_checkpoint(repo: &Repo) -> SessionCheckpoint {
         task: None,
         progress: Vec::new(),
         unresolved: None,
+        signature: None,
     })
     .unwrap()
 }
