@@ -765,6 +765,13 @@ fn a_session_someone_else_pushed_is_listed_as_unverified_and_never_resumed_from(
     let log = ok(&w, &laptop, &["log"]);
     assert!(!log.contains("evil.example"), "{log}");
     insta::assert_snapshot!(log, @"#1 manual just now (cli manual) 0 files ⚠ unverified: not signed by your key (its text is not shown)");
+    // Nor is it restored without being named: `restore` takes the victim's own checkpoints.
+    let restore = w.checkpoint(&laptop, &["restore", "--dry-run"], &[]);
+    assert_eq!(code(&restore), 2, "{restore:?}");
+    assert!(
+        stderr(&restore).contains("no checkpoint of yours (signed by your key) saved yet"),
+        "{restore:?}"
+    );
 
     // The victim works on: their own checkpoint goes on top, and is what they resume from.
     ok(&w, &laptop, &["progress", "the login form is wired"]);
@@ -805,6 +812,9 @@ fn a_session_someone_else_pushed_is_listed_as_unverified_and_never_resumed_from(
     );
     assert!(resumed.contains("✓ the login form is wired"), "{resumed}");
     insta::assert_snapshot!(unverified_lines(&resumed), @"⚠ Checkpoint #3 (manual, saved just now, session cli manual) is unverified: not signed by your key, so it was not resumed from and its text is not shown (it came from elsewhere, e.g. a fetched ref).");
+    let restore = ok(&w, &desk, &["restore", "--dry-run", "--json"]);
+    let restore: serde_json::Value = serde_json::from_str(&restore).unwrap();
+    assert_eq!(restore["checkpoint"], 2, "{restore}");
     let log = ok(&w, &desk, &["log"]);
     assert!(!log.contains("evil.example"), "{log}");
     insta::assert_snapshot!(unverified_lines(&log), @"
@@ -827,30 +837,10 @@ fn commit_log(dir: &Path, log: &[u8]) {
         .map(|l| format!("{l}\n"))
         .collect();
     entries.push_str(&format!("100644 blob {}\tlog.json\n", blob.trim()));
-    let mut mktree = Command::new("git")
-        .current_dir(dir)
-        .arg("mktree")
-        .envs(checkpoint_testkit::git_env())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write as _;
-    mktree
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(entries.as_bytes())
-        .unwrap();
-    let tree = String::from_utf8(mktree.wait_with_output().unwrap().stdout).unwrap();
-    let commit = String::from_utf8(
-        git(
-            dir,
-            &["commit-tree", "-m", "crafted", "-p", name, tree.trim()],
-        )
-        .stdout,
-    )
-    .unwrap();
+    let tree = plumbing(dir, &["mktree"], &entries);
+    let commit =
+        String::from_utf8(git(dir, &["commit-tree", "-m", "crafted", "-p", name, &tree]).stdout)
+            .unwrap();
     git(dir, &["update-ref", name, commit.trim()]);
 }
 

@@ -3,6 +3,7 @@
 //! that checkpoint can bring back every file the restore changes, and only then write.
 
 use crate::continuity::restore::{self, RestoreError, RestorePlan};
+use crate::continuity::signed::Signed;
 use crate::continuity::{SessionCheckpoint, SessionRef};
 use checkpoint_core::changes::ChangeKind;
 use checkpoint_core::journal::Trigger;
@@ -13,11 +14,13 @@ use super::{Project, ProjectError};
 /// Which checkpoint to restore.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RestoreTo {
-    /// The latest checkpoint that is not a safety checkpoint of a restore.
+    /// The latest checkpoint this user's own key signed that is not a safety checkpoint of a
+    /// restore.
     Latest,
     /// The checkpoint with this number.
     Id(u64),
-    /// The latest safety checkpoint: the state before the last restore (`--undo`).
+    /// The latest safety checkpoint this user's own key signed: the state before the last
+    /// restore (`--undo`).
     Undo,
 }
 
@@ -54,22 +57,24 @@ impl Project {
         let repo = self.git()?;
         let continuity = self.continuity();
         let log = continuity.load()?;
+        // Without a number, only a checkpoint of this user's own: one fetched from a remote and
+        // signed by no key of theirs may hold any content (`checkpoint log` marks it).
+        let own = continuity.own_keys();
+        let mine = |c: &&SessionCheckpoint| c.signed_by(&own);
         let found = match request.to {
-            RestoreTo::Latest => log
-                .checkpoints
-                .iter()
-                .rev()
+            RestoreTo::Latest => (log.checkpoints.iter().rev())
+                .filter(mine)
                 .find(|c| c.trigger != Trigger::Restore),
             RestoreTo::Id(id) => log.checkpoints.iter().find(|c| c.id == id),
-            RestoreTo::Undo => log
-                .checkpoints
-                .iter()
-                .rev()
+            RestoreTo::Undo => (log.checkpoints.iter().rev())
+                .filter(mine)
                 .find(|c| c.trigger == Trigger::Restore),
         };
         let checkpoint = found.cloned().ok_or_else(|| {
             ProjectError::NoCheckpoint(match request.to {
-                RestoreTo::Latest => "no checkpoint saved yet".to_owned(),
+                RestoreTo::Latest => {
+                    "no checkpoint of yours (signed by your key) saved yet".to_owned()
+                }
                 RestoreTo::Id(id) => format!("no checkpoint #{id} (`checkpoint log` lists them)"),
                 RestoreTo::Undo => "no restore to undo".to_owned(),
             })
