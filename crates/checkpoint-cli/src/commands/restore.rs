@@ -15,7 +15,8 @@ use crate::{output, project};
 /// Options of `checkpoint restore`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The checkpoint's number (`checkpoint log` lists them); default: the latest one.
+    /// The checkpoint's number (`checkpoint log` lists them); default: your latest (one your key
+    /// signed: a checkpoint fetched from elsewhere is restored only when named).
     #[arg(conflicts_with = "undo")]
     checkpoint: Option<u64>,
     /// Restore only these files or directories (relative to the current directory).
