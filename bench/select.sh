@@ -6,6 +6,12 @@
 #
 #   bench/select.sh [CARGO_WORKSPACE_GIT_URL [REMEDA_GIT_URL]]
 #   PROJECTS=remeda bench/select.sh    # only some of boltons, hashes, remeda
+#   BASELINE_BIN=/path/to/old/checkpoint INTERLEAVE=5 bench/select.sh   # before and after
+#
+# With BASELINE_BIN, that binary (another build of checkpoint, e.g. an older commit's) is
+# measured in the same run: rows `check --all (baseline)` and `check (baseline)` beside the
+# others in each project's table, and the mutation check with it too. INTERLEAVE (lib.sh) then
+# spreads the machine's slow phases over both binaries alike.
 #
 # The projects, obtained from their own registries or repositories:
 # - Python: boltons 26.2.0, its sdist from PyPI (`pytest -x -q`, 32 test modules), pytest in a
@@ -31,6 +37,8 @@ remeda_url="${2:-https://github.com/remeda/remeda}"
 projects=" ${PROJECTS:-boltons hashes remeda} "
 work="$target/bench-repos/select"
 bin="$release/checkpoint"
+baseline_bin="${BASELINE_BIN:-}"
+if [ -n "$baseline_bin" ]; then baseline_bin="$(realpath "$baseline_bin")"; fi
 export XDG_CONFIG_HOME="$work/config"
 isolated_git
 mkdir -p "$work"
@@ -47,7 +55,7 @@ commit_and_trust() {
             >> .gitignore
         git add -A
         git commit -q -m "upstream sources"
-        "$bin" trust --yes > /dev/null
+        "$bin" trust --yes > /dev/null < /dev/null
     )
 }
 
@@ -89,31 +97,55 @@ fi
 
 export PATH="$work/venv/bin:$PATH"
 
+# The binaries measured, each with the suffix of its rows' names: this checkout's and the
+# baseline's, if given.
+bins=("$bin")
+labels=("")
+if [ -n "$baseline_bin" ]; then
+    bins+=("$baseline_bin")
+    labels+=(" (baseline)")
+fi
+missed=0
+
 # Times `checkpoint check` against `checkpoint check --all` in $1 after appending a comment to
-# the file $2 (the marker $3), then breaks it with the sed expression $4 and checks that the
-# selected run fails.
+# the file $2 (the marker $3), with each binary, then breaks it with the sed expression $4 and
+# checks that the selected run fails, with each binary.
 measure() {
-    local repo="$1" file="$2" comment="$3" mutation="$4" name
+    local repo="$1" file="$2" comment="$3" mutation="$4" name i
     name="$(basename "$repo")"
     [[ $projects == *" $name "* ]] || return 0
     git -C "$repo" checkout --quiet -- .
-    (cd "$repo" && "$bin" check --all > /dev/null 2>&1 || true) # builds and warms everything
+    for i in "${!bins[@]}"; do # builds and warms everything
+        (cd "$repo" && "${bins[i]}" check --all > /dev/null 2>&1 < /dev/null || true)
+    done
     printf '%s\n' "$comment" >> "$repo/$file"
-    (cd "$repo" && "$bin" check 2>/dev/null | grep -F 'Only the affected' || true)
+    for i in "${!bins[@]}"; do
+        echo "check${labels[i]}:"
+        (cd "$repo" && "${bins[i]}" check 2>/dev/null < /dev/null | grep -F 'Only the affected' ||
+            true)
+    done
     local prepare="rm -rf '$repo/.git/checkpoint/cache'"
-    row "check --all" "cd '$repo' && '$bin' check --all > /dev/null 2>&1 || true"
-    row "check" "cd '$repo' && '$bin' check > /dev/null 2>&1 || true"
+    for i in "${!bins[@]}"; do
+        row "check --all${labels[i]}" \
+            "cd '$repo' && '${bins[i]}' check --all > /dev/null 2>&1 < /dev/null || true"
+        row "check${labels[i]}" \
+            "cd '$repo' && '${bins[i]}' check > /dev/null 2>&1 < /dev/null || true"
+    done
     compare "$name: one changed file, tests run" "check --all" "select-$name" --prepare "$prepare"
     sed -i "$mutation" "$repo/$file"
     local out
-    out="$(cd "$repo" && "$bin" check 2>/dev/null || true)"
-    if grep -q 'Tests: FAILED' <<< "$out" && grep -q 'Only the affected' <<< "$out"; then
-        echo "mutation check ($name): the broken function's tests were selected and failed"
-    else
-        echo "mutation check ($name): MISSED" >&2
-        echo "$out" >&2
-        exit 1
-    fi
+    for i in "${!bins[@]}"; do
+        rm -rf "$repo/.git/checkpoint/cache"
+        out="$(cd "$repo" && "${bins[i]}" check 2>/dev/null < /dev/null || true)"
+        if grep -q 'Tests: FAILED' <<< "$out" && grep -q 'Only the affected' <<< "$out"; then
+            echo "mutation check ($name${labels[i]}): the broken function's tests were" \
+                "selected and failed"
+        else
+            echo "mutation check ($name${labels[i]}): MISSED" >&2
+            echo "$out" >&2
+            missed=1
+        fi
+    done
     git -C "$repo" checkout --quiet -- .
 }
 
@@ -121,3 +153,4 @@ measure "$boltons" boltons/strutils.py '# touched' \
     's/^def indent(text, margin, newline=.\\n., key=bool):$/&\n    return text/'
 measure "$hashes" sha1/src/consts.rs '// touched' 's/0x67452301/0x67452300/'
 measure "$remeda" src/clamp.ts '// touched' 's/? min$/? min + 1/'
+exit "$missed"
