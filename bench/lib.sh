@@ -112,3 +112,17 @@ measured_projects_build_by_default() {
     unset CARGO_TARGET_DIR
     if [ -n "${release_var:-}" ]; then unset "$release_var"; fi
 }
+
+# Commits the directory $1 (a project a script measures) as it is, ignoring build and tool
+# output, and approves its detected test command with the binary $bin.
+commit_and_trust() {
+    (
+        cd "$1"
+        git init -q -b main
+        printf '%s\n' '/target' '__pycache__/' '*.pyc' '.venv/' '.pytest_cache/' 'node_modules/' \
+            >> .gitignore
+        git add -A
+        git commit -q -m "upstream sources"
+        "$bin" trust --yes > /dev/null < /dev/null
+    )
+}

@@ -53,19 +53,6 @@ mkdir -p "$work"
 release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli
 measured_projects_build_by_default
 
-# Commits the directory $1 as it is, and approves its detected test command.
-commit_and_trust() {
-    (
-        cd "$1"
-        git init -q -b main
-        printf '%s\n' '/target' '__pycache__/' '*.pyc' '.venv/' '.pytest_cache/' 'node_modules/' \
-            >> .gitignore
-        git add -A
-        git commit -q -m "upstream sources"
-        "$bin" trust --yes
-    )
-}
-
 # Extracts the commit $3 of the repository at URL $2 into the directory $1.
 from_git() {
     local dir="$1" url="$2" commit="$3"

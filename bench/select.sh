@@ -46,19 +46,6 @@ mkdir -p "$work"
 release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli
 measured_projects_build_by_default
 
-# Commits the directory $1 as it is, and approves its detected test command.
-commit_and_trust() {
-    (
-        cd "$1"
-        git init -q -b main
-        printf '%s\n' '/target' '__pycache__/' '*.pyc' '.venv/' '.pytest_cache/' 'node_modules/' \
-            >> .gitignore
-        git add -A
-        git commit -q -m "upstream sources"
-        "$bin" trust --yes > /dev/null < /dev/null
-    )
-}
-
 # The boltons sdist, with pytest in a venv beside it.
 boltons="$work/boltons"
 if [[ $projects == *" boltons "* && ! -d "$boltons" ]]; then
