@@ -107,15 +107,20 @@ impl Signers {
         Ok(Signers { trusted, from })
     }
 
-    /// `Trusted signers: you, alice (from …)`.
+    /// `Trusted signers: you, alice (listed: …)`.
     fn line(&self) -> String {
         let names: Vec<String> = self.trusted.names().map(sanitize::name).collect();
-        let names = if names.is_empty() {
-            "none (no key of yours, none listed)".to_owned()
-        } else {
-            names.join(", ")
-        };
-        format!("Trusted signers: {names} (listed: {})", self.from)
+        if names.is_empty() {
+            return format!(
+                "Trusted signers: none (no key of yours; none listed: {})",
+                self.from
+            );
+        }
+        format!(
+            "Trusted signers: {} (listed: {})",
+            names.join(", "),
+            self.from
+        )
     }
 }
 
