@@ -349,8 +349,8 @@ impl Continuity {
         }))
     }
 
-    /// Counts a resume of `thread` from `from`: attempt 1 when progress was logged or the work
-    /// changed since the last resume, else one more than last time.
+    /// Counts a resume of `thread` from `from`: attempt 1 when this user logged progress or the
+    /// work changed since the last resume, else one more than last time.
     pub fn count_restart(
         &self,
         thread: &ThreadKey,
@@ -358,14 +358,18 @@ impl Continuity {
         now: Timestamp,
     ) -> Result<u32, StoreError> {
         let state = from.state_digest();
+        // Only this user's own progress counts: an entry fetched from elsewhere does not make
+        // a thread that goes in circles look as if it moved.
+        let trusted = self.own_keys();
         self.update(|log| {
             let previous = log.restarts.get(thread.as_str());
             let stuck = previous.is_some_and(|last| {
                 last.state == state
-                    && !log
-                        .progress
-                        .iter()
-                        .any(|p| ThreadKey(p.task.clone()) == *thread && p.at > last.at)
+                    && !log.progress.iter().any(|p| {
+                        ThreadKey(p.task.clone()) == *thread
+                            && p.at > last.at
+                            && p.signed_by(&trusted)
+                    })
             });
             let count = match previous {
                 Some(last) if stuck => last.count + 1,

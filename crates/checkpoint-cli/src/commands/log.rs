@@ -4,8 +4,10 @@
 use std::process::ExitCode;
 
 use checkpoint_core::sanitize;
+use checkpoint_engine::continuity::{SessionCheckpoint, Signed};
 use checkpoint_engine::journal::JournalError;
 use checkpoint_engine::project::Project;
+use serde::Serialize;
 
 use crate::args::ReadArgs;
 use crate::error::CliError;
@@ -55,11 +57,27 @@ pub(crate) fn run(args: &ReadArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A checkpoint as `log --json` prints it: with whether this user's own key signed it (one
+/// that is not came from elsewhere; its text is anyone's).
+#[derive(Serialize)]
+struct Listed<'a> {
+    #[serde(flatten)]
+    checkpoint: &'a SessionCheckpoint,
+    verified: bool,
+}
+
 /// The project's session checkpoints, newest first.
 fn session_log(project: &Project, json: bool) -> Result<ExitCode, CliError> {
     let checkpoints = continuity::newest_first(project)?;
     if json {
-        output::json(&checkpoints)?;
+        let own = project.continuity().own_keys();
+        let listed: Vec<Listed> = (checkpoints.iter())
+            .map(|checkpoint| Listed {
+                checkpoint,
+                verified: checkpoint.signed_by(&own),
+            })
+            .collect();
+        output::json(&listed)?;
     } else {
         output::out(&continuity::list(project, &checkpoints));
     }

@@ -765,6 +765,9 @@ fn a_session_someone_else_pushed_is_listed_as_unverified_and_never_resumed_from(
     let log = ok(&w, &laptop, &["log"]);
     assert!(!log.contains("evil.example"), "{log}");
     insta::assert_snapshot!(log, @"#1 manual just now (cli manual) 0 files ⚠ unverified: not signed by your key (its text is not shown)");
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&w, &laptop, &["log", "--json"])).unwrap();
+    assert_eq!(json[0]["verified"], false, "{json}");
     // Nor is it restored without being named: `restore` takes the victim's own checkpoints.
     let restore = w.checkpoint(&laptop, &["restore", "--dry-run"], &[]);
     assert_eq!(code(&restore), 2, "{restore:?}");
@@ -817,6 +820,11 @@ fn a_session_someone_else_pushed_is_listed_as_unverified_and_never_resumed_from(
     assert_eq!(restore["checkpoint"], 2, "{restore}");
     let log = ok(&w, &desk, &["log"]);
     assert!(!log.contains("evil.example"), "{log}");
+    let json: serde_json::Value = serde_json::from_str(&ok(&w, &desk, &["log", "--json"])).unwrap();
+    let verified: Vec<(u64, bool)> = (json.as_array().unwrap().iter())
+        .map(|c| (c["id"].as_u64().unwrap(), c["verified"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(verified, [(3, false), (2, true), (1, false)]);
     insta::assert_snapshot!(unverified_lines(&log), @"
     #3 manual just now (cli manual) 0 files ⚠ unverified: not signed by your key (its text is not shown)
     #1 manual just now (cli manual) 0 files ⚠ unverified: not signed by your key (its text is not shown)

@@ -132,7 +132,7 @@ fn context_triggers_are_not_repeated_within_the_gap() {
 #[test]
 fn restarts_count_up_only_without_progress_or_new_work() {
     let dir = tempfile::tempdir().unwrap();
-    let log = Continuity::new(dir.path());
+    let log = signed_log(dir.path(), 1);
     let thread = ThreadKey(None);
     let checkpoint = log.save(draft("s1", Trigger::Stop, at(100))).unwrap();
     assert_eq!(log.count_restart(&thread, &checkpoint, at(90)).unwrap(), 1);
@@ -142,6 +142,11 @@ fn restarts_count_up_only_without_progress_or_new_work() {
     log.log_progress(entry("elsewhere", Some("t1"), at(65)))
         .unwrap();
     assert_eq!(log.count_restart(&thread, &checkpoint, at(60)).unwrap(), 4);
+    // Progress another key signed (fetched from elsewhere) does not count either.
+    signed_log(dir.path(), 2)
+        .log_progress(entry("not mine", None, at(58)))
+        .unwrap();
+    assert_eq!(log.count_restart(&thread, &checkpoint, at(57)).unwrap(), 5);
     log.log_progress(entry("done a thing", None, at(55)))
         .unwrap();
     assert_eq!(log.count_restart(&thread, &checkpoint, at(50)).unwrap(), 1);
