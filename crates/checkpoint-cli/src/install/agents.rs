@@ -139,6 +139,15 @@ impl AgentSpec {
             })
     }
 
+    /// One handler per event of the install table, each running `command`: what `checkpoint
+    /// install` writes (with the adapter's absolute path) and what the agent plugins committed in
+    /// this repository hold (with the adapter found on `PATH`, see `packaged`).
+    pub(crate) fn handlers(&self, command: &str) -> Vec<(&'static str, Value)> {
+        (self.table.events.iter())
+            .map(|event| (event.name, self.handler(command, event)))
+            .collect()
+    }
+
     /// The handler for `event` that runs `command`, in the agent's spelling.
     pub(crate) fn handler(&self, command: &str, event: &InstalledEvent) -> Value {
         let mut handler = Map::new();

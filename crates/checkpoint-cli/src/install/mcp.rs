@@ -220,7 +220,7 @@ fn is_ours(command: &str) -> bool {
 }
 
 /// Our server entry in the JSON spelling.
-fn json_entry(command: &str, typed: bool) -> Map<String, Value> {
+pub(super) fn json_entry(command: &str, typed: bool) -> Map<String, Value> {
     let mut entry = Map::new();
     if typed {
         entry.insert("type".to_owned(), "stdio".into());

@@ -11,6 +11,8 @@ pub(crate) mod git_hooks;
 pub(crate) mod inspect;
 mod ledger;
 mod mcp;
+#[cfg(test)]
+mod packaged;
 mod plugin;
 mod settings;
 mod skill;
@@ -122,12 +124,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<ExitCode, CliError> {
     mcp::check(&target, &spec)?;
     let adapter = adapter::locate(&spec, args.adapter.as_deref())?;
     let command = adapter::command_line(&adapter, adapter::HOOK_MARKER)?;
-    let handlers: Vec<(&str, Value)> = spec
-        .table
-        .events
-        .iter()
-        .map(|event| (event.name, spec.handler(&command, event)))
-        .collect();
+    let handlers = spec.handlers(&command);
     let events: Vec<&str> = handlers.iter().map(|(event, _)| *event).collect();
     let edit = edit(&target, &spec, &handlers, Mode::Install)?;
     let file = edit.file.display();

@@ -14,7 +14,7 @@ use super::config_file::ConfigFile;
 use super::ledger::Ledger;
 
 /// The skill file as installed. Its first lines identify it as ours on uninstall.
-const SKILL_MD: &str = "---
+pub(super) const SKILL_MD: &str = "---
 name: checkpoint-progress
 description: Log a finished milestone so that a later session (after /clear, compaction, a crash or a context limit) knows it is done and does not redo it. Invoke it after each meaningful piece of work, with a one-line description of what is done as the argument.
 ---

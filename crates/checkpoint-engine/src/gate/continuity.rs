@@ -406,7 +406,8 @@ fn fresh_status_line(call: &Call, project: &Project) -> Option<StatusLineUsage> 
 }
 
 /// The text of a `checkpoint-progress` skill or slash command call: Claude's `Skill` tool
-/// (`{"skill": name, "args": text}`) or `SlashCommand` (`{"command": "/name text"}`).
+/// (`{"skill": name, "args": text}`) or `SlashCommand` (`{"command": "/name text"}`); the name is
+/// `checkpoint:checkpoint-progress` when the skill comes with the `checkpoint` plugin.
 fn progress_from_tool(event: &HookEvent) -> Option<String> {
     let name = event.tool_name.as_deref()?;
     if !matches!(name, "Skill" | "SlashCommand") {
@@ -421,6 +422,8 @@ fn progress_from_tool(event: &HookEvent) -> Option<String> {
     let (called, rest) = invoked
         .split_once(char::is_whitespace)
         .unwrap_or((invoked, ""));
+    // From the Claude Code plugin, the skill is `checkpoint:checkpoint-progress`.
+    let called = called.strip_prefix("checkpoint:").unwrap_or(called);
     if called != PROGRESS_SKILL {
         return None;
     }
@@ -459,6 +462,15 @@ mod tests {
                 "Skill",
                 json!({"command": "checkpoint-progress", "args": "schema done"}),
             ),
+            // The skill of the Claude Code plugin.
+            tool(
+                "Skill",
+                json!({"skill": "checkpoint:checkpoint-progress", "args": "schema done"}),
+            ),
+            tool(
+                "SlashCommand",
+                json!({"command": "/checkpoint:checkpoint-progress schema done"}),
+            ),
         ];
         for event in &yes {
             assert_eq!(
@@ -476,6 +488,7 @@ mod tests {
             ),
             tool("Bash", json!({"command": "/checkpoint-progress x"})),
             tool("Skill", json!({"skill": 3})),
+            tool("Skill", json!({"skill": "other:checkpoint-progress", "args": "x"})),
         ];
         for event in &no {
             assert_eq!(progress_from_tool(event), None, "{event:?}");
