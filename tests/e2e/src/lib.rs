@@ -29,7 +29,9 @@
 //!   [`conversation_texts`] gives every text of a request with where it sits (hook context).
 //! - [`workspace_binaries`] builds `checkpoint` and the adapters from this workspace;
 //!   [`install_checkpoint`] installs their hooks with `checkpoint install <agent>`, and
-//!   [`checkpoint_project`] sets up a fixture repository with extra config and those hooks.
+//!   [`checkpoint_project`] sets up a fixture repository with extra config and those hooks;
+//!   [`add_plugin`] adds checkpoint's Claude Code plugin or Gemini CLI extension from this
+//!   repository instead, and [`trust_project`] approves a repository's commands.
 
 mod clis;
 mod hooks;
@@ -45,8 +47,8 @@ pub use hooks::write_hooks;
 pub use session::{RunResult, Session, run_agent};
 pub use wire::{ConversationText, Place, conversation_texts, last_user_texts, stop_feedback};
 pub use workspace::{
-    Binaries, HOOKS_COMMIT, checkpoint_project, install_checkpoint, install_checkpoint_for_user,
-    shell_quote, workspace_binaries,
+    Binaries, HOOKS_COMMIT, add_plugin, checkpoint_project, install_checkpoint,
+    install_checkpoint_for_user, repository_root, shell_quote, trust_project, workspace_binaries,
 };
 
 /// One of the agent CLIs the harness drives.

@@ -128,6 +128,8 @@ pub struct Session {
     home: tempfile::TempDir,
     mock: MockServer,
     runs: u32,
+    /// `PATH` for the CLI and its hooks, when not the test process's ([`Session::set_path`]).
+    path: Option<OsString>,
 }
 
 impl Session {
@@ -149,6 +151,7 @@ impl Session {
             home,
             mock,
             runs: 0,
+            path: None,
         };
         session.write_user_config();
         session
@@ -164,6 +167,12 @@ impl Session {
         self.home.path()
     }
 
+    /// Sets the `PATH` the CLI, its hooks and its MCP servers run with (by default the test
+    /// process's): for a plugin that runs our binaries from `PATH`.
+    pub fn set_path(&mut self, path: OsString) {
+        self.path = Some(path);
+    }
+
     /// The full environment the CLI runs with (nothing else is inherited): `PATH`, `TMPDIR`,
     /// the isolated `HOME`, the test kit's git identity, and the agent's mock settings. Run other
     /// tools with it (for example `checkpoint install <agent>`) to act on the same isolated
@@ -172,8 +181,9 @@ impl Session {
         let home = self.home();
         let mut env: Vec<(OsString, OsString)> = Vec::new();
         let mut set = |k: &str, v: &std::ffi::OsStr| env.push((k.into(), v.to_owned()));
-        let path =
-            std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+        let path = (self.path.clone())
+            .or_else(|| std::env::var_os("PATH"))
+            .unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
         set("PATH", &path);
         if let Some(tmp) = std::env::var_os("TMPDIR") {
             set("TMPDIR", &tmp);

@@ -182,6 +182,108 @@ fn run_install(session: &Session, repo: &Path, extra: &[&str]) {
     );
 }
 
+/// This repository's root: the Claude Code plugin marketplace (`.claude-plugin/`) and the home of
+/// the plugins (`plugins/claude`, `plugins/gemini`).
+pub fn repository_root() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    root.canonicalize()
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+}
+
+/// Adds checkpoint's plugin from this repository to the session's agent, for the user (into the
+/// session's isolated home), the way a user adds it:
+///
+/// - Claude Code: `claude plugin marketplace add <repository>` and `claude plugin install
+///   checkpoint@checkpoint`;
+/// - Gemini CLI: `gemini extensions link <repository>/plugins/gemini --consent`.
+///
+/// The plugin's hooks run the adapters found on `PATH`: with `adapters`, the session's `PATH`
+/// starts with the directory of our binaries ([`workspace_binaries`]); without, it is the test
+/// process's `PATH` without any directory that holds a `checkpoint` or `checkpoint-<agent>`
+/// program (an installed checkpoint), so the hooks find none. Panics, with the output, when a
+/// command fails, and for the agents that have no plugin here.
+pub fn add_plugin(session: &mut Session, adapters: bool) {
+    let agent = session.agent();
+    let root = repository_root();
+    let commands: Vec<Vec<String>> = match agent {
+        Agent::Claude => vec![
+            vec![
+                "plugin".into(),
+                "marketplace".into(),
+                "add".into(),
+                root.display().to_string(),
+            ],
+            vec![
+                "plugin".into(),
+                "install".into(),
+                "checkpoint@checkpoint".into(),
+            ],
+        ],
+        Agent::Gemini => vec![vec![
+            "extensions".into(),
+            "link".into(),
+            root.join("plugins/gemini").display().to_string(),
+            "--consent".into(),
+        ]],
+        other => panic!("{other}: this repository has no plugin for it"),
+    };
+    let binaries = workspace_binaries();
+    let ours = binaries
+        .checkpoint
+        .parent()
+        .expect("a binary has a directory");
+    let inherited = std::env::var_os("PATH").unwrap_or_default();
+    let programs = [binaries.checkpoint.as_path(), binaries.adapter(agent)];
+    let others = std::env::split_paths(&inherited).filter(|dir| {
+        !programs
+            .iter()
+            .any(|program| dir.join(program.file_name().expect("a file name")).exists())
+    });
+    let dirs: Vec<PathBuf> = adapters
+        .then(|| ours.to_owned())
+        .into_iter()
+        .chain(others)
+        .collect();
+    session.set_path(std::env::join_paths(dirs).expect("PATH joins"));
+    for args in commands {
+        let program = crate::ensure_clis().path(agent);
+        let out = Command::new(program)
+            .args(&args)
+            .current_dir(session.home())
+            .env_clear()
+            .envs(session.env())
+            .output()
+            .unwrap_or_else(|e| panic!("run {}: {e}", program.display()));
+        assert!(
+            out.status.success(),
+            "{agent} {args:?} exited with {}\n--- stdout\n{}--- stderr\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// Approves `repo`'s commands as its user does (`checkpoint trust --yes`, with the session's
+/// environment): what `checkpoint install` does for the project it runs in, and a plugin cannot.
+pub fn trust_project(session: &Session, repo: &Path) {
+    let checkpoint = &workspace_binaries().checkpoint;
+    let out = Command::new(checkpoint)
+        .args(["trust", "--yes"])
+        .current_dir(repo)
+        .env_clear()
+        .envs(session.env())
+        .output()
+        .unwrap_or_else(|e| panic!("run {}: {e}", checkpoint.display()));
+    assert!(
+        out.status.success(),
+        "checkpoint trust --yes exited with {}\n--- stdout\n{}--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// A fixture repository set up the way a project that adopts checkpoint is: the test kit's
 /// `fixture` (`tests/fixtures/<fixture>.sh`), `config` appended to its `checkpoint.toml` (created
 /// when the fixture has none), then our hooks installed and everything committed by

@@ -17,8 +17,8 @@ use checkpoint_e2e::scenario::{Scenario, Step};
 use std::path::PathBuf;
 
 use checkpoint_e2e::{
-    Agent, HOOKS_COMMIT, RunResult, Session, install_checkpoint, install_checkpoint_for_user,
-    last_user_texts, stop_feedback,
+    Agent, HOOKS_COMMIT, RunResult, Session, add_plugin, install_checkpoint,
+    install_checkpoint_for_user, last_user_texts, stop_feedback, trust_project,
 };
 
 /// The prompt every story starts with.
@@ -314,6 +314,10 @@ enum Start {
     /// At the root of a linked worktree (`git worktree add`) of the repository, with the hooks
     /// installed for the user in the repository (its main worktree).
     Worktree,
+    /// At the repository's root, with no hooks installed: checkpoint's plugin from this
+    /// repository added for the user ([`add_plugin`], our binaries on `PATH`) and the
+    /// repository's commands approved (`checkpoint trust --yes`), as a user of the plugin does.
+    Plugin,
 }
 
 /// Where one run happens: the worktree the agent edits and the directory it starts in.
@@ -328,7 +332,7 @@ struct Place {
 
 impl Start {
     /// Installs the hooks in `repo` as this start needs, and says where the agent runs.
-    fn prepare(self, session: &Session, repo: &Path) -> Place {
+    fn prepare(self, session: &mut Session, repo: &Path) -> Place {
         let git = |dir: &Path, args: &[&str]| {
             checkpoint_testkit::git(dir, args);
         };
@@ -362,6 +366,15 @@ impl Start {
                     _worktrees: Some(worktrees),
                 }
             }
+            Start::Plugin => {
+                add_plugin(session, true);
+                trust_project(session, repo);
+                Place {
+                    root: repo.to_owned(),
+                    cwd: repo.to_owned(),
+                    _worktrees: None,
+                }
+            }
         }
     }
 }
@@ -376,7 +389,7 @@ fn play(agent: Agent, story: Story) {
 fn play_from(agent: Agent, story: Story, start: Start) {
     let repo = checkpoint_testkit::repo("python-passing");
     let mut session = Session::new(agent);
-    let place = start.prepare(&session, repo.path());
+    let place = start.prepare(&mut session, repo.path());
     let mut scenario = Scenario::new(story.steps());
     scenario.root = Some(place.root.clone());
     let result = session.run(&place.cwd, PROMPT, scenario);
@@ -587,6 +600,116 @@ macro_rules! starts {
 starts! {
     broken_test_from_a_subdirectory => Subdirectory,
     broken_test_from_a_worktree => Worktree,
+}
+
+/// checkpoint's plugins from this repository gate as `checkpoint install <agent>` does: the
+/// Claude Code plugin added from the repository as a marketplace, the Gemini CLI extension
+/// linked, our adapters on `PATH`, no hooks installed (`broken_test_from_the_plugin::<agent>`:
+/// the broken-test story, with the root's expectations exactly). Without the adapters on `PATH`
+/// the plugin blocks nothing and tells the user how to install them
+/// (`plugin_without_adapters::<agent>`).
+mod plugin {
+    use checkpoint_e2e::scenario::Scenario;
+    use checkpoint_e2e::{Agent, Session, add_plugin};
+
+    use super::{Start, Story, play_from, run_at};
+
+    mod broken_test_from_the_plugin {
+        use super::{Agent, Start, Story, play_from};
+
+        #[test]
+        fn claude() {
+            play_from(Agent::Claude, Story::BrokenTest, Start::Plugin);
+        }
+
+        #[test]
+        fn gemini() {
+            play_from(Agent::Gemini, Story::BrokenTest, Start::Plugin);
+        }
+    }
+
+    /// The plugin added with no adapter on `PATH`; the model breaks `add` and stops: the stop
+    /// is allowed (a missing binary never blocks the agent), the model hears nothing of it, and
+    /// the user is told how to install the adapters, on stderr as the CLI shows a hook's
+    /// non-blocking error: Claude Code `<Event> hook [<command>] failed: <line>` (`claude -p`
+    /// prints it for `SessionEnd`; the TUI shows it for each event), Gemini CLI
+    /// `Warning: <line>`.
+    fn without_adapters(agent: Agent) {
+        let repo = checkpoint_testkit::repo("python-passing");
+        let mut session = Session::new(agent);
+        add_plugin(&mut session, false);
+        let scenario = Scenario::new(Story::NeverFixes.steps());
+        let label = "plugin without adapters";
+        let (result, summary, carried) = run_at(&mut session, repo.path(), scenario, label);
+        assert_eq!(
+            carried,
+            [Vec::<String>::new()],
+            "one turn, no block\n{summary}"
+        );
+        let told = format!("checkpoint: checkpoint-{agent} is not on PATH");
+        let model_heard = (result.requests.iter()).any(|r| r["body"].to_string().contains(&told));
+        assert!(!model_heard, "{summary}");
+        let (shown_as, title) = match agent {
+            Agent::Claude => (format!("] failed: {told}"), "Claude Code"),
+            Agent::Gemini => (format!("Warning: {told}"), "Gemini CLI"),
+            other => panic!("{other}: no plugin"),
+        };
+        let line = (result.stderr.lines())
+            .find_map(|line| line.split_once(&shown_as).map(|(_, rest)| rest))
+            .unwrap_or_else(|| panic!("the user was not told: no {shown_as:?}\n{summary}"));
+        assert!(line.contains("scripts/install.sh"), "{line}");
+        assert!(line.ends_with(&format!("then restart {title}.")), "{line}");
+    }
+
+    /// The CLIs' own validators accept the plugins: `claude plugin validate --strict` (warnings
+    /// are errors) on the marketplace and on the plugin, `gemini extensions validate` on the
+    /// extension.
+    #[test]
+    fn the_clis_validate_the_plugins() {
+        let root = checkpoint_e2e::repository_root();
+        let checks = [
+            (Agent::Claude, vec!["plugin", "validate", "--strict", "."]),
+            (
+                Agent::Claude,
+                vec!["plugin", "validate", "--strict", "plugins/claude"],
+            ),
+            (
+                Agent::Gemini,
+                vec!["extensions", "validate", "plugins/gemini"],
+            ),
+        ];
+        for (agent, args) in checks {
+            let session = Session::new(agent);
+            let out = std::process::Command::new(checkpoint_e2e::ensure_clis().path(agent))
+                .args(&args)
+                .current_dir(&root)
+                .env_clear()
+                .envs(session.env())
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{agent} {args:?}: {}\n--- stdout\n{}--- stderr\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+
+    mod plugin_without_adapters {
+        use super::{Agent, without_adapters};
+
+        #[test]
+        fn claude() {
+            without_adapters(Agent::Claude);
+        }
+
+        #[test]
+        fn gemini() {
+            without_adapters(Agent::Gemini);
+        }
+    }
 }
 
 /// Claude Code's subagents (its `Agent` tool, run in the foreground) and background commands: a

@@ -211,7 +211,12 @@ mod tests {
             let installed = spec.handlers("/opt/bin/checkpoint-x --hook");
             let file = files().into_iter().find(|f| f.path == path).unwrap();
             let plugin: Value = serde_json::from_str(&file.text).unwrap();
-            let events: Vec<&str> = plugin["hooks"].as_object().unwrap().keys().map(String::as_str).collect();
+            let events: Vec<&str> = plugin["hooks"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .collect();
             let expected: Vec<&str> = installed.iter().map(|(event, _)| *event).collect();
             assert_eq!(events, expected, "{name}");
             for (event, mut handler) in installed {
@@ -286,14 +291,23 @@ mod tests {
 
             // A stand-in adapter: prints its arguments and its stdin, exits 7.
             let fake = dir.path().join(spec.adapter());
-            std::fs::write(&fake, "#!/bin/sh\necho \"args:$*\"; cat >\"$0.stdin\"; exit 7\n").unwrap();
+            std::fs::write(
+                &fake,
+                "#!/bin/sh\necho \"args:$*\"; cat >\"$0.stdin\"; exit 7\n",
+            )
+            .unwrap();
             use std::os::unix::fs::PermissionsExt as _;
             std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
             let found = run_hook(&command, dir.path().to_str().unwrap());
             assert_eq!(found.status.code(), Some(7), "{found:?}");
             assert_eq!(String::from_utf8_lossy(&found.stdout), "args:--hook\n");
-            let stdin = std::fs::read_to_string(dir.path().join(format!("{}.stdin", spec.adapter())));
-            assert!(stdin.unwrap().starts_with(r#"{"hook_event_name":"Stop","padding":"xx"#));
+            let stdin =
+                std::fs::read_to_string(dir.path().join(format!("{}.stdin", spec.adapter())));
+            assert!(
+                stdin
+                    .unwrap()
+                    .starts_with(r#"{"hook_event_name":"Stop","padding":"xx"#)
+            );
             assert!(found.stderr.is_empty(), "{found:?}");
             std::fs::remove_file(&fake).unwrap();
         }

@@ -488,7 +488,10 @@ mod tests {
             ),
             tool("Bash", json!({"command": "/checkpoint-progress x"})),
             tool("Skill", json!({"skill": 3})),
-            tool("Skill", json!({"skill": "other:checkpoint-progress", "args": "x"})),
+            tool(
+                "Skill",
+                json!({"skill": "other:checkpoint-progress", "args": "x"}),
+            ),
         ];
         for event in &no {
             assert_eq!(progress_from_tool(event), None, "{event:?}");
