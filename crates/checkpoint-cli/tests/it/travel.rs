@@ -45,13 +45,18 @@ impl World {
         self.as_user(dir, cmd, env).output().unwrap()
     }
 
-    /// `cmd` run in `dir` as the user of that machine, with `env` and no other `CHECKPOINT_*`.
+    /// `cmd` run in `dir` as the user of that machine, with `env` and no other `CHECKPOINT_*`
+    /// but budgets for pushing and fetching far above the defaults: on a loaded machine (CI with
+    /// builds beside it) a push of the refs can take longer than 3 s, and only the test of the
+    /// budget itself is about the budget (it sets its own).
     fn as_user(&self, dir: &Path, mut cmd: Command, env: &[(&str, &str)]) -> Command {
         let home = self.home(dir);
         cmd.current_dir(dir)
             .env("HOME", &home)
             .env("XDG_CONFIG_HOME", home.join(".config"))
             .envs(checkpoint_testkit::git_env())
+            .env("CHECKPOINT_TRAVEL_PUSH_BUDGET", "120s")
+            .env("CHECKPOINT_TRAVEL_FETCH_BUDGET", "120s")
             .envs(env.iter().copied());
         for (key, _) in std::env::vars() {
             if key.starts_with("CHECKPOINT_") && !env.iter().any(|(k, _)| *k == key) {
@@ -70,16 +75,9 @@ impl World {
 
     /// `git ARGS` in `dir` as the user runs it (hooks and all), whatever its exit status.
     fn git(&self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-        let home = self.home(dir);
-        Command::new("git")
-            .current_dir(dir)
-            .args(args)
-            .env("HOME", &home)
-            .env("XDG_CONFIG_HOME", home.join(".config"))
-            .envs(checkpoint_testkit::git_env())
-            .envs(env.iter().copied())
-            .output()
-            .unwrap()
+        let mut cmd = Command::new("git");
+        cmd.args(args);
+        self.as_user(dir, cmd, env).output().unwrap()
     }
 
     fn commit(&self, message: &str) {
