@@ -25,7 +25,7 @@ state="$work/state"
 export CHECKPOINT_STATE_DIR="$state" XDG_CONFIG_HOME="$work/config"
 
 build() {
-    release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli \
+    release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-gate \
         -p adapter-claude -p adapter-gemini -p adapter-codex
     build_empty
 }

@@ -33,7 +33,7 @@ prepares=()
 
 build() {
     release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" \
-        -p checkpoint-cli -p adapter-claude -p adapter-codex
+        -p checkpoint-gate -p adapter-claude -p adapter-codex
 }
 
 # Appends a row for this build (and BASELINE_BIN's), with PREPARE run untimed before each run.

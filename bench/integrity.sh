@@ -20,7 +20,7 @@ export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 export GIT_AUTHOR_NAME=Bench GIT_AUTHOR_EMAIL=bench@example.com
 export GIT_COMMITTER_NAME=Bench GIT_COMMITTER_EMAIL=bench@example.com
 
-release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli
+release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-gate
 
 # The repository: FILES committed test modules of 20 tests each, then one test more in each.
 repo="$work/repo"

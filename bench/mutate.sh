@@ -50,7 +50,7 @@ export XDG_CONFIG_HOME="$work/config"
 isolated_git
 mkdir -p "$work"
 
-release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli
+release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-gate
 measured_projects_build_by_default
 
 # Extracts the commit $3 of the repository at URL $2 into the directory $1.

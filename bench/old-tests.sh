@@ -22,7 +22,7 @@ WARMUP="${WARMUP:-1}"
 bin="$release"
 work="$target/bench-repos/old-tests"
 isolated_git
-release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli
+release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-gate
 
 # A fresh repository for one change set: KIND is `tests-1`, `tests-20` or `code`.
 make_repo() {

@@ -19,7 +19,7 @@ repo="$work/boltons"
 [ -d "$repo" ] || { echo "run bench/select.sh first: it prepares $repo" >&2; exit 1; }
 export XDG_CONFIG_HOME="$work/config" PATH="$work/venv/bin:$PATH"
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
-release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli -p adapter-claude
+release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-gate -p adapter-claude
 hook="$release/checkpoint-claude"
 state="$repo/.git/checkpoint"
 

@@ -22,7 +22,7 @@ isolated_git
 
 work="$target/bench-repos/push"
 export CHECKPOINT_STATE_DIR="$work/state" XDG_CONFIG_HOME="$work/config"
-release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli
+release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-gate
 bin="$release"
 
 rm -rf "$work"

@@ -20,7 +20,7 @@ shopt -s inherit_errexit
 work="$target/bench-repos/restore"
 export CHECKPOINT_STATE_DIR="$work/state" XDG_CONFIG_HOME="$work/config"
 
-release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli
+release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-gate
 release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-engine --example tree
 bin="$release"
 

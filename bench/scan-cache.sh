@@ -23,7 +23,7 @@ export XDG_CONFIG_HOME="$work/config"
 isolated_git
 mkdir -p "$work"
 
-release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli
+release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-gate
 
 django="$work/django"
 if [ ! -d "$django" ]; then

@@ -43,7 +43,7 @@ export XDG_CONFIG_HOME="$work/config"
 isolated_git
 mkdir -p "$work"
 
-release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-cli
+release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-gate
 measured_projects_build_by_default
 
 # The boltons sdist, with pytest in a venv beside it.

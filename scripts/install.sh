@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/release-build.sh
 bin="${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin"
-packages=(checkpoint-cli adapter-claude adapter-gemini adapter-codex adapter-copilot adapter-opencode)
+packages=(checkpoint-gate adapter-claude adapter-gemini adapter-codex adapter-copilot adapter-opencode)
 binaries=(checkpoint checkpoint-claude checkpoint-gemini checkpoint-codex checkpoint-copilot
   checkpoint-opencode)
 started=$SECONDS

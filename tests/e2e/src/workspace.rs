@@ -5,7 +5,7 @@
 //! (`CARGO_BIN_EXE_*` exists only for the package's own binaries), and guessing `target/debug`
 //! breaks with `CARGO_TARGET_DIR`, `build.target-dir` or another profile. So the harness asks
 //! Cargo: it runs `cargo build --bins -p adapter-claude -p adapter-gemini -p adapter-codex
-//! -p adapter-copilot -p adapter-opencode -p checkpoint-cli --message-format=json-render-diagnostics` against the
+//! -p adapter-copilot -p adapter-opencode -p checkpoint-gate --message-format=json-render-diagnostics` against the
 //! workspace manifest, once per test process, and takes each binary's path from the
 //! `compiler-artifact` messages. Cargo's own lock on the target directory serialises parallel test processes; when the
 //! binaries are up to date the build is a no-op.
@@ -28,13 +28,13 @@ const PACKAGES: [&str; 6] = [
     "adapter-codex",
     "adapter-copilot",
     "adapter-opencode",
-    "checkpoint-cli",
+    "checkpoint-gate",
 ];
 
 /// Paths of our binaries, built from this workspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Binaries {
-    /// The `checkpoint` command (`checkpoint-cli`).
+    /// The `checkpoint` command (`checkpoint-gate`, in crates/checkpoint-cli).
     pub checkpoint: PathBuf,
     /// `checkpoint-claude`.
     pub claude: PathBuf,
