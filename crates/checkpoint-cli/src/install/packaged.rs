@@ -194,7 +194,7 @@ mod tests {
         assert!(
             stale.is_empty(),
             "the committed plugins differ from what `checkpoint install` renders; run \
-             `CHECKPOINT_BLESS=1 cargo test -p checkpoint-cli packaged` and commit:\n{}",
+             `CHECKPOINT_BLESS=1 cargo test -p checkpoint-gate packaged` and commit:\n{}",
             stale.join("\n")
         );
     }
