@@ -17,42 +17,30 @@ pub const DOCTOR: DoctorSpec = DoctorSpec {
 
 /// Payloads Claude Code 2.1.330 sent (`tests/payloads/claude/`), one per installed event.
 const PAYLOADS: &[(&str, &str)] = &[
-    (
-        "Stop",
-        include_str!("../../../tests/payloads/claude/Stop.json"),
-    ),
+    ("Stop", include_str!("../payloads/Stop.json")),
     (
         "SubagentStop",
-        include_str!("../../../tests/payloads/claude/SubagentStop.json"),
+        include_str!("../payloads/SubagentStop.json"),
     ),
     (
         "SubagentStart",
-        include_str!("../../../tests/payloads/claude/SubagentStart.json"),
+        include_str!("../payloads/SubagentStart.json"),
     ),
     (
         "UserPromptSubmit",
-        include_str!("../../../tests/payloads/claude/UserPromptSubmit.json"),
+        include_str!("../payloads/UserPromptSubmit.json"),
     ),
-    (
-        "PreToolUse",
-        include_str!("../../../tests/payloads/claude/PreToolUse.json"),
-    ),
-    (
-        "PostToolUse",
-        include_str!("../../../tests/payloads/claude/PostToolUse.json"),
-    ),
+    ("PreToolUse", include_str!("../payloads/PreToolUse.json")),
+    ("PostToolUse", include_str!("../payloads/PostToolUse.json")),
     (
         "SessionStart",
-        include_str!("../../../tests/payloads/claude/SessionStart.json"),
+        include_str!("../payloads/SessionStart.json"),
     ),
     (
         "PreCompact",
-        include_str!("../../../tests/payloads/claude/PreCompact-manual.json"),
+        include_str!("../payloads/PreCompact-manual.json"),
     ),
-    (
-        "SessionEnd",
-        include_str!("../../../tests/payloads/claude/SessionEnd.json"),
-    ),
+    ("SessionEnd", include_str!("../payloads/SessionEnd.json")),
 ];
 
 /// `disableAllHooks` switches every hook off; the interactive TUI runs hooks only in a workspace

@@ -14,42 +14,30 @@ use serde_json::{Value, json};
 /// Codex's doctor table.
 pub const DOCTOR: DoctorSpec = DoctorSpec {
     payloads: &[
-        (
-            "Stop",
-            include_str!("../../../tests/payloads/codex/Stop.json"),
-        ),
+        ("Stop", include_str!("../payloads/Stop.json")),
         (
             "SubagentStop",
-            include_str!("../../../tests/payloads/codex/SubagentStop.json"),
+            include_str!("../payloads/SubagentStop.json"),
         ),
         (
             "SubagentStart",
-            include_str!("../../../tests/payloads/codex/SubagentStart.json"),
+            include_str!("../payloads/SubagentStart.json"),
         ),
         (
             "UserPromptSubmit",
-            include_str!("../../../tests/payloads/codex/UserPromptSubmit.json"),
+            include_str!("../payloads/UserPromptSubmit.json"),
         ),
-        (
-            "PreToolUse",
-            include_str!("../../../tests/payloads/codex/PreToolUse.json"),
-        ),
-        (
-            "PostToolUse",
-            include_str!("../../../tests/payloads/codex/PostToolUse.json"),
-        ),
+        ("PreToolUse", include_str!("../payloads/PreToolUse.json")),
+        ("PostToolUse", include_str!("../payloads/PostToolUse.json")),
         (
             "SessionStart",
-            include_str!("../../../tests/payloads/codex/SessionStart.json"),
+            include_str!("../payloads/SessionStart.json"),
         ),
         (
             "PreCompact",
-            include_str!("../../../tests/payloads/codex/PreCompact-auto.json"),
+            include_str!("../payloads/PreCompact-auto.json"),
         ),
-        (
-            "SessionEnd",
-            include_str!("../../../tests/payloads/codex/SessionEnd.json"),
-        ),
+        ("SessionEnd", include_str!("../payloads/SessionEnd.json")),
     ],
     // Codex sets no variables of its own for a hook.
     start_dir_vars: &[],

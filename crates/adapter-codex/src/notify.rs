@@ -112,7 +112,7 @@ mod tests {
 
     #[test]
     fn fixture_payload_is_a_stop() {
-        let raw = include_bytes!("../../../tests/payloads/codex/notify.json");
+        let raw = include_bytes!("../payloads/notify.json");
         let e = event(raw).unwrap().unwrap();
         assert_eq!(e.kind, EventKind::Stop);
         assert_eq!(e.session_id, "01a20114-5ac8-7ea3-954c-3a7738f33306");

@@ -11,34 +11,22 @@ use serde_json::Value;
 /// GitHub Copilot CLI's doctor table.
 pub const DOCTOR: DoctorSpec = DoctorSpec {
     payloads: &[
-        (
-            "agentStop",
-            include_str!("../../../tests/payloads/copilot/agentStop.json"),
-        ),
+        ("agentStop", include_str!("../payloads/agentStop.json")),
         (
             "userPromptSubmitted",
-            include_str!("../../../tests/payloads/copilot/userPromptSubmitted.json"),
+            include_str!("../payloads/userPromptSubmitted.json"),
         ),
-        (
-            "preToolUse",
-            include_str!("../../../tests/payloads/copilot/preToolUse.json"),
-        ),
-        (
-            "postToolUse",
-            include_str!("../../../tests/payloads/copilot/postToolUse.json"),
-        ),
+        ("preToolUse", include_str!("../payloads/preToolUse.json")),
+        ("postToolUse", include_str!("../payloads/postToolUse.json")),
         (
             "sessionStart",
-            include_str!("../../../tests/payloads/copilot/sessionStart.json"),
+            include_str!("../payloads/sessionStart.json"),
         ),
         (
             "preCompact",
-            include_str!("../../../tests/payloads/copilot/preCompact-manual.json"),
+            include_str!("../payloads/preCompact-manual.json"),
         ),
-        (
-            "sessionEnd",
-            include_str!("../../../tests/payloads/copilot/sessionEnd.json"),
-        ),
+        ("sessionEnd", include_str!("../payloads/sessionEnd.json")),
     ],
     start_dir_vars: &["COPILOT_PROJECT_DIR"],
     trust_file: TrustFile::InUserDir("config.json"),

@@ -11,34 +11,16 @@ use serde_json::Value;
 /// Gemini CLI's doctor table.
 pub const DOCTOR: DoctorSpec = DoctorSpec {
     payloads: &[
-        (
-            "AfterAgent",
-            include_str!("../../../tests/payloads/gemini/AfterAgent.json"),
-        ),
-        (
-            "BeforeAgent",
-            include_str!("../../../tests/payloads/gemini/BeforeAgent.json"),
-        ),
-        (
-            "BeforeTool",
-            include_str!("../../../tests/payloads/gemini/BeforeTool.json"),
-        ),
-        (
-            "AfterTool",
-            include_str!("../../../tests/payloads/gemini/AfterTool.json"),
-        ),
+        ("AfterAgent", include_str!("../payloads/AfterAgent.json")),
+        ("BeforeAgent", include_str!("../payloads/BeforeAgent.json")),
+        ("BeforeTool", include_str!("../payloads/BeforeTool.json")),
+        ("AfterTool", include_str!("../payloads/AfterTool.json")),
         (
             "SessionStart",
-            include_str!("../../../tests/payloads/gemini/SessionStart.json"),
+            include_str!("../payloads/SessionStart.json"),
         ),
-        (
-            "PreCompress",
-            include_str!("../../../tests/payloads/gemini/PreCompress.json"),
-        ),
-        (
-            "SessionEnd",
-            include_str!("../../../tests/payloads/gemini/SessionEnd.json"),
-        ),
+        ("PreCompress", include_str!("../payloads/PreCompress.json")),
+        ("SessionEnd", include_str!("../payloads/SessionEnd.json")),
     ],
     start_dir_vars: &["GEMINI_PROJECT_DIR", "GEMINI_CWD", "CLAUDE_PROJECT_DIR"],
     trust_file: TrustFile::InUserDir("trustedFolders.json"),

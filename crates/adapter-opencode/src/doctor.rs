@@ -10,23 +10,23 @@ pub const DOCTOR: DoctorSpec = DoctorSpec {
     payloads: &[
         (
             "session.idle",
-            include_str!("../../../tests/payloads/opencode/session.idle.json"),
+            include_str!("../payloads/session.idle.json"),
         ),
         (
             "chat.message",
-            include_str!("../../../tests/payloads/opencode/chat.message.json"),
+            include_str!("../payloads/chat.message.json"),
         ),
         (
             "tool.execute.after",
-            include_str!("../../../tests/payloads/opencode/tool.execute.after.json"),
+            include_str!("../payloads/tool.execute.after.json"),
         ),
         (
             "session.start",
-            include_str!("../../../tests/payloads/opencode/session.start.json"),
+            include_str!("../payloads/session.start.json"),
         ),
         (
             "session.compacting",
-            include_str!("../../../tests/payloads/opencode/session.compacting.json"),
+            include_str!("../payloads/session.compacting.json"),
         ),
     ],
     start_dir_vars: &[],
