@@ -182,8 +182,8 @@ fn run_install(session: &Session, repo: &Path, extra: &[&str]) {
     );
 }
 
-/// This repository's root: the Claude Code plugin marketplace (`.claude-plugin/`) and the home of
-/// the plugins (`plugins/claude`, `plugins/gemini`).
+/// This repository's root: the plugin marketplace of Claude Code (`.claude-plugin/`) and of
+/// Copilot CLI (`.github/plugin/`), and the home of the plugins (`plugins/<agent>`).
 pub fn repository_root() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     root.canonicalize()
@@ -193,8 +193,9 @@ pub fn repository_root() -> PathBuf {
 /// Adds checkpoint's plugin from this repository to the session's agent, for the user (into the
 /// session's isolated home), the way a user adds it:
 ///
-/// - Claude Code: `claude plugin marketplace add <repository>` and `claude plugin install
-///   checkpoint@checkpoint`;
+/// - Claude Code and GitHub Copilot CLI: `<cli> plugin marketplace add <repository>` and `<cli>
+///   plugin install checkpoint@checkpoint` (Copilot reads `.github/plugin/marketplace.json`,
+///   Claude Code `.claude-plugin/marketplace.json`);
 /// - Gemini CLI: `gemini extensions link <repository>/plugins/gemini --consent`.
 ///
 /// The plugin's hooks run the adapters found on `PATH`: with `adapters`, the session's `PATH`
@@ -206,7 +207,7 @@ pub fn add_plugin(session: &mut Session, adapters: bool) {
     let agent = session.agent();
     let root = repository_root();
     let commands: Vec<Vec<String>> = match agent {
-        Agent::Claude => vec![
+        Agent::Claude | Agent::Copilot => vec![
             vec![
                 "plugin".into(),
                 "marketplace".into(),

@@ -623,6 +623,11 @@ mod plugin {
         }
 
         #[test]
+        fn copilot() {
+            play_from(Agent::Copilot, Story::BrokenTest, Start::Plugin);
+        }
+
+        #[test]
         fn gemini() {
             play_from(Agent::Gemini, Story::BrokenTest, Start::Plugin);
         }
@@ -633,7 +638,8 @@ mod plugin {
     /// the user is told how to install the adapters, on stderr as the CLI shows a hook's
     /// non-blocking error: Claude Code `<Event> hook [<command>] failed: <line>` (`claude -p`
     /// prints it for `SessionEnd`; the TUI shows it for each event), Gemini CLI
-    /// `Warning: <line>`.
+    /// `Warning: <line>`, Copilot CLI in the session's events as a failed hook (`copilot -p`
+    /// prints nothing of it; the TUI shows it).
     fn without_adapters(agent: Agent) {
         let repo = checkpoint_testkit::repo("python-passing");
         let mut session = Session::new(agent);
@@ -649,16 +655,49 @@ mod plugin {
         let told = format!("checkpoint: checkpoint-{agent} is not on PATH");
         let model_heard = (result.requests.iter()).any(|r| r["body"].to_string().contains(&told));
         assert!(!model_heard, "{summary}");
-        let (shown_as, title) = match agent {
-            Agent::Claude => (format!("] failed: {told}"), "Claude Code"),
-            Agent::Gemini => (format!("Warning: {told}"), "Gemini CLI"),
+        let (shown, shown_as, title) = match agent {
+            Agent::Claude => (
+                result.stderr.clone(),
+                format!("] failed: {told}"),
+                "Claude Code",
+            ),
+            Agent::Gemini => (
+                result.stderr.clone(),
+                format!("Warning: {told}"),
+                "Gemini CLI",
+            ),
+            Agent::Copilot => (
+                copilot_hook_errors(&session),
+                format!("Stderr: {told}"),
+                "GitHub Copilot CLI",
+            ),
             other => panic!("{other}: no plugin"),
         };
-        let line = (result.stderr.lines())
+        let line = (shown.lines())
             .find_map(|line| line.split_once(&shown_as).map(|(_, rest)| rest))
             .unwrap_or_else(|| panic!("the user was not told: no {shown_as:?}\n{summary}"));
         assert!(line.contains("scripts/install.sh"), "{line}");
         assert!(line.ends_with(&format!("then restart {title}.")), "{line}");
+    }
+
+    /// The error messages of the failed hooks that Copilot CLI recorded in the session's events
+    /// (`~/.copilot/session-state/<session>/events.jsonl`, `hook.end` with `success: false`),
+    /// one line each: `Error: Hook command failed with code <n> Stderr: <the hook's stderr>`.
+    fn copilot_hook_errors(session: &Session) -> String {
+        let states = session.home().join(".copilot/session-state");
+        let mut errors = String::new();
+        for dir in std::fs::read_dir(&states).unwrap() {
+            let events = std::fs::read_to_string(dir.unwrap().path().join("events.jsonl"));
+            for line in events.unwrap_or_default().lines() {
+                let event: serde_json::Value = serde_json::from_str(line).unwrap();
+                if event["type"] == "hook.end" && event["data"]["success"] == false {
+                    let message = event["data"]["error"]["message"].as_str().unwrap_or("");
+                    errors.push_str(message.trim_end().replace('\n', " ").as_str());
+                    errors.push('\n');
+                }
+            }
+        }
+        errors
     }
 
     /// The CLIs' own validators accept the plugins: `claude plugin validate --strict` (warnings
@@ -703,6 +742,11 @@ mod plugin {
         #[test]
         fn claude() {
             without_adapters(Agent::Claude);
+        }
+
+        #[test]
+        fn copilot() {
+            without_adapters(Agent::Copilot);
         }
 
         #[test]

@@ -5,6 +5,11 @@
 //!   offering the `checkpoint` plugin in `plugins/claude/`: its `plugin.json`, the hooks of
 //!   `checkpoint install claude` (`hooks/hooks.json`), the `checkpoint-progress` skill and the
 //!   MCP server (`.mcp.json`);
+//! - GitHub Copilot CLI: the repository is its plugin marketplace too
+//!   (`.github/plugin/marketplace.json`, which Copilot reads before `.claude-plugin/`) offering
+//!   the `checkpoint` plugin in `plugins/copilot/`: its `plugin.json`, the hooks of `checkpoint
+//!   install copilot` (`hooks/hooks.json`, Copilot's versioned format) and the MCP server
+//!   (`.mcp.json`);
 //! - Gemini CLI: the extension in `plugins/gemini/` (`gemini-extension.json` with the MCP server,
 //!   and the hooks of `checkpoint install gemini` in `hooks/hooks.json`, where Gemini CLI reads an
 //!   extension's hooks), for `gemini extensions install|link <clone>/plugins/gemini`. Not at the
@@ -38,6 +43,8 @@ const DESCRIPTION: &str = "A stop gate and journal for coding agents: the agent 
                            committed; progress and checkpoints carry a session across resets.";
 /// Where the Claude Code plugin lives, relative to the repository's root.
 const CLAUDE_PLUGIN_DIR: &str = "plugins/claude";
+/// Where the GitHub Copilot CLI plugin lives, relative to the repository's root.
+const COPILOT_PLUGIN_DIR: &str = "plugins/copilot";
 /// Where the Gemini CLI extension lives, relative to the repository's root.
 const GEMINI_EXTENSION_DIR: &str = "plugins/gemini";
 /// Who the plugin is by.
@@ -106,56 +113,68 @@ fn mcp_servers(spec: &AgentSpec) -> Value {
     Value::Object(servers)
 }
 
+/// A plugin marketplace (Claude Code's format, which Copilot CLI reads too) offering the plugin
+/// in `dir` to the users of `spec`'s agent.
+fn marketplace(spec: &AgentSpec, dir: &str) -> String {
+    pretty(&json!({
+        "name": NAME,
+        "owner": {"name": AUTHOR},
+        "metadata": {"description": format!("checkpoint's plugin for {}", spec.table.title)},
+        "plugins": [{
+            "name": NAME,
+            "source": format!("./{dir}"),
+            "description": DESCRIPTION,
+            "version": env!("CARGO_PKG_VERSION"),
+        }],
+    }))
+}
+
+/// A plugin's manifest (`plugin.json`, the same fields for Claude Code and Copilot CLI).
+fn manifest() -> String {
+    pretty(&json!({
+        "name": NAME,
+        "version": env!("CARGO_PKG_VERSION"),
+        "description": DESCRIPTION,
+        "author": {"name": AUTHOR},
+        "license": env!("CARGO_PKG_LICENSE"),
+    }))
+}
+
 /// Every file of the plugins, in a fixed order.
 pub(crate) fn files() -> Vec<PluginFile> {
-    let version = env!("CARGO_PKG_VERSION");
-    let license = env!("CARGO_PKG_LICENSE");
-    let (claude, gemini) = (spec("claude"), spec("gemini"));
+    let (claude, copilot, gemini) = (spec("claude"), spec("copilot"), spec("gemini"));
     let file = |path: &str, text: String| PluginFile {
         path: path.to_owned(),
         text,
     };
+    let mcp = |spec: &AgentSpec| pretty(&json!({"mcpServers": mcp_servers(spec)}));
     let in_claude = |path: &str| format!("{CLAUDE_PLUGIN_DIR}/{path}");
+    let in_copilot = |path: &str| format!("{COPILOT_PLUGIN_DIR}/{path}");
     let in_gemini = |path: &str| format!("{GEMINI_EXTENSION_DIR}/{path}");
     vec![
         file(
             ".claude-plugin/marketplace.json",
-            pretty(&json!({
-                "name": NAME,
-                "owner": {"name": AUTHOR},
-                "metadata": {"description": "checkpoint's plugin for Claude Code"},
-                "plugins": [{
-                    "name": NAME,
-                    "source": format!("./{CLAUDE_PLUGIN_DIR}"),
-                    "description": DESCRIPTION,
-                    "version": version,
-                }],
-            })),
+            marketplace(&claude, CLAUDE_PLUGIN_DIR),
         ),
-        file(
-            &in_claude(".claude-plugin/plugin.json"),
-            pretty(&json!({
-                "name": NAME,
-                "version": version,
-                "description": DESCRIPTION,
-                "author": {"name": AUTHOR},
-                "license": license,
-            })),
-        ),
+        file(&in_claude(".claude-plugin/plugin.json"), manifest()),
         file(&in_claude("hooks/hooks.json"), hooks_json(&claude)),
-        file(
-            &in_claude(".mcp.json"),
-            pretty(&json!({"mcpServers": mcp_servers(&claude)})),
-        ),
+        file(&in_claude(".mcp.json"), mcp(&claude)),
         file(
             &in_claude(&format!("skills/{PROGRESS_SKILL}/SKILL.md")),
             skill::SKILL_MD.to_owned(),
         ),
         file(
+            ".github/plugin/marketplace.json",
+            marketplace(&copilot, COPILOT_PLUGIN_DIR),
+        ),
+        file(&in_copilot("plugin.json"), manifest()),
+        file(&in_copilot("hooks/hooks.json"), hooks_json(&copilot)),
+        file(&in_copilot(".mcp.json"), mcp(&copilot)),
+        file(
             &in_gemini("gemini-extension.json"),
             pretty(&json!({
                 "name": NAME,
-                "version": version,
+                "version": env!("CARGO_PKG_VERSION"),
                 "description": DESCRIPTION,
                 "mcpServers": mcp_servers(&gemini),
             })),
@@ -168,6 +187,8 @@ pub(crate) fn files() -> Vec<PluginFile> {
 mod tests {
     use std::path::{Path, PathBuf};
     use std::process::{Command, Stdio};
+
+    use checkpoint_core::agent::HooksLayout;
 
     use super::*;
 
@@ -205,6 +226,7 @@ mod tests {
     fn plugin_hooks_are_the_installers_with_the_adapter_from_path() {
         for (name, path) in [
             ("claude", "plugins/claude/hooks/hooks.json"),
+            ("copilot", "plugins/copilot/hooks/hooks.json"),
             ("gemini", "plugins/gemini/hooks/hooks.json"),
         ] {
             let spec = spec(name);
@@ -219,17 +241,28 @@ mod tests {
                 .collect();
             let expected: Vec<&str> = installed.iter().map(|(event, _)| *event).collect();
             assert_eq!(events, expected, "{name}");
+            let key = spec.table.layout.command_key();
             for (event, mut handler) in installed {
-                let [group] = plugin["hooks"][event].as_array().unwrap().as_slice() else {
-                    panic!("{name}: one group for {event}");
+                let [entry] = plugin["hooks"][event].as_array().unwrap().as_slice() else {
+                    panic!("{name}: one entry for {event}");
                 };
-                assert_eq!(group.as_object().unwrap().len(), 1, "no matcher: {group}");
-                let [ours] = group["hooks"].as_array().unwrap().as_slice() else {
-                    panic!("{name}: one handler for {event}");
+                // Claude's layout nests the handler in a matcher group (here without a matcher).
+                let ours = match spec.table.layout {
+                    HooksLayout::Versioned { version, .. } => {
+                        assert_eq!(plugin["version"], version, "{name}");
+                        entry
+                    }
+                    _ => {
+                        assert_eq!(entry.as_object().unwrap().len(), 1, "no matcher: {entry}");
+                        let [ours] = entry["hooks"].as_array().unwrap().as_slice() else {
+                            panic!("{name}: one handler for {event}");
+                        };
+                        ours
+                    }
                 };
-                handler["command"] = ours["command"].clone();
+                handler[key] = ours[key].clone();
                 assert_eq!(ours, &handler, "{name} {event}");
-                let command = ours["command"].as_str().unwrap();
+                let command = ours[key].as_str().unwrap();
                 let adapter = spec.adapter();
                 assert!(
                     command.starts_with(&format!(
@@ -273,7 +306,7 @@ mod tests {
     #[test]
     fn a_hook_without_its_adapter_says_so_in_one_line_and_does_not_block() {
         let dir = tempfile::tempdir().unwrap();
-        for name in ["claude", "gemini"] {
+        for name in ["claude", "copilot", "gemini"] {
             let spec = spec(name);
             let command = hook_command(&spec);
             assert!(!Path::new("/bin").join(spec.adapter()).exists());
