@@ -249,12 +249,16 @@ def npm(target, binaries, stage, version):
         )
         launcher.chmod(0o755)
     shutil.copyfile(ROOT / "scripts/package/README.md", main / "README.md")
+    # The package's module is checkpoint's OpenCode plugin (the one the repository commits):
+    # `"plugin": ["checkpoint-gate"]` in opencode.json loads it.
+    shutil.copyfile(ROOT / "plugins/opencode/checkpoint.js", main / "opencode.mjs")
     main_manifest = {
         "name": NAME,
         **common,
         "description": SUMMARY,
+        "main": "opencode.mjs",
         "bin": {name: f"bin/{name}.js" for name in BINARIES},
-        "files": ["bin", "lib", *LICENSES],
+        "files": ["bin", "lib", "opencode.mjs", *LICENSES],
         "engines": {"node": ">=18"},
         "optionalDependencies": {
             f"{NAME}-{t[1]}": version for t in sorted(TARGETS.values(), key=lambda t: t[1])

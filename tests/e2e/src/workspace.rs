@@ -196,7 +196,9 @@ pub fn repository_root() -> PathBuf {
 /// - Claude Code and GitHub Copilot CLI: `<cli> plugin marketplace add <repository>` and `<cli>
 ///   plugin install checkpoint@checkpoint` (Copilot reads `.github/plugin/marketplace.json`,
 ///   Claude Code `.claude-plugin/marketplace.json`);
-/// - Gemini CLI: `gemini extensions link <repository>/plugins/gemini --consent`.
+/// - Gemini CLI: `gemini extensions link <repository>/plugins/gemini --consent`;
+/// - OpenCode: `<repository>/plugins/opencode/checkpoint.js` in the `plugin` list of the user's
+///   `opencode.json` (OpenCode has no command that adds a plugin).
 ///
 /// The plugin's hooks run the adapters found on `PATH`: with `adapters`, the session's `PATH`
 /// starts with the directory of our binaries ([`workspace_binaries`]); without, it is the test
@@ -226,6 +228,16 @@ pub fn add_plugin(session: &mut Session, adapters: bool) {
             root.join("plugins/gemini").display().to_string(),
             "--consent".into(),
         ]],
+        Agent::OpenCode => {
+            let plugin = root.join("plugins/opencode/checkpoint.js");
+            let config = session.home().join(".config/opencode/opencode.json");
+            let text = std::fs::read_to_string(&config).expect("the session wrote its config");
+            let mut settings: Value = serde_json::from_str(&text).expect("JSON");
+            settings["plugin"] = serde_json::json!([plugin]);
+            let text = serde_json::to_string_pretty(&settings).expect("JSON serializes");
+            std::fs::write(&config, text).expect("the config is writable");
+            Vec::new()
+        }
         other => panic!("{other}: this repository has no plugin for it"),
     };
     let binaries = workspace_binaries();

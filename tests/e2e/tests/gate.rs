@@ -631,6 +631,11 @@ mod plugin {
         fn gemini() {
             play_from(Agent::Gemini, Story::BrokenTest, Start::Plugin);
         }
+
+        #[test]
+        fn opencode() {
+            play_from(Agent::OpenCode, Story::BrokenTest, Start::Plugin);
+        }
     }
 
     /// The plugin added with no adapter on `PATH`; the model breaks `add` and stops: the stop
@@ -639,7 +644,9 @@ mod plugin {
     /// non-blocking error: Claude Code `<Event> hook [<command>] failed: <line>` (`claude -p`
     /// prints it for `SessionEnd`; the TUI shows it for each event), Gemini CLI
     /// `Warning: <line>`, Copilot CLI in the session's events as a failed hook (`copilot -p`
-    /// prints nothing of it; the TUI shows it).
+    /// prints nothing of it; the TUI shows it), OpenCode as a warning in its log
+    /// (`~/.local/share/opencode/log/opencode.log`, `level=WARN … message="<line>"`), where the
+    /// plugin logs what the adapter says on stderr.
     fn without_adapters(agent: Agent) {
         let repo = checkpoint_testkit::repo("python-passing");
         let mut session = Session::new(agent);
@@ -671,11 +678,19 @@ mod plugin {
                 format!("Stderr: {told}"),
                 "GitHub Copilot CLI",
             ),
+            Agent::OpenCode => {
+                let log = session
+                    .home()
+                    .join(".local/share/opencode/log/opencode.log");
+                let log = std::fs::read_to_string(log).unwrap_or_default();
+                (log, format!("message=\"{told}"), "OpenCode")
+            }
             other => panic!("{other}: no plugin"),
         };
         let line = (shown.lines())
             .find_map(|line| line.split_once(&shown_as).map(|(_, rest)| rest))
-            .unwrap_or_else(|| panic!("the user was not told: no {shown_as:?}\n{summary}"));
+            .unwrap_or_else(|| panic!("the user was not told: no {shown_as:?}\n{summary}"))
+            .trim_end_matches('"');
         assert!(line.contains("scripts/install.sh"), "{line}");
         assert!(line.ends_with(&format!("then restart {title}.")), "{line}");
     }
@@ -752,6 +767,11 @@ mod plugin {
         #[test]
         fn gemini() {
             without_adapters(Agent::Gemini);
+        }
+
+        #[test]
+        fn opencode() {
+            without_adapters(Agent::OpenCode);
         }
     }
 }

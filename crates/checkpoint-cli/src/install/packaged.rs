@@ -10,6 +10,10 @@
 //!   the `checkpoint` plugin in `plugins/copilot/`: its `plugin.json`, the hooks of `checkpoint
 //!   install copilot` (`hooks/hooks.json`, Copilot's versioned format) and the MCP server
 //!   (`.mcp.json`);
+//! - OpenCode: `plugins/opencode/checkpoint.js`, the plugin `checkpoint install opencode` writes,
+//!   for OpenCode's `plugin` list (`"plugin": ["<clone>/plugins/opencode/checkpoint.js"]`); the
+//!   npm package (`scripts/package.sh`) carries it as its module, so `"plugin":
+//!   ["checkpoint-gate"]` loads it too;
 //! - Gemini CLI: the extension in `plugins/gemini/` (`gemini-extension.json` with the MCP server,
 //!   and the hooks of `checkpoint install gemini` in `hooks/hooks.json`, where Gemini CLI reads an
 //!   extension's hooks), for `gemini extensions install|link <clone>/plugins/gemini`. Not at the
@@ -27,6 +31,7 @@
 //! The test `committed_plugins_are_what_the_installer_renders` compares every file with the
 //! repository; `CHECKPOINT_BLESS=1` makes it write them instead.
 
+use checkpoint_core::agent::HooksLayout;
 use checkpoint_engine::gate::PROGRESS_SKILL;
 use serde_json::{Map, Value, json};
 
@@ -45,6 +50,8 @@ const DESCRIPTION: &str = "A stop gate and journal for coding agents: the agent 
 const CLAUDE_PLUGIN_DIR: &str = "plugins/claude";
 /// Where the GitHub Copilot CLI plugin lives, relative to the repository's root.
 const COPILOT_PLUGIN_DIR: &str = "plugins/copilot";
+/// OpenCode's plugin, relative to the repository's root.
+const OPENCODE_PLUGIN: &str = "plugins/opencode/checkpoint.js";
 /// Where the Gemini CLI extension lives, relative to the repository's root.
 const GEMINI_EXTENSION_DIR: &str = "plugins/gemini";
 /// Who the plugin is by.
@@ -95,6 +102,14 @@ fn hooks_json(spec: &AgentSpec) -> String {
     settings::set_ours(&mut hooks, layout, |_| false, &handlers)
         .expect("hooks go into an empty object");
     settings::render(&hooks, None)
+}
+
+/// The text of `spec`'s plugin file of checkpoint's own (OpenCode's) running [`hook_command`].
+fn plugin_file(spec: &AgentSpec) -> String {
+    match spec.table.layout {
+        HooksLayout::Plugin(source) => (source.render)(&hook_command(spec)),
+        other => panic!("{}: no plugin file ({other:?})", spec.name()),
+    }
 }
 
 /// `value` as a pretty JSON file with a final newline.
@@ -170,6 +185,7 @@ pub(crate) fn files() -> Vec<PluginFile> {
         file(&in_copilot("plugin.json"), manifest()),
         file(&in_copilot("hooks/hooks.json"), hooks_json(&copilot)),
         file(&in_copilot(".mcp.json"), mcp(&copilot)),
+        file(OPENCODE_PLUGIN, plugin_file(&spec("opencode"))),
         file(
             &in_gemini("gemini-extension.json"),
             pretty(&json!({
@@ -187,8 +203,6 @@ pub(crate) fn files() -> Vec<PluginFile> {
 mod tests {
     use std::path::{Path, PathBuf};
     use std::process::{Command, Stdio};
-
-    use checkpoint_core::agent::HooksLayout;
 
     use super::*;
 
@@ -274,6 +288,20 @@ mod tests {
         }
     }
 
+    /// OpenCode's plugin is the one `checkpoint install opencode` writes, recognised as ours,
+    /// running the adapter from `PATH`.
+    #[test]
+    fn the_opencode_plugin_is_the_installers_with_the_adapter_from_path() {
+        let spec = spec("opencode");
+        let HooksLayout::Plugin(source) = spec.table.layout else {
+            panic!("OpenCode's hooks are a plugin");
+        };
+        let file = files().into_iter().find(|f| f.path == OPENCODE_PLUGIN);
+        let text = file.unwrap().text;
+        assert_eq!(text, (source.render)(&hook_command(&spec)));
+        assert_eq!((source.command_of)(&text), Some(hook_command(&spec)));
+    }
+
     /// Runs a plugin hook's command as the agents do (`bash -c`, the payload on stdin) with
     /// `path` as `PATH` (plus `/bin` for `cat`, at its end); panics when the hook does not read
     /// the whole payload.
@@ -306,7 +334,7 @@ mod tests {
     #[test]
     fn a_hook_without_its_adapter_says_so_in_one_line_and_does_not_block() {
         let dir = tempfile::tempdir().unwrap();
-        for name in ["claude", "copilot", "gemini"] {
+        for name in ["claude", "copilot", "gemini", "opencode"] {
             let spec = spec(name);
             let command = hook_command(&spec);
             assert!(!Path::new("/bin").join(spec.adapter()).exists());
