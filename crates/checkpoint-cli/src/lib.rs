@@ -25,6 +25,8 @@
 
 mod agents;
 mod args;
+#[cfg(test)]
+mod book;
 mod commands;
 mod continuity;
 mod error;

@@ -13,7 +13,7 @@
 //!
 //! Every scalar key is a row of [`KEYS`]: its name (`section.key`), its variable
 //! (`CHECKPOINT_<SECTION>_<KEY>`, plus any older alias, which the newer name overrides), its
-//! value type, its default and what it does. [`reference()`] renders the table; the README's
+//! value type, its default and what it does. [`reference()`] renders the table; the book's
 //! *Settings* section is that text, and a test keeps the two equal. Values in a file are TOML:
 //! durations are strings like `"90s"`, `"2m"`, `"1h30m"`, `"500ms"`, `"7d"` (positive); a flag is
 //! `true` or `false`; a switch is `true`, `false` or `"prompt"`. A variable's value is text: flags

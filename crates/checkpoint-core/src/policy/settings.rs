@@ -4,7 +4,7 @@
 //! its `CHECKPOINT_<SECTION>_<FIELD>` variable and any older alias, its value type (a [`Kind`]),
 //! and one line of documentation. The row drives everything else: parsing the key in a file
 //! (unknown keys are errors), parsing its variable, the merge with per-key provenance, `explain`,
-//! `checkpoint config`, and the settings reference in the README ([`reference()`]). Defaults are
+//! `checkpoint config`, and the settings reference in the book ([`reference()`]). Defaults are
 //! the policy's own ([`Policy::builtin`]), read through the row.
 //!
 //! Adding a setting is a row here plus its field (and default) in the policy's section struct.
@@ -283,7 +283,7 @@ impl<K: Kind> Slot for Field<K> {
 }
 
 /// The settings reference, a Markdown table of every key: its variable, default, values and
-/// meaning. The README's *Settings* section is this text.
+/// meaning. The book's *Settings* section (`docs/src/configuration.md`) is this text.
 pub fn reference() -> String {
     let defaults = Policy::builtin();
     let mut text =
@@ -354,20 +354,21 @@ mod tests {
         );
     }
 
-    /// The README's settings reference is [`reference()`]; `UPDATE_README=1` rewrites it.
+    /// The book's settings reference (`docs/src/configuration.md`) is [`reference()`];
+    /// `UPDATE_BOOK=1` rewrites it.
     #[test]
-    fn readme_settings_are_the_table() {
+    fn book_settings_are_the_table() {
         const BEGIN: &str = "<!-- settings: generated from KEYS in crates/checkpoint-core/src/policy/settings.rs -->\n";
         const END: &str = "<!-- end of settings -->";
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/src/configuration.md");
         let readme = fs::read_to_string(&path).unwrap();
-        let start = readme.find(BEGIN).expect("README.md marks its settings") + BEGIN.len();
+        let start = readme.find(BEGIN).expect("the chapter marks its settings") + BEGIN.len();
         let end = start
             + readme[start..]
                 .find(END)
-                .expect("README.md ends its settings");
+                .expect("the chapter ends its settings");
         let expected = reference();
-        if std::env::var_os("UPDATE_README").is_some() {
+        if std::env::var_os("UPDATE_BOOK").is_some() {
             fs::write(
                 &path,
                 format!("{}{expected}{}", &readme[..start], &readme[end..]),
@@ -377,8 +378,8 @@ mod tests {
             assert_eq!(
                 readme[start..end],
                 expected,
-                "README.md's settings differ from the table; run \
-                 `UPDATE_README=1 cargo test -p checkpoint-core readme` to rewrite them"
+                "docs/src/configuration.md's settings differ from the table; run \
+                 `UPDATE_BOOK=1 cargo test -p checkpoint-core book` to rewrite them"
             );
         }
     }

@@ -424,7 +424,7 @@ impl Kind for Globs {
 }
 
 /// [`Kind`] for a unit enum that serde reads by its snake_case name, in a file and in a
-/// variable alike; `$values` lists the names for `checkpoint config` and the README.
+/// variable alike; `$values` lists the names for `checkpoint config` and the book.
 macro_rules! named_kind {
     ($ty:ty, $values:expr) => {
         impl Kind for $ty {
