@@ -21,7 +21,8 @@
 //! - `output.rs`: the printer (lines, JSON, warnings, errors; colour on a terminal);
 //! - `ticker.rs`: the line `check` ticks on a terminal while a test command runs;
 //! - `args.rs`: options several commands share;
-//! - `fetching.rs`: fetching the checkpoint refs on demand for the commands that read them.
+//! - `fetching.rs`: fetching the checkpoint refs on demand for the commands that read them;
+//! - `report/`: `checkpoint report`'s data, gathered from the records, and its HTML page.
 
 mod agents;
 mod args;
@@ -33,6 +34,7 @@ mod fetching;
 mod install;
 mod output;
 mod project;
+mod report;
 pub mod schema;
 mod ticker;
 
@@ -116,6 +118,11 @@ enum Command {
     /// Show the task's history (checkpoints with their triggers), oldest first; without a task,
     /// the project's session checkpoints, newest first.
     Log(args::ReadArgs),
+    /// Write one HTML page of what happened here: each session's turns, stops, test runs,
+    /// checkpoints and context usage, the task, and which commits `verify` proves.
+    ///
+    /// Self-contained (no script, no network), light and dark. --json prints the same data.
+    Report(commands::report::Args),
     /// List the task's validation receipts; `receipts verify` checks their signatures.
     Receipts(receipts::Args),
     /// For each commit of REV or RANGE (default HEAD): whether a passing receipt of exactly its
@@ -198,6 +205,7 @@ pub fn main() -> ExitCode {
         Command::Recover(args) => recover::run(&args),
         Command::Status(args) => status::run(&args),
         Command::Log(args) => log::run(&args),
+        Command::Report(args) => commands::report::run(&args),
         Command::Receipts(args) => receipts::run(&args),
         Command::Verify(args) => verify::run(&args),
         Command::Keys(args) => keys::run(&args),
