@@ -21,8 +21,7 @@
 //! - `output.rs`: the printer (lines, JSON, warnings, errors; colour on a terminal);
 //! - `ticker.rs`: the line `check` ticks on a terminal while a test command runs;
 //! - `args.rs`: options several commands share;
-//! - `fetching.rs`: fetching the checkpoint refs on demand for the commands that read them;
-//! - `report/`: `checkpoint report`'s data, gathered from the records, and its HTML page.
+//! - `fetching.rs`: fetching the checkpoint refs on demand for the commands that read them.
 
 mod agents;
 mod args;
@@ -34,7 +33,6 @@ mod fetching;
 mod install;
 mod output;
 mod project;
-mod report;
 pub mod schema;
 mod ticker;
 
@@ -46,8 +44,8 @@ pub use error::{CliError, ErrorKind};
 
 use commands::{
     check, cleanup, completions, config, diff, doctor, git_hook, integrity, keys, log, man, mcp,
-    progress, push, receipts, recover, restore, resume, save, status, statusline, step, task,
-    trust, validate, verify,
+    progress, push, receipts, recover, report, restore, resume, save, status, statusline, step,
+    task, trust, validate, verify,
 };
 
 /// Makes AI coding agents stop only when their work is validated.
@@ -122,7 +120,7 @@ enum Command {
     /// checkpoints and context usage, the task, and which commits `verify` proves.
     ///
     /// Self-contained (no script, no network), light and dark. --json prints the same data.
-    Report(commands::report::Args),
+    Report(report::Args),
     /// List the task's validation receipts; `receipts verify` checks their signatures.
     Receipts(receipts::Args),
     /// For each commit of REV or RANGE (default HEAD): whether a passing receipt of exactly its
@@ -205,7 +203,7 @@ pub fn main() -> ExitCode {
         Command::Recover(args) => recover::run(&args),
         Command::Status(args) => status::run(&args),
         Command::Log(args) => log::run(&args),
-        Command::Report(args) => commands::report::run(&args),
+        Command::Report(args) => report::run(&args),
         Command::Receipts(args) => receipts::run(&args),
         Command::Verify(args) => verify::run(&args),
         Command::Keys(args) => keys::run(&args),

@@ -1,6 +1,16 @@
 //! `checkpoint report`: one self-contained HTML page of what happened in this worktree — each
 //! session's turns, stops, test runs, checkpoints and context usage, the task, and which commits
 //! `verify` proves — or the same data as JSON.
+//!
+//! [`gather`] reads the records into the data [`model`]; [`html`] renders the page from it,
+//! with [`chart`] for the drawings and [`text`] for how it writes what it is given; `--json`
+//! prints the model.
+
+mod chart;
+mod gather;
+mod html;
+mod model;
+mod text;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,7 +18,6 @@ use std::process::ExitCode;
 use checkpoint_core::policy::Interval;
 
 use crate::error::CliError;
-use crate::report::{gather, html};
 use crate::{output, project};
 
 /// Options of `checkpoint report`.

@@ -212,6 +212,7 @@ fn a_session_s_report_shows_its_stops_tests_context_and_commits_and_only_text() 
 /// Checks the page through the DOM Chromium builds of it, and takes a screenshot (kept as
 /// `docs/report.png` with `CHECKPOINT_BLESS=1`). Without Chromium it says it did not run, and
 /// fails only in CI (`.ci/run` installs it).
+#[allow(clippy::print_stderr)] // that it did not run goes in the test output
 fn in_chromium(page: &Path) {
     if !Path::new(CHROMIUM).exists() {
         assert!(

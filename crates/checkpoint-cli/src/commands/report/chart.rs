@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use checkpoint_core::journal::Trigger;
 use jiff::Timestamp;
 
-use super::html::{escape, time, verdict_name};
 use super::model::{Session, Thresholds};
+use super::text::{escape, time, verdict_name};
 
 /// The drawings' width in SVG units, and the margin on each side.
 const WIDTH: f64 = 1000.0;

@@ -24,7 +24,7 @@ use crate::output;
 use crate::schema::SCHEMA_VERSION;
 
 /// Sessions shown at most (the latest).
-pub(crate) const MAX_SESSIONS: usize = 20;
+const MAX_SESSIONS: usize = 20;
 /// Receipts of the task shown at most (the latest).
 const MAX_RECEIPTS: usize = 100;
 /// History entries of the task shown at most (the latest).

@@ -6,34 +6,11 @@ use std::fmt::Write as _;
 
 use checkpoint_core::render;
 use checkpoint_core::sanitize;
-use checkpoint_engine::session::activity::{StopEntry, StopVerdict, TestEntry};
-use jiff::Timestamp;
+use checkpoint_engine::session::activity::{StopEntry, TestEntry};
 
 use super::chart;
 use super::model::{Commits, Report, Session, Summary, TaskView};
-
-/// `text` fit for HTML text and attribute values: control and bidirectional-text characters
-/// dropped (an ESC sequence loses its ESC, see [`sanitize::text`]), and `&`, `<`, `>`, `"` and
-/// `'` written as character references.
-pub(crate) fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in sanitize::text(text).chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// A time as the page shows it: UTC, to the second.
-pub(crate) fn time(at: Timestamp) -> String {
-    at.strftime("%Y-%m-%d %H:%M:%S").to_string()
-}
+use super::text::{escape, time, verdict_name, wire_name};
 
 const STYLE: &str = "
 :root { color-scheme: light dark; --fg: #1f2328; --bg: #ffffff; --muted: #59636e;
@@ -231,15 +208,6 @@ fn session(out: &mut String, n: usize, session: &Session, report: &Report) {
     out.push_str("</article>\n");
 }
 
-/// What a verdict is called on the page.
-pub(crate) fn verdict_name(verdict: StopVerdict) -> (&'static str, &'static str) {
-    match verdict {
-        StopVerdict::Allowed => ("allowed", "allowed"),
-        StopVerdict::Blocked => ("blocked", "blocked"),
-        StopVerdict::AllowedByCap => ("allowed_by_cap", "allowed by the cap"),
-    }
-}
-
 fn stop_item(out: &mut String, stop: &StopEntry) {
     let (class, name) = verdict_name(stop.verdict);
     let _ = write!(
@@ -284,10 +252,7 @@ fn test_row(out: &mut String, test: &TestEntry) {
         (None, true) => "full, cached".to_owned(),
         (None, false) => "full".to_owned(),
     };
-    let status = serde_json::to_value(test.status)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default();
+    let status = wire_name(&test.status);
     let class = if status == "passed" { "ok" } else { "bad" };
     let count = |n: Option<u32>| n.map_or_else(|| "–".to_owned(), |n| n.to_string());
     let mut failing = String::new();
@@ -323,10 +288,7 @@ fn task_section(out: &mut String, task: &TaskView) {
         time(task.created_at)
     );
     for step in &task.steps {
-        let status = serde_json::to_value(step.status)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default();
+        let status = wire_name(&step.status);
         let _ = write!(
             out,
             "<tr class=\"step\"><td>{}</td><td>{status}</td><td class=\"num\">{}</td>\
@@ -370,10 +332,7 @@ fn task_section(out: &mut String, task: &TaskView) {
         task.history_total
     );
     for h in &task.history {
-        let kind = serde_json::to_value(h.kind)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default();
+        let kind = wire_name(&h.kind);
         let _ = write!(
             out,
             "<li><time>{}</time> {kind} {}{} → {}</li>",
@@ -426,21 +385,4 @@ fn commits_section(out: &mut String, commits: &Commits) {
         );
     }
     out.push_str("</table></section>\n");
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn nothing_escapes_as_markup_or_terminal_control() {
-        let hostile = "a<script>alert(1)</script>\"><img src=x onerror=alert(1)>'&\u{1b}]0;t\u{7}\u{1b}[2J\u{202e}z";
-        let escaped = escape(hostile);
-        assert_eq!(
-            escaped,
-            "a&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img src=x onerror=alert(1)&gt;\
-             &#39;&amp;]0;t[2Jz"
-        );
-        assert!(!escaped.contains(['<', '>', '"', '\'', '\u{1b}']));
-    }
 }
