@@ -79,6 +79,15 @@ fn story() -> tempfile::TempDir {
     let low = transcript(dir, "t30.jsonl", 60_000);
     let high = transcript(dir, "t85.jsonl", 170_000);
 
+    // The work is a task, whose name is markup too.
+    let task = format!("calc {IMG}");
+    let started = checkpoint(
+        dir,
+        &["task", "start", &task, "--steps", "fix add,commit"],
+        "",
+    );
+    assert_eq!(code(&started), 0, "{started:?}");
+    assert_eq!(code(&checkpoint(dir, &["step", "start"], "")), 0);
     hook(dir, FIRST, "SessionStart", json!({"source": "startup"}));
     hook(dir, FIRST, "UserPromptSubmit", json!({"prompt": "fix add"}));
     hook(
@@ -151,7 +160,7 @@ fn redacted(value: &mut Value) {
                 let stable = match key.as_str() {
                     "at" | "generated_at" | "since" | "turn_began" | "created_at" => "[time]",
                     "duration_ms" | "test_time_ms" => "[ms]",
-                    "id" | "receipt" if field.is_string() => "[id]",
+                    "id" | "receipt" | "task" if field.is_string() => "[id]",
                     "base" | "commit" | "tree" | "range" | "signers" => "[commit]",
                     "worktree" => "[repo]",
                     // The tests' output, as the Python at hand prints it (checked apart).
@@ -167,6 +176,18 @@ fn redacted(value: &mut Value) {
             }
         }
         Value::Array(items) => items.iter_mut().for_each(redacted),
+        // A receipt's id in a text (a history entry's detail).
+        Value::String(text) => {
+            while let Some(at) = text.find("receipt r-") {
+                let id = at + "receipt ".len();
+                let end = id
+                    + text[id + 2..]
+                        .find(|c: char| !c.is_ascii_hexdigit())
+                        .unwrap_or(text.len() - id - 2)
+                    + 2;
+                text.replace_range(id..end, "[id]");
+            }
+        }
         _ => {}
     }
 }
@@ -191,6 +212,20 @@ fn a_session_s_report_shows_its_stops_tests_context_and_commits_and_only_text() 
         "the failure's output, escapes dropped: {first:#}"
     );
     redacted(&mut report);
+    let one = checkpoint(
+        dir,
+        &["report", "--json", "--session", FIRST, "--since", "1h"],
+        "",
+    );
+    let one: Value = serde_json::from_slice(&one.stdout).unwrap();
+    assert_eq!(one["sessions"].as_array().unwrap().len(), 1, "{one:#}");
+    assert!(one["since"].is_string(), "{one:#}");
+    let none = checkpoint(dir, &["report", "--session", "nope"], "");
+    assert_eq!(code(&none), 2, "{none:?}");
+    assert!(
+        String::from_utf8_lossy(&none.stderr).contains("no session nope"),
+        "{none:?}"
+    );
     insta::assert_json_snapshot!("report_json", report);
 
     let page_dir = tempfile::tempdir().unwrap();
@@ -293,6 +328,13 @@ fn in_chromium(page: &Path) {
         dom.contains("class=\"commit ok\" data-verified=\"true\""),
         "{dom}"
     );
+    // The task: its steps and the receipts of the gate's runs.
+    assert!(
+        dom.contains("<section id=\"task\"><h2>Task <code>calc \"&gt;&lt;img"),
+        "{dom}"
+    );
+    assert_eq!(dom.matches("<tr class=\"step\">").count(), 2, "{dom}");
+    assert_eq!(dom.matches("<tr class=\"receipt\">").count(), 2, "{dom}");
     // Hostile text stayed text: no element was injected, no escape survived.
     assert!(!dom.contains("<script") && !dom.contains("<img"), "{dom}");
     assert!(
