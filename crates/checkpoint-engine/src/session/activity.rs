@@ -57,9 +57,9 @@ pub struct StopEntry {
     pub reason: Option<String>,
     /// The first line of the message, sanitized.
     pub headline: String,
-    /// The message's next lines, sanitized (at most [`MAX_REASON_LINES`]).
+    /// The message's next lines, sanitized (at most 12).
     pub reasons: Vec<String>,
-    /// The test runs behind it (at most [`MAX_TESTS`]).
+    /// The test runs behind it (at most 8).
     pub tests: Vec<TestEntry>,
     /// The integrity findings, one line each, sanitized.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

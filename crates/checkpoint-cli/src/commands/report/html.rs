@@ -10,7 +10,7 @@ use checkpoint_engine::session::activity::{StopEntry, TestEntry};
 
 use super::chart;
 use super::model::{Commits, Report, Session, Summary, TaskView};
-use super::text::{escape, time, verdict_name, wire_name};
+use super::text::{code_list, escape, time, verdict_name, wire_name};
 
 const STYLE: &str = "
 :root { color-scheme: light dark; --fg: #1f2328; --bg: #ffffff; --muted: #59636e;
@@ -183,8 +183,7 @@ fn session(out: &mut String, n: usize, session: &Session, report: &Report) {
                 let _ = write!(out, ": {}", escape(text));
             }
             if !c.files.is_empty() {
-                let files: Vec<String> = c.files.iter().map(|f| escape(f)).collect();
-                let _ = write!(out, " — <code>{}</code>", files.join("</code>, <code>"));
+                let _ = write!(out, " — {}", code_list(&c.files));
                 if c.more_files > 0 {
                     let _ = write!(out, " and {} more", c.more_files);
                 }
@@ -257,11 +256,7 @@ fn test_row(out: &mut String, test: &TestEntry) {
     let count = |n: Option<u32>| n.map_or_else(|| "–".to_owned(), |n| n.to_string());
     let mut failing = String::new();
     if !test.failing.is_empty() {
-        let names: Vec<String> = test.failing.iter().map(|f| escape(f)).collect();
-        failing = format!(
-            "<br>failing: <code>{}</code>",
-            names.join("</code>, <code>")
-        );
+        failing = format!("<br>failing: {}", code_list(&test.failing));
     }
     let _ = write!(
         out,

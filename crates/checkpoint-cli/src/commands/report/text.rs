@@ -38,6 +38,12 @@ pub(super) fn verdict_name(verdict: StopVerdict) -> (&'static str, &'static str)
     }
 }
 
+/// `items` (file or test names), each escaped in its `<code>`, comma-separated.
+pub(super) fn code_list(items: &[String]) -> String {
+    let escaped: Vec<String> = items.iter().map(|item| escape(item)).collect();
+    format!("<code>{}</code>", escaped.join("</code>, <code>"))
+}
+
 /// The name a record's enum value has in the JSON (`step_done`, `passed`): its serde name.
 pub(super) fn wire_name(value: &impl Serialize) -> String {
     serde_json::to_value(value)
