@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `checkpoint report` on a large history: an active task after 10,000 checkpoints (as many
 # history entries, the last 50 kept: history.sh's fixture), 50 session checkpoints in the
-# continuity log, and 20 session records each holding as much as a record keeps (30 stops of 8
+# continuity log, and 20 session records each holding as much as a record keeps (20 stops of 4
 # test runs, 200 context samples, 10 starts; texts at their length caps). Times the page and
 # `--json` (hyperfine) and prints their sizes.
 #
@@ -36,17 +36,17 @@ import sys
 
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
-long = lambda what: (what + " ") * (240 // (len(what) + 1))
+long = lambda what: (what + " ") * (160 // (len(what) + 1))
 for n in range(20):
     at = lambda i: f"2026-01-01T{n:02}:{i // 60 % 60:02}:{i % 60:02}Z"
     test = {"command": long("python3 -m pytest -q"), "narrowed": "3 of 40 test modules",
             "status": "failed", "duration_ms": 1234, "passed": 37, "failed": 3,
-            "cached": False, "failing": [long("test_module.test_case")] * 5}
+            "cached": False, "failing": [long("test_module.test_case")] * 3}
     stops = [{"at": at(i * 60), "turn_began": at(i * 60 - 30), "verdict": "blocked",
               "reason": "tests_failed", "headline": long("Tests: FAILED"),
-              "reasons": [long("reason line")] * 12, "tests": [test] * 8,
-              "findings": [long("test_calc.py:3: assertion removed")] * 10,
-              "base": "0" * 40} for i in range(30)]
+              "reasons": [long("reason line")] * 12, "tests": [test] * 4,
+              "findings": [long("test_calc.py:3: assertion removed")] * 5,
+              "base": "0" * 40} for i in range(20)]
     samples = [{"at": at(i * 9), "percent": i % 100, "used": i * 1000, "window": 200000}
                for i in range(200)]
     starts = [{"at": at(i * 180), "source": "clear", "resumed_from": i} for i in range(10)]

@@ -15,7 +15,7 @@ use checkpoint_core::sanitize;
 use super::SessionRecord;
 
 /// Stops a record keeps; older ones are dropped.
-pub const MAX_STOPS: usize = 30;
+pub const MAX_STOPS: usize = 20;
 /// Context samples a record keeps; older ones are dropped.
 pub const MAX_SAMPLES: usize = 200;
 /// Session starts a record keeps; older ones are dropped.
@@ -23,11 +23,13 @@ pub const MAX_STARTS: usize = 10;
 /// Lines of a stop's message kept as its reasons.
 const MAX_REASON_LINES: usize = 12;
 /// Characters of a kept line (a reason, a headline, a command).
-const LINE_CHARS: usize = 240;
+const LINE_CHARS: usize = 160;
 /// Test runs of one stop kept.
-const MAX_TESTS: usize = 8;
+const MAX_TESTS: usize = 4;
 /// Failing test names of one run kept.
-const MAX_FAILING: usize = 5;
+const MAX_FAILING: usize = 3;
+/// Integrity findings of one stop kept, one line each.
+const MAX_FINDINGS: usize = 5;
 
 /// How the gate answered a stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -59,9 +61,9 @@ pub struct StopEntry {
     pub headline: String,
     /// The message's next lines, sanitized (at most 12).
     pub reasons: Vec<String>,
-    /// The test runs behind it (at most 8).
+    /// The test runs behind it (at most 4).
     pub tests: Vec<TestEntry>,
-    /// The integrity findings, one line each, sanitized.
+    /// The integrity findings, one line each, sanitized (at most 5).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<String>,
     /// The commit the change set was judged from.
@@ -153,8 +155,8 @@ impl StopEntry {
                 .take(MAX_REASON_LINES)
                 .collect(),
             tests: tests.iter().take(MAX_TESTS).map(TestEntry::new).collect(),
-            findings: listed
-                .lines()
+            findings: (listed.lines())
+                .take(MAX_FINDINGS)
                 .map(|l| sanitize::line(l, LINE_CHARS))
                 .collect(),
             base: None,
