@@ -326,6 +326,10 @@ bench_rollout() {
     run_compare "Codex PreToolUse" "Codex PreToolUse, 1 MB rollout (zst)" "history-rollout"
 }
 
+# Sourced (bench/report.sh builds its fixtures with these functions): nothing is run.
+if [ "${BASH_SOURCE[0]}" != "$0" ]; then
+    return 0
+fi
 parts=("$@")
 if [ "${#parts[@]}" -eq 0 ]; then
     parts=(checkpoints changes rollout)

@@ -46,8 +46,8 @@ pub use error::{CliError, ErrorKind};
 
 use commands::{
     check, cleanup, completions, config, diff, doctor, git_hook, integrity, keys, log, man, mcp,
-    progress, push, receipts, recover, restore, resume, save, status, statusline, step, task,
-    trust, validate, verify,
+    progress, push, receipts, recover, report, restore, resume, save, status, statusline, step,
+    task, trust, validate, verify,
 };
 
 /// Makes AI coding agents stop only when their work is validated.
@@ -118,6 +118,11 @@ enum Command {
     /// Show the task's history (checkpoints with their triggers), oldest first; without a task,
     /// the project's session checkpoints, newest first.
     Log(args::ReadArgs),
+    /// Write one HTML page of what happened here: each session's turns, stops, test runs,
+    /// checkpoints and context usage, the task, and which commits `verify` proves.
+    ///
+    /// Self-contained (no script, no network), light and dark. --json prints the same data.
+    Report(report::Args),
     /// List the task's validation receipts; `receipts verify` checks their signatures.
     Receipts(receipts::Args),
     /// For each commit of REV or RANGE (default HEAD): whether a passing receipt of exactly its
@@ -200,6 +205,7 @@ pub fn main() -> ExitCode {
         Command::Recover(args) => recover::run(&args),
         Command::Status(args) => status::run(&args),
         Command::Log(args) => log::run(&args),
+        Command::Report(args) => report::run(&args),
         Command::Receipts(args) => receipts::run(&args),
         Command::Verify(args) => verify::run(&args),
         Command::Keys(args) => keys::run(&args),

@@ -664,7 +664,7 @@ fn count(n: usize, what: &str) -> String {
 }
 
 /// Human duration: "850ms", "1.2s", "2m 05s", "30m".
-fn duration(ms: u64) -> String {
+pub fn duration(ms: u64) -> String {
     if ms >= 60_000 && ms.is_multiple_of(60_000) {
         format!("{}m", ms / 60_000)
     } else if ms < 1000 {

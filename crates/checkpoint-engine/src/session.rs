@@ -5,6 +5,11 @@
 //! log: `checkpoint cleanup` removes a session's file (and its lock) once the file is older than
 //! every session checkpoint the log keeps, no checkpoint the log keeps is of that session, and it
 //! was not written for [`MIN_AGE`] ([`SessionStore::expire`]). The hooks never remove one.
+//!
+//! A record also keeps what the session did, for `checkpoint report` ([`activity`]): its latest
+//! stops, context samples and starts, each list bounded.
+
+pub mod activity;
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs;
@@ -16,6 +21,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::store::{self, StoreError};
+use activity::{ContextSample, StartEntry, StopEntry};
 use checkpoint_core::decide::SessionFacts;
 use checkpoint_core::event::Agent;
 
@@ -72,6 +78,16 @@ pub struct SessionRecord {
     /// [`crate::trust`]). `None` in an old record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn_began: Option<Timestamp>,
+    /// The session's latest judged stops, oldest first (at most [`activity::MAX_STOPS`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stops: Vec<StopEntry>,
+    /// The context usage the watch measured, oldest first, one sample per change of the
+    /// percentage (at most [`activity::MAX_SAMPLES`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<ContextSample>,
+    /// The session's starts, oldest first (at most [`activity::MAX_STARTS`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub starts: Vec<StartEntry>,
 }
 
 impl SessionRecord {
@@ -237,6 +253,63 @@ impl SessionStore {
     }
 }
 
+/// The most a session record read for a listing may hold: far above a real one (its lists are
+/// bounded, see [`activity`]).
+const MAX_RECORD_BYTES: u64 = 1024 * 1024;
+
+/// A session's record as [`SessionStore::latest`] lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSession {
+    /// The agent.
+    pub agent: Agent,
+    /// The id its record is kept under (a subagent's is `<session>+<agent id>`).
+    pub id: String,
+    /// When the record was last written.
+    pub written: Timestamp,
+    /// The record.
+    pub record: SessionRecord,
+}
+
+impl SessionStore {
+    /// The `max` records written last that read, newest first. Other files (locks, temporary
+    /// files), and records that cannot be read or do not parse, are skipped.
+    pub fn latest(&self, max: usize) -> Result<Vec<StoredSession>, StoreError> {
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => {
+                let path = self.dir.clone();
+                return Err(StoreError::Io { path, source });
+            }
+        };
+        let mut found: Vec<(Timestamp, PathBuf, Agent, String)> = (entries.filter_map(Result::ok))
+            .filter_map(|entry| {
+                let file = entry.file_name().into_string().ok()?;
+                let (agent, id) = file.strip_suffix(".json")?.split_once('-')?;
+                let agent = serde_json::from_value(agent.into()).ok()?;
+                store::validate_id(id).ok()?;
+                let meta = entry.metadata().ok().filter(fs::Metadata::is_file)?;
+                let written = Timestamp::try_from(meta.modified().ok()?).ok()?;
+                Some((written, entry.path(), agent, id.to_owned()))
+            })
+            .collect();
+        found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        Ok((found.into_iter())
+            .filter_map(|(written, path, agent, id)| {
+                let bytes = crate::bounded::read_regular(&path, MAX_RECORD_BYTES).ok()?;
+                let record = serde_json::from_slice(&bytes).ok()?;
+                Some(StoredSession {
+                    agent,
+                    id,
+                    written,
+                    record,
+                })
+            })
+            .take(max)
+            .collect())
+    }
+}
+
 /// The name of `agent`'s session `session_id`'s file in `<state dir>/sessions/`.
 pub fn file_name(agent: Agent, session_id: &str) -> Result<String, StoreError> {
     let id = store::validate_id(session_id)?;
@@ -301,6 +374,49 @@ mod tests {
                 .unwrap()
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn the_latest_records_are_listed_newest_first_and_other_files_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(dir.path());
+        assert!(store.latest(5).unwrap().is_empty());
+        let now = Timestamp::now();
+        for (n, (agent, id)) in [
+            (Agent::Claude, "s1"),
+            (Agent::Codex, "s2"),
+            (Agent::Claude, "s3+a1"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            store
+                .update(agent, id, |r| r.facts.consecutive_blocks = n as u32)
+                .unwrap();
+            let file = fs::File::options()
+                .write(true)
+                .open(store.path(agent, id).unwrap())
+                .unwrap();
+            let age = Duration::from_secs(60 * (3 - n as u64));
+            file.set_modified(now.saturating_sub(age).unwrap().into())
+                .unwrap();
+        }
+        fs::write(store.dir.join("nobody-x.json"), "{}").unwrap();
+        fs::write(store.dir.join("claude-bad.json"), "not json").unwrap();
+        fs::write(store.dir.join("notes.txt"), "").unwrap();
+        let listed = store.latest(10).unwrap();
+        let names: Vec<(Agent, &str, u32)> = (listed.iter())
+            .map(|s| (s.agent, s.id.as_str(), s.record.facts.consecutive_blocks))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                (Agent::Claude, "s3+a1", 2),
+                (Agent::Codex, "s2", 1),
+                (Agent::Claude, "s1", 0)
+            ]
+        );
+        assert_eq!(store.latest(1).unwrap().len(), 1);
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub(crate) mod progress;
 pub(crate) mod push;
 pub(crate) mod receipts;
 pub(crate) mod recover;
+pub(crate) mod report;
 pub(crate) mod restore;
 pub(crate) mod resume;
 pub(crate) mod save;

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use checkpoint_core::journal::{ReceiptCheck, TrustedKeys};
+use checkpoint_core::journal::{Receipt, ReceiptCheck, Task, TrustedKeys};
 use checkpoint_engine::journal::Journal;
 use serde::Serialize;
 
@@ -35,17 +35,32 @@ pub(crate) fn trusted_keys(journal: &Journal) -> Result<TrustedKeys, CliError> {
     Ok(trusted)
 }
 
-/// One receipt as `checkpoint receipts` shows it.
+/// One receipt as `checkpoint receipts` (and `checkpoint report`) shows it.
 #[derive(Debug, Serialize)]
-struct ReceiptView {
-    id: String,
-    step: Option<String>,
-    command: Option<String>,
-    passed: Option<bool>,
-    check: ReceiptCheck,
+pub(crate) struct ReceiptView {
+    pub(crate) id: String,
+    pub(crate) step: Option<String>,
+    pub(crate) command: Option<String>,
+    pub(crate) passed: Option<bool>,
+    pub(crate) check: ReceiptCheck,
 }
 
 impl ReceiptView {
+    /// `receipt` of `task`, checked against `trusted`.
+    pub(crate) fn of(receipt: &Receipt, task: &Task, trusted: &TrustedKeys) -> ReceiptView {
+        let payload = receipt.parsed().ok();
+        ReceiptView {
+            id: receipt.id.clone(),
+            step: payload
+                .as_ref()
+                .and_then(|p| p.step.as_ref())
+                .map(|s| s.name.clone()),
+            command: payload.as_ref().map(|p| p.command.clone()),
+            passed: payload.as_ref().map(|p| p.passed()),
+            check: receipt.check(task, trusted),
+        }
+    }
+
     /// `<id>  [<step>]  `<command>`  <outcome>  <check>`.
     fn line(&self) -> String {
         let outcome = match self.passed {
@@ -73,22 +88,8 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     let journal = project.journal();
     let task = fetching::task(&project, read)??;
     let trusted = trusted_keys(&journal)?;
-    let views: Vec<ReceiptView> = task
-        .receipts
-        .iter()
-        .map(|r| {
-            let payload = r.parsed().ok();
-            ReceiptView {
-                id: r.id.clone(),
-                step: payload
-                    .as_ref()
-                    .and_then(|p| p.step.as_ref())
-                    .map(|s| s.name.clone()),
-                command: payload.as_ref().map(|p| p.command.clone()),
-                passed: payload.as_ref().map(|p| p.passed()),
-                check: r.check(&task, &trusted),
-            }
-        })
+    let views: Vec<ReceiptView> = (task.receipts.iter())
+        .map(|r| ReceiptView::of(r, &task, &trusted))
         .collect();
     let verified = views.iter().filter(|v| v.check.is_verified()).count();
     let failed = views.len() - verified;

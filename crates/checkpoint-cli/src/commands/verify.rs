@@ -54,15 +54,28 @@ pub(crate) struct Args {
 }
 
 /// The keys `verify` trusts, and where the project's come from.
-struct Signers {
-    trusted: TrustedKeys,
+pub(crate) struct Signers {
+    /// The keys.
+    pub(crate) trusted: TrustedKeys,
     /// Where the listed signers were read, for the user.
-    from: String,
+    pub(crate) from: String,
 }
 
 impl Signers {
-    /// This user's own key and those of the list `args` chooses for `spec`.
+    /// This user's own key and those of the list `args` chooses for `args.rev`.
     fn read(project: &Project, args: &Args) -> Result<Signers, CliError> {
+        let (file, from_rev) = (args.signers.as_deref(), args.signers_from.as_deref());
+        Signers::chosen(project, &args.rev, file, from_rev)
+    }
+
+    /// This user's own key and those listed in `file`, or at `from_rev`, or by default at a
+    /// commit before those of `rev` ([`verify::default_anchor`]).
+    pub(crate) fn chosen(
+        project: &Project,
+        rev: &str,
+        file: Option<&std::path::Path>,
+        from_rev: Option<&str>,
+    ) -> Result<Signers, CliError> {
         let journal = project.journal();
         let (mut trusted, _) = journal.own_keys();
         let repo = project.git()?;
@@ -75,16 +88,16 @@ impl Signers {
                 err => CliError::from(err),
             }
         };
-        let (listed, from) = if let Some(file) = &args.signers {
+        let (listed, from) = if let Some(file) = file {
             let listed = allowed_signers::from_file(file).map_err(signers_error)?;
             (listed, file.display().to_string())
         } else {
-            let anchor = match &args.signers_from {
+            let anchor = match from_rev {
                 Some(rev) => Some(verify::Anchor {
                     commit: base::resolve(repo, rev).map_err(bad_rev(rev))?,
                     what: sanitize::name(rev),
                 }),
-                None => verify::default_anchor(repo, &args.rev)?,
+                None => verify::default_anchor(repo, rev)?,
             };
             match anchor {
                 Some(anchor) => {
@@ -108,7 +121,7 @@ impl Signers {
     }
 
     /// `Trusted signers: you, alice (listed: …)`.
-    fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         let names: Vec<String> = self.trusted.names().map(sanitize::name).collect();
         if names.is_empty() {
             return format!(

@@ -16,6 +16,7 @@ mod journal;
 mod mcp;
 mod old_tests;
 mod old_tests_compiled;
+mod report;
 mod restore;
 mod select;
 mod select_compiled;

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 pub use derivation::{HARDENED, KeyDerivation};
 pub use rules::{Classes, Rule, RuleSet, RuleTests};
-pub use value::{GitBackend, IntegrityMode, Switch, TestSelect};
+pub use value::{GitBackend, IntegrityMode, Interval, Switch, TestSelect};
 
 /// Everything `decide` needs to know about the user's wishes.
 #[derive(Debug, Clone)]

@@ -65,8 +65,9 @@ const DURATION_SHAPE: &str = r#"a duration like "120s", "2m" or "1m30s""#;
 
 /// A positive duration written like `"120s"`, `"2m"`, `"1m30s"`, `"500ms"` or `"30d"` (jiff's
 /// friendly or ISO 8601 format; a day is 24 hours).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Interval(pub(crate) Duration);
+/// `checkpoint report --since` reads its option the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interval(pub Duration);
 
 impl FromStr for Interval {
     type Err = String;

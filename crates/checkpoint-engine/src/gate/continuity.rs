@@ -11,6 +11,7 @@ use crate::continuity::text::{self, Level};
 use crate::journal::{self};
 use crate::project::saving::SaveRequest;
 use crate::project::{Project, ProjectError};
+use crate::session::activity::{ContextSample, StartEntry};
 use crate::session::{STATUS_LINE_FRESH, StatusLineUsage};
 use checkpoint_core::agent::TranscriptFormat;
 use checkpoint_core::answer::HookAnswer;
@@ -39,12 +40,25 @@ pub(super) fn session_start(call: &Call) -> Result<HookAnswer, ProjectError> {
     // Only a resumed session has checkpoints of its own worth preferring.
     let prefer = (event.detail.as_deref() == Some("resume")).then_some(&session);
     let continuity = project.continuity();
-    let context = match project.policy.resume.auto {
-        Switch::Off => None,
-        Switch::Prompt => (continuity.resume_point(prefer)?.checkpoint)
-            .map(|c| text::resume_offer(&c, call.host.now)),
-        Switch::On => (project.resume_context(event.detail.as_deref(), prefer, true)?).context,
+    let (context, from) = match project.policy.resume.auto {
+        Switch::Off => (None, None),
+        Switch::Prompt => match continuity.resume_point(prefer)?.checkpoint {
+            Some(c) => (Some(text::resume_offer(&c, call.host.now)), Some(c.id)),
+            None => (None, None),
+        },
+        Switch::On => {
+            let restart = project.resume_context(event.detail.as_deref(), prefer, true)?;
+            (restart.context, restart.from)
+        }
     };
+    let start = StartEntry {
+        at: call.host.now,
+        source: event.detail.clone(),
+        resumed_from: from,
+    };
+    (project.sessions()).update(event.agent, call.session_id(), |record| {
+        record.record_start(start)
+    })?;
     let set_aside = continuity.untold_corrupt_log();
     let set_aside = set_aside.map(|path| text::corrupt_log_notice(&path));
     let context = match (context, set_aside) {
@@ -93,6 +107,7 @@ pub(super) fn context_watch(call: &Call) -> Result<Option<String>, ProjectError>
     if let Some(percent) = shown.filter(|_| settings.window.is_none()) {
         mark.percent = percent;
     }
+    record_sample(call, &project, &mark)?;
     let (trigger, level) = if mark.percent >= settings.critical {
         (Trigger::Auto90, Level::Critical)
     } else if mark.percent >= settings.warn {
@@ -254,6 +269,9 @@ pub(super) fn pre_compact(call: &Call) -> Result<(), ProjectError> {
                 .flatten()?;
             measure(Some(format), event, &usage, project.policy.context.window)
         });
+    if let Some(mark) = &mark {
+        record_sample(call, &project, mark)?;
+    }
     let automatic = event.detail.as_deref() != Some("manual");
     if let Some(threshold) = call.can().compaction_threshold
         && automatic
@@ -389,6 +407,22 @@ fn measure(
         window,
         percent: usage.percent_of(window),
     })
+}
+
+/// Keeps `mark` in the session's record for `checkpoint report` when its percentage moved
+/// since the last sample kept: one read per measure, a write only then.
+fn record_sample(call: &Call, project: &Project, mark: &ContextMark) -> Result<(), ProjectError> {
+    let sample = ContextSample {
+        at: call.host.now,
+        percent: mark.percent,
+        used: mark.used,
+        window: mark.window,
+    };
+    let (sessions, agent, id) = (project.sessions(), call.event.agent, call.session_id());
+    if sessions.load(agent, id)?.is_new_sample(&sample) {
+        sessions.update(agent, id, |record| record.record_sample(sample))?;
+    }
+    Ok(())
 }
 
 /// The usage the agent's status line recorded for the event's session, when it is fresh.

@@ -8,6 +8,7 @@ use crate::git::{self, Repo};
 use crate::host::Host;
 use crate::project::integrity::{Integrity, Stopped};
 use crate::project::{Project, ProjectError};
+use crate::session::activity::StopEntry;
 use crate::session::{SessionRecord, SessionStore, once_per_session};
 use checkpoint_core::answer::StopAnswer;
 use checkpoint_core::changes::{ChangeSet, Head, RepoFacts};
@@ -162,7 +163,21 @@ pub(super) fn stop(
         warnings.push(format!("integrity: {e}"));
     }
     let message = render::message(&verdict.decision);
+    // What `checkpoint report` shows of the stop; a person's `checkpoint check` is a read.
+    let entry = (!event.is_manual()).then(|| StopEntry {
+        base: turn.against.clone(),
+        ..StopEntry::new(
+            &verdict.decision,
+            &message,
+            &facts.tests,
+            &facts.integrity,
+            now,
+        )
+    });
     let trust_notice = sessions.update(event.agent, &call.gate_session(), |record| {
+        if let Some(entry) = entry {
+            record.record_stop(entry);
+        }
         // Counted on the stored record, inside the lock: concurrent stops lose no block.
         let counted = Stop {
             repeated: repeated(event, record),

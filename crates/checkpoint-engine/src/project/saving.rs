@@ -40,6 +40,8 @@ pub struct SaveRequest {
 pub struct Restart {
     /// The restart context; `None` when no checkpoint signed by this user's key was saved.
     pub context: Option<String>,
+    /// The id of the checkpoint it goes on from; `None` with no context.
+    pub from: Option<u64>,
     /// The checkpoints saved after the one resumed from (all, without one) that this user's key
     /// did not sign, newest first: never resumed from, only listed.
     pub unverified: Vec<SessionCheckpoint>,
@@ -187,6 +189,7 @@ impl Project {
         let Some(checkpoint) = checkpoint else {
             return Ok(Restart {
                 context: None,
+                from: None,
                 unverified,
             });
         };
@@ -214,6 +217,7 @@ impl Project {
         });
         Ok(Restart {
             context: Some(context),
+            from: Some(checkpoint.id),
             unverified,
         })
     }
