@@ -8,10 +8,12 @@
 #   2. 1 / 100 / 2k / 10k changed files, without and with an active task (with: after 50 stops,
 #      each after an edit): an allowed Stop over unchanged work and PostToolUse × `git status
 #      --porcelain` on the same repository, and their peak RSS;
-#   3. Codex PreToolUse on a 1 MB and a 100 MB `.jsonl.zst` rollout.
+#   3. Codex PreToolUse on a 1 MB and a 100 MB `.jsonl.zst` rollout;
+#   4. a new session's Stop beside 10 / 1k / 10k sessions' files (the state of sessions that
+#      never ended and were not yet expired), × the same beside 10.
 #
-#   bench/history.sh                 all three
-#   bench/history.sh checkpoints     or any of: checkpoints changes rollout
+#   bench/history.sh                 all four
+#   bench/history.sh checkpoints     or any of: checkpoints changes rollout sessions
 #   CHANGE_SIZES="2000" bench/history.sh changes     only these change-set sizes
 #
 # With BASELINE_BIN=<dir> (a release target directory of an earlier build) every checkpoint row
@@ -326,9 +328,47 @@ bench_rollout() {
     run_compare "Codex PreToolUse" "Codex PreToolUse, 1 MB rollout (zst)" "history-rollout"
 }
 
+bench_sessions() {
+    local n dir
+    for n in 10 1000 10000; do
+        dir="$work/sessions-$n"
+        fixture "$dir"
+        payload "$dir" claude Stop
+        # A real session's file (and its lock), copied as N sessions' would be.
+        stop_in "$dir"
+        python3 - "$dir/state/sessions" "$n" <<'PY'
+import os
+import shutil
+import sys
+
+sessions, n = sys.argv[1], int(sys.argv[2])
+(record,) = [f for f in os.listdir(sessions) if f.endswith(".json")]
+for i in range(n - 1):
+    shutil.copyfile(f"{sessions}/{record}", f"{sessions}/claude-old-{i:05}.json")
+    open(f"{sessions}/claude-old-{i:05}.json.lock", "w").close()
+PY
+        # The timed stop is the first of another session.
+        python3 - "$dir/claude-Stop.json" <<'PY'
+import json
+import sys
+
+payload = json.load(open(sys.argv[1]))
+payload["session_id"] = "bench-new-session"
+json.dump(payload, open(sys.argv[1], "w"))
+PY
+        snapshot_state "$dir"
+        echo "== $n sessions: $(find "$dir/state/sessions" -type f | wc -l) files" >&2
+    done
+    for n in 10 1000 10000; do
+        dir="$work/sessions-$n"
+        ours "new session's Stop, $n sessions" "$(restore "$dir")" "$(hook "$dir" claude Stop)"
+    done
+    run_compare "A new session's Stop" "new session's Stop, 10 sessions" "history-sessions"
+}
+
 parts=("$@")
 if [ "${#parts[@]}" -eq 0 ]; then
-    parts=(checkpoints changes rollout)
+    parts=(checkpoints changes rollout sessions)
 fi
 mkdir -p "$work"
 build

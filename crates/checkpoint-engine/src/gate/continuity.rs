@@ -28,12 +28,19 @@ pub const PROGRESS_SKILL: &str = "checkpoint-progress";
 
 /// `SessionStart`: the latest checkpoint signed by this user's key, injected as `[resume] auto`
 /// says (see [`Project::resume_context`]); and, once, that a continuity log that did not parse
-/// was set aside — for the user, or after the context when there is one.
-pub(super) fn session_start(call: &Call) -> Result<HookAnswer, ProjectError> {
+/// was set aside — for the user, or after the context when there is one. Housekeeps the state
+/// directory first ([`Project::housekeep`]: at most daily; a failure is a warning).
+pub(super) fn session_start(
+    call: &Call,
+    warnings: &mut Vec<String>,
+) -> Result<HookAnswer, ProjectError> {
     let event = call.event;
     let Some(project) = call.project()? else {
         return Ok(HookAnswer::Nothing);
     };
+    if let Err(e) = project.housekeep() {
+        warnings.push(format!("housekeeping: {e}"));
+    }
     super::turn::base_at_session_start(call, &project)?;
     let session = call.session();
     // Only a resumed session has checkpoints of its own worth preferring.
