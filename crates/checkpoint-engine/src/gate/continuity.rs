@@ -120,7 +120,7 @@ pub(super) fn context_watch(call: &Call) -> Result<Option<String>, ProjectError>
         session,
         trigger,
         detail: None,
-        summary: call.reply(),
+        summary: call.reply(&project),
         context: Some(mark),
         unresolved: None,
     })?;
@@ -164,9 +164,9 @@ fn usage_at_tool(
     }
     let transcript = call.event.transcript_path.as_deref()?;
     let memo = context::memo_path(&project.state_dir);
-    let usage = context::read_usage_remembered(format?, transcript, Some(&memo))
-        .ok()
-        .flatten()?;
+    let usage = context::read_tail(format?, transcript, Some(&memo))
+        .ok()?
+        .usage?;
     Some((usage, None))
 }
 
@@ -256,9 +256,7 @@ pub(super) fn pre_compact(call: &Call) -> Result<(), ProjectError> {
         .zip(format)
         .and_then(|(t, format)| {
             let memo = context::memo_path(&project.state_dir);
-            let usage = context::read_usage_remembered(format, t, Some(&memo))
-                .ok()
-                .flatten()?;
+            let usage = context::read_tail(format, t, Some(&memo)).ok()?.usage?;
             measure(Some(format), event, &usage, project.policy.context.window)
         });
     let automatic = event.detail.as_deref() != Some("manual");
@@ -272,7 +270,7 @@ pub(super) fn pre_compact(call: &Call) -> Result<(), ProjectError> {
         session: call.session(),
         trigger: Trigger::PreCompact,
         detail: event.detail.clone(),
-        summary: call.reply(),
+        summary: call.reply(&project),
         context: mark,
         unresolved: None,
     })?;
@@ -297,7 +295,7 @@ pub(super) fn session_end(call: &Call) -> Result<Option<String>, ProjectError> {
                 session: call.session(),
                 trigger: Trigger::SessionEnd,
                 detail: call.event.detail.clone(),
-                summary: call.reply(),
+                summary: call.reply(&project),
                 context: None,
                 unresolved: None,
             })?;
@@ -329,7 +327,7 @@ pub(super) fn stop_checkpoint(
         Some(_) => Switch::On,
         None => project.policy.clear.auto_checkpoint,
     };
-    let summary = call.reply();
+    let summary = call.reply(&project);
     let sessions = project.sessions();
     let mark = || {
         let inputs = (fingerprint?, &summary, &unresolved, format!("{mode:?}"));
