@@ -8,7 +8,9 @@
 #   2. 1 / 100 / 2k / 10k changed files, without and with an active task (with: after 50 stops,
 #      each after an edit): an allowed Stop over unchanged work and PostToolUse × `git status
 #      --porcelain` on the same repository, and their peak RSS;
-#   3. Codex PreToolUse on a 1 MB and a 100 MB `.jsonl.zst` rollout;
+#   3. a 1 MB and a 100 MB `.jsonl.zst` Codex rollout: PreToolUse (the context watch) and
+#      PreCompact (a checkpoint whose summary is the rollout's last reply), cold (no memo of the
+#      rollout) and warm;
 #   4. a new session's Stop beside 10 / 1k / 10k sessions' files (the state of sessions that
 #      never ended and were not yet expired), × the same beside 10.
 #
@@ -313,19 +315,31 @@ PY
 }
 
 bench_rollout() {
-    local dir="$work/rollout" mb z
+    local dir="$work/rollout" mb z event memo
     fixture "$dir"
     for mb in 1 100; do
         z="$(rollout "$mb")"
-        payload "$dir" codex PreToolUse "$z"
-        mv "$dir/codex-PreToolUse.json" "$dir/codex-PreToolUse-$mb.json"
+        for event in PreToolUse PreCompact-auto; do
+            payload "$dir" codex "$event" "$z"
+            mv "$dir/codex-$event.json" "$dir/codex-$event-$mb.json"
+        done
         echo "== rollout of $mb MB: $(du -h "$z" | cut -f1) compressed" >&2
     done
+    snapshot_state "$dir"
+    memo="$dir/state/transcripts.json"
     for mb in 1 100; do
+        # Warm: the memo knows the rollout (the run before, or the untimed PreToolUse).
         ours "Codex PreToolUse, $mb MB rollout (zst)" true \
-            "CHECKPOINT_STATE_DIR=$dir/state XDG_CONFIG_HOME=$dir/config {bin}/checkpoint-codex < $dir/codex-PreToolUse-$mb.json"
+            "$(hook "$dir" codex "PreToolUse-$mb")"
+        # A checkpoint saved at compaction: its summary is the rollout's last reply. Cold: the
+        # state as saved, without a memo; warm: after a PreToolUse on the same rollout.
+        ours "Codex PreCompact, $mb MB rollout (zst), cold" \
+            "$(restore "$dir") && rm -f $memo" "$(hook "$dir" codex "PreCompact-auto-$mb")"
+        ours "Codex PreCompact, $mb MB rollout (zst), warm" \
+            "$(restore "$dir") && $(hook "$dir" codex "PreToolUse-$mb" | sed "s|{bin}|$bin|") > /dev/null" \
+            "$(hook "$dir" codex "PreCompact-auto-$mb")"
     done
-    run_compare "Codex PreToolUse" "Codex PreToolUse, 1 MB rollout (zst)" "history-rollout"
+    run_compare "Codex rollouts" "Codex PreToolUse, 1 MB rollout (zst)" "history-rollout"
 }
 
 bench_sessions() {

@@ -177,8 +177,8 @@ impl SessionStore {
     /// Removes (unless `dry_run`) the session files `retention` lets go and that were last
     /// written more than [`MIN_AGE`] before `now`, each with its lock file. Each is removed under
     /// its lock, after checking that it was not written since it was listed: a hook of the
-    /// session that wrote it meanwhile keeps it. Other files (locks, temporary files) are left
-    /// alone.
+    /// session that holds the lock or wrote the file meanwhile keeps it. Other files (locks,
+    /// temporary files) are left alone.
     pub fn expire(
         &self,
         retention: &SessionRetention<'_>,
@@ -226,7 +226,13 @@ impl SessionStore {
             }
             let path = self.dir.join(&file);
             if !dry_run {
-                let lock = store::Lock::acquire(&path)?;
+                // A file whose lock is held is in use by a hook of its session: not waited for
+                // (a session start housekeeps), kept.
+                let lock = match store::Lock::acquire_within(&path, Duration::ZERO) {
+                    Ok(lock) => lock,
+                    Err(StoreError::LockTimeout { .. }) => continue,
+                    Err(e) => return Err(e),
+                };
                 if written(&path) != Some(at) {
                     continue;
                 }
@@ -376,10 +382,17 @@ mod tests {
             max_count: 2,
             ..by_age.clone()
         };
-        // The newest two are e and f; c is kept; a, b and d go.
+        // The newest two are e and f; c is kept; a, b and d go, but not b while a hook of its
+        // session holds its lock.
+        let in_use = store::Lock::acquire(&store.path(Agent::Claude, "b").unwrap()).unwrap();
         assert_eq!(
             files(store.expire(&by_count, now, false).unwrap()),
-            ["claude-a.json", "claude-b.json", "claude-d.json"]
+            ["claude-a.json", "claude-d.json"]
+        );
+        drop(in_use);
+        assert_eq!(
+            files(store.expire(&by_count, now, false).unwrap()),
+            ["claude-b.json"]
         );
         assert_eq!(
             names(&store.dir),
