@@ -327,7 +327,7 @@ pub(super) fn stop_checkpoint(
         Some(_) => Switch::On,
         None => project.policy.clear.auto_checkpoint,
     };
-    let summary = call.reply(&project);
+    let summary = call.reply(project);
     let sessions = project.sessions();
     let mark = || {
         let inputs = (fingerprint?, &summary, &unresolved, format!("{mode:?}"));
