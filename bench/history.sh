@@ -8,10 +8,14 @@
 #   2. 1 / 100 / 2k / 10k changed files, without and with an active task (with: after 50 stops,
 #      each after an edit): an allowed Stop over unchanged work and PostToolUse × `git status
 #      --porcelain` on the same repository, and their peak RSS;
-#   3. Codex PreToolUse on a 1 MB and a 100 MB `.jsonl.zst` rollout.
+#   3. a 1 MB and a 100 MB `.jsonl.zst` Codex rollout: PreToolUse (the context watch) and
+#      PreCompact (a checkpoint whose summary is the rollout's last reply), cold (no memo of the
+#      rollout) and warm;
+#   4. a new session's Stop beside 10 / 1k / 10k sessions' files (the state of sessions that
+#      never ended and were not yet expired), × the same beside 10.
 #
-#   bench/history.sh                 all three
-#   bench/history.sh checkpoints     or any of: checkpoints changes rollout
+#   bench/history.sh                 all four
+#   bench/history.sh checkpoints     or any of: checkpoints changes rollout sessions
 #   CHANGE_SIZES="2000" bench/history.sh changes     only these change-set sizes
 #
 # With BASELINE_BIN=<dir> (a release target directory of an earlier build) every checkpoint row
@@ -311,19 +315,73 @@ PY
 }
 
 bench_rollout() {
-    local dir="$work/rollout" mb z
+    local dir="$work/rollout" mb z event memo
     fixture "$dir"
     for mb in 1 100; do
         z="$(rollout "$mb")"
-        payload "$dir" codex PreToolUse "$z"
-        mv "$dir/codex-PreToolUse.json" "$dir/codex-PreToolUse-$mb.json"
+        for event in PreToolUse PreCompact-auto; do
+            payload "$dir" codex "$event" "$z"
+            mv "$dir/codex-$event.json" "$dir/codex-$event-$mb.json"
+        done
         echo "== rollout of $mb MB: $(du -h "$z" | cut -f1) compressed" >&2
     done
+    snapshot_state "$dir"
+    memo="$dir/state/transcripts.json"
     for mb in 1 100; do
+        # Warm: the memo knows the rollout (the run before, or the untimed PreToolUse).
         ours "Codex PreToolUse, $mb MB rollout (zst)" true \
-            "CHECKPOINT_STATE_DIR=$dir/state XDG_CONFIG_HOME=$dir/config {bin}/checkpoint-codex < $dir/codex-PreToolUse-$mb.json"
+            "$(hook "$dir" codex "PreToolUse-$mb")"
+        # A checkpoint saved at compaction: its summary is the rollout's last reply. Cold: the
+        # state as saved, without a memo; warm: after a PreToolUse on the same rollout.
+        ours "Codex PreCompact, $mb MB rollout (zst), cold" \
+            "$(restore "$dir") && rm -f $memo" "$(hook "$dir" codex "PreCompact-auto-$mb")"
+        ours "Codex PreCompact, $mb MB rollout (zst), warm" \
+            "$(restore "$dir") && $(hook "$dir" codex "PreToolUse-$mb" | sed "s|{bin}|$bin|") > /dev/null" \
+            "$(hook "$dir" codex "PreCompact-auto-$mb")"
     done
-    run_compare "Codex PreToolUse" "Codex PreToolUse, 1 MB rollout (zst)" "history-rollout"
+    run_compare "Codex rollouts" "Codex PreToolUse, 1 MB rollout (zst)" "history-rollout"
+}
+
+bench_sessions() {
+    local n dir
+    for n in 10 1000 10000; do
+        dir="$work/sessions-$n"
+        fixture "$dir"
+        payload "$dir" claude Stop
+        # A real session's file (and its lock), copied as N sessions' would be.
+        stop_in "$dir"
+        python3 - "$dir/state/sessions" "$n" <<'PY'
+import os
+import shutil
+import sys
+
+sessions, n = sys.argv[1], int(sys.argv[2])
+(record,) = [f for f in os.listdir(sessions) if f.endswith(".json")]
+for i in range(n - 1):
+    shutil.copyfile(f"{sessions}/{record}", f"{sessions}/claude-old-{i:05}.json")
+    open(f"{sessions}/claude-old-{i:05}.json.lock", "w").close()
+PY
+        # The timed stop is the first of another session.
+        python3 - "$dir/claude-Stop.json" <<'PY'
+import json
+import sys
+
+payload = json.load(open(sys.argv[1]))
+payload["session_id"] = "bench-new-session"
+json.dump(payload, open(sys.argv[1], "w"))
+PY
+        snapshot_state "$dir"
+        echo "== $n sessions: $(find "$dir/state/sessions" -type f | wc -l) files" >&2
+    done
+    for n in 10 1000 10000; do
+        dir="$work/sessions-$n"
+        # Before each run only the new session's file goes: putting 20,000 files back (as
+        # `restore` would) leaves the next process paying for the kernel's work on them. Each
+        # run's session checkpoint stays; the continuity log keeps its last 50.
+        ours "new session's Stop, $n sessions" \
+            "rm -f $dir/state/sessions/claude-bench-new-session.json*" "$(hook "$dir" claude Stop)"
+    done
+    run_compare "A new session's Stop" "new session's Stop, 10 sessions" "history-sessions"
 }
 
 # Sourced (bench/report.sh builds its fixtures with these functions): nothing is run.
@@ -332,7 +390,7 @@ if [ "${BASH_SOURCE[0]}" != "$0" ]; then
 fi
 parts=("$@")
 if [ "${#parts[@]}" -eq 0 ]; then
-    parts=(checkpoints changes rollout)
+    parts=(checkpoints changes rollout sessions)
 fi
 mkdir -p "$work"
 build

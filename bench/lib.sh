@@ -52,11 +52,12 @@ isolated_git() {
 # Appends one named command to the next `compare` run.
 row() { hyperfine_args+=(--command-name "$1" "$2"); }
 
-# Runs the rows collected with `row` (then clears them) and prints a table of means and medians
-# and their ratios to the row named BASELINE's. Extra arguments go to hyperfine (e.g. -N for no
-# shell). With INTERLEAVE=K (default 1) the RUNS are made in K rounds of RUNS/K runs of every
-# row in turn, and pooled: on a shared machine a slow phase then falls on every row alike, where
-# one hyperfine run times each row's runs back to back and a phase decides whole rows.
+# Runs the rows collected with `row` (then clears them) and prints a table of means, medians and
+# CPU (user + system time of the process tree) and their ratios to the row named BASELINE's.
+# Extra arguments go to hyperfine (e.g. -N for no shell). With INTERLEAVE=K (default 1) the RUNS
+# are made in K rounds of RUNS/K runs of every row in turn, and pooled: on a shared machine a slow
+# phase then falls on every row alike, where one hyperfine run times each row's runs back to back
+# and a phase decides whole rows.
 compare() {
     local title="$1" baseline="$2" json="$target/bench-repos/$3.json"
     shift 3
@@ -75,10 +76,12 @@ import statistics
 import sys
 
 path, baseline_name, title, *rounds = sys.argv[1:]
-pooled = {}
+pooled, cpu = {}, {}
 for round_path in rounds:
     for r in json.load(open(round_path))["results"]:
         pooled.setdefault(r["command"], []).extend(r["times"])
+        # hyperfine gives the mean user and system time of the process tree per round.
+        cpu.setdefault(r["command"], []).append(((r["user"] + r["system"]), len(r["times"])))
 results = [
     {
         "command": command,
@@ -87,18 +90,20 @@ results = [
         "stddev": statistics.stdev(times) if len(times) > 1 else 0.0,
         "median": statistics.median(times),
         "min": min(times),
+        "cpu": sum(c * n for c, n in cpu[command]) / sum(n for _, n in cpu[command]),
     }
     for command, times in pooled.items()
 ]
 json.dump({"results": results}, open(path, "w"))
 baseline = next(r for r in results if r["command"] == baseline_name)
-print(f"| {title} | mean ms | ± ms | median ms | min ms | mean × | median × `{baseline_name}` |")
-print("|---|---:|---:|---:|---:|---:|---:|")
+print(f"| {title} | mean ms | ± ms | median ms | min ms | CPU ms | mean × | median × | "
+      f"CPU × `{baseline_name}` |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 for r in results:
-    ms = [r[k] * 1e3 for k in ("mean", "stddev", "median", "min")]
-    ratios = [r[k] / baseline[k] for k in ("mean", "median")]
-    print(f"| {r['command']} | {ms[0]:.1f} | {ms[1]:.1f} | {ms[2]:.1f} | {ms[3]:.1f} "
-          f"| {ratios[0]:.2f} | {ratios[1]:.2f} |")
+    ms = [r[k] * 1e3 for k in ("mean", "stddev", "median", "min", "cpu")]
+    ratios = [r[k] / baseline[k] if baseline[k] else float("nan") for k in ("mean", "median", "cpu")]
+    print(f"| {r['command']} | {ms[0]:.1f} | {ms[1]:.1f} | {ms[2]:.1f} | {ms[3]:.1f} | {ms[4]:.1f} "
+          f"| {ratios[0]:.2f} | {ratios[1]:.2f} | {ratios[2]:.2f} |")
 print()
 PY
     rm -f "${jsons[@]}"

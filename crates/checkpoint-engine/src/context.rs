@@ -8,11 +8,13 @@
 //! boundary's summary.
 //!
 //! Only the end of the file is read (64 KiB, doubling up to [`MAX_TAIL_BYTES`] until a usage
-//! record turns up), so the cost does not grow with the transcript. Transcripts compressed to
-//! `.jsonl.zst` are decompressed as a stream, keeping only what the last record needs; with a
-//! memo ([`read_usage_remembered`]) only the frames added since the last call are.
+//! record and a reply turn up), so the cost does not grow with the transcript. Transcripts
+//! compressed to `.jsonl.zst` are decompressed as a stream of which only the last
+//! [`MAX_TAIL_BYTES`] are read; with a memo ([`read_tail`]) only the frames added since the last
+//! call are decompressed, and a file that did not change is not read at all. The usage and the
+//! reply come from the same read ([`Tail`]).
 
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -102,59 +104,81 @@ fn last_usage<'a>(
     found
 }
 
+/// What the end of a transcript says: the context usage at the agent's last model call and the
+/// text of its last reply.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tail {
+    /// The last usage record's; `None` when none was found (a new session).
+    pub usage: Option<ContextUsage>,
+    /// The last reply with text; `None` when none was found.
+    pub reply: Option<String>,
+}
+
+impl Tail {
+    /// The tail after `lines` (in order), given `before`, what the text before them says: what
+    /// the lines say, else what `before` does (the window of a usage without one from `before`
+    /// when the format carries windows).
+    fn after(format: &dyn TranscriptFormat, before: &Tail, lines: &[&str]) -> Tail {
+        let usage = match last_usage(format, lines.iter().copied()) {
+            Some(mut usage) if usage.window.is_none() && format.window_from_earlier_record() => {
+                usage.window = before.usage.as_ref().and_then(|u| u.window);
+                Some(usage)
+            }
+            None => before.usage.clone(),
+            found => found,
+        };
+        let reply = (lines.iter().rev().find_map(|line| format.reply_text(line)))
+            .or_else(|| before.reply.clone());
+        Tail { usage, reply }
+    }
+}
+
 /// Context usage from the tail of the transcript at `path`; `Ok(None)` when the tail holds no
 /// usage record (a new session).
 pub fn read_usage(format: &dyn TranscriptFormat, path: &Path) -> io::Result<Option<ContextUsage>> {
-    read_usage_remembered(format, path, None)
+    Ok(read_tail(format, path, None)?.usage)
 }
 
-/// The memo of compressed transcripts [`read_usage_remembered`] keeps in `state_dir`: one small
-/// file (at most eight transcripts).
+/// The memo of compressed transcripts [`read_tail`] keeps in `state_dir`: one small file (at
+/// most eight transcripts).
 pub fn memo_path(state_dir: &Path) -> PathBuf {
     state_dir.join("transcripts.json")
 }
 
-/// [`read_usage`], remembering in the file `memo` how far a compressed transcript was read, so
-/// that the next call decompresses only the frames added since: an unchanged file is answered
-/// from the memo, a rewritten or shorter one is read again from the start.
-pub fn read_usage_remembered(
+/// The usage and the last reply from the tail of the transcript at `path`. With `memo`, a
+/// compressed transcript is remembered there (how far it was read and what it said), so that the
+/// next call decompresses only the frames added since: an unchanged file is answered from the
+/// memo, a rewritten or shorter one is read again from the start.
+pub fn read_tail(
     format: &dyn TranscriptFormat,
     path: &Path,
     memo: Option<&Path>,
-) -> io::Result<Option<ContextUsage>> {
+) -> io::Result<Tail> {
     if path.extension().is_some_and(|e| e == "zst") {
-        let feed = |latest: &mut Option<ContextUsage>, line: &str| {
-            if let Some(mut usage) = last_usage(format, std::iter::once(line)) {
-                if usage.window.is_none() {
-                    usage.window = latest.as_ref().and_then(|l| l.window);
-                }
-                *latest = Some(usage);
-            }
+        let conclude = |before: &Tail, text: &str| {
+            let lines: Vec<&str> = text.lines().collect();
+            Tail::after(format, before, &lines)
         };
-        return frames::scan(path, memo, MAX_DECOMPRESSED_BYTES, &feed);
+        return frames::scan(path, memo, MAX_DECOMPRESSED_BYTES, &conclude);
     }
-    scan_tail(path, |lines| last_usage(format, lines.iter().copied()))
+    scan_tail(path, |lines| {
+        let tail = Tail::after(format, &Tail::default(), lines);
+        let complete = tail.usage.is_some() && tail.reply.is_some();
+        (tail, complete)
+    })
 }
 
 /// The text of the agent's last reply, from the transcript's tail: a summary for checkpoints
 /// taken between turns (the context watch, compaction, session end). `Ok(None)` when the tail
 /// holds no reply with text.
 pub fn last_reply(format: &dyn TranscriptFormat, path: &Path) -> io::Result<Option<String>> {
-    if path.extension().is_some_and(|e| e == "zst") {
-        let decoder = ruzstd::decoding::StreamingDecoder::new(bounded::open_regular(path)?)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?
-            .take(MAX_DECOMPRESSED_BYTES);
-        let lines = BufReader::new(decoder).lines().map_while(Result::ok);
-        return Ok(lines.filter_map(|line| format.reply_text(&line)).last());
-    }
-    scan_tail(path, |lines| {
-        lines.iter().rev().find_map(|line| format.reply_text(line))
-    })
+    Ok(read_tail(format, path, None)?.reply)
 }
 
 /// Runs `find` on the lines of the last 64 KiB of the file at `path` (the first, possibly cut,
-/// line left out), doubling the span up to [`MAX_TAIL_BYTES`] until it finds something.
-fn scan_tail<T>(path: &Path, find: impl Fn(&[&str]) -> Option<T>) -> io::Result<Option<T>> {
+/// line left out), doubling the span up to [`MAX_TAIL_BYTES`] until it says it found everything;
+/// returns its last answer.
+fn scan_tail<T>(path: &Path, find: impl Fn(&[&str]) -> (T, bool)) -> io::Result<T> {
     let mut file = bounded::open_regular(path)?;
     let len = file.metadata()?.len();
     let mut span = FIRST_TAIL_BYTES;
@@ -165,11 +189,9 @@ fn scan_tail<T>(path: &Path, find: impl Fn(&[&str]) -> Option<T>) -> io::Result<
         file.by_ref().take(len - start).read_to_end(&mut buf)?;
         let text = String::from_utf8_lossy(&buf);
         let lines: Vec<&str> = text.lines().skip(usize::from(start > 0)).collect();
-        if let Some(found) = find(&lines) {
-            return Ok(Some(found));
-        }
-        if start == 0 || span >= MAX_TAIL_BYTES {
-            return Ok(None);
+        let (found, complete) = find(&lines);
+        if complete || start == 0 || span >= MAX_TAIL_BYTES {
+            return Ok(found);
         }
         span *= 2;
     }

@@ -1,10 +1,12 @@
 //! Per-session memory of the stop gate: consecutive blocks, shown actions, capture requests.
 //!
 //! One small JSON file per agent session under `<state dir>/sessions/`, updated in one
-//! transaction under its sidecar lock (see [`crate::store`]). They expire with the continuity
-//! log: `checkpoint cleanup` removes a session's file (and its lock) once the file is older than
-//! every session checkpoint the log keeps, no checkpoint the log keeps is of that session, and it
-//! was not written for [`MIN_AGE`] ([`SessionStore::expire`]). The hooks never remove one.
+//! transaction under its sidecar lock (see [`crate::store`]). They expire
+//! ([`SessionStore::expire`], by `checkpoint cleanup` and at a session start at most daily): a
+//! session's file (and its lock) is removed once it is older than every session checkpoint the
+//! continuity log keeps, older than `journal.retention_sessions`, or beyond the newest
+//! `journal.max_sessions` — unless the log keeps a checkpoint of that session or it was written
+//! within [`MIN_AGE`].
 //!
 //! A record also keeps what the session did, for `checkpoint report` ([`activity`]): its latest
 //! stops, context samples and starts, each list bounded.
@@ -153,6 +155,23 @@ pub struct ExpiredSession {
     pub written: Timestamp,
 }
 
+/// Which session files [`SessionStore::expire`] lets go (besides those written within
+/// [`MIN_AGE`], which it always keeps).
+#[derive(Debug, Clone)]
+pub struct SessionRetention<'a> {
+    /// Files last written before this expire: the oldest session checkpoint the continuity log
+    /// keeps (`None`: it keeps none).
+    pub horizon: Option<Timestamp>,
+    /// Files not written for this long expire (`journal.retention_sessions`).
+    pub max_age: Duration,
+    /// Files beyond this many, counted from the most recently written, expire
+    /// (`journal.max_sessions`).
+    pub max_count: usize,
+    /// File names ([`file_name`]) that never expire: the sessions the continuity log keeps a
+    /// checkpoint of.
+    pub keep: &'a HashSet<String>,
+}
+
 /// The session files of one state directory.
 #[derive(Debug, Clone)]
 pub struct SessionStore {
@@ -171,15 +190,15 @@ impl SessionStore {
         Ok(self.dir.join(file_name(agent, session_id)?))
     }
 
-    /// Removes (unless `dry_run`) the session files last written before `horizon` and more than
-    /// [`MIN_AGE`] before `now`, except those named in `keep` (see [`file_name`]), each with its
-    /// lock file. Each is removed under its lock, after checking its age again: a hook of the
-    /// session that wrote it meanwhile keeps it. Other files (locks, temporary files) are left alone.
+    /// Removes (unless `dry_run`) the session files `retention` lets go and that were last
+    /// written more than [`MIN_AGE`] before `now`, each with its lock file. Each is removed under
+    /// its lock, after checking that it was not written since it was listed: a hook of the
+    /// session that holds the lock or wrote the file meanwhile keeps it. Other files (locks,
+    /// temporary files) are left alone.
     pub fn expire(
         &self,
-        horizon: Timestamp,
+        retention: &SessionRetention<'_>,
         now: Timestamp,
-        keep: &HashSet<String>,
         dry_run: bool,
     ) -> Result<Vec<ExpiredSession>, StoreError> {
         let io_err = |path: &Path| {
@@ -191,31 +210,46 @@ impl SessionStore {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(io_err(&self.dir)(e)),
         };
-        let horizon = horizon.min(now.saturating_sub(MIN_AGE).unwrap_or(now));
-        // When a regular file was last written, if before the horizon.
-        let expired_at = |path: &Path| {
+        // When a regular file was last written.
+        let written = |path: &Path| {
             let meta = fs::symlink_metadata(path)
                 .ok()
                 .filter(fs::Metadata::is_file)?;
-            let written = Timestamp::try_from(meta.modified().ok()?).ok()?;
-            (written < horizon).then_some(written)
+            Timestamp::try_from(meta.modified().ok()?).ok()
         };
+        let mut records: Vec<(String, Timestamp)> = entries
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                let file = entry.file_name().into_string().ok()?;
+                let record = file.ends_with(".json") && !file.starts_with('.');
+                let at = written(&entry.path()).filter(|_| record)?;
+                Some((file, at))
+            })
+            .collect();
+        // Newest first: the rank is the count of newer records.
+        records.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let young = now.saturating_sub(MIN_AGE).unwrap_or(now);
+        let too_old = now.saturating_sub(retention.max_age).unwrap_or(now);
         let mut expired = Vec::new();
-        for entry in entries.filter_map(Result::ok) {
-            let Ok(file) = entry.file_name().into_string() else {
-                continue;
-            };
-            let path = entry.path();
-            let record = file.ends_with(".json") && !file.starts_with('.');
-            if !record || keep.contains(&file) {
+        for (rank, (file, at)) in records.into_iter().enumerate() {
+            let expires = at < young
+                && !retention.keep.contains(&file)
+                && (at < too_old
+                    || rank >= retention.max_count
+                    || retention.horizon.is_some_and(|horizon| at < horizon));
+            if !expires {
                 continue;
             }
-            let Some(written) = expired_at(&path) else {
-                continue;
-            };
+            let path = self.dir.join(&file);
             if !dry_run {
-                let lock = store::Lock::acquire(&path)?;
-                if expired_at(&path).is_none() {
+                // A file whose lock is held is in use by a hook of its session: not waited for
+                // (a session start housekeeps), kept.
+                let lock = match store::Lock::acquire_within(&path, Duration::ZERO) {
+                    Ok(lock) => lock,
+                    Err(StoreError::LockTimeout { .. }) => continue,
+                    Err(e) => return Err(e),
+                };
+                if written(&path) != Some(at) {
                     continue;
                 }
                 fs::remove_file(&path).map_err(io_err(&path))?;
@@ -231,7 +265,7 @@ impl SessionStore {
                 }
                 drop(lock);
             }
-            expired.push(ExpiredSession { file, written });
+            expired.push(ExpiredSession { file, written: at });
         }
         expired.sort_by(|a, b| a.file.cmp(&b.file));
         Ok(expired)
@@ -320,16 +354,12 @@ pub fn file_name(agent: Agent, session_id: &str) -> Result<String, StoreError> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn only_old_session_files_the_log_does_not_keep_expire() {
+    /// Sessions written `ages` days ago (in that order of ids), in a fresh store.
+    fn store_with(ages: &[(&str, u64)]) -> (tempfile::TempDir, SessionStore, Timestamp) {
         let dir = tempfile::tempdir().unwrap();
         let store = SessionStore::new(dir.path());
         let now = Timestamp::now();
-        let days = |n: u64| now.saturating_sub(Duration::from_secs(n * 86_400)).unwrap();
-        // (session, last written): `kept` has a checkpoint in the log, `young` is within
-        // MIN_AGE though older than the horizon.
-        let sessions = [("old", 10), ("kept", 10), ("recent", 2), ("young", 0)];
-        for (id, age) in sessions {
+        for &(id, age) in ages {
             store
                 .update(Agent::Claude, id, |r| r.facts.consecutive_blocks = 1)
                 .unwrap();
@@ -337,43 +367,116 @@ mod tests {
                 .write(true)
                 .open(store.path(Agent::Claude, id).unwrap())
                 .unwrap();
-            file.set_modified(days(age).into()).unwrap();
+            file.set_modified(days_before(now, age).into()).unwrap();
         }
-        let keep = HashSet::from([file_name(Agent::Claude, "kept").unwrap()]);
-        let horizon = days(5);
-        let listed = store.expire(horizon, now, &keep, true).unwrap();
-        assert_eq!(listed.len(), 1);
-        assert_eq!(listed[0].file, "claude-old.json");
-        assert_eq!(listed[0].written, days(10));
-        let old = store.path(Agent::Claude, "old").unwrap();
-        assert!(old.is_file(), "a dry run removes nothing");
-        assert_eq!(store.expire(horizon, now, &keep, false).unwrap(), listed);
-        let mut left: Vec<String> = fs::read_dir(&store.dir)
+        (dir, store, now)
+    }
+
+    fn days_before(now: Timestamp, n: u64) -> Timestamp {
+        now.saturating_sub(Duration::from_secs(n * 86_400)).unwrap()
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut left: Vec<String> = fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|name| !name.ends_with(".lock"))
             .collect();
         left.sort();
+        left
+    }
+
+    const FOREVER: Duration = Duration::from_secs(100 * 365 * 86_400);
+
+    #[test]
+    fn only_old_session_files_the_log_does_not_keep_expire() {
+        // (session, last written): `kept` has a checkpoint in the log, `young` is within
+        // MIN_AGE though older than the horizon.
+        let (dir, store, now) =
+            store_with(&[("old", 10), ("kept", 10), ("recent", 2), ("young", 0)]);
+        let keep = HashSet::from([file_name(Agent::Claude, "kept").unwrap()]);
+        let mut retention = SessionRetention {
+            horizon: Some(days_before(now, 5)),
+            max_age: FOREVER,
+            max_count: usize::MAX,
+            keep: &keep,
+        };
+        let listed = store.expire(&retention, now, true).unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].file, "claude-old.json");
+        assert_eq!(listed[0].written, days_before(now, 10));
+        let old = store.path(Agent::Claude, "old").unwrap();
+        assert!(old.is_file(), "a dry run removes nothing");
+        assert_eq!(store.expire(&retention, now, false).unwrap(), listed);
+        assert!(!store.dir.join("claude-old.json.lock").exists());
         assert_eq!(
-            left,
+            names(&store.dir),
             [
                 "claude-kept.json",
-                "claude-kept.json.lock",
                 "claude-recent.json",
-                "claude-recent.json.lock",
-                "claude-young.json",
-                "claude-young.json.lock"
+                "claude-young.json"
             ]
         );
-        // A horizon within MIN_AGE of now is moved back to it.
-        let young = store.expire(now, now, &keep, true).unwrap();
+        // A horizon within MIN_AGE of now is as good as MIN_AGE ago.
+        retention.horizon = Some(now);
+        let young = store.expire(&retention, now, true).unwrap();
         let files: Vec<&str> = young.iter().map(|e| e.file.as_str()).collect();
         assert_eq!(files, ["claude-recent.json"]);
         assert!(
             SessionStore::new(&dir.path().join("none"))
-                .expire(now, now, &keep, false)
+                .expire(&retention, now, false)
                 .unwrap()
                 .is_empty()
         );
+    }
+
+    /// Without any checkpoint in the log, files expire by age and beyond the count, the least
+    /// recently written first; the young and the kept never.
+    #[test]
+    fn session_files_expire_by_age_and_count() {
+        let ages = [("a", 40), ("b", 20), ("c", 3), ("d", 2), ("e", 0), ("f", 0)];
+        let (_dir, store, now) = store_with(&ages);
+        let keep = HashSet::from([file_name(Agent::Claude, "c").unwrap()]);
+        let by_age = SessionRetention {
+            horizon: None,
+            max_age: Duration::from_secs(30 * 86_400),
+            max_count: usize::MAX,
+            keep: &keep,
+        };
+        let files = |expired: Vec<ExpiredSession>| -> Vec<String> {
+            expired.into_iter().map(|e| e.file).collect()
+        };
+        assert_eq!(
+            files(store.expire(&by_age, now, true).unwrap()),
+            ["claude-a.json"]
+        );
+        let by_count = SessionRetention {
+            max_age: FOREVER,
+            max_count: 2,
+            ..by_age.clone()
+        };
+        // The newest two are e and f; c is kept; a, b and d go, but not b while a hook of its
+        // session holds its lock.
+        let in_use = store::Lock::acquire(&store.path(Agent::Claude, "b").unwrap()).unwrap();
+        assert_eq!(
+            files(store.expire(&by_count, now, false).unwrap()),
+            ["claude-a.json", "claude-d.json"]
+        );
+        drop(in_use);
+        assert_eq!(
+            files(store.expire(&by_count, now, false).unwrap()),
+            ["claude-b.json"]
+        );
+        assert_eq!(
+            names(&store.dir),
+            ["claude-c.json", "claude-e.json", "claude-f.json"]
+        );
+        // The count never removes a file written within MIN_AGE.
+        let one = SessionRetention {
+            max_count: 0,
+            ..by_count
+        };
+        assert!(store.expire(&one, now, false).unwrap().is_empty());
     }
 
     #[test]

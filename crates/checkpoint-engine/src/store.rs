@@ -8,8 +8,12 @@
 //! stuck process is an error the hooks fail open on, never a hang.
 //!
 //! Temporary files are named `.checkpoint-tmp-*` ([`TEMP_PREFIX`]). A writer killed between
-//! creating one and renaming it leaves it behind; the next writer of that directory removes ours
-//! that are older than [`TEMP_MAX_AGE`] (younger ones may belong to a concurrent writer).
+//! creating one and renaming it leaves it behind. A write never lists its directory to look for
+//! such leftovers (a directory of 10,000 session files would cost every write a listing of
+//! 20,000 entries): [`sweep_temp_files`] removes ours that are older than [`TEMP_MAX_AGE`]
+//! (younger ones may belong to a concurrent writer), run rarely — over the state directory at a
+//! session start at most daily and by `checkpoint cleanup` (see `Project::housekeep`), and by the
+//! user's commands that write outside it ([`write_atomic_sweeping`], `checkpoint restore`).
 
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::{self, Write};
@@ -87,22 +91,39 @@ pub const TEMP_PREFIX: &str = ".checkpoint-tmp-";
 /// writer that was killed.
 pub const TEMP_MAX_AGE: Duration = Duration::from_secs(60);
 
-/// Creates a temporary file (mode 0600) in `dir` for a write that is renamed into place, after
-/// removing the leftovers of interrupted writes there: files named [`TEMP_PREFIX`]`*` not
-/// modified for [`TEMP_MAX_AGE`]. Other files are never touched; failing to remove one is not an
-/// error (the next writer tries again).
+/// Creates a temporary file (mode 0600) in `dir` for a write that is renamed into place. The
+/// directory is not listed: leftovers of interrupted writes are [`sweep_temp_files`]'s.
 pub fn temp_file_in(dir: &Path) -> io::Result<tempfile::NamedTempFile> {
-    remove_stale_temp_files(dir);
     tempfile::Builder::new()
         .prefix(TEMP_PREFIX)
         .tempfile_in(dir)
 }
 
-fn remove_stale_temp_files(dir: &Path) {
+/// Removes the leftovers of interrupted writes in `dir`: regular files named [`TEMP_PREFIX`]`*`
+/// not modified for [`TEMP_MAX_AGE`]. Other files are never touched; failing to remove one (or
+/// to list `dir`) is not an error (the next sweep tries again). Returns how many were removed.
+pub fn sweep_temp_files(dir: &Path) -> usize {
+    sweep(dir, false)
+}
+
+/// [`sweep_temp_files`] in `root` and every directory under it (symbolic links are not
+/// followed). Returns how many files were removed.
+pub fn sweep_temp_files_under(root: &Path) -> usize {
+    sweep(root, true)
+}
+
+fn sweep(dir: &Path, recurse: bool) -> usize {
     let Ok(entries) = fs::read_dir(dir) else {
-        return;
+        return 0;
     };
+    let mut removed = 0;
     for entry in entries.flatten() {
+        // `DirEntry::file_type` and `DirEntry::metadata` do not follow symlinks: only our
+        // regular files qualify, only real directories are entered.
+        if recurse && entry.file_type().is_ok_and(|t| t.is_dir()) {
+            removed += sweep(&entry.path(), true);
+            continue;
+        }
         if !entry
             .file_name()
             .as_encoded_bytes()
@@ -110,7 +131,6 @@ fn remove_stale_temp_files(dir: &Path) {
         {
             continue;
         }
-        // `DirEntry::metadata` does not follow symlinks: only our regular files qualify.
         let stale = entry.metadata().is_ok_and(|m| {
             m.is_file()
                 && m.modified()
@@ -118,10 +138,11 @@ fn remove_stale_temp_files(dir: &Path) {
                     .and_then(|t| t.elapsed().ok())
                     .is_some_and(|age| age >= TEMP_MAX_AGE)
         });
-        if stale {
-            let _ = fs::remove_file(entry.path());
+        if stale && fs::remove_file(entry.path()).is_ok() {
+            removed += 1;
         }
     }
+    removed
 }
 
 /// Replaces `path` with `bytes` atomically and durably, creating parent directories. The file
@@ -129,6 +150,14 @@ fn remove_stale_temp_files(dir: &Path) {
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let dir = write_unsynced_dir(path, bytes, None)?;
     sync_dir(dir)
+}
+
+/// [`write_atomic`] for a file a user's command writes outside the state directory (a config
+/// file, a git hook): the leftovers of interrupted writes in its directory are swept first
+/// ([`sweep_temp_files`]), since no housekeeping visits it.
+pub fn write_atomic_sweeping(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    sweep_temp_files(path.parent().unwrap_or(Path::new(".")));
+    write_atomic(path, bytes)
 }
 
 /// [`write_atomic`], with the file's permission bits set to `mode` (for a file of the user's
@@ -386,14 +415,17 @@ mod tests {
         Lock::acquire_within(&path, Duration::from_secs(5)).unwrap();
     }
 
-    /// A writer killed mid-write leaves its temporary file; the next writer of the directory
-    /// removes it, but not a younger one (a concurrent writer's) nor anybody else's files.
+    /// A writer killed mid-write leaves its temporary file. Writes do not look for it (they
+    /// never list their directory); a sweep removes it, but not a younger one (a concurrent
+    /// writer's) nor anybody else's files, in the directory and, with `_under`, below it.
     #[test]
-    fn leftovers_of_killed_writers_are_removed_by_the_next_writer() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("state.json");
+    fn leftovers_of_killed_writers_are_swept_not_listed_by_writes() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("sub");
+        fs::create_dir(&dir).unwrap();
+        let path = dir.join("state.json");
         // A real interrupted write: a child that creates our temporary file, then is SIGKILLed.
-        let leftover = dir.path().join(format!("{TEMP_PREFIX}killed"));
+        let leftover = dir.join(format!("{TEMP_PREFIX}killed"));
         let mut child = std::process::Command::new("sh")
             .args(["-c", "head -c 1000000 /dev/zero > \"$0\"; sleep 300"])
             .arg(&leftover)
@@ -414,24 +446,36 @@ mod tests {
                 .unwrap()
         };
         backdate(&leftover);
-        let young = dir.path().join(format!("{TEMP_PREFIX}in-flight"));
+        let young = dir.join(format!("{TEMP_PREFIX}in-flight"));
         fs::write(&young, "x").unwrap();
-        let foreign = dir.path().join(".tmpAbC123");
+        let foreign = dir.join(".tmpAbC123");
         fs::write(&foreign, "x").unwrap();
         backdate(&foreign);
-        let linked = dir.path().join(format!("{TEMP_PREFIX}link"));
+        let linked = dir.join(format!("{TEMP_PREFIX}link"));
         std::os::unix::fs::symlink(&foreign, &linked).unwrap();
+        // A directory reached only through a symlink is not swept.
+        let outside = tempfile::tempdir().unwrap();
+        let beyond = outside.path().join(format!("{TEMP_PREFIX}beyond"));
+        fs::write(&beyond, "x").unwrap();
+        backdate(&beyond);
+        std::os::unix::fs::symlink(outside.path(), root.path().join("linked-dir")).unwrap();
 
         write_atomic(&path, b"{}").unwrap();
+        write_atomic_unsynced_dir(&path, b"{}").unwrap();
+        assert!(leftover.exists(), "a write does not sweep");
+        assert_eq!(sweep_temp_files(root.path()), 0, "not below the directory");
+        assert!(leftover.exists());
+        assert_eq!(sweep_temp_files_under(root.path()), 1);
 
         assert!(!leftover.exists(), "the stale leftover is removed");
+        assert!(beyond.exists(), "a symlinked directory is not entered");
         assert!(young.exists(), "a concurrent writer's file is kept");
         assert!(foreign.exists(), "other temporary names are not ours");
         assert!(
             linked.symlink_metadata().is_ok(),
             "a symlink is not our file"
         );
-        let mut names: Vec<_> = fs::read_dir(dir.path())
+        let mut names: Vec<_> = fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
             .collect();
@@ -445,6 +489,13 @@ mod tests {
                 "state.json"
             ]
         );
+        // A user's command writing outside the state directory sweeps the one it writes.
+        let stale = dir.join(format!("{TEMP_PREFIX}again"));
+        fs::write(&stale, "x").unwrap();
+        backdate(&stale);
+        write_atomic_sweeping(&path, b"[]").unwrap();
+        assert!(!stale.exists());
+        assert_eq!(fs::read(&path).unwrap(), b"[]");
     }
 
     #[test]

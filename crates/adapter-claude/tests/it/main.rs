@@ -560,3 +560,65 @@ fn help_and_version_say_what_the_adapter_is() {
     Install its hooks with `checkpoint install claude`; check them with `checkpoint doctor`.
     ");
 }
+
+/// A session start expires session files past their retention and sweeps the leftovers of
+/// interrupted writes anywhere in the state directory — at most once a day: a second session
+/// start the same day leaves new ones alone, one a day later removes them.
+#[test]
+fn a_session_start_housekeeps_the_state_at_most_daily() {
+    use std::fs;
+    use std::time::{Duration, SystemTime};
+    let repo = repo("docs-only");
+    let state = repo.path().join(".git/checkpoint");
+    let now = SystemTime::now();
+    let aged = |path: &std::path::Path, days: u64| {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, "{}").unwrap();
+        let file = fs::File::options().write(true).open(path).unwrap();
+        file.set_modified(now - Duration::from_secs(days * 86_400 + 60))
+            .unwrap();
+    };
+    let plant = |tag: &str| {
+        let files = [
+            state.join(format!("sessions/claude-old-{tag}.json")),
+            state.join(format!("sessions/.checkpoint-tmp-{tag}")),
+            state.join(format!("tasks/t/history/.checkpoint-tmp-{tag}")),
+        ];
+        for file in &files {
+            aged(file, 40);
+        }
+        files
+    };
+    let first = plant("1");
+    let young = state.join("sessions/claude-young.json");
+    aged(&young, 0);
+    let env = [("CHECKPOINT_JOURNAL_RETENTION_SESSIONS", "30d")];
+    let run = CLAUDE.fire_with(repo.path(), "SessionStart", &[], &env);
+    assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""), "{run:?}");
+    for file in &first {
+        assert!(!file.exists(), "{}", file.display());
+    }
+    assert!(young.is_file());
+
+    let second = plant("2");
+    CLAUDE.fire_with(repo.path(), "SessionStart", &[], &env);
+    for file in &second {
+        assert!(
+            file.exists(),
+            "swept again within a day: {}",
+            file.display()
+        );
+    }
+    let stamp = fs::File::options()
+        .write(true)
+        .open(state.join("housekeeping"))
+        .unwrap();
+    stamp
+        .set_modified(now - Duration::from_secs(86_400 + 60))
+        .unwrap();
+    CLAUDE.fire_with(repo.path(), "SessionStart", &[], &env);
+    for file in &second {
+        assert!(!file.exists(), "{}", file.display());
+    }
+    assert!(young.is_file());
+}

@@ -1,5 +1,5 @@
-//! `checkpoint cleanup`: remove finished tasks older than their retention and session files
-//! older than the continuity log; with `--remote`, the removed tasks' refs on the remote too.
+//! `checkpoint cleanup`: remove finished tasks and session files past their retention and the
+//! leftovers of interrupted writes; with `--remote`, the removed tasks' refs on the remote too.
 
 use std::process::ExitCode;
 
@@ -89,7 +89,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
         .collect();
     if !cleanup.sessions.is_empty() {
         lines.push(format!(
-            "{verb} {} session file(s) older than the continuity log",
+            "{verb} {} session file(s) past their retention",
             cleanup.sessions.len()
         ));
     }

@@ -237,7 +237,7 @@ fn write(file: &Path, text: &str, existed: bool) -> Result<(), CliError> {
     let permissions = existed
         .then(|| fs::metadata(file).ok().map(|m| m.permissions()))
         .flatten();
-    store::write_atomic(file, text.as_bytes()).map_err(|e| CliError::new(e, hint))?;
+    store::write_atomic_sweeping(file, text.as_bytes()).map_err(|e| CliError::new(e, hint))?;
     let permissions = permissions.unwrap_or_else(|| {
         use std::os::unix::fs::PermissionsExt;
         fs::Permissions::from_mode(0o644)

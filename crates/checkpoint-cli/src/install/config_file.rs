@@ -80,7 +80,7 @@ impl ConfigFile {
     pub(crate) fn replace(&self, new: &str, ledger: &Ledger) -> Result<Replaced, CliError> {
         let hint = "check the permissions of the file and its directory";
         let write = |path: &Path, bytes: &str| {
-            store::write_atomic(path, bytes.as_bytes()).map_err(|e| CliError::new(e, hint))
+            store::write_atomic_sweeping(path, bytes.as_bytes()).map_err(|e| CliError::new(e, hint))
         };
         let empty = matches!(new.trim(), "" | "{}");
         if empty && ledger.mode != Mode::Install && ledger.created(&self.path)? {

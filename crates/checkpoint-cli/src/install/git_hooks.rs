@@ -185,7 +185,7 @@ pub(crate) fn install(dir: &Path, exe: &Path, dry_run: bool) -> Result<Vec<HookC
         if foreign {
             fs::rename(&path, aside(&path)).map_err(io_error(&path))?;
         }
-        store::write_atomic(&path, script.as_bytes())
+        store::write_atomic_sweeping(&path, script.as_bytes())
             .map_err(|e| CliError::new(e, "check the permissions of the hooks directory"))?;
         fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).map_err(io_error(&path))?;
     }

@@ -127,6 +127,8 @@ fn config_lists_every_key_with_its_value_and_origin() {
     journal.retention_completed = "30d"              # default
     journal.retention_failed = "7d"                  # default
     journal.retention_abandoned = "7d"               # default
+    journal.retention_sessions = "30d"               # default
+    journal.max_sessions = 1000                      # default
     journal.max_checkpoints = 50                     # default
     journal.stale_threshold = "5m"                   # default
     journal.checkpoint_interval = "5m"               # default

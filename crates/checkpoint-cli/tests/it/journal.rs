@@ -258,7 +258,7 @@ fn cleanup_expires_session_files_older_than_the_continuity_log() {
     let dry = s.ok(&["cleanup", "--dry-run"], 0);
     assert_eq!(
         dry.trim(),
-        "would remove 1 session file(s) older than the continuity log"
+        "would remove 1 session file(s) past their retention"
     );
     assert!(sessions.join("claude-old.json").is_file());
     let removed = s.json(&["cleanup", "--json"]);

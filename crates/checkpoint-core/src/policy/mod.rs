@@ -131,6 +131,12 @@ pub struct JournalSettings {
     /// An abandoned task is removed by `checkpoint cleanup` after this long.
     #[serde(with = "duration_secs")]
     pub retention_abandoned: Duration,
+    /// A session file (the gate's memory of one agent session) not written for this long is
+    /// removed, at a session start at most daily and by `checkpoint cleanup`.
+    #[serde(with = "duration_secs")]
+    pub retention_sessions: Duration,
+    /// The most session files kept; beyond it the least recently written are removed first.
+    pub max_sessions: u32,
     /// The most checkpoints kept per task; the oldest are pruned.
     pub max_checkpoints: u32,
     /// A task that is not finished and was not updated for this long has crashed.
@@ -150,6 +156,8 @@ impl Default for JournalSettings {
             retention_completed: Duration::from_secs(30 * DAY),
             retention_failed: Duration::from_secs(7 * DAY),
             retention_abandoned: Duration::from_secs(7 * DAY),
+            retention_sessions: Duration::from_secs(30 * DAY),
+            max_sessions: 1000,
             max_checkpoints: 50,
             stale_threshold: Duration::from_secs(5 * 60),
             checkpoint_interval: Duration::from_secs(5 * 60),

@@ -77,6 +77,10 @@ pub const KEYS: &[Key] = &[
         "`checkpoint cleanup` removes a failed task after this long."),
     key!(journal.retention_abandoned: Interval, "CHECKPOINT_JOURNAL_RETENTION_ABANDONED",
         "`checkpoint cleanup` removes an abandoned task after this long."),
+    key!(journal.retention_sessions: Interval, "CHECKPOINT_JOURNAL_RETENTION_SESSIONS",
+        "A session file (the gate's memory of one agent session) not written for this long is removed: at a session start (at most once a day) and by `checkpoint cleanup`; never one written in the last day or whose session the continuity log keeps a checkpoint of."),
+    key!(journal.max_sessions: Count<u32, 1, 1_000_000>, "CHECKPOINT_JOURNAL_MAX_SESSIONS",
+        "The most session files kept; beyond it the least recently written are removed first, with the same exceptions and at the same times as `retention_sessions`."),
     key!(journal.max_checkpoints: Count<u32, 1, 10_000>, "CHECKPOINT_JOURNAL_MAX_CHECKPOINTS",
         "The most checkpoints kept per task; the oldest are pruned."),
     key!(journal.stale_threshold: Interval, "CHECKPOINT_JOURNAL_STALE_THRESHOLD",
@@ -449,7 +453,8 @@ mod tests {
             Sources::new(None, None).policy().journal,
             JournalSettings::default()
         );
-        let user = "[journal]\nretention_completed = \"60d\"\nmax_checkpoints = 10\n";
+        let user = "[journal]\nretention_completed = \"60d\"\nmax_checkpoints = 10\n\
+                    retention_sessions = \"90d\"\nmax_sessions = 5\n";
         let project = "[journal]\nretention_failed = \"1d\"\nretention_abandoned = \"12h\"\n\
                        stale_threshold = \"2s\"\ncheckpoint_interval = \"1m\"\n\
                        key_derivation = \"m/1'/{task}'/2'\"\n";
@@ -457,6 +462,7 @@ mod tests {
             .env(&[
                 ("CHECKPOINT_JOURNAL_MAX_CHECKPOINTS", "20"),
                 ("CHECKPOINT_JOURNAL_CHECKPOINT_INTERVAL", "90s"),
+                ("CHECKPOINT_JOURNAL_MAX_SESSIONS", "7"),
             ])
             .policy();
         assert_eq!(
@@ -465,6 +471,8 @@ mod tests {
                 retention_completed: Duration::from_secs(60 * 86_400),
                 retention_failed: Duration::from_secs(86_400),
                 retention_abandoned: Duration::from_secs(12 * 3600),
+                retention_sessions: Duration::from_secs(90 * 86_400),
+                max_sessions: 7,
                 max_checkpoints: 20,
                 stale_threshold: Duration::from_secs(2),
                 checkpoint_interval: Duration::from_secs(90),
@@ -526,6 +534,8 @@ mod tests {
             "1d",
             "2d",
             "3d",
+            "40d",
+            "500",
             "9",
             "1m",
             "2m",

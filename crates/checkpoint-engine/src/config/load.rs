@@ -242,6 +242,8 @@ mod tests {
         journal.retention_completed = "30d"  # default
         journal.retention_failed = "7d"  # default
         journal.retention_abandoned = "7d"  # default
+        journal.retention_sessions = "30d"  # default
+        journal.max_sessions = 1000  # default
         journal.max_checkpoints = 50  # default
         journal.stale_threshold = "5m"  # default
         journal.checkpoint_interval = "5m"  # default

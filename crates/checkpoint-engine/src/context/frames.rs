@@ -1,14 +1,21 @@
-//! A zstd-compressed, append-only file read line by line, frame by frame, decompressing only what
-//! is new since the last call.
+//! The tail of a zstd-compressed, append-only file, frame by frame, decompressing only what is
+//! new since the last call and reading (parsing) only the last [`TAIL_BYTES`] of it.
 //!
-//! A zstd file is a sequence of independent frames. What a scan of the lines concluded after the
-//! last complete frame — the caller's state, the unfinished line, where that frame ended and a
-//! digest of the bytes before that point — is remembered in a small memo file (at most
-//! [`MAX_ENTRIES`] files, the most recently read kept). The next call on the same file resumes
-//! there: a file that did not change is answered from the memo without decompressing anything, a
-//! file that grew has only its new frames decompressed, and a file that was replaced, rewritten
-//! or shortened is read again from the start. A broken memo is ignored, and failing to write it
-//! only costs the next call the full read.
+//! A zstd file is a sequence of independent frames; within a frame every block may refer to the
+//! ones before it, so a frame is decompressed from its start. The decompressed text streams
+//! through a window that keeps only its last [`TAIL_BYTES`] (whole lines): the caller concludes
+//! from that tail and the state concluded before it, never from every line. What was concluded
+//! after the last complete frame — the caller's state, the unfinished line, where that frame
+//! ended and a digest of the bytes before that point — is remembered in a small memo file (at
+//! most [`MAX_ENTRIES`] files, the most recently read kept). The next call on the same file
+//! resumes there: a file that did not change is answered from the memo without decompressing
+//! anything, a file that grew has only its new frames decompressed, and a file that was replaced,
+//! rewritten or shortened is read again from the start. A broken memo is ignored, and failing to
+//! write it only costs the next call the full read.
+//!
+//! Codex compresses a rollout once it is cold, whole, as one frame, and turns it back into plain
+//! text before appending to it: the first call on such a file decompresses all of it (bounded by
+//! the caller's `limit`), every later one is answered from the memo.
 
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
@@ -24,8 +31,11 @@ use crate::store;
 
 /// Files the memo remembers.
 pub(crate) const MAX_ENTRIES: usize = 8;
-/// The longest unfinished line carried from one frame to the next; a longer one is dropped.
+/// The longest unfinished line carried from one call to the next; a longer one is dropped.
 const MAX_PENDING: usize = 64 * 1024;
+/// How much of the decompressed text's end is read: as far back as the reader of a plain
+/// transcript looks ([`super::MAX_TAIL_BYTES`]).
+const TAIL_BYTES: usize = super::MAX_TAIL_BYTES as usize;
 /// Bytes before a resume point whose digest must match for the resume to be trusted.
 const CHECK_BYTES: u64 = 4096;
 
@@ -62,42 +72,37 @@ impl<S> Default for Memo<S> {
     }
 }
 
-/// A line splitter over decompressed bytes: complete lines go to `feed`, the rest waits.
-struct Lines<'f, S> {
-    state: S,
-    /// The unfinished line; `None` while the rest of one longer than [`MAX_PENDING`] is skipped
-    /// (a line that long is no record anyone reads).
-    pending: Option<Vec<u8>>,
-    feed: &'f dyn Fn(&mut S, &str),
+/// The last [`TAIL_BYTES`] (up to twice as many) of the decompressed text, from a line's start
+/// (a line cut by a trim is dropped whole).
+struct Window {
+    bytes: Vec<u8>,
 }
 
-impl<S: Clone> Lines<'_, S> {
-    fn push(&mut self, mut bytes: &[u8]) {
-        while let Some(newline) = bytes.iter().position(|&b| b == b'\n') {
-            if let Some(mut line) = self.pending.replace(Vec::new()) {
-                line.extend_from_slice(&bytes[..newline]);
-                (self.feed)(&mut self.state, &String::from_utf8_lossy(&line));
-            }
-            bytes = &bytes[newline + 1..];
+impl Window {
+    /// Appends `bytes`; returns how many bytes were trimmed from the front.
+    fn push(&mut self, bytes: &[u8]) -> usize {
+        self.bytes.extend_from_slice(bytes);
+        // Trimmed in steps of a tail's length, so that each byte is moved at most once or twice.
+        if self.bytes.len() <= 2 * TAIL_BYTES {
+            return 0;
         }
-        if let Some(line) = &mut self.pending {
-            if line.len() + bytes.len() > MAX_PENDING {
-                self.pending = None;
-            } else {
-                line.extend_from_slice(bytes);
-            }
-        }
-    }
-
-    /// The state with the unfinished last line counted as a line (the file's end).
-    fn answer(&self) -> S {
-        let mut state = self.state.clone();
-        if let Some(line) = self.pending.as_ref().filter(|l| !l.is_empty()) {
-            (self.feed)(&mut state, &String::from_utf8_lossy(line));
-        }
-        state
+        let cut = self.bytes.len() - TAIL_BYTES;
+        let start = (self.bytes[cut..].iter().position(|&b| b == b'\n'))
+            .map_or(self.bytes.len(), |newline| cut + newline + 1);
+        self.bytes.drain(..start);
+        start
     }
 }
+
+/// `bytes` split after its last newline: the complete lines and the unfinished last one.
+fn split_unfinished(bytes: &[u8]) -> (&[u8], &[u8]) {
+    let end = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |n| n + 1);
+    bytes.split_at(end)
+}
+
+/// The caller's reading of a tail: the state concluded from the `lines` (UTF-8 text, one record
+/// a line) after the state `before` concluded from everything before them.
+pub(crate) type Conclude<'f, S> = &'f dyn Fn(&S, &str) -> S;
 
 /// Counts the bytes the decoder took: after a complete frame, where the next one starts.
 struct Counted<R> {
@@ -113,14 +118,14 @@ impl<R: Read> Read for Counted<R> {
     }
 }
 
-/// Feeds every line of the zstd file at `path` to `feed`, starting from `S::default()`, and
-/// returns the state after the last line; at most `limit` bytes are decompressed per call. With
+/// Concludes (with `conclude`, from `S::default()`) the tail of the zstd file at `path`, the
+/// unfinished last line counted as a line; at most `limit` bytes are decompressed per call. With
 /// `memo`, resumes where the last call on the same file left off and records where this one did.
 pub(crate) fn scan<S>(
     path: &Path,
     memo: Option<&Path>,
     limit: u64,
-    feed: &dyn Fn(&mut S, &str),
+    conclude: Conclude<'_, S>,
 ) -> io::Result<S>
 where
     S: Clone + Default + Serialize + DeserializeOwned,
@@ -147,14 +152,16 @@ where
         }
         _ => None,
     };
-    let (start, state, pending) = match resume {
-        Some(e) => (e.offset, e.state, e.pending.map(String::into_bytes)),
-        None => (0, S::default(), Some(Vec::new())),
+    let (start, before, pending) = match resume {
+        Some(e) => (
+            e.offset,
+            e.state,
+            e.pending.unwrap_or_default().into_bytes(),
+        ),
+        None => (0, S::default(), Vec::new()),
     };
-    let mut lines = Lines {
-        state,
-        pending,
-        feed,
+    let mut window = Window {
+        bytes: pending.clone(),
     };
     file.seek(SeekFrom::Start(start))?;
     let mut source = Counted {
@@ -163,7 +170,10 @@ where
     };
     let mut decoder = FrameDecoder::new();
     let mut budget = limit;
-    let mut committed = (start, lines.state.clone(), lines.pending.clone());
+    // Where the last complete frame ended and how many bytes of the window it filled; `None`
+    // once a trim reached them (an unfinished frame of more than a tail): the memo then keeps
+    // the resume point it had.
+    let mut committed = Some((start, window.bytes.len()));
     'frames: while source.count < meta.len() && budget > 0 {
         if decoder.reset(&mut source).is_err() {
             break;
@@ -174,7 +184,9 @@ where
                 let room = usize::try_from(budget).unwrap_or(usize::MAX);
                 let kept = &bytes[..bytes.len().min(room)];
                 budget -= kept.len() as u64;
-                lines.push(kept);
+                let trimmed = window.push(kept);
+                committed = committed
+                    .and_then(|(offset, filled)| Some((offset, filled.checked_sub(trimmed)?)));
             }
             match finished {
                 Ok(true) => break,
@@ -184,12 +196,25 @@ where
                 _ => break 'frames,
             }
         }
-        committed = (source.count, lines.state.clone(), lines.pending.clone());
+        committed = Some((source.count, window.bytes.len()));
     }
     drop(source);
-    let answer = lines.answer();
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    let answer = conclude(&before, &text(&window.bytes));
     if let Some(memo) = memo {
-        let (offset, state, pending) = committed;
+        let (offset, state, rest) = match committed {
+            // All of it complete lines: what was concluded already.
+            Some((offset, filled))
+                if filled == window.bytes.len() && window.bytes.ends_with(b"\n") =>
+            {
+                (offset, answer.clone(), &[][..])
+            }
+            Some((offset, filled)) => {
+                let (lines, rest) = split_unfinished(&window.bytes[..filled]);
+                (offset, conclude(&before, &text(lines)), rest)
+            }
+            None => (start, before, pending.as_slice()),
+        };
         let entry = Entry {
             path: key,
             dev: meta.dev(),
@@ -199,7 +224,7 @@ where
             offset,
             check: check(&mut file, offset)?,
             state,
-            pending: pending.map(|p| String::from_utf8_lossy(&p).into_owned()),
+            pending: (rest.len() <= MAX_PENDING).then(|| text(rest)),
             answer: answer.clone(),
         };
         remember(memo, entry);

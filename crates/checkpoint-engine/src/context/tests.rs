@@ -142,8 +142,9 @@ fn zst(text: &str) -> Vec<u8> {
 }
 
 fn used(path: &Path, memo: &Path) -> Option<(u64, Option<u64>)> {
-    read_usage_remembered(&CARRY, path, Some(memo))
+    read_tail(&CARRY, path, Some(memo))
         .unwrap()
+        .usage
         .map(|u| (u.used, u.window))
 }
 
@@ -241,4 +242,75 @@ fn a_broken_memo_only_costs_a_full_read() {
     lie["entries"][0]["state"] = serde_json::json!({"used": 1000, "window": 1, "model": null});
     std::fs::write(&memo, lie.to_string()).unwrap();
     assert_eq!(used(&path, &memo), Some((7, Some(9))));
+}
+
+/// Counts the lines it is asked about, as [`CARRY`] reads them.
+struct Counting(std::sync::atomic::AtomicUsize);
+
+impl TranscriptFormat for Counting {
+    fn line_usage(&self, line: &str) -> Option<LineUsage> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        CARRY.line_usage(line)
+    }
+
+    fn reply_text(&self, line: &str) -> Option<String> {
+        CARRY.reply_text(line)
+    }
+
+    fn default_window(&self, model: Option<&str>) -> u64 {
+        CARRY.default_window(model)
+    }
+
+    fn window_from_earlier_record(&self) -> bool {
+        true
+    }
+}
+
+/// A long compressed transcript (one frame, as Codex writes a cold rollout): only the lines of
+/// its last few MiB are read, and the usage and the reply come from one decompression, the
+/// second call answered from the memo without reading the file.
+#[test]
+fn a_long_compressed_transcript_is_read_at_its_tail_once_for_usage_and_reply() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl.zst");
+    let memo = dir.path().join("memo.json");
+    let mut text = String::from("{\"used\":1,\"window\":50}\n");
+    let filler = format!("{{\"reply\":\"{}\"}}\n", "x".repeat(100));
+    let lines = 4 * MAX_TAIL_BYTES as usize / filler.len();
+    for _ in 0..lines {
+        text.push_str(&filler);
+    }
+    text.push_str("{\"used\":2}\n{\"reply\":\"last\"}\n");
+    std::fs::write(&path, zst(&text)).unwrap();
+    let counting = Counting(0.into());
+    let tail = read_tail(&counting, &path, Some(&memo)).unwrap();
+    assert_eq!(tail.reply.as_deref(), Some("last"));
+    let usage = tail.usage.unwrap();
+    // The window is beyond the tail: not found there (the text before the tail is not read).
+    assert_eq!((usage.used, usage.window), (2, None));
+    let asked = counting.0.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        asked > 0 && asked < lines * 2 / 3,
+        "{asked} of {lines} lines read"
+    );
+
+    // Answered from the memo: the file's bytes are not read again (changed in place, same
+    // length and time, it still answers what it said).
+    let meta = std::fs::metadata(&path).unwrap();
+    let garbage = vec![0u8; usize::try_from(meta.len()).unwrap()];
+    std::fs::write(&path, garbage).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(meta.modified().unwrap())
+        .unwrap();
+    assert_eq!(
+        read_tail(&counting, &path, Some(&memo)).unwrap(),
+        Tail {
+            usage: Some(usage),
+            reply: Some("last".into()),
+        }
+    );
+    assert_eq!(counting.0.load(std::sync::atomic::Ordering::Relaxed), asked);
 }

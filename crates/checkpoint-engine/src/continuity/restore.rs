@@ -21,7 +21,7 @@
 //! into place; a link likewise) and removes the deleted ones. Contents are written raw, as the
 //! checkpoint kept them: no git filters run.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
@@ -403,7 +403,9 @@ fn commit_modes(
 }
 
 /// Carries out `plan` in `workdir`: removes the files to delete, then writes each restored one
-/// atomically. Each path is checked again just before it is touched.
+/// atomically. Each path is checked again just before it is touched. The leftovers of an
+/// interrupted restore (our temporary files, which git would see as untracked) are swept from
+/// each directory written, once ([`store::sweep_temp_files`]).
 pub fn apply(workdir: &Path, plan: &RestorePlan) -> Result<(), RestoreError> {
     let (deletes, writes): (Vec<&FileRestore>, Vec<&FileRestore>) =
         (plan.files.iter()).partition(|f| f.target == Target::Absent);
@@ -421,9 +423,13 @@ pub fn apply(workdir: &Path, plan: &RestorePlan) -> Result<(), RestoreError> {
             _ => {}
         }
     }
+    let mut swept = HashSet::new();
     for file in writes {
         check_path(workdir, &file.delta.path)?;
         let full: PathBuf = workdir.join(&file.delta.path);
+        if let Some(dir) = full.parent().filter(|dir| swept.insert(dir.to_path_buf())) {
+            store::sweep_temp_files(dir);
+        }
         match &file.target {
             Target::Link(target) => {
                 store::link_atomic(&full, Path::new(std::ffi::OsStr::from_bytes(target)))?;

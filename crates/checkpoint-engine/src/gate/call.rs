@@ -81,13 +81,17 @@ impl<'a> Call<'a> {
     }
 
     /// The agent's last reply: from the payload when it has one (stops), else from the
-    /// transcript's tail.
-    pub(super) fn reply(&self) -> Option<String> {
+    /// transcript's tail (a compressed one remembered in `project`'s memo, which the context
+    /// watch shares: see [`context::read_tail`]).
+    pub(super) fn reply(&self, project: &Project) -> Option<String> {
         let event = self.event;
         event.last_assistant_message.clone().or_else(|| {
             let transcript = event.transcript_path.as_deref()?;
             let format = self.home.transcript()?;
-            context::last_reply(format, transcript).ok().flatten()
+            let memo = context::memo_path(&project.state_dir);
+            context::read_tail(format, transcript, Some(&memo))
+                .ok()?
+                .reply
         })
     }
 }

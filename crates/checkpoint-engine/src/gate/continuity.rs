@@ -29,12 +29,19 @@ pub const PROGRESS_SKILL: &str = "checkpoint-progress";
 
 /// `SessionStart`: the latest checkpoint signed by this user's key, injected as `[resume] auto`
 /// says (see [`Project::resume_context`]); and, once, that a continuity log that did not parse
-/// was set aside — for the user, or after the context when there is one.
-pub(super) fn session_start(call: &Call) -> Result<HookAnswer, ProjectError> {
+/// was set aside — for the user, or after the context when there is one. Housekeeps the state
+/// directory first ([`Project::housekeep`]: at most daily; a failure is a warning).
+pub(super) fn session_start(
+    call: &Call,
+    warnings: &mut Vec<String>,
+) -> Result<HookAnswer, ProjectError> {
     let event = call.event;
     let Some(project) = call.project()? else {
         return Ok(HookAnswer::Nothing);
     };
+    if let Err(e) = project.housekeep() {
+        warnings.push(format!("housekeeping: {e}"));
+    }
     super::turn::base_at_session_start(call, &project)?;
     let session = call.session();
     // Only a resumed session has checkpoints of its own worth preferring.
@@ -128,7 +135,7 @@ pub(super) fn context_watch(call: &Call) -> Result<Option<String>, ProjectError>
         session,
         trigger,
         detail: None,
-        summary: call.reply(),
+        summary: call.reply(&project),
         context: Some(mark),
         unresolved: None,
     })?;
@@ -172,9 +179,9 @@ fn usage_at_tool(
     }
     let transcript = call.event.transcript_path.as_deref()?;
     let memo = context::memo_path(&project.state_dir);
-    let usage = context::read_usage_remembered(format?, transcript, Some(&memo))
-        .ok()
-        .flatten()?;
+    let usage = context::read_tail(format?, transcript, Some(&memo))
+        .ok()?
+        .usage?;
     Some((usage, None))
 }
 
@@ -264,9 +271,7 @@ pub(super) fn pre_compact(call: &Call) -> Result<(), ProjectError> {
         .zip(format)
         .and_then(|(t, format)| {
             let memo = context::memo_path(&project.state_dir);
-            let usage = context::read_usage_remembered(format, t, Some(&memo))
-                .ok()
-                .flatten()?;
+            let usage = context::read_tail(format, t, Some(&memo)).ok()?.usage?;
             measure(Some(format), event, &usage, project.policy.context.window)
         });
     if let Some(mark) = &mark {
@@ -283,7 +288,7 @@ pub(super) fn pre_compact(call: &Call) -> Result<(), ProjectError> {
         session: call.session(),
         trigger: Trigger::PreCompact,
         detail: event.detail.clone(),
-        summary: call.reply(),
+        summary: call.reply(&project),
         context: mark,
         unresolved: None,
     })?;
@@ -308,7 +313,7 @@ pub(super) fn session_end(call: &Call) -> Result<Option<String>, ProjectError> {
                 session: call.session(),
                 trigger: Trigger::SessionEnd,
                 detail: call.event.detail.clone(),
-                summary: call.reply(),
+                summary: call.reply(&project),
                 context: None,
                 unresolved: None,
             })?;
@@ -340,7 +345,7 @@ pub(super) fn stop_checkpoint(
         Some(_) => Switch::On,
         None => project.policy.clear.auto_checkpoint,
     };
-    let summary = call.reply();
+    let summary = call.reply(project);
     let sessions = project.sessions();
     let mark = || {
         let inputs = (fingerprint?, &summary, &unresolved, format!("{mode:?}"));

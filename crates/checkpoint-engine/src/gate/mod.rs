@@ -113,7 +113,7 @@ pub fn check(
         EventKind::PostTool => continuity::post_tool(&call)?,
         EventKind::SessionStart => {
             return Ok(GateOutcome {
-                answer: continuity::session_start(&call)?,
+                answer: continuity::session_start(&call, &mut warnings)?,
                 warnings,
                 base: None,
             });
