@@ -152,7 +152,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<ExitCode, CliError> {
     }
     // The user just chose this project: its current commands may run at stops.
     if let Some(project) = project::host().git_project(&project::cwd()?)? {
-        trust::on_install(&project)?;
+        trust::on_install(&project, &edit.ledger)?;
     }
     if let Some(path) = skill::install(&spec, &edit.scope, &edit.ledger)? {
         output::out(&format!(
@@ -182,8 +182,16 @@ pub(crate) fn uninstall(args: &UninstallArgs) -> Result<ExitCode, CliError> {
         for spec in crate::agents::HOMES.into_iter().filter_map(AgentSpec::of) {
             uninstall_agent(&options.target(InstallTarget::Agent(spec)), &spec, mode)?;
         }
-        if options.user || project::host().locate(&project::cwd()?)?.is_some() {
-            git_hooks::uninstall_command(options.user, options.dry_run)?;
+        if options.user {
+            output::note(
+                "Git hooks are per repository, not the user's: `checkpoint uninstall git` in \
+                 each repository removes them.",
+            );
+        } else if project::host().locate(&project::cwd()?)?.is_some() {
+            git_hooks::uninstall_command(false, options.dry_run)?;
+        }
+        if !options.dry_run {
+            Ledger::of(&scope(options.user)?, mode)?.finish()?;
         }
         return Ok(ExitCode::SUCCESS);
     };

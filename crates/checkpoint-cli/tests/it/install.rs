@@ -950,8 +950,17 @@ fn project_root_is_the_git_toplevel() {
 fn checkpoint_with_env(dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
     let mut cmd = cargo_bin_cmd!("checkpoint");
     cmd.current_dir(dir).args(args);
-    for var in ["HOME", "CLAUDE_CONFIG_DIR", "GEMINI_CLI_HOME", "CODEX_HOME"] {
+    let homes = [
+        "CLAUDE_CONFIG_DIR",
+        "GEMINI_CLI_HOME",
+        "CODEX_HOME",
+        "COPILOT_HOME",
+    ];
+    for var in ["HOME", "XDG_CONFIG_HOME"].into_iter().chain(homes) {
         cmd.env_remove(var);
+    }
+    for (key, _) in std::env::vars().filter(|(key, _)| key.starts_with("CHECKPOINT_")) {
+        cmd.env_remove(key);
     }
     cmd.envs(env.iter().copied());
     cmd.output().expect("run checkpoint")
@@ -1059,6 +1068,61 @@ fn user_scope_writes_under_each_agents_home() {
         }
     }
     assert_eq!(fs::read_dir(fx.project.path()).unwrap().count(), 0);
+}
+
+/// Every path below `dir` (directories end in `/`) with the content of each file.
+fn tree(dir: &Path) -> Vec<(String, String)> {
+    let mut paths = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.strip_prefix(dir).unwrap().display().to_string();
+        if path.is_dir() {
+            paths.push((format!("{name}/"), String::new()));
+            let below = tree(&path).into_iter();
+            paths.extend(below.map(|(sub, text)| (format!("{name}/{sub}"), text)));
+        } else {
+            paths.push((name, fs::read_to_string(&path).unwrap()));
+        }
+    }
+    paths.sort();
+    paths
+}
+
+/// Every agent installed for the user from inside a project (which install approves), then
+/// `uninstall --all --user`: the home is as it was, with the user's own files in it untouched.
+#[test]
+fn uninstall_all_for_the_user_leaves_the_home_as_found() {
+    let fx = Fixture::new();
+    let project = checkpoint_testkit::repo("python-passing");
+    let homes = tempfile::tempdir().unwrap();
+    let home = homes.path().join("home");
+    fs::create_dir_all(home.join(".codex")).unwrap();
+    fs::write(home.join(".codex/config.toml"), "model = \"theirs\"\n").unwrap();
+    let before = tree(&home);
+    let env = [("HOME", home.as_path())];
+    for agent in ["claude", "gemini", "codex", "copilot", "opencode"] {
+        let adapter = fx.adapter(agent);
+        let mut args = vec!["install", agent, "--user", "--adapter", &adapter];
+        if agent != "opencode" {
+            args.push("--mcp");
+        }
+        if agent == "claude" {
+            args.push("--statusline");
+        }
+        ok(&checkpoint_with_env(project.path(), &args, &env));
+    }
+    assert_ne!(tree(&home), before);
+
+    let out = checkpoint_with_env(project.path(), &["uninstall", "--all", "--user"], &env);
+    let said = ok(&out);
+    assert!(
+        said.contains("Withdrew the approval install gave"),
+        "{said}"
+    );
+    assert_snapshot!(String::from_utf8_lossy(&out.stderr), @r"
+    Git hooks are per repository, not the user's: `checkpoint uninstall git` in each repository removes them.
+    ");
+    assert_eq!(tree(&home), before);
 }
 
 #[test]
