@@ -6,7 +6,7 @@ use std::process::Command;
 
 use adapter_codex::HOME;
 use checkpoint_testkit::adapter::{self, Adapter, Wire, uncommitted};
-use checkpoint_testkit::repo;
+use checkpoint_testkit::{Tool, repo};
 use insta::assert_snapshot;
 use proptest::prelude::*;
 
@@ -75,7 +75,11 @@ struct Tmux {
 }
 
 impl Tmux {
-    fn start() -> Tmux {
+    /// The server, or `None` without tmux (see [`checkpoint_testkit::has`]).
+    fn start() -> Option<Tmux> {
+        if !checkpoint_testkit::has(Tool::Tmux) {
+            return None;
+        }
         let tmux = Tmux {
             dir: tempfile::tempdir().unwrap(),
         };
@@ -90,7 +94,7 @@ impl Tmux {
             "50",
             "cat",
         ]);
-        tmux
+        Some(tmux)
     }
 
     fn run(&self, args: &[&str]) -> String {
@@ -146,7 +150,7 @@ fn notify_types_the_block_into_the_pane_and_submits_it() {
     // A file name with control characters must not reach the terminal as keys.
     let repo = uncommitted();
     std::fs::write(repo.path().join("evil\x1b[2J\x03name.yml"), "x: 1\n").unwrap();
-    let tmux = Tmux::start();
+    let Some(tmux) = Tmux::start() else { return };
     let run = tmux.notify(
         repo.path(),
         &notify_payload(repo.path(), "main-thread", "fix it"),
@@ -165,7 +169,7 @@ fn notify_types_the_block_into_the_pane_and_submits_it() {
 #[test]
 fn notify_ignores_title_generation_threads() {
     let repo = uncommitted();
-    let tmux = Tmux::start();
+    let Some(tmux) = Tmux::start() else { return };
     let payload = notify_payload(
         repo.path(),
         "title-thread",
