@@ -204,6 +204,24 @@ fn sessions_resume_and_context_is_watched() {
 }
 
 #[test]
+fn help_names_the_notify_program() {
+    let out = Command::new(env!("CARGO_BIN_EXE_checkpoint-codex"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    let usage: Vec<&str> = (help.lines())
+        .skip_while(|l| !l.starts_with("Usage:"))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_snapshot!(usage.join("\n"), @r"
+    Usage: checkpoint-codex < payload.json
+           checkpoint-codex --version | --help
+           checkpoint-codex notify '<json>'   (Codex's `notify` program: see `notify --help`)
+    ");
+}
+
+#[test]
 fn notify_help_says_what_it_is() {
     let out = Command::new(env!("CARGO_BIN_EXE_checkpoint-codex"))
         .args(["notify", "--help"])
