@@ -1390,3 +1390,28 @@ fn a_one_line_settings_file_stays_one_line() {
     let said = ok(&fx.uninstall("claude", &[]));
     assert_eq!(fx.read(".claude/settings.json"), original, "{said}");
 }
+
+/// A checkpoint saved outside a stop (`checkpoint save`, as at Gemini CLI's `/clear`) leaves
+/// out the files install wrote, as a stop does: the restart context never asks the agent to
+/// keep them as its work.
+#[test]
+fn a_saved_checkpoint_leaves_out_checkpoints_own_files() {
+    let fx = Fixture::new();
+    let repo = checkpoint_testkit::repo("python-passing");
+    let dir = repo.path();
+    let config = tempfile::tempdir().unwrap();
+    let adapter = fx.adapter("gemini");
+    let run = |args: &[&str]| ok(&crate::checkpoint_as(config.path(), dir, args, ""));
+    run(&["install", "gemini", "--adapter", &adapter]);
+    fs::write(dir.join("calc.py"), "# changed\n").unwrap();
+    run(&["save", "before clear"]);
+    let resumed = run(&["resume"]);
+    let files: Vec<&str> = (resumed.lines())
+        .skip_while(|l| !l.starts_with("Files modified"))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_snapshot!(files.join("\n"), @r"
+    Files modified (do not recreate):
+    - calc.py
+    ");
+}

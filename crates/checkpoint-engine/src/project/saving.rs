@@ -76,7 +76,9 @@ impl Project {
             Some(changes) => Some(changes),
             None => {
                 let backend = self.policy.git.backend;
-                read = diff::changes_within(repo, backend, diff::GIT_TIMEOUT).ok();
+                // The files checkpoint wrote are not the session's work, as at a stop.
+                read = (diff::changes_within(repo, backend, diff::GIT_TIMEOUT).ok())
+                    .map(|changes| self.own_files().without_ours(&repo.workdir, changes));
                 read.as_ref()
             }
         };
