@@ -147,7 +147,7 @@ pub(crate) fn render_duration(d: Duration) -> String {
         return "0s".to_owned();
     }
     let (unit, size) = (UNITS.into_iter())
-        .find(|(_, size)| nanos % size == 0)
+        .find(|(_, size)| nanos.is_multiple_of(*size))
         .unwrap_or(("ns", 1));
     format!("{}{unit}", nanos / size)
 }
