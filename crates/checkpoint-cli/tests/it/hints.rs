@@ -73,3 +73,29 @@ fn verify_of_an_unknown_revision_says_so_in_its_own_words() {
     hint: give a commit (`HEAD`, a branch) or a range with commits in it (`main..HEAD`)
     ");
 }
+
+#[test]
+fn resume_does_not_offer_a_completed_task() {
+    let repo = checkpoint_testkit::repo("fresh-repo");
+    let dir = repo.path();
+    for args in [
+        &["task", "start", "t", "--steps", "a"][..],
+        &["step", "start"],
+        &["save", "mid-task"],
+    ] {
+        assert_eq!(code(&run(dir, args)), 0, "{args:?}");
+    }
+    let task_lines = || {
+        let resumed = String::from_utf8(run(dir, &["resume"]).stdout).unwrap();
+        assert!(
+            resumed.starts_with("Resumed from checkpoint: mid-task"),
+            "{resumed}"
+        );
+        (resumed.lines()).filter(|l| l.starts_with("Task")).count()
+    };
+    assert_eq!(task_lines(), 2, "the task and its journal, while it runs");
+    for args in [&["step", "done"][..], &["task", "complete"]] {
+        assert_eq!(code(&run(dir, args)), 0, "{args:?}");
+    }
+    assert_eq!(task_lines(), 0, "a completed task is not offered");
+}
