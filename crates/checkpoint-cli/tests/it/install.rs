@@ -875,13 +875,13 @@ fn ours_is_the_command_install_writes_not_a_program_name() {
         .iter()
         .map(|handler| handler["command"].as_str().unwrap())
         .collect();
-    let installed = format!("{} --hook", fx.adapter("claude"));
+    // Ours, replaced, keeps the user's environment prefix.
     assert_eq!(
         stop,
         [
             "/opt/theirs/checkpoint-claude --strict",
             "checkpoint-claude",
-            installed.as_str()
+            ours.as_str()
         ]
     );
     assert_eq!(settings["hooks"]["Stop"].as_array().unwrap().len(), 1);
@@ -1414,4 +1414,24 @@ fn a_saved_checkpoint_leaves_out_checkpoints_own_files() {
     Files modified (do not recreate):
     - calc.py
     ");
+}
+
+/// A user's environment prefix on a hook command of ours survives a reinstall, which then
+/// changes nothing more.
+#[test]
+fn reinstall_keeps_the_users_env_prefix() {
+    let fx = Fixture::new();
+    ok(&fx.install("claude", &[]));
+    let file = ".claude/settings.json";
+    let command = format!("{} --hook", fx.adapter("claude"));
+    let prefixed = format!("CHECKPOINT_TESTS_TIMEOUT=5m {command}");
+    fx.write(file, &fx.read(file).replacen(&command, &prefixed, 1));
+    ok(&fx.install("claude", &[]));
+    let settings: serde_json::Value = serde_json::from_str(&fx.read(file)).unwrap();
+    assert_eq!(
+        settings["hooks"]["Stop"][0]["hooks"][0]["command"],
+        prefixed.as_str()
+    );
+    let again = ok(&fx.install("claude", &[]));
+    assert!(again.contains("already installed"), "{again}");
 }
