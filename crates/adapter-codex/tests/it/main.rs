@@ -77,6 +77,11 @@ struct Tmux {
 impl Tmux {
     /// The server, or `None` without tmux (see [`checkpoint_testkit::has`]).
     fn start() -> Option<Tmux> {
+        Tmux::running("cat")
+    }
+
+    /// The server with one pane running the shell `command`.
+    fn running(command: &str) -> Option<Tmux> {
         if !checkpoint_testkit::has(Tool::Tmux) {
             return None;
         }
@@ -92,7 +97,7 @@ impl Tmux {
             "200",
             "-y",
             "50",
-            "cat",
+            command,
         ]);
         Some(tmux)
     }
@@ -164,6 +169,25 @@ fn notify_types_the_block_into_the_pane_and_submits_it() {
         "{screen}"
     );
     assert!(screen.contains("? evil[2Jname.yml"), "{screen}");
+}
+
+/// In a pane whose program asked for bracketed paste, as Codex's composer does, the message
+/// arrives as one paste (`ESC [200~` … `ESC [201~`), and the Enter after it on its own.
+#[test]
+fn notify_pastes_the_block_as_one_bracketed_paste() {
+    let repo = uncommitted();
+    let Some(tmux) = Tmux::running("printf '\\033[?2004h'; exec cat -v") else {
+        return;
+    };
+    let run = tmux.notify(
+        repo.path(),
+        &notify_payload(repo.path(), "main-thread", "fix it"),
+    );
+    assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""));
+    let screen = tmux.run(&["capture-pane", "-p", "-t", "codex:0.0"]);
+    assert!(screen.contains("^[[200~Checkpoint"), "{screen}");
+    assert!(screen.contains("before stopping."), "{screen}");
+    assert!(screen.contains("^[[201~"), "{screen}");
 }
 
 #[test]
