@@ -1435,3 +1435,37 @@ fn reinstall_keeps_the_users_env_prefix() {
     let again = ok(&fx.install("claude", &[]));
     assert!(again.contains("already installed"), "{again}");
 }
+
+/// `install codex --notify` writes the legacy `notify` line instead of hooks and keeps the
+/// user's own config; another notify program is refused, untouched; uninstall gives the file
+/// back as it was.
+#[test]
+fn codex_notify_writes_the_notify_line_and_keeps_the_users_config() {
+    let fx = Fixture::new();
+    let file = ".codex/config.toml";
+    let theirs = "# mine\nmodel = \"o3\"\n\n[tui]\ntheme = \"dark\"\n";
+    fx.write(file, theirs);
+    let said = fx.stable(ok(&fx.install("codex", &["--notify"])));
+    assert_snapshot!(said, @r"
+    Made [bin]/checkpoint-codex Codex's notify program in [project]/.codex/config.toml: after each turn the gate runs, and a block is pasted into Codex's tmux pane.
+    Previous content saved as [project]/.codex/config.toml.checkpoint.bak.
+    ");
+    let notify = format!("notify = [\"{}\", \"notify\"]\n", fx.adapter("codex"));
+    assert_eq!(
+        fx.read(file),
+        theirs.replacen("\n\n[tui]", &format!("\n{notify}\n[tui]"), 1)
+    );
+    assert!(!fx.path(".codex/hooks.json").exists(), "no hooks beside it");
+    ok(&fx.uninstall("codex", &[]));
+    assert_eq!(fx.read(file), theirs);
+
+    let other = format!("notify = [\"/usr/bin/notify-send\"]\n{theirs}");
+    fx.write(file, &other);
+    let out = fx.install("codex", &["--notify"]);
+    assert_eq!(code(&out), 3, "{out:?}");
+    assert_snapshot!(fx.stable(&out.stderr), @r#"
+    error: [project]/.codex/config.toml: Codex already runs another notify program: ["/usr/bin/notify-send"]
+    hint: Codex runs one notify program: remove that line to use checkpoint's (the file was left untouched)
+    "#);
+    assert_eq!(fx.read(file), other);
+}
