@@ -18,11 +18,23 @@ fn run(dir: &Path, args: &[&str]) -> Output {
     checkpoint(dir, args, "")
 }
 
+/// A fresh repository with task `t` of one step `a` started, then each of `commands` run in it;
+/// each must succeed.
+fn task_then(commands: &[&[&str]]) -> tempfile::TempDir {
+    let repo = checkpoint_testkit::repo("fresh-repo");
+    for args in [&["task", "start", "t", "--steps", "a"][..]]
+        .iter()
+        .chain(commands)
+    {
+        assert_eq!(code(&run(repo.path(), args)), 0, "{args:?}");
+    }
+    repo
+}
+
 #[test]
 fn a_step_finished_before_it_started_says_to_start_it() {
-    let repo = checkpoint_testkit::repo("fresh-repo");
+    let repo = task_then(&[]);
     let dir = repo.path();
-    assert_eq!(code(&run(dir, &["task", "start", "t", "--steps", "a"])), 0);
     assert_snapshot!(refused(&run(dir, &["step", "done"])), @r"
     error: cannot finish a step while the task is step_pending
     hint: no step is running: start it first with `checkpoint step start`
@@ -31,15 +43,8 @@ fn a_step_finished_before_it_started_says_to_start_it() {
 
 #[test]
 fn status_says_every_step_is_done_not_step_pending() {
-    let repo = checkpoint_testkit::repo("fresh-repo");
+    let repo = task_then(&[&["step", "start"], &["step", "done"]]);
     let dir = repo.path();
-    for args in [
-        &["task", "start", "t", "--steps", "a"][..],
-        &["step", "start"],
-        &["step", "done"],
-    ] {
-        assert_eq!(code(&run(dir, args)), 0, "{args:?}");
-    }
     let status = String::from_utf8(run(dir, &["status"]).stdout).unwrap();
     let lines: Vec<&str> = (status.lines())
         .filter(|l| l.starts_with("State:") || l.starts_with("Step:") || l.starts_with("Next:"))
@@ -76,15 +81,8 @@ fn verify_of_an_unknown_revision_says_so_in_its_own_words() {
 
 #[test]
 fn resume_does_not_offer_a_completed_task() {
-    let repo = checkpoint_testkit::repo("fresh-repo");
+    let repo = task_then(&[&["step", "start"], &["save", "mid-task"]]);
     let dir = repo.path();
-    for args in [
-        &["task", "start", "t", "--steps", "a"][..],
-        &["step", "start"],
-        &["save", "mid-task"],
-    ] {
-        assert_eq!(code(&run(dir, args)), 0, "{args:?}");
-    }
     let task_lines = || {
         let resumed = String::from_utf8(run(dir, &["resume"]).stdout).unwrap();
         assert!(
