@@ -98,7 +98,7 @@ fn block_text(out: &mut String, reason: &BlockReason, awaiting: bool) {
             uncommitted,
         } => {
             let headline = if tests.is_empty() && awaiting {
-                "The tests await the user's approval (`checkpoint trust`)".to_owned()
+                "The tests await the user's approval".to_owned()
             } else {
                 tests_headline(tests)
             };

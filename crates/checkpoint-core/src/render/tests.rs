@@ -501,7 +501,7 @@ fn a_block_awaiting_approval_headlines_it() {
         max_blocks: 3,
     };
     assert_snapshot!(message(&d), @r"
-    Checkpoint — The tests await the user's approval (`checkpoint trust`)
+    Checkpoint — The tests await the user's approval
     Note: no tests ran: the project's test command awaits the user's approval.
     ");
 }
