@@ -242,15 +242,21 @@ pub fn assert_nothing_injected(text: &str, what: &str) {
 }
 
 /// Starts the hook binary `bin` in `dir` isolated like [`run_hook_in`], with stdin, stdout and
-/// stderr piped, and returns it running: the caller writes (or withholds) the payload.
+/// stderr piped, and returns it running: the caller writes (or withholds) the payload. The hook
+/// starts with the default disposition of the signals that stop a process (as an agent CLI
+/// starts it), whatever this test run inherited: under `nohup`, or as a background job of a
+/// shell, SIGHUP or SIGINT is ignored and the ignoring is inherited. (GNU env resets them
+/// before it becomes the hook: setting a disposition here would take `unsafe`.)
 pub fn start_hook_in(
     config_home: &Path,
     bin: &Path,
     dir: &Path,
     env: &[(&str, &str)],
 ) -> std::process::Child {
-    let mut cmd = Command::new(bin);
-    cmd.current_dir(dir)
+    let mut cmd = Command::new("env");
+    cmd.arg("--default-signal=HUP,INT,QUIT,TERM")
+        .arg(bin)
+        .current_dir(dir)
         .env("XDG_CONFIG_HOME", config_home)
         .envs(git_env())
         .envs(env.iter().copied())
@@ -264,4 +270,73 @@ pub fn start_hook_in(
     }
     cmd.spawn()
         .unwrap_or_else(|e| panic!("run {}: {e}", bin.display()))
+}
+
+/// A program some tests need beyond the Rust toolchain, git and Python 3 (`.ci/run` installs
+/// each where it is missing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    /// `go`: the Go fixtures' test command and `go list`.
+    Go,
+    /// `tmux`: the Codex notify delivery.
+    Tmux,
+    /// `python3 -m pytest`: the fixtures run by pytest.
+    Pytest,
+    /// `node`: the Node fixtures' `node --test`.
+    Node,
+    /// `npm`: the npm fixtures (jest installed from the registry, `npm test`).
+    Npm,
+    /// `script` (util-linux): a real pseudo-terminal.
+    Script,
+}
+
+impl Tool {
+    /// Its name, as the user would install it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::Go => "go",
+            Tool::Tmux => "tmux",
+            Tool::Pytest => "pytest",
+            Tool::Node => "node",
+            Tool::Npm => "npm",
+            Tool::Script => "script",
+        }
+    }
+
+    /// A command that succeeds where the tool works.
+    fn probe(self) -> &'static [&'static str] {
+        match self {
+            Tool::Go => &["go", "version"],
+            Tool::Tmux => &["tmux", "-V"],
+            Tool::Pytest => &["python3", "-m", "pytest", "--version"],
+            Tool::Node => &["node", "--version"],
+            Tool::Npm => &["npm", "--version"],
+            Tool::Script => &["script", "--version"],
+        }
+    }
+}
+
+/// Whether `tool` is here, for a test that needs it to return at once when it is not. A test
+/// left out says so on stderr by its name (past the test harness's capture, so that the run
+/// shows what it did not test); in CI (`CI` set) a missing tool is a broken setup, and this
+/// panics instead.
+pub fn has(tool: Tool) -> bool {
+    let [program, args @ ..] = tool.probe() else {
+        unreachable!("a probe names a program")
+    };
+    let works = Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if works {
+        return true;
+    }
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("a test");
+    let message = format!("{test}: not run: it needs `{}`", tool.name());
+    assert!(std::env::var_os("CI").is_none(), "{message} (CI is set)");
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{message}");
+    false
 }

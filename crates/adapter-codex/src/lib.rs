@@ -70,6 +70,10 @@ impl AgentHome for Codex {
     fn install(&self) -> Option<&InstallSpec> {
         Some(&install::INSTALL)
     }
+
+    fn more_usage(&self) -> &'static [&'static str] {
+        &["checkpoint-codex notify '<json>'   (Codex's `notify` program: see `notify --help`)"]
+    }
 }
 
 /// Runs one Codex hook call, or the legacy `notify` program when the first argument is `notify`.

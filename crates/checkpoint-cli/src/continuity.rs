@@ -5,6 +5,7 @@
 
 use checkpoint_core::event::Agent;
 use checkpoint_core::journal::Trigger;
+use checkpoint_core::sanitize;
 use checkpoint_engine::continuity::{ProgressSource, SessionCheckpoint, SessionRef, Signed, text};
 use checkpoint_engine::project::Project;
 use checkpoint_engine::project::restoring::{RestoreRequest, RestoreTo, Restored};
@@ -119,12 +120,45 @@ pub(crate) fn resume(project: &Project, fetch: FetchArgs) -> Result<String, CliE
         |restart| restart.context.is_none(),
     )?;
     let listed = text::unverified_note(&restart.unverified, project.host.now);
-    Ok(match (restart.context, listed) {
-        (Some(context), Some(listed)) => format!("{context}\n\n{listed}"),
-        (Some(context), None) => context,
-        (None, Some(listed)) => format!("{NO_SIGNED_CHECKPOINT}\n{listed}"),
-        (None, None) => NO_CHECKPOINT.to_owned(),
+    let Some(context) = restart.context else {
+        let nothing = match listed {
+            Some(listed) => format!("{NO_SIGNED_CHECKPOINT}\n{listed}"),
+            None => NO_CHECKPOINT.to_owned(),
+        };
+        return Ok(match adoptable(project)? {
+            Some(tasks) => format!("{nothing}\n{tasks}"),
+            None => nothing,
+        });
+    };
+    Ok(match listed {
+        Some(listed) => format!("{context}\n\n{listed}"),
+        None => context,
     })
+}
+
+/// With no active task here, the unfinished tasks this worktree could adopt (fetched from
+/// another clone, or another worktree's), each with the command that adopts it.
+fn adoptable(project: &Project) -> Result<Option<String>, CliError> {
+    let journal = project.journal();
+    if journal.active()?.is_some() {
+        return Ok(None);
+    }
+    let mut lines = Vec::new();
+    for id in journal.task_ids()? {
+        let Ok(task) = journal.load(&id) else {
+            continue;
+        };
+        if !task.state.is_terminal() {
+            let id = sanitize::name(&id);
+            lines.push(format!(
+                "Unfinished task {} ({id}), {}: `checkpoint task adopt {id}` makes it this \
+                 worktree's active task.",
+                sanitize::name(&task.name),
+                task.state.name()
+            ));
+        }
+    }
+    Ok((!lines.is_empty()).then(|| lines.join("\n")))
 }
 
 /// Tells the user on stderr, once, that a continuity log that did not parse was set aside (see

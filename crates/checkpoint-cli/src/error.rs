@@ -10,7 +10,7 @@
 use std::process::ExitCode;
 
 use checkpoint_core::event::EventError;
-use checkpoint_core::journal::TaskError;
+use checkpoint_core::journal::{InvalidTransition, TaskError, TaskEvent, TaskState};
 use checkpoint_core::policy::config::ConfigError;
 use checkpoint_engine::continuity::diff::DiffError;
 use checkpoint_engine::continuity::restore::RestoreError;
@@ -119,6 +119,11 @@ impl From<ProjectError> for CliError {
                 "`checkpoint log` lists the session checkpoints; `checkpoint save` saves one",
             ),
             ProjectError::Restore(inner) => CliError::from(inner),
+            ProjectError::StateDir(_) => CliError::usage(
+                message,
+                "set CHECKPOINT_STATE_DIR to an absolute path, or unset it to keep the state in \
+                 the repository's git directory",
+            ),
             _ => CliError::new(message, REPOSITORY_HINT),
         }
     }
@@ -164,7 +169,14 @@ impl From<JournalError> for CliError {
 
 impl From<TaskError> for CliError {
     fn from(err: TaskError) -> CliError {
-        CliError::usage(err, "`checkpoint status` shows where the task is")
+        let hint = match &err {
+            TaskError::Transition(InvalidTransition {
+                from: TaskState::StepPending,
+                event: TaskEvent::StepDone | TaskEvent::StepFailed,
+            }) => "no step is running: start it first with `checkpoint step start`",
+            _ => "`checkpoint status` shows where the task is",
+        };
+        CliError::usage(err, hint)
     }
 }
 

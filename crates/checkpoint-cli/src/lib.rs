@@ -180,6 +180,15 @@ enum Command {
     Statusline(statusline::Args),
 }
 
+/// `checkpoint help --help` (or `-h`) as `checkpoint help help`, which clap's own `help`
+/// subcommand answers: it takes no options of its own.
+fn help_of_help(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    if args.len() == 3 && args[1] == "help" && (args[2] == "--help" || args[2] == "-h") {
+        args[2] = "help".into();
+    }
+    args
+}
+
 /// Parses the command line, runs the command and maps the result to an exit status.
 pub fn main() -> ExitCode {
     // `checkpoint check` answers hook events too, so a tool event it judged may start it as a
@@ -187,7 +196,7 @@ pub fn main() -> ExitCode {
     if checkpoint_engine::hook::background_run() {
         return ExitCode::SUCCESS;
     }
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(help_of_help(std::env::args_os().collect()));
     let result = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Install(args) => install::install(&args),

@@ -51,6 +51,12 @@ pub trait AgentHome: Sync {
     /// What `checkpoint install` writes for the agent; `None` when it is not installed as hooks.
     fn install(&self) -> Option<&InstallSpec>;
 
+    /// More ways to run the adapter, as lines of its `--help` usage (after `< payload.json` and
+    /// `--version | --help`).
+    fn more_usage(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// The files of the agent's own project configuration that put variables into every hook's
     /// environment: a `CHECKPOINT_*` value one of them sets is the project's, held back until
     /// the user approves it like `checkpoint.toml`'s. None by default.

@@ -20,7 +20,10 @@ pub const MAX_FINDINGS_SHOWN: usize = 10;
 pub fn message(decision: &Decision) -> String {
     let mut out = String::new();
     match decision {
-        Decision::Block { reason, .. } => block_text(&mut out, reason),
+        Decision::Block { reason, notes, .. } => {
+            let awaiting = notes.contains(&Note::TestsAwaitApproval);
+            block_text(&mut out, reason, awaiting);
+        }
         Decision::Allow { reason, .. } => allow_text(&mut out, reason),
     }
     for note in decision.notes() {
@@ -38,7 +41,8 @@ pub fn message(decision: &Decision) -> String {
     sanitize::message(&out)
 }
 
-fn block_text(out: &mut String, reason: &BlockReason) {
+/// The text of a block; `awaiting`: the project's test command awaits the user's approval.
+fn block_text(out: &mut String, reason: &BlockReason, awaiting: bool) {
     match reason {
         BlockReason::Integrity { findings } => {
             let of = |kind| -> Vec<Finding> {
@@ -93,7 +97,12 @@ fn block_text(out: &mut String, reason: &BlockReason) {
             actions,
             uncommitted,
         } => {
-            let _ = writeln!(out, "Checkpoint — {}", tests_headline(tests));
+            let headline = if tests.is_empty() && awaiting {
+                "The tests await the user's approval".to_owned()
+            } else {
+                tests_headline(tests)
+            };
+            let _ = writeln!(out, "Checkpoint — {headline}");
             tests.iter().for_each(|run| selection_line(out, run));
             if !actions.is_empty() {
                 out.push_str("Changed files:\n");

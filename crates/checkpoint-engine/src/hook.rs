@@ -36,12 +36,16 @@ pub fn version_line(home: &dyn AgentHome) -> String {
 pub fn help_text(home: &dyn AgentHome) -> String {
     let name = home.agent().name();
     let title = home.install().map_or(name, |spec| spec.title);
+    let more: String = (home.more_usage().iter())
+        .map(|line| format!("\n       {line}"))
+        .collect();
     format!(
         "checkpoint-{name} {VERSION}: checkpoint's hook adapter for {title}.\n\n\
          {title} runs it for each hook event with the event's JSON on stdin. It answers on \
          stdout and\nalways exits 0: a problem is one line on stderr and the agent's no-op \
          answer.\n\n\
-         Usage: checkpoint-{name} < payload.json\n       checkpoint-{name} --version | --help\n\n\
+         Usage: checkpoint-{name} < payload.json\n       checkpoint-{name} --version | \
+         --help{more}\n\n\
          Install its hooks with `checkpoint install {name}`; check them with `checkpoint doctor`."
     )
 }

@@ -1,13 +1,16 @@
 //! The files checkpoint itself wrote: `checkpoint install`'s hooks files, skill and MCP entries,
 //! and the backups it made of them. A ledger (`own-files.json`, in the project's state directory
 //! or beside the user config file) records each one with the SHA-256 of what was written, whether
-//! checkpoint created it, and its backup. The stop gate does not count a changed file that still
+//! checkpoint created it, and its backup; with them, the directories install created and the
+//! projects whose approval install gave (see [`OwnFiles::approved`]). The stop gate does not count a changed file that still
 //! holds exactly what checkpoint wrote (an agent's edit makes it count again), and `checkpoint
-//! uninstall` deletes what install created and the backups it made.
+//! uninstall` deletes what install created and the backups it made, and `uninstall --all` what
+//! is left: the approvals, the emptied directories and the ledger itself.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::digest;
@@ -33,6 +36,18 @@ pub struct OwnFile {
 struct Ledger {
     /// By absolute path.
     files: BTreeMap<PathBuf, OwnFile>,
+    /// The directories checkpoint created for them (and for this ledger).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    dirs: BTreeSet<PathBuf>,
+    /// The projects install approved, with the time of that approval.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    approvals: BTreeMap<PathBuf, Timestamp>,
+}
+
+impl Ledger {
+    fn is_empty(&self) -> bool {
+        self.files.is_empty() && self.dirs.is_empty() && self.approvals.is_empty()
+    }
 }
 
 /// The ledger of one scope (a project, or the user's files).
@@ -58,7 +73,7 @@ impl OwnFiles {
     /// A file already in the ledger keeps its first `created` and its backup.
     pub fn wrote(&self, file: &Path, bytes: &[u8], created: bool) -> Result<(), StoreError> {
         let sha256 = checkpoint_core::hex::sha256_hex(bytes);
-        store::update_json(&self.path, |ledger: &mut Ledger| {
+        self.update(|ledger| {
             ledger
                 .files
                 .entry(file.to_owned())
@@ -75,7 +90,7 @@ impl OwnFiles {
     /// `backup` (a file it created).
     pub fn backed_up(&self, file: &Path, backup: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         let sha256 = checkpoint_core::hex::sha256_hex(bytes);
-        store::update_json(&self.path, |ledger: &mut Ledger| {
+        self.update(|ledger| {
             ledger.files.insert(
                 backup.to_owned(),
                 OwnFile {
@@ -98,8 +113,66 @@ impl OwnFiles {
 
     /// Drops `file` from the ledger (after uninstall removed it, or gave it back).
     pub fn forget(&self, file: &Path) -> Result<(), StoreError> {
-        store::update_json(&self.path, |ledger: &mut Ledger| {
+        self.update(|ledger| {
             ledger.files.remove(file);
+        })
+    }
+
+    /// Records `dirs` as directories checkpoint created.
+    pub fn created_dirs(&self, dirs: &[PathBuf]) -> Result<(), StoreError> {
+        self.update(|ledger| ledger.dirs.extend(dirs.iter().cloned()))
+    }
+
+    /// Whether checkpoint created the directory `dir`.
+    pub fn created_dir(&self, dir: &Path) -> Result<bool, StoreError> {
+        Ok(self.load()?.dirs.contains(dir))
+    }
+
+    /// Drops the directory `dir` from the ledger (after uninstall removed it).
+    pub fn forget_dir(&self, dir: &Path) -> Result<(), StoreError> {
+        self.update(|ledger| {
+            ledger.dirs.remove(dir);
+        })
+    }
+
+    /// Records that install approved the project at `root` (which had no approval) at `at`.
+    pub fn approved(&self, root: &Path, at: Timestamp) -> Result<(), StoreError> {
+        self.update(|ledger| {
+            ledger.approvals.insert(root.to_owned(), at);
+        })
+    }
+
+    /// When install approved the project at `root`, if it did.
+    pub fn approval(&self, root: &Path) -> Result<Option<Timestamp>, StoreError> {
+        Ok(self.load()?.approvals.remove(root))
+    }
+
+    /// Empties the ledger of what `uninstall --all` undoes besides the files: returns the
+    /// approvals install gave and the directories it created (outermost first), forgotten; then
+    /// deletes the ledger if nothing is left in it.
+    pub fn take_rest(&self) -> Result<(BTreeMap<PathBuf, Timestamp>, Vec<PathBuf>), StoreError> {
+        if !self.path.exists() {
+            return Ok(Default::default());
+        }
+        let rest = store::update_json(&self.path, |ledger: &mut Ledger| {
+            let approvals = std::mem::take(&mut ledger.approvals);
+            let dirs = std::mem::take(&mut ledger.dirs);
+            (approvals, dirs.into_iter().collect())
+        })?;
+        store::remove_json(&self.path, Ledger::is_empty)?;
+        Ok(rest)
+    }
+
+    /// One transaction on the ledger; the first also records the directories it creates for it.
+    fn update(&self, f: impl FnOnce(&mut Ledger)) -> Result<(), StoreError> {
+        let created = self
+            .path
+            .parent()
+            .map(store::missing_dirs)
+            .unwrap_or_default();
+        store::update_json(&self.path, |ledger: &mut Ledger| {
+            ledger.dirs.extend(created);
+            f(ledger);
         })
     }
 

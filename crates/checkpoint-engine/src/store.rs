@@ -283,6 +283,29 @@ impl Lock {
     /// [`StoreError::LockTimeout`].
     pub fn acquire_within(path: &Path, timeout: Duration) -> Result<Lock, StoreError> {
         let lock_path = sidecar(path);
+        let started = Instant::now();
+        loop {
+            let lock = Lock::acquire_file(&lock_path, timeout.saturating_sub(started.elapsed()))?;
+            // [`remove_json`] unlinks the lock file while holding it: a lock taken on the
+            // unlinked file guards nothing, so take the one now at that path.
+            if lock.is_at(&lock_path) {
+                return Ok(lock);
+            }
+        }
+    }
+
+    /// Whether the locked file is (still) the one named `lock_path`.
+    fn is_at(&self, lock_path: &Path) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        match (self.file.metadata(), fs::metadata(lock_path)) {
+            (Ok(held), Ok(named)) => (held.dev(), held.ino()) == (named.dev(), named.ino()),
+            _ => false,
+        }
+    }
+
+    /// Takes the lock of the file `lock_path` as it is now, waiting at most `timeout`.
+    fn acquire_file(lock_path: &Path, timeout: Duration) -> Result<Lock, StoreError> {
+        let lock_path = lock_path.to_owned();
         if let Some(dir) = lock_path.parent() {
             fs::create_dir_all(dir).map_err(io_err(dir))?;
         }
@@ -334,6 +357,37 @@ fn sidecar(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
+/// Under the file's sidecar lock, deletes the JSON file at `path` when `unused` says its value
+/// holds nothing, and then the lock file too (a writer that was waiting on it takes the lock
+/// afresh, see [`Lock::acquire_within`]); whether it deleted. A missing file counts as deleted.
+pub fn remove_json<T>(path: &Path, unused: impl FnOnce(&T) -> bool) -> Result<bool, StoreError>
+where
+    T: DeserializeOwned,
+{
+    let lock = Lock::acquire(path)?;
+    if let Some(value) = read_json::<T>(path)? {
+        if !unused(&value) {
+            return Ok(false);
+        }
+        fs::remove_file(path).map_err(io_err(path))?;
+    }
+    let lock_path = sidecar(path);
+    fs::remove_file(&lock_path).map_err(io_err(&lock_path))?;
+    drop(lock);
+    Ok(true)
+}
+
+/// The directories on the way to `dir` (itself included) that do not exist yet, outermost first:
+/// what creating `dir` would create.
+pub fn missing_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut missing: Vec<PathBuf> = (dir.ancestors())
+        .take_while(|d| !d.as_os_str().is_empty() && fs::symlink_metadata(d).is_err())
+        .map(Path::to_owned)
+        .collect();
+    missing.reverse();
+    missing
+}
+
 /// One read-modify-write transaction on a JSON file under its sidecar lock. A missing file starts
 /// from `T::default()`; `f`'s result is returned after the new value is durably written. A value
 /// that `f` left as it was is not written again (hooks run on every tool call; an fsync each time
@@ -366,6 +420,32 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn remove_json_deletes_an_unused_file_and_its_lock_and_a_later_update_starts_afresh() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v.json");
+        update_json(&path, |v: &mut Vec<u32>| v.push(1)).unwrap();
+        assert!(!remove_json(&path, Vec::<u32>::is_empty).unwrap());
+        assert!(path.exists());
+        update_json(&path, Vec::<u32>::clear).unwrap();
+        assert!(remove_json(&path, Vec::<u32>::is_empty).unwrap());
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+        update_json(&path, |v: &mut Vec<u32>| v.push(2)).unwrap();
+        assert_eq!(read_json::<Vec<u32>>(&path).unwrap(), Some(vec![2]));
+    }
+
+    #[test]
+    fn missing_dirs_are_the_ones_creating_a_directory_would_create() {
+        let dir = tempfile::tempdir().unwrap();
+        let deep = dir.path().join("a/b/c");
+        fs::create_dir(dir.path().join("a")).unwrap();
+        assert_eq!(
+            missing_dirs(&deep),
+            [dir.path().join("a/b"), dir.path().join("a/b/c")]
+        );
+        assert_eq!(missing_dirs(dir.path()), Vec::<PathBuf>::new());
+    }
 
     #[test]
     fn an_update_that_changes_nothing_writes_nothing() {

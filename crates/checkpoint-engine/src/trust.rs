@@ -244,6 +244,13 @@ impl TrustStore {
         })
     }
 
+    /// Deletes the store's file when it holds no approval and no acceptance; whether it did.
+    pub fn remove_if_empty(&self) -> Result<bool, StoreError> {
+        store::remove_json(&self.path, |file: &TrustFile| {
+            file.projects.is_empty() && file.accepted.is_empty()
+        })
+    }
+
     /// The test-integrity findings the user accepted for the project at `root`, if any.
     pub fn acceptance(&self, root: &Path) -> Result<Option<Acceptance>, StoreError> {
         let file: Option<TrustFile> = store::read_json(&self.path)?;

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use adapter_codex::HOME;
 use checkpoint_testkit::adapter::{self, Adapter, Wire, uncommitted};
-use checkpoint_testkit::repo;
+use checkpoint_testkit::{Tool, repo};
 use insta::assert_snapshot;
 use proptest::prelude::*;
 
@@ -75,7 +75,16 @@ struct Tmux {
 }
 
 impl Tmux {
-    fn start() -> Tmux {
+    /// The server, or `None` without tmux (see [`checkpoint_testkit::has`]).
+    fn start() -> Option<Tmux> {
+        Tmux::running("cat")
+    }
+
+    /// The server with one pane running the shell `command`.
+    fn running(command: &str) -> Option<Tmux> {
+        if !checkpoint_testkit::has(Tool::Tmux) {
+            return None;
+        }
         let tmux = Tmux {
             dir: tempfile::tempdir().unwrap(),
         };
@@ -88,9 +97,9 @@ impl Tmux {
             "200",
             "-y",
             "50",
-            "cat",
+            command,
         ]);
-        tmux
+        Some(tmux)
     }
 
     fn run(&self, args: &[&str]) -> String {
@@ -146,7 +155,7 @@ fn notify_types_the_block_into_the_pane_and_submits_it() {
     // A file name with control characters must not reach the terminal as keys.
     let repo = uncommitted();
     std::fs::write(repo.path().join("evil\x1b[2J\x03name.yml"), "x: 1\n").unwrap();
-    let tmux = Tmux::start();
+    let Some(tmux) = Tmux::start() else { return };
     let run = tmux.notify(
         repo.path(),
         &notify_payload(repo.path(), "main-thread", "fix it"),
@@ -162,10 +171,29 @@ fn notify_types_the_block_into_the_pane_and_submits_it() {
     assert!(screen.contains("? evil[2Jname.yml"), "{screen}");
 }
 
+/// In a pane whose program asked for bracketed paste, as Codex's composer does, the message
+/// arrives as one paste (`ESC [200~` … `ESC [201~`), and the Enter after it on its own.
+#[test]
+fn notify_pastes_the_block_as_one_bracketed_paste() {
+    let repo = uncommitted();
+    let Some(tmux) = Tmux::running("printf '\\033[?2004h'; exec cat -v") else {
+        return;
+    };
+    let run = tmux.notify(
+        repo.path(),
+        &notify_payload(repo.path(), "main-thread", "fix it"),
+    );
+    assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""));
+    let screen = tmux.run(&["capture-pane", "-p", "-t", "codex:0.0"]);
+    assert!(screen.contains("^[[200~Checkpoint"), "{screen}");
+    assert!(screen.contains("before stopping."), "{screen}");
+    assert!(screen.contains("^[[201~"), "{screen}");
+}
+
 #[test]
 fn notify_ignores_title_generation_threads() {
     let repo = uncommitted();
-    let tmux = Tmux::start();
+    let Some(tmux) = Tmux::start() else { return };
     let payload = notify_payload(
         repo.path(),
         "title-thread",
@@ -197,6 +225,24 @@ proptest! {
 fn sessions_resume_and_context_is_watched() {
     let (_, notice) = CODEX.assert_continuity("SessionStart", "PreToolUse", "PostToolUse");
     assert_snapshot!(notice.to_string());
+}
+
+#[test]
+fn help_names_the_notify_program() {
+    let out = Command::new(env!("CARGO_BIN_EXE_checkpoint-codex"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    let usage: Vec<&str> = (help.lines())
+        .skip_while(|l| !l.starts_with("Usage:"))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_snapshot!(usage.join("\n"), @r"
+    Usage: checkpoint-codex < payload.json
+           checkpoint-codex --version | --help
+           checkpoint-codex notify '<json>'   (Codex's `notify` program: see `notify --help`)
+    ");
 }
 
 #[test]

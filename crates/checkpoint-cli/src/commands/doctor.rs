@@ -125,7 +125,15 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     if !agents_found.iter().any(|agent| agent.installed) {
         checks.push(Line::from(Check::problem(
             "checkpoint is installed for no agent: nothing runs the gate",
-            "checkpoint install claude --user  # or gemini, codex, copilot",
+            format!(
+                "checkpoint install claude --user  # or {}",
+                (agents::HOMES.iter())
+                    .filter_map(|home| AgentSpec::of(*home))
+                    .map(|spec| spec.name())
+                    .filter(|name| *name != "claude")
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         )));
     }
     let ok = (agents_found.iter().flat_map(|a| &a.checks))
@@ -174,6 +182,36 @@ fn agent_report(spec: &AgentSpec, root: &Path, scratch: &Path) -> Result<AgentRe
         return Ok(report(spec, false, vec![line]));
     }
     let mut lines = Vec::new();
+    if let [first, second, ..] = &installs[..] {
+        lines.push(Line::from(Check::problem(
+            format!(
+                "installed in both {} and {}: every event runs the adapter twice",
+                first.file.display(),
+                second.file.display()
+            ),
+            format!(
+                "{}  # or the other: {}",
+                uninstall(spec, &second.scope),
+                uninstall(spec, &first.scope)
+            ),
+        )));
+    }
+    if let Some(plugin) = inspect::packaged_plugin(spec, root)? {
+        lines.push(Line::from(Check::problem(
+            format!(
+                "checkpoint's plugin is wired too ({}): every event runs the adapter twice",
+                plugin.display()
+            ),
+            format!(
+                "keep the plugin, remove the installed hooks: {}",
+                installs
+                    .iter()
+                    .map(|i| uninstall(spec, &i.scope))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        )));
+    }
     for install in &installs {
         let reinstall = reinstall(spec, &install.scope);
         let events: Vec<&str> = install.handlers.iter().map(|(e, _)| e.as_str()).collect();
@@ -230,6 +268,11 @@ fn reinstall(spec: &AgentSpec, scope: &Scope) -> String {
         ),
         Scope::User => format!("checkpoint install {} --user", spec.name()),
     }
+}
+
+/// The command that removes the hooks of `scope`.
+fn uninstall(spec: &AgentSpec, scope: &Scope) -> String {
+    reinstall(spec, scope).replacen("checkpoint install", "checkpoint uninstall", 1)
 }
 
 /// Every handler runs one executable adapter, which reports this version.

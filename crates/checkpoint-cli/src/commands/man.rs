@@ -18,9 +18,15 @@ pub(crate) struct Args {
 }
 
 /// Prints `cli`'s manual page, or writes every page into `--dir`. Either way without the `help`
-/// subcommand, which has no page.
+/// subcommand, which has no page, and with the `about` line plain.
 pub(crate) fn run(args: &Args, cli: clap::Command) -> Result<ExitCode, CliError> {
-    let cli = cli.disable_help_subcommand(true);
+    // The NAME line is plain text: no Markdown code spans.
+    let about = cli
+        .get_about()
+        .map(|about| about.to_string().replace('`', ""));
+    let cli = cli
+        .disable_help_subcommand(true)
+        .about(about.unwrap_or_default());
     let failed = |what: &std::path::Path| {
         let what = what.display().to_string();
         move |e: std::io::Error| {

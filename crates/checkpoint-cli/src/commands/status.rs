@@ -49,15 +49,22 @@ pub(crate) fn run(args: &ReadArgs) -> Result<ExitCode, CliError> {
         })?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut lines = vec![
-        format!(
-            "Task: {} ({})",
-            sanitize::name(&task.name),
-            sanitize::name(&task.id)
-        ),
-        format!("State: {}", task.state.name()),
-    ];
-    if let Some((index, step)) = task.current_step.zip(task.current()) {
+    let mut lines = vec![format!(
+        "Task: {} ({})",
+        sanitize::name(&task.name),
+        sanitize::name(&task.id)
+    )];
+    let every_step_done = task.state == TaskState::StepPending && task.next_step().is_none();
+    if every_step_done {
+        lines.push("State: every step done; the task is not completed yet".to_owned());
+    } else {
+        lines.push(format!("State: {}", task.state.name()));
+    }
+    if let Some((index, step)) = task
+        .current_step
+        .zip(task.current())
+        .filter(|_| !every_step_done)
+    {
         lines.push(format!(
             "Step: {} ({} of {}), attempt {}",
             sanitize::name(&step.name),

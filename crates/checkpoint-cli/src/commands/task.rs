@@ -25,6 +25,9 @@ pub(crate) enum Command {
     List(task_list::Args),
     /// Show the task (same as `checkpoint status`).
     Status(ReadArgs),
+    /// Make a task this worktree's active one: a task fetched from another clone (see
+    /// `checkpoint resume`), or another worktree's.
+    Adopt(AdoptArgs),
     /// Finish the task; every step must be done.
     Complete(EndArgs),
     /// Give the task up.
@@ -53,6 +56,13 @@ pub(crate) struct StartArgs {
     template: Option<PathBuf>,
 }
 
+/// Options of `checkpoint task adopt`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct AdoptArgs {
+    /// The task's id (`checkpoint task list` shows them).
+    id: String,
+}
+
 /// Options of the commands that end a task or a step.
 #[derive(Debug, clap::Args)]
 pub(crate) struct EndArgs {
@@ -77,6 +87,16 @@ pub(crate) fn run(command: &Command) -> Result<ExitCode, CliError> {
         Command::Start(args) => return start(&journal, &project.host, args),
         Command::List(args) => return task_list::run(&journal, now, args),
         Command::Status(args) => return status::run(args),
+        Command::Adopt(args) => {
+            let task = journal.adopt(&args.id)?;
+            output::out(&format!(
+                "Task {} ({}) is this worktree's active task.\nhook.md: {}",
+                sanitize::name(&task.name),
+                task.id,
+                journal.hook_md(&task.id)?.display()
+            ));
+            return Ok(ExitCode::SUCCESS);
+        }
         Command::Complete(args) => (
             "Completed",
             change(&journal, args.task.as_deref(), |t| t.complete(now))?,

@@ -23,6 +23,9 @@ pub(crate) struct Args {
     /// List every approved project and what was approved for it.
     #[arg(long)]
     list: bool,
+    /// Forget the approvals of projects whose directory is gone.
+    #[arg(long, conflicts_with_all = ["yes", "list"])]
+    prune: bool,
 }
 
 /// Options of `checkpoint untrust` (none: the project is the current directory's).
@@ -33,6 +36,9 @@ pub(crate) struct UntrustArgs {}
 pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     if args.list {
         return list();
+    }
+    if args.prune {
+        return prune();
     }
     let project = project::open()?;
     let approval = project.approval()?;
@@ -89,23 +95,47 @@ pub(crate) fn untrust(_: &UntrustArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `checkpoint trust --list`.
+/// `checkpoint trust --list`: a project whose directory is gone is marked so.
 fn list() -> Result<ExitCode, CliError> {
-    let store = TrustStore::beside_user_config(project::host().user_config.as_deref())
-        .ok_or_else(no_config_dir)?;
-    let all = store.list()?;
+    let all = user_store()?.list()?;
     if all.is_empty() {
         output::out("No trusted projects.");
     }
     for (root, approval) in all {
+        let gone = if root.exists() {
+            ""
+        } else {
+            " — gone: `checkpoint trust --prune` forgets it"
+        };
         output::out(&format!(
-            "{} (approved {}):\n{}",
+            "{} (approved {}){gone}:\n{}",
             root.display(),
             approval.approved_at.strftime("%Y-%m-%d %H:%M UTC"),
             lines(&approval.commands)
         ));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `checkpoint trust --prune`.
+fn prune() -> Result<ExitCode, CliError> {
+    let store = user_store()?;
+    let mut forgotten = 0;
+    for root in store.list()?.into_keys().filter(|root| !root.exists()) {
+        if store.revoke(&root)? {
+            output::out(&format!("Forgot {}: it is gone.", root.display()));
+            forgotten += 1;
+        }
+    }
+    if forgotten == 0 {
+        output::out("Every trusted project is still there: nothing to forget.");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The user's trust store.
+fn user_store() -> Result<TrustStore, CliError> {
+    TrustStore::beside_user_config(project::host().user_config.as_deref()).ok_or_else(no_config_dir)
 }
 
 /// The trust store of `project`.

@@ -149,16 +149,19 @@ const REV_HINT: &str =
 /// `checkpoint verify [REV | RANGE] [--json]`.
 pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     let project = project::open_git()?;
+    let no_commit = || {
+        CliError::usage(
+            format!("{} names no commit", sanitize::name(&args.rev)),
+            REV_HINT,
+        )
+    };
     // In a repository git reads, a `git log` that fails was given a revision it does not know.
     let commits = verify::commits(project.git()?, &args.rev).map_err(|err| match err {
-        GitCallError::Failed { .. } => CliError::usage(err, REV_HINT),
+        GitCallError::Failed { .. } => no_commit(),
         _ => CliError::from(err),
     })?;
     if commits.is_empty() {
-        return Err(CliError::usage(
-            format!("{} names no commit", args.rev),
-            REV_HINT,
-        ));
+        return Err(no_commit());
     }
     let journal: Journal = project.journal();
     let signers = Signers::read(&project, args)?;

@@ -109,6 +109,42 @@ pub(crate) fn invocation(command: &str) -> Option<Vec<String>> {
     Some(words)
 }
 
+/// The environment assignments (and the `env` before them) that `command` starts with, as shell
+/// text; `None` when there are none.
+fn env_prefix(command: &str) -> Option<String> {
+    let words = shlex::split(command)?;
+    let program = invocation(command)?.len();
+    let prefix = &words[..words.len() - program];
+    // An assignment's value is quoted, not the assignment: a quoted `NAME=value` is a program.
+    let quoted: Option<Vec<String>> = (prefix.iter())
+        .map(
+            |word| match word.split_once('=').filter(|_| is_assignment(word)) {
+                Some((name, value)) => Some(format!("{name}={}", shlex::try_quote(value).ok()?)),
+                None => shlex::try_quote(word).ok().map(|w| w.into_owned()),
+            },
+        )
+        .collect();
+    quoted
+        .filter(|words| !words.is_empty())
+        .map(|words| words.join(" "))
+}
+
+/// `new`, a handler install writes, with the environment prefix the user gave the command of
+/// `old` (the handler of ours it replaces) kept on each command of `new`.
+pub(crate) fn keeping_env_prefix(old: &Value, new: &Value) -> Value {
+    let mut kept = new.clone();
+    let (Some(old), Some(fields)) = (old.as_object(), kept.as_object_mut()) else {
+        return kept;
+    };
+    for (key, value) in fields.iter_mut() {
+        let prefix = (old.get(key).and_then(Value::as_str)).and_then(env_prefix);
+        if let (Some(prefix), Some(command)) = (prefix, value.as_str()) {
+            *value = Value::String(format!("{prefix} {command}"));
+        }
+    }
+    kept
+}
+
 /// Whether a shell word is an environment assignment, `NAME=value`.
 fn is_assignment(word: &str) -> bool {
     word.split_once('=').is_some_and(|(name, _)| {

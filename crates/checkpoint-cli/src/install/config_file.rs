@@ -97,6 +97,7 @@ impl ConfigFile {
                 .map_err(|e| CliError::new(format!("{}: {e}", path.display()), hint)),
             None => Ok(()),
         };
+        ledger.make_dirs(&self.path)?;
         let backup_made = match &self.text {
             Some(old) if ledger.wants_backup(&self.path)? => {
                 let mut name = self.path.clone().into_os_string();

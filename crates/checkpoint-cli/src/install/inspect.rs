@@ -153,3 +153,27 @@ pub(crate) fn program(command: &str) -> Option<PathBuf> {
         .next()
         .map(PathBuf::from)
 }
+
+/// The id Claude Code enables the plugin of this repository's marketplace by, in
+/// `enabledPlugins`: `<plugin>@<marketplace>` (`.claude-plugin/marketplace.json`).
+const CLAUDE_PLUGIN_ID: &str = "checkpoint@checkpoint";
+
+/// Where the agent is told to load checkpoint's packaged plugin (`plugins/`), when it is: the
+/// Claude Code settings file that enables it, or the Gemini CLI extension's directory. Wired
+/// beside `checkpoint install`'s hooks, every event runs the adapter twice.
+pub(crate) fn packaged_plugin(spec: &AgentSpec, root: &Path) -> Result<Option<PathBuf>, CliError> {
+    match spec.name() {
+        "claude" => Ok(settings_files(spec, root)?
+            .into_iter()
+            .find(|(_, settings)| {
+                let enabled = settings.get("enabledPlugins");
+                enabled.and_then(|e| e.get(CLAUDE_PLUGIN_ID)) == Some(&Value::Bool(true))
+            })
+            .map(|(path, _)| path)),
+        "gemini" => {
+            let extension = spec.config_dir(&Scope::User)?.join("extensions/checkpoint");
+            Ok(extension.exists().then_some(extension))
+        }
+        _ => Ok(None),
+    }
+}

@@ -9,8 +9,11 @@ use std::path::{Path, PathBuf};
 
 use checkpoint_engine::own_files::{OwnFile, OwnFiles};
 use checkpoint_engine::project::ProjectError;
+use checkpoint_engine::store;
+use checkpoint_engine::trust::TrustStore;
+use jiff::Timestamp;
 
-use crate::{CliError, project};
+use crate::{CliError, output, project};
 
 use super::agents::Scope;
 
@@ -118,8 +121,47 @@ impl Ledger {
         }
     }
 
+    /// Creates the directory `file` goes in, recording those it creates.
+    pub(crate) fn make_dirs(&self, file: &Path) -> Result<(), CliError> {
+        let Some(dir) = file.parent() else {
+            return Ok(());
+        };
+        let missing = store::missing_dirs(dir);
+        fs::create_dir_all(dir).map_err(|e| {
+            CliError::new(
+                format!("{}: {e}", dir.display()),
+                "check the permissions of the agent's config directory",
+            )
+        })?;
+        self.created_dirs(&missing)
+    }
+
+    /// Records `dirs` as directories checkpoint created.
+    pub(crate) fn created_dirs(&self, dirs: &[PathBuf]) -> Result<(), CliError> {
+        match &self.own {
+            Some(own) if !dirs.is_empty() => own.created_dirs(dirs).map_err(ledger_error),
+            _ => Ok(()),
+        }
+    }
+
+    /// Records that install approved the project at `root` at `at` (it had no approval before).
+    pub(crate) fn approved(&self, root: &Path, at: Timestamp) -> Result<(), CliError> {
+        match &self.own {
+            Some(own) => own.approved(root, at).map_err(ledger_error),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether install gave the approval of the project at `root` made at `at`.
+    pub(crate) fn gave(&self, root: &Path, at: Timestamp) -> Result<bool, CliError> {
+        match &self.own {
+            Some(own) => Ok(own.approval(root).map_err(ledger_error)? == Some(at)),
+            None => Ok(false),
+        }
+    }
+
     /// Deletes `file` (which checkpoint created), forgets it, and removes the directories this
-    /// leaves empty inside the project.
+    /// leaves empty inside the project, or that checkpoint created.
     pub(crate) fn remove(&self, file: &Path) -> Result<(), CliError> {
         fs::remove_file(file).map_err(|e| {
             CliError::new(
@@ -128,14 +170,49 @@ impl Ledger {
             )
         })?;
         self.forget(file)?;
-        if let Some(root) = &self.root {
-            let mut dir = file.parent();
-            while let Some(parent) = dir.filter(|d| d.starts_with(root) && *d != root.as_path()) {
-                if fs::remove_dir(parent).is_err() {
-                    break;
-                }
-                dir = parent.parent();
+        let mut dir = file.parent();
+        while let Some(parent) = dir {
+            let in_project = (self.root.as_deref())
+                .is_some_and(|root| parent.starts_with(root) && parent != root);
+            let created = match &self.own {
+                Some(own) => own.created_dir(parent).map_err(ledger_error)?,
+                None => false,
+            };
+            if !(in_project || created) || fs::remove_dir(parent).is_err() {
+                break;
             }
+            if let Some(own) = &self.own {
+                own.forget_dir(parent).map_err(ledger_error)?;
+            }
+            dir = parent.parent();
+        }
+        Ok(())
+    }
+
+    /// The end of `uninstall --all`: withdraws the approvals install gave (unless the user
+    /// approved again since), deletes the trust store if that empties it and the ledger if
+    /// nothing is left in it, and removes the directories checkpoint created that are empty now.
+    pub(crate) fn finish(&self) -> Result<(), CliError> {
+        let Some(own) = &self.own else {
+            return Ok(());
+        };
+        let (approvals, dirs) = own.take_rest().map_err(ledger_error)?;
+        let store = TrustStore::beside_user_config(project::host().user_config.as_deref());
+        if let Some(store) = store.filter(|_| !approvals.is_empty()) {
+            for (root, at) in approvals {
+                if store.approval(&root)?.is_some_and(|a| a.approved_at == at) {
+                    store.revoke(&root)?;
+                    output::out(&format!(
+                        "Withdrew the approval install gave {}.",
+                        root.display()
+                    ));
+                }
+            }
+            store.remove_if_empty()?;
+        }
+        for dir in dirs.iter().rev() {
+            // Emptied, or kept for what else is in it.
+            let _ = fs::remove_dir(dir);
         }
         Ok(())
     }

@@ -11,6 +11,7 @@ pub(crate) mod git_hooks;
 pub(crate) mod inspect;
 mod ledger;
 mod mcp;
+mod notify;
 #[cfg(test)]
 mod packaged;
 mod plugin;
@@ -89,6 +90,11 @@ pub(crate) struct InstallArgs {
     /// same settings file), unless another one is set. `uninstall claude` removes it.
     #[arg(long)]
     statusline: bool,
+    /// Codex CLI only: instead of hooks, make the adapter Codex's legacy `notify` program in
+    /// config.toml (for a Codex without native hooks, run in tmux); the user's other settings
+    /// are kept, another notify program is never replaced.
+    #[arg(long, conflicts_with_all = ["mcp", "statusline"])]
+    notify: bool,
 }
 
 /// Options of `checkpoint uninstall`.
@@ -117,12 +123,17 @@ pub(crate) struct UninstallArgs {
 pub(crate) fn install(args: &InstallArgs) -> Result<ExitCode, CliError> {
     let target = args.options.target(args.agent);
     statusline::check(args.statusline, target.agent.agent())?;
+    notify::check(args.notify, target.agent.agent())?;
     let Some(spec) = target.agent.agent() else {
         mcp::not_for_git(&target)?;
         return git_hooks::install_command(target.user, args.adapter.is_some(), target.dry_run);
     };
     mcp::check(&target, &spec)?;
     let adapter = adapter::locate(&spec, args.adapter.as_deref())?;
+    if args.notify {
+        notify::set(&target, &spec, Some(&adapter), Mode::Install)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let command = adapter::command_line(&adapter, adapter::HOOK_MARKER)?;
     let handlers = spec.handlers(&command);
     let events: Vec<&str> = handlers.iter().map(|(event, _)| *event).collect();
@@ -152,7 +163,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<ExitCode, CliError> {
     }
     // The user just chose this project: its current commands may run at stops.
     if let Some(project) = project::host().git_project(&project::cwd()?)? {
-        trust::on_install(&project)?;
+        trust::on_install(&project, &edit.ledger)?;
     }
     if let Some(path) = skill::install(&spec, &edit.scope, &edit.ledger)? {
         output::out(&format!(
@@ -182,8 +193,16 @@ pub(crate) fn uninstall(args: &UninstallArgs) -> Result<ExitCode, CliError> {
         for spec in crate::agents::HOMES.into_iter().filter_map(AgentSpec::of) {
             uninstall_agent(&options.target(InstallTarget::Agent(spec)), &spec, mode)?;
         }
-        if options.user || project::host().locate(&project::cwd()?)?.is_some() {
-            git_hooks::uninstall_command(options.user, options.dry_run)?;
+        if options.user {
+            output::note(
+                "Git hooks are per repository, not the user's: `checkpoint uninstall git` in \
+                 each repository removes them.",
+            );
+        } else if project::host().locate(&project::cwd()?)?.is_some() {
+            git_hooks::uninstall_command(false, options.dry_run)?;
+        }
+        if !options.dry_run {
+            Ledger::of(&scope(options.user)?, mode)?.finish()?;
         }
         return Ok(ExitCode::SUCCESS);
     };
@@ -223,6 +242,9 @@ fn uninstall_agent(target: &Target, spec: &AgentSpec, mode: Mode) -> Result<(), 
             path.display()
         ));
     }
+    if spec.name() == "codex" {
+        notify::set(target, spec, None, mode)?;
+    }
     let mcp_file = mcp::uninstall(target, spec, &edit)?;
     statusline::uninstall(target, spec, &edit)?;
     if target.dry_run {
@@ -231,12 +253,19 @@ fn uninstall_agent(target: &Target, spec: &AgentSpec, mode: Mode) -> Result<(), 
     let mut files = vec![edit.file.clone()];
     files.extend(mcp_file.filter(|file| *file != edit.file));
     for file in files {
-        if let Some(backup) = edit.ledger.drop_backup(&file)? {
-            output::out(&format!(
-                "Removed the backup {} (--keep-backups keeps it).",
-                backup.display()
-            ));
-        }
+        drop_backup(&edit.ledger, &file)?;
+    }
+    Ok(())
+}
+
+/// After uninstall edited `file`: removes the backup install made of it (unless asked to keep
+/// it), and says so.
+fn drop_backup(ledger: &Ledger, file: &Path) -> Result<(), CliError> {
+    if let Some(backup) = ledger.drop_backup(file)? {
+        output::out(&format!(
+            "Removed the backup {} (--keep-backups keeps it).",
+            backup.display()
+        ));
     }
     Ok(())
 }

@@ -253,8 +253,8 @@ fn edit_event(
     Ok(found)
 }
 
-/// Replaces the first handler of ours in `handlers` with `replacement`, unless one was `found`
-/// before, and removes the others (all of them without a replacement); sets `found` when there
+/// Replaces the first handler of ours in `handlers` with `replacement` (keeping the environment
+/// prefix the user gave its command), unless one was `found` before, and removes the others (all of them without a replacement); sets `found` when there
 /// was any handler of ours.
 fn edit_handlers(
     handlers: &mut Vec<Value>,
@@ -268,7 +268,7 @@ fn edit_handlers(
         }
         let keep = match replacement {
             Some(new) if !*found => {
-                *handler = new.clone();
+                *handler = super::adapter::keeping_env_prefix(handler, new);
                 true
             }
             _ => false,

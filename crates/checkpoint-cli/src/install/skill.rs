@@ -57,6 +57,7 @@ pub(crate) fn install(
     };
     let before = fs::read_to_string(&path).ok();
     if before.as_deref() != Some(SKILL_MD) {
+        ledger.make_dirs(&path)?;
         store::write_atomic_sweeping(&path, SKILL_MD.as_bytes()).map_err(|e| {
             CliError::new(e, "check the permissions of the agent's config directory")
         })?;

@@ -121,6 +121,8 @@ fn the_manual_page_lists_every_command_and_dir_writes_one_page_each() {
     let page = run(&["man"]);
     assert!(page.starts_with(".ie \\n(.g .ds Aq"), "{page}");
     assert!(page.contains("\n.TH checkpoint 1 "), "{page}");
+    let name = page.lines().skip_while(|l| *l != ".SH NAME").nth(1);
+    insta::assert_snapshot!(name.unwrap_or_default(), @r"checkpoint \- The checkpoint command: run the stop gate by hand, install hooks, inspect state");
     for top in listed(&[]) {
         let reference = format!("checkpoint\\-{}(1)", top.replace('-', "\\-"));
         assert!(page.contains(&reference), "no {reference} in\n{page}");
@@ -153,4 +155,15 @@ fn the_manual_page_lists_every_command_and_dir_writes_one_page_each() {
     );
     let list = fs::read_to_string(pages.join("checkpoint-task-list.1")).unwrap();
     assert!(list.contains("\\-\\-json"), "{list}");
+}
+
+/// `checkpoint help --help` says what `help` does, as `--help` does for every other command.
+#[test]
+fn help_has_help_too() {
+    let help = run(&["help", "--help"]);
+    assert!(
+        help.starts_with("Print this message or the help of the given subcommand(s)"),
+        "{help}"
+    );
+    assert_eq!(run(&["help", "-h"]), help);
 }

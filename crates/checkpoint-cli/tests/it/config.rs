@@ -186,6 +186,9 @@ fn get_prints_one_value_and_refuses_unknown_keys() {
     let project = Project::new(CONFIG);
     assert_eq!(project.ok(&["config", "get", "context.warn"]), "70\n");
     assert_eq!(project.ok(&["config", "get", "git.backend"]), "\"auto\"\n");
+    // A duration as a user writes it, not re-cut into units.
+    project.ok(&["config", "set", "tests.timeout", "90s"]);
+    assert_eq!(project.ok(&["config", "get", "tests.timeout"]), "\"90s\"\n");
     let stderr = project.fails(&["config", "get", "context.warning"]);
     insta::assert_snapshot!(stderr, @r#"
     error: unknown key "context.warning"

@@ -303,3 +303,53 @@ fn codex_itself_says_that_a_recorded_review_no_longer_holds() {
         "{text}"
     );
 }
+
+/// The lines of `out`'s report that say the adapter runs twice, and their fixes.
+fn twice(fx: &Fixture, out: &Output) -> String {
+    let text = fx.stable(out);
+    let lines: Vec<&str> = text.lines().collect();
+    (lines.iter().enumerate())
+        .filter(|(_, line)| line.contains("runs the adapter twice"))
+        .flat_map(|(i, line)| [line.trim(), lines.get(i + 1).map_or("", |l| l.trim())])
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Installed for the project and the user, or beside the packaged plugin, each event runs the
+/// adapter twice: a problem with the command that ends it.
+#[test]
+fn hooks_wired_twice_are_a_problem() {
+    let fx = Fixture::new();
+    fx.install("claude");
+    fx.trust_claude();
+    let adapter = adapter("claude");
+    let user = fx.checkpoint(&["install", "claude", "--user", "--adapter", &adapter]);
+    assert_eq!(code(&user), 0, "{}", String::from_utf8_lossy(&user.stderr));
+    let settings = fx.home.path().join(".claude/settings.json");
+    let mut value: Value = serde_json::from_str(&fs::read_to_string(&settings).unwrap()).unwrap();
+    value["enabledPlugins"] = json!({"checkpoint@checkpoint": true});
+    fs::write(&settings, value.to_string()).unwrap();
+
+    let out = fx.checkpoint(&["doctor"]);
+    assert_eq!(code(&out), 1, "{}", String::from_utf8_lossy(&out.stdout));
+    assert_snapshot!(twice(&fx, &out), @r"
+    problem installed in both [repo]/.claude/settings.json and [home]/.claude/settings.json: every event runs the adapter twice
+    fix: checkpoint uninstall claude --user  # or the other: cd [repo] && checkpoint uninstall claude
+    problem checkpoint's plugin is wired too ([home]/.claude/settings.json): every event runs the adapter twice
+    fix: keep the plugin, remove the installed hooks: cd [repo] && checkpoint uninstall claude; checkpoint uninstall claude --user
+    ");
+}
+
+/// With no agent wired, the fix names every agent `checkpoint install` takes.
+#[test]
+fn no_agent_installed_names_every_agent_in_the_fix() {
+    let fx = Fixture::new();
+    let out = fx.checkpoint(&["doctor"]);
+    assert_eq!(code(&out), 1, "{}", String::from_utf8_lossy(&out.stdout));
+    let text = fx.stable(&out);
+    let fix = text
+        .lines()
+        .skip_while(|l| !l.contains("installed for no agent"))
+        .nth(1);
+    assert_snapshot!(fix.unwrap_or_default().trim(), @"fix: checkpoint install claude --user  # or gemini, codex, copilot, opencode");
+}

@@ -875,13 +875,13 @@ fn ours_is_the_command_install_writes_not_a_program_name() {
         .iter()
         .map(|handler| handler["command"].as_str().unwrap())
         .collect();
-    let installed = format!("{} --hook", fx.adapter("claude"));
+    // Ours, replaced, keeps the user's environment prefix.
     assert_eq!(
         stop,
         [
             "/opt/theirs/checkpoint-claude --strict",
             "checkpoint-claude",
-            installed.as_str()
+            ours.as_str()
         ]
     );
     assert_eq!(settings["hooks"]["Stop"].as_array().unwrap().len(), 1);
@@ -950,8 +950,17 @@ fn project_root_is_the_git_toplevel() {
 fn checkpoint_with_env(dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
     let mut cmd = cargo_bin_cmd!("checkpoint");
     cmd.current_dir(dir).args(args);
-    for var in ["HOME", "CLAUDE_CONFIG_DIR", "GEMINI_CLI_HOME", "CODEX_HOME"] {
+    let homes = [
+        "CLAUDE_CONFIG_DIR",
+        "GEMINI_CLI_HOME",
+        "CODEX_HOME",
+        "COPILOT_HOME",
+    ];
+    for var in ["HOME", "XDG_CONFIG_HOME"].into_iter().chain(homes) {
         cmd.env_remove(var);
+    }
+    for (key, _) in std::env::vars().filter(|(key, _)| key.starts_with("CHECKPOINT_")) {
+        cmd.env_remove(key);
     }
     cmd.envs(env.iter().copied());
     cmd.output().expect("run checkpoint")
@@ -1059,6 +1068,61 @@ fn user_scope_writes_under_each_agents_home() {
         }
     }
     assert_eq!(fs::read_dir(fx.project.path()).unwrap().count(), 0);
+}
+
+/// Every path below `dir` (directories end in `/`) with the content of each file.
+fn tree(dir: &Path) -> Vec<(String, String)> {
+    let mut paths = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.strip_prefix(dir).unwrap().display().to_string();
+        if path.is_dir() {
+            paths.push((format!("{name}/"), String::new()));
+            let below = tree(&path).into_iter();
+            paths.extend(below.map(|(sub, text)| (format!("{name}/{sub}"), text)));
+        } else {
+            paths.push((name, fs::read_to_string(&path).unwrap()));
+        }
+    }
+    paths.sort();
+    paths
+}
+
+/// Every agent installed for the user from inside a project (which install approves), then
+/// `uninstall --all --user`: the home is as it was, with the user's own files in it untouched.
+#[test]
+fn uninstall_all_for_the_user_leaves_the_home_as_found() {
+    let fx = Fixture::new();
+    let project = checkpoint_testkit::repo("python-passing");
+    let homes = tempfile::tempdir().unwrap();
+    let home = homes.path().join("home");
+    fs::create_dir_all(home.join(".codex")).unwrap();
+    fs::write(home.join(".codex/config.toml"), "model = \"theirs\"\n").unwrap();
+    let before = tree(&home);
+    let env = [("HOME", home.as_path())];
+    for agent in ["claude", "gemini", "codex", "copilot", "opencode"] {
+        let adapter = fx.adapter(agent);
+        let mut args = vec!["install", agent, "--user", "--adapter", &adapter];
+        if agent != "opencode" {
+            args.push("--mcp");
+        }
+        if agent == "claude" {
+            args.push("--statusline");
+        }
+        ok(&checkpoint_with_env(project.path(), &args, &env));
+    }
+    assert_ne!(tree(&home), before);
+
+    let out = checkpoint_with_env(project.path(), &["uninstall", "--all", "--user"], &env);
+    let said = ok(&out);
+    assert!(
+        said.contains("Withdrew the approval install gave"),
+        "{said}"
+    );
+    assert_snapshot!(String::from_utf8_lossy(&out.stderr), @r"
+    Git hooks are per repository, not the user's: `checkpoint uninstall git` in each repository removes them.
+    ");
+    assert_eq!(tree(&home), before);
 }
 
 #[test]
@@ -1325,4 +1389,83 @@ fn a_one_line_settings_file_stays_one_line() {
     );
     let said = ok(&fx.uninstall("claude", &[]));
     assert_eq!(fx.read(".claude/settings.json"), original, "{said}");
+}
+
+/// A checkpoint saved outside a stop (`checkpoint save`, as at Gemini CLI's `/clear`) leaves
+/// out the files install wrote, as a stop does: the restart context never asks the agent to
+/// keep them as its work.
+#[test]
+fn a_saved_checkpoint_leaves_out_checkpoints_own_files() {
+    let fx = Fixture::new();
+    let repo = checkpoint_testkit::repo("python-passing");
+    let dir = repo.path();
+    let config = tempfile::tempdir().unwrap();
+    let adapter = fx.adapter("gemini");
+    let run = |args: &[&str]| ok(&crate::checkpoint_as(config.path(), dir, args, ""));
+    run(&["install", "gemini", "--adapter", &adapter]);
+    fs::write(dir.join("calc.py"), "# changed\n").unwrap();
+    run(&["save", "before clear"]);
+    let resumed = run(&["resume"]);
+    let files: Vec<&str> = (resumed.lines())
+        .skip_while(|l| !l.starts_with("Files modified"))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_snapshot!(files.join("\n"), @r"
+    Files modified (do not recreate):
+    - calc.py
+    ");
+}
+
+/// A user's environment prefix on a hook command of ours survives a reinstall, which then
+/// changes nothing more.
+#[test]
+fn reinstall_keeps_the_users_env_prefix() {
+    let fx = Fixture::new();
+    ok(&fx.install("claude", &[]));
+    let file = ".claude/settings.json";
+    let command = format!("{} --hook", fx.adapter("claude"));
+    let prefixed = format!("CHECKPOINT_TESTS_TIMEOUT=5m {command}");
+    fx.write(file, &fx.read(file).replacen(&command, &prefixed, 1));
+    ok(&fx.install("claude", &[]));
+    let settings: serde_json::Value = serde_json::from_str(&fx.read(file)).unwrap();
+    assert_eq!(
+        settings["hooks"]["Stop"][0]["hooks"][0]["command"],
+        prefixed.as_str()
+    );
+    let again = ok(&fx.install("claude", &[]));
+    assert!(again.contains("already installed"), "{again}");
+}
+
+/// `install codex --notify` writes the legacy `notify` line instead of hooks and keeps the
+/// user's own config; another notify program is refused, untouched; uninstall gives the file
+/// back as it was.
+#[test]
+fn codex_notify_writes_the_notify_line_and_keeps_the_users_config() {
+    let fx = Fixture::new();
+    let file = ".codex/config.toml";
+    let theirs = "# mine\nmodel = \"o3\"\n\n[tui]\ntheme = \"dark\"\n";
+    fx.write(file, theirs);
+    let said = fx.stable(ok(&fx.install("codex", &["--notify"])));
+    assert_snapshot!(said, @r"
+    Made [bin]/checkpoint-codex Codex's notify program in [project]/.codex/config.toml: after each turn the gate runs, and a block is pasted into Codex's tmux pane.
+    Previous content saved as [project]/.codex/config.toml.checkpoint.bak.
+    ");
+    let notify = format!("notify = [\"{}\", \"notify\"]\n", fx.adapter("codex"));
+    assert_eq!(
+        fx.read(file),
+        theirs.replacen("\n\n[tui]", &format!("\n{notify}\n[tui]"), 1)
+    );
+    assert!(!fx.path(".codex/hooks.json").exists(), "no hooks beside it");
+    ok(&fx.uninstall("codex", &[]));
+    assert_eq!(fx.read(file), theirs);
+
+    let other = format!("notify = [\"/usr/bin/notify-send\"]\n{theirs}");
+    fx.write(file, &other);
+    let out = fx.install("codex", &["--notify"]);
+    assert_eq!(code(&out), 3, "{out:?}");
+    assert_snapshot!(fx.stable(&out.stderr), @r#"
+    error: [project]/.codex/config.toml: Codex already runs another notify program: ["/usr/bin/notify-send"]
+    hint: Codex runs one notify program: remove that line to use checkpoint's (the file was left untouched)
+    "#);
+    assert_eq!(fx.read(file), other);
 }

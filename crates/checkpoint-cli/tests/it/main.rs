@@ -8,6 +8,7 @@ mod diff;
 mod doctor;
 mod exit_codes;
 mod first_hour;
+mod hints;
 mod install;
 mod install_mcp;
 mod integrity;

@@ -9,6 +9,7 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
+use checkpoint_testkit::Tool;
 use serde_json::json;
 use tempfile::TempDir;
 
@@ -42,6 +43,15 @@ impl Lang {
         match self {
             Lang::Pytest => &["pytest"],
             Lang::Python | Lang::Node => &[],
+        }
+    }
+
+    /// The tool its test command needs beyond Python 3, if any.
+    fn tool(self) -> Option<Tool> {
+        match self {
+            Lang::Python => None,
+            Lang::Pytest => Some(Tool::Pytest),
+            Lang::Node => Some(Tool::Node),
         }
     }
 
@@ -129,8 +139,15 @@ struct Turn {
 }
 
 impl Turn {
-    /// Builds `lang`'s fixture with `args`, trusts it and sends the prompt that begins the turn.
-    fn begin(lang: Lang, args: &[&str]) -> Turn {
+    /// Builds `lang`'s fixture with `args`, trusts it and sends the prompt that begins the turn;
+    /// `None` without the tool the language needs (see [`checkpoint_testkit::has`]).
+    fn begin(lang: Lang, args: &[&str]) -> Option<Turn> {
+        if lang
+            .tool()
+            .is_some_and(|tool| !checkpoint_testkit::has(tool))
+        {
+            return None;
+        }
         let args: Vec<&str> = lang.fixture_args().iter().chain(args).copied().collect();
         let turn = Turn {
             repo: checkpoint_testkit::repo_with_args(lang.fixture(), &args),
@@ -141,7 +158,7 @@ impl Turn {
         let prompt = claude_payload(turn.dir(), "UserPromptSubmit", json!({"prompt": "go"}));
         let began = checkpoint_as(turn.user.path(), turn.dir(), &["check"], &prompt);
         assert_eq!(code(&began), 0, "{}", text(&began));
-        turn
+        Some(turn)
     }
 
     /// The project's directory.
@@ -201,17 +218,19 @@ fn text(out: &Output) -> String {
 
 /// The stop after an attack in `lang`'s project (built with `args`): `add` broken, then `edits`,
 /// after which the current tests pass; committed or not as `when` says.
-fn attacked(lang: Lang, args: &[&str], edits: &[Edit], when: When) -> Output {
-    let turn = Turn::begin(lang, args);
+fn attacked(lang: Lang, args: &[&str], edits: &[Edit], when: When) -> Option<Output> {
+    let turn = Turn::begin(lang, args)?;
     turn.work(&[lang.break_add()], When::Uncommitted);
     turn.work(edits, when);
     turn.assert_current_tests_pass(lang);
-    turn.stop()
+    Some(turn.stop())
 }
 
 /// The attack `edits` in `lang`'s project is blocked, and the stop says what `says` asks for.
 fn blocked(lang: Lang, edits: &[Edit], when: When, says: Says) {
-    let out = attacked(lang, &[], edits, when);
+    let Some(out) = attacked(lang, &[], edits, when) else {
+        return;
+    };
     assert_eq!(code(&out), 1, "the attack was let through:\n{}", text(&out));
     if says == Says::OldTestsFail {
         assert!(
@@ -235,7 +254,9 @@ fn committed_and_blocked(lang: Lang, edits: &[Edit]) {
 
 /// With `add` broken and the tests untouched, the stop is blocked: the control for the attacks.
 fn broken_and_blocked(lang: Lang) {
-    let turn = Turn::begin(lang, &[]);
+    let Some(turn) = Turn::begin(lang, &[]) else {
+        return;
+    };
     turn.work(&[lang.break_add()], When::Uncommitted);
     let out = turn.stop();
     assert_eq!(
@@ -248,7 +269,9 @@ fn broken_and_blocked(lang: Lang) {
 
 /// The honest change `edits` in `lang`'s project (`add` intact) stops.
 fn allowed(lang: Lang, edits: &[Edit]) {
-    let turn = Turn::begin(lang, &[]);
+    let Some(turn) = Turn::begin(lang, &[]) else {
+        return;
+    };
     turn.work(edits, When::Uncommitted);
     let out = turn.stop();
     assert_eq!(
@@ -480,7 +503,9 @@ fn python_module_imported_first_committed() {
 
 #[test]
 fn python_attack_is_allowed_when_integrity_only_warns() {
-    let out = attacked(Lang::Python, &["warn"], PY_RETURN, When::Uncommitted);
+    let Some(out) = attacked(Lang::Python, &["warn"], PY_RETURN, When::Uncommitted) else {
+        return;
+    };
     assert_eq!(code(&out), 0, "{}", text(&out));
 }
 
@@ -730,7 +755,9 @@ fn node_test_file_moved_into_node_modules() {
 
 #[test]
 fn node_attack_is_allowed_when_integrity_only_warns() {
-    let out = attacked(Lang::Node, &["warn"], JS_EXIT, When::Uncommitted);
+    let Some(out) = attacked(Lang::Node, &["warn"], JS_EXIT, When::Uncommitted) else {
+        return;
+    };
     assert_eq!(code(&out), 0, "{}", text(&out));
 }
 

@@ -11,6 +11,7 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
+use checkpoint_testkit::Tool;
 use serde_json::json;
 
 use crate::{checkpoint_as, claude_payload, code, git};
@@ -27,12 +28,15 @@ struct Fixture {
     command: &'static str,
     /// Applied and committed (`git add -A`) before the user trusts the project.
     setup: &'static [Edit],
+    /// The tool its command needs beyond the Rust toolchain, if any.
+    tool: Option<Tool>,
 }
 
 const GO: Fixture = Fixture {
     script: "old-tests-go",
     command: "go test ./...",
     setup: &[],
+    tool: Some(Tool::Go),
 };
 
 /// The Go module, with its assertion helper package declared test files.
@@ -84,6 +88,7 @@ const RUST: Fixture = Fixture {
     script: "old-tests-rust",
     command: "cargo test",
     setup: &[],
+    tool: None,
 };
 
 /// The Cargo package with a test that reads `local.cfg`, a file git ignores (see
@@ -203,6 +208,13 @@ fn output(out: &Output) -> String {
 /// Plays `case` as one turn in a fresh copy of its fixture, trusted by a fresh user, and asserts
 /// its premise and the stop's verdict.
 fn judge(case: &Case) {
+    if case
+        .fixture
+        .tool
+        .is_some_and(|tool| !checkpoint_testkit::has(tool))
+    {
+        return;
+    }
     let config = tempfile::tempdir().unwrap();
     let repo = checkpoint_testkit::repo(case.fixture.script);
     let dir = repo.path();

@@ -131,6 +131,13 @@ fn files_changed_by_a_shell_command_come_back_and_undo_reverses_it() {
     assert_eq!(read(dir, "calc.py").as_deref(), Some(broken.as_str()));
     assert_eq!(read(dir, "notes.txt"), None);
     assert_eq!(read(dir, "scratch.txt").as_deref(), Some("junk\n"));
+    // The safety checkpoints carry their own label, not the last manual message.
+    let log = run(dir, &["log"], 0);
+    let labels: Vec<&str> = log.lines().filter(|l| l.contains("restore")).collect();
+    assert_snapshot!(labels.join("\n"), @r"
+    #3 restore just now (cli manual) 3 files — before restoring checkpoint #2
+    #2 restore just now (cli manual) 3 files — before restoring checkpoint #1
+    ");
 
     // One file alone, named from a subdirectory; the others stay as they are.
     fs::create_dir(dir.join("sub")).unwrap();

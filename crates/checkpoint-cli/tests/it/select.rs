@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::Path;
 
-use checkpoint_testkit::repo;
+use checkpoint_testkit::{Tool, repo};
 
 use crate::{checkpoint, checkpoint_as, code};
 
@@ -186,6 +186,9 @@ fn the_cli_started_as_a_background_run_warms_the_stop() {
 
 #[test]
 fn a_go_module_tests_the_changed_package_and_its_importers() {
+    if !checkpoint_testkit::has(Tool::Go) {
+        return;
+    }
     let repo = repo("go-module");
     let dir = repo.path();
 
@@ -228,6 +231,9 @@ fn a_go_module_tests_the_changed_package_and_its_importers() {
 
 #[test]
 fn an_npm_package_runs_the_jest_tests_related_to_the_change() {
+    if !checkpoint_testkit::has(Tool::Npm) {
+        return;
+    }
     let repo = repo("npm-package");
     let dir = repo.path();
 

@@ -12,7 +12,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use checkpoint_testkit::repo;
+use checkpoint_testkit::{Tool, repo};
 
 use crate::{checkpoint, code};
 
@@ -146,6 +146,9 @@ fn rust_data_in_one_package_read_by_another_runs_the_reader() {
 
 #[test]
 fn go_test_data_and_embedded_files_run_their_package() {
+    if !checkpoint_testkit::has(Tool::Go) {
+        return;
+    }
     let repo = repo("select-go-data");
     let dir = repo.path();
 

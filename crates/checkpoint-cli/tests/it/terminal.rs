@@ -7,7 +7,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use checkpoint_testkit::repo;
+use checkpoint_testkit::{Tool, repo};
 
 use crate::{checkpoint_as, code, git};
 
@@ -49,6 +49,9 @@ const RED_HEADLINE: &str = "\x1b[1m\x1b[31mCheckpoint — Tests: FAILED\x1b[0m\r
 
 #[test]
 fn on_a_terminal_check_ticks_while_the_tests_run_and_colours_its_verdict() {
+    if !checkpoint_testkit::has(Tool::Script) {
+        return;
+    }
     let config = tempfile::tempdir().unwrap();
     let repo = slow_failing_repo(config.path());
     let tick = "\rrunning `sleep 1.5; python3 -m unittest -q` (1 s)…";

@@ -880,3 +880,57 @@ fn a_corrupt_log_pushed_to_the_remote_is_set_aside_and_named_once() {
     );
     ok(&w, &laptop, &["push"]);
 }
+
+/// Another machine, the whole way: on the same user's fresh clone `checkpoint resume` makes the
+/// fetched task this worktree's active task and names its `hook.md` here, so `status` and the
+/// next step work; on a clone with another key, resume names the one command that adopts it,
+/// and after it the same works. A worktree busy with another task is told the command instead.
+#[test]
+fn a_fetched_task_is_adopted_here_with_its_hook_md() {
+    let w = World::new();
+    ok(&w, &w.work, &["task", "start", "feat", "--steps", "a,b"]);
+    ok(&w, &w.work, &["step", "start"]);
+    ok(&w, &w.work, &["save", "before lunch"]);
+    let status: serde_json::Value =
+        serde_json::from_str(&ok(&w, &w.work, &["status", "--json"])).unwrap();
+    let id = status["task"]["id"].as_str().unwrap().to_owned();
+    let push = w.git(&w.work, &["push", "-q", "origin", "main"], &[]);
+    assert_eq!(code(&push), 0, "{push:?}");
+    let step_b_works = |dir: &Path| {
+        let hook_md = dir.join(format!(".git/checkpoint/tasks/{id}/hook.md"));
+        assert!(hook_md.is_file(), "{}", hook_md.display());
+        let status: serde_json::Value =
+            serde_json::from_str(&ok(&w, dir, &["status", "--json"])).unwrap();
+        assert_eq!(status["task"]["id"], id.as_str());
+        ok(&w, dir, &["step", "done"]);
+        ok(&w, dir, &["step", "start"]);
+        hook_md
+    };
+
+    let laptop = w.clone_for("laptop", &w.work);
+    let resumed = ok(&w, &laptop, &["resume"]);
+    let journal_line = resumed.lines().find(|l| l.starts_with("Task journal:"));
+    let hook_md = step_b_works(&laptop);
+    assert_eq!(
+        journal_line,
+        Some(format!("Task journal: {} (read it first).", hook_md.display()).as_str()),
+        "{resumed}"
+    );
+
+    let other = w.clone("other");
+    let resumed = ok(&w, &other, &["resume"]);
+    let adopt = resumed
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .replace(&id, "[id]");
+    insta::assert_snapshot!(adopt, @"Unfinished task feat ([id]), step_running: `checkpoint task adopt [id]` makes it this worktree's active task.");
+    let said = ok(&w, &other, &["task", "adopt", &id]);
+    assert!(said.starts_with("Task feat ("), "{said}");
+    step_b_works(&other);
+
+    let busy = w.clone_for("busy", &w.work);
+    ok(&w, &busy, &["task", "start", "other", "--steps", "x"]);
+    let resumed = ok(&w, &busy, &["resume"]).replace(&id, "[id]");
+    insta::assert_snapshot!(resumed.lines().last().unwrap_or_default(), @"Another task is active in this worktree: `checkpoint task adopt [id]` makes this one the active task.");
+}

@@ -600,3 +600,36 @@ fn an_acceptance_given_during_the_turn_applies_from_the_next_turn() {
     let stdout = String::from_utf8_lossy(&next.stdout);
     assert!(!stdout.contains("expected value changed"), "{next:?}");
 }
+
+/// A trusted project whose directory is gone is marked so by `--list`, and `--prune` forgets it
+/// and keeps the others.
+#[test]
+fn trust_prune_forgets_projects_that_are_gone() {
+    let config = tempfile::tempdir().unwrap();
+    let kept = checkpoint_testkit::repo("python-passing");
+    let gone = checkpoint_testkit::repo("python-passing");
+    for dir in [kept.path(), gone.path()] {
+        assert_eq!(
+            run(config.path(), dir, &["trust", "--yes"]).status.code(),
+            Some(0)
+        );
+    }
+    let gone_path = gone.path().canonicalize().unwrap();
+    drop(gone);
+    let listed = |args: &[&str]| {
+        let out = run(config.path(), kept.path(), args);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).replace(&gone_path.display().to_string(), "[gone]")
+    };
+    let list = listed(&["trust", "--list"]);
+    assert!(list.contains("[gone] (approved "), "{list}");
+    assert!(
+        list.contains(" — gone: `checkpoint trust --prune` forgets it:"),
+        "{list}"
+    );
+    insta::assert_snapshot!(listed(&["trust", "--prune"]), @"Forgot [gone]: it is gone.");
+    let list = listed(&["trust", "--list"]);
+    assert!(!list.contains("[gone]"), "{list}");
+    assert!(list.contains(&kept.path().canonicalize().unwrap().display().to_string()));
+    insta::assert_snapshot!(listed(&["trust", "--prune"]), @"Every trusted project is still there: nothing to forget.");
+}

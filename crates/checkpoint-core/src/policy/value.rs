@@ -131,8 +131,8 @@ impl Kind for Interval {
     }
 }
 
-/// A duration the way a config file writes it, largest unit first: `"2m"`, `"1m30s"`, `"30d"`,
-/// `"500ms"`.
+/// A duration the way a config file writes it: in the largest unit that measures it exactly,
+/// `"2m"`, `"90s"`, `"30d"`, `"1500ms"` (as a user writes a timeout, and echoed so).
 pub(crate) fn render_duration(d: Duration) -> String {
     const UNITS: [(&str, u128); 7] = [
         ("d", 86_400_000_000_000),
@@ -143,18 +143,14 @@ pub(crate) fn render_duration(d: Duration) -> String {
         ("us", 1_000),
         ("ns", 1),
     ];
-    let mut rest = d.as_nanos();
-    let mut text = String::new();
-    for (unit, nanos) in UNITS {
-        if rest >= nanos {
-            text.push_str(&format!("{}{unit}", rest / nanos));
-            rest %= nanos;
-        }
+    let nanos = d.as_nanos();
+    if nanos == 0 {
+        return "0s".to_owned();
     }
-    if text.is_empty() {
-        text.push_str("0s");
-    }
-    text
+    let (unit, size) = (UNITS.into_iter())
+        .find(|(_, size)| nanos.is_multiple_of(*size))
+        .unwrap_or(("ns", 1));
+    format!("{}{unit}", nanos / size)
 }
 
 /// A flag: `true` or `false` in a file; a variable may also say `1`/`0` or `yes`/`no` (the words
@@ -529,11 +525,11 @@ mod tests {
     fn durations_render_as_they_are_written() {
         for (duration, text) in [
             (Duration::from_secs(120), "2m"),
-            (Duration::from_secs(90), "1m30s"),
+            (Duration::from_secs(90), "90s"),
             (Duration::from_secs(30 * 86_400), "30d"),
-            (Duration::from_millis(1500), "1s500ms"),
-            (Duration::from_secs(86_400 + 3600 + 1), "1d1h1s"),
-            (Duration::from_nanos(2_001), "2us1ns"),
+            (Duration::from_millis(1500), "1500ms"),
+            (Duration::from_secs(86_400 + 3600), "25h"),
+            (Duration::from_nanos(2_001), "2001ns"),
         ] {
             assert_eq!(render_duration(duration), text);
             let Interval(parsed) = text.parse().unwrap();

@@ -485,6 +485,27 @@ fn history_moved_under_the_turn() {
     ");
 }
 
+/// A stop blocked in a project whose commands are not approved says that first, not "No tests to
+/// run".
+#[test]
+fn a_block_awaiting_approval_headlines_it() {
+    let d = Decision::Block {
+        reason: BlockReason::Required {
+            tests: vec![],
+            files: vec![],
+            actions: vec![],
+            uncommitted: vec![],
+        },
+        notes: vec![Note::TestsAwaitApproval],
+        block: 1,
+        max_blocks: 3,
+    };
+    assert_snapshot!(message(&d), @r"
+    Checkpoint — The tests await the user's approval
+    Note: no tests ran: the project's test command awaits the user's approval.
+    ");
+}
+
 #[test]
 fn a_test_command_awaiting_approval_is_not_called_missing() {
     let d = Decision::Allow {

@@ -230,14 +230,14 @@ mod tests {
         fs::write(f.dir.path().join("Cargo.toml"), "").unwrap();
         insta::assert_snapshot!(f.explained_text(), @r#"
         tests.command = "cargo test"  # detected
-        tests.timeout = "1m30s"  # /repo/checkpoint.toml:3
+        tests.timeout = "90s"  # /repo/checkpoint.toml:3
         tests.select = "affected"  # default
         tests.full_before_commit = false  # default
         tests.prewarm = false  # default
         stop.commit_gate = true  # default
         stop.max_blocks = 7  # /repo/checkpoint.toml:6
         stop.capture = false  # default
-        stop.capture_interval = "1h30m"  # /repo/checkpoint.toml:7
+        stop.capture_interval = "90m"  # /repo/checkpoint.toml:7
         git.backend = "auto"  # default
         journal.retention_completed = "30d"  # default
         journal.retention_failed = "7d"  # default

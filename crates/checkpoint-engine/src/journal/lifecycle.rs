@@ -38,6 +38,37 @@ impl Journal {
         Ok(task)
     }
 
+    /// Makes task `id`, unfinished, the active one of this worktree (a task fetched from another
+    /// machine, or another worktree's), and writes its `hook.md` here. Refused while another
+    /// active task is unfinished; adopting the active task again changes nothing.
+    pub fn adopt(&self, id: &str) -> Result<Task, JournalError> {
+        let active_path = self.active_path();
+        let _lock = store::Lock::acquire(&active_path)?;
+        if let Some(task) = self.active()?.filter(|task| task.id != id) {
+            return Err(JournalError::Unfinished {
+                id: task.id,
+                state: task.state,
+            });
+        }
+        let task = self.load(id)?;
+        if task.state.is_terminal() {
+            return Err(JournalError::Finished {
+                id: task.id,
+                state: task.state,
+            });
+        }
+        self.refresh_markdown(&task)?;
+        if self.active_id()?.as_deref() != Some(id) {
+            store::write_json(
+                &active_path,
+                &Active {
+                    task: Some(id.to_owned()),
+                },
+            )?;
+        }
+        Ok(task)
+    }
+
     /// Finishes the current step of task `id`: runs its validation first when it has one that
     /// has not passed in this attempt, then marks it done with a [`Trigger::StepDone`]
     /// checkpoint. A failing validation leaves the step running (`done: false`).

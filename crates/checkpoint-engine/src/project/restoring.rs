@@ -88,12 +88,14 @@ impl Project {
                 safety: None,
             });
         }
+        // Its own label: not the session's last message, carried over from another checkpoint.
+        let label = format!("before restoring checkpoint #{}", checkpoint.id);
         let safety = self.save_with(
             SaveRequest {
                 session: request.session,
                 trigger: Trigger::Restore,
-                detail: Some(format!("before restoring checkpoint #{}", checkpoint.id)),
-                summary: None,
+                detail: Some(label.clone()),
+                summary: Some(label),
                 context: None,
                 unresolved: None,
             },

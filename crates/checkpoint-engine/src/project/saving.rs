@@ -14,6 +14,8 @@ use checkpoint_core::changes::ChangeSet;
 use checkpoint_core::journal::Trigger;
 use checkpoint_core::sanitize;
 
+use crate::journal::JournalError;
+
 use super::{Project, ProjectError};
 
 /// What a session checkpoint is saved for.
@@ -76,7 +78,9 @@ impl Project {
             Some(changes) => Some(changes),
             None => {
                 let backend = self.policy.git.backend;
-                read = diff::changes_within(repo, backend, diff::GIT_TIMEOUT).ok();
+                // The files checkpoint wrote are not the session's work, as at a stop.
+                read = (diff::changes_within(repo, backend, diff::GIT_TIMEOUT).ok())
+                    .map(|changes| self.own_files().without_ours(&repo.workdir, changes));
                 read.as_ref()
             }
         };
@@ -186,12 +190,16 @@ impl Project {
             checkpoint,
             unverified,
         } = continuity.resume_point(session)?;
-        let Some(checkpoint) = checkpoint else {
+        let Some(mut checkpoint) = checkpoint else {
             return Ok(Restart {
                 context: None,
                 from: None,
                 unverified,
             });
+        };
+        let elsewhere = match checkpoint.task.take() {
+            Some(mark) => self.adopt(mark, &mut checkpoint.task)?,
+            None => None,
         };
         let thread = ThreadKey(checkpoint.task.as_ref().map(|t| t.id.clone()));
         let attempt = if count {
@@ -215,11 +223,44 @@ impl Project {
             progress_file: &progress_file,
             now,
         });
+        let context = match elsewhere {
+            Some(id) => format!(
+                "{}\n\nAnother task is active in this worktree: `checkpoint task adopt {}` \
+                 makes this one the active task.",
+                context.trim_end(),
+                sanitize::name(&id)
+            ),
+            None => context,
+        };
         Ok(Restart {
             context: Some(context),
             from: Some(checkpoint.id),
             unverified,
         })
+    }
+
+    /// The task a restart goes on with: `mark`'s, made this worktree's active task unless
+    /// another is (then its id is returned) and put back in `task` with the path of its
+    /// `hook.md` here (the checkpoint may come from another clone). A task finished since, or
+    /// not here, is not offered.
+    fn adopt(
+        &self,
+        mark: TaskMark,
+        task: &mut Option<TaskMark>,
+    ) -> Result<Option<String>, ProjectError> {
+        let journal = self.journal();
+        let elsewhere = match journal.adopt(&mark.id) {
+            Ok(_) => None,
+            Err(JournalError::Unfinished { .. }) => Some(mark.id.clone()),
+            Err(JournalError::Finished { .. } | JournalError::NoSuchTask(_)) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        let hook_md = journal.hook_md(&mark.id)?;
+        *task = Some(TaskMark {
+            hook_md: hook_md.exists().then(|| hook_md.display().to_string()),
+            ..mark
+        });
+        Ok(elsewhere)
     }
 
     /// "Work changed since last checkpoint: …" and what to do, when work changed since the
