@@ -48,7 +48,8 @@ pub use session::{RunResult, Session, run_agent};
 pub use wire::{ConversationText, Place, conversation_texts, last_user_texts, stop_feedback};
 pub use workspace::{
     Binaries, HOOKS_COMMIT, add_plugin, checkpoint_project, install_checkpoint,
-    install_checkpoint_for_user, repository_root, shell_quote, trust_project, workspace_binaries,
+    install_checkpoint_for_user, repository_root, run_ok, shell_quote, trust_project,
+    workspace_binaries,
 };
 
 /// One of the agent CLIs the harness drives.

@@ -258,43 +258,48 @@ pub fn add_plugin(session: &mut Session, adapters: bool) {
         .chain(others)
         .collect();
     session.set_path(std::env::join_paths(dirs).expect("PATH joins"));
+    let program = crate::ensure_clis().path(agent);
     for args in commands {
-        let program = crate::ensure_clis().path(agent);
-        let out = Command::new(program)
-            .args(&args)
-            .current_dir(session.home())
-            .env_clear()
-            .envs(session.env())
-            .output()
-            .unwrap_or_else(|e| panic!("run {}: {e}", program.display()));
-        assert!(
-            out.status.success(),
-            "{agent} {args:?} exited with {}\n--- stdout\n{}--- stderr\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        run_ok(session, program, &args, session.home());
     }
 }
 
 /// Approves `repo`'s commands as its user does (`checkpoint trust --yes`, with the session's
 /// environment): what `checkpoint install` does for the project it runs in, and a plugin cannot.
 pub fn trust_project(session: &Session, repo: &Path) {
-    let checkpoint = &workspace_binaries().checkpoint;
-    let out = Command::new(checkpoint)
-        .args(["trust", "--yes"])
-        .current_dir(repo)
+    run_ok(
+        session,
+        &workspace_binaries().checkpoint,
+        &["trust", "--yes"],
+        repo,
+    );
+}
+
+/// Runs `program` with `args` in `dir` with the session's environment (and nothing else of
+/// the test process's) and returns its stdout; panics, with both outputs, unless it succeeds.
+pub fn run_ok(
+    session: &Session,
+    program: &Path,
+    args: &[impl AsRef<std::ffi::OsStr>],
+    dir: &Path,
+) -> Vec<u8> {
+    let out = Command::new(program)
+        .args(args)
+        .current_dir(dir)
         .env_clear()
         .envs(session.env())
         .output()
-        .unwrap_or_else(|e| panic!("run {}: {e}", checkpoint.display()));
+        .unwrap_or_else(|e| panic!("run {}: {e}", program.display()));
+    let args: Vec<_> = args.iter().map(|a| a.as_ref().to_string_lossy()).collect();
     assert!(
         out.status.success(),
-        "checkpoint trust --yes exited with {}\n--- stdout\n{}--- stderr\n{}",
+        "{} {args:?} exited with {}\n--- stdout\n{}--- stderr\n{}",
+        program.display(),
         out.status,
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    out.stdout
 }
 
 /// A fixture repository set up the way a project that adopts checkpoint is: the test kit's

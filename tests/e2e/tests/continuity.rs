@@ -17,12 +17,11 @@
 //! does not block its stop).
 
 use std::path::Path;
-use std::process::Command;
 
 use checkpoint_e2e::scenario::{Scenario, Step, Usage};
 use checkpoint_e2e::{
     Agent, ConversationText, Place, RunResult, Session, checkpoint_project, conversation_texts,
-    shell_quote, workspace_binaries,
+    run_ok, shell_quote, workspace_binaries,
 };
 use serde_json::{Value, json};
 
@@ -90,24 +89,11 @@ fn assert_ran(result: &RunResult) {
 /// checkpoints, newest first (no task is active in these tests).
 fn checkpoint_log(session: &Session, repo: &Path) -> Vec<Value> {
     let checkpoint = &workspace_binaries().checkpoint;
-    let out = Command::new(checkpoint)
-        .args(["log", "--json"])
-        .current_dir(repo)
-        .env_clear()
-        .envs(session.env())
-        .output()
-        .unwrap_or_else(|e| panic!("run {}: {e}", checkpoint.display()));
-    assert!(
-        out.status.success(),
-        "checkpoint log --json exited with {}\n--- stdout\n{}--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+    let stdout = run_ok(session, checkpoint, &["log", "--json"], repo);
+    serde_json::from_slice(&stdout).unwrap_or_else(|e| {
         panic!(
             "checkpoint log --json printed no JSON array ({e}):\n{}",
-            String::from_utf8_lossy(&out.stdout)
+            String::from_utf8_lossy(&stdout)
         )
     })
 }
