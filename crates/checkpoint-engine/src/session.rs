@@ -15,7 +15,7 @@ pub mod activity;
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs;
-use std::io;
+use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -84,7 +84,10 @@ pub struct SessionRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stops: Vec<StopEntry>,
     /// The context usage the watch measured, oldest first, one sample per change of the
-    /// percentage (at most [`activity::MAX_SAMPLES`]).
+    /// percentage (at most [`activity::MAX_SAMPLES`]). The hooks never store it in the record
+    /// (an older version did): the watch appends its samples to a file of their own beside it
+    /// ([`SessionStore::record_sample`]), and [`SessionStore::latest`] reads them back into
+    /// this list.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub context: Vec<ContextSample>,
     /// The session's starts, oldest first (at most [`activity::MAX_STARTS`]).
@@ -253,6 +256,12 @@ impl SessionStore {
                     continue;
                 }
                 fs::remove_file(&path).map_err(io_err(&path))?;
+                match fs::remove_file(samples_path(&path)) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                        return Err(io_err(&samples_path(&path))(e));
+                    }
+                    _ => {}
+                }
                 let mut lock_path = path.clone().into_os_string();
                 lock_path.push(".lock");
                 // Removed while held: a hook that opened it before waits on the old file and
@@ -276,6 +285,57 @@ impl SessionStore {
         Ok(store::read_json(&self.path(agent, session_id)?)?.unwrap_or_default())
     }
 
+    /// Appends `sample` to the session's context samples when its percentage differs from the
+    /// last one kept. The watch measures at every tool call, so this is the hook path: one
+    /// bounded read of the file's end and, when the percentage moved, one appended line — no
+    /// lock, no fsync, no rewrite of the record (a sample lost to a crash or to two hooks at once
+    /// only thins the report's curve; a torn line is skipped on reading). Past twice
+    /// [`activity::MAX_SAMPLES`] lines' worth of bytes the file is rewritten with its latest
+    /// samples.
+    pub fn record_sample(
+        &self,
+        agent: Agent,
+        session_id: &str,
+        sample: ContextSample,
+    ) -> Result<(), StoreError> {
+        let path = samples_path(&self.path(agent, session_id)?);
+        let io_err = |source| StoreError::Io {
+            path: path.clone(),
+            source,
+        };
+        let size = match fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_file() => meta.len(),
+            // Not ours to write through (a link, a FIFO): no sample.
+            Ok(_) => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => 0,
+            Err(e) => return Err(io_err(e)),
+        };
+        let mut record = SessionRecord::default();
+        if let Some(last) = last_sample(&path, size) {
+            record.context.push(last);
+        }
+        if !record.is_new_sample(&sample) {
+            return Ok(());
+        }
+        if size > MAX_SAMPLES_BYTES {
+            record.context = read_samples(&path);
+            record.record_sample(sample);
+            let mut text = String::new();
+            for kept in &record.context {
+                text.push_str(&sample_line(kept));
+            }
+            return store::write_atomic(&path, text.as_bytes());
+        }
+        let line = sample_line(&sample);
+        fs::create_dir_all(&self.dir).map_err(io_err)?;
+        let mut file = fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&path)
+            .map_err(io_err)?;
+        file.write_all(line.as_bytes()).map_err(io_err)
+    }
+
     /// Changes the record in one locked transaction.
     pub fn update<R>(
         &self,
@@ -290,6 +350,52 @@ impl SessionStore {
 /// The most a session record read for a listing may hold: far above a real one (its lists are
 /// bounded, see [`activity`]).
 const MAX_RECORD_BYTES: u64 = 1024 * 1024;
+
+/// The size past which a samples file is rewritten with its latest samples: twice what
+/// [`activity::MAX_SAMPLES`] lines take (a line is about 100 bytes).
+const MAX_SAMPLES_BYTES: u64 = 2 * activity::MAX_SAMPLES as u64 * 128;
+
+/// `sample` as one line of a samples file.
+fn sample_line(sample: &ContextSample) -> String {
+    serde_json::to_string(sample).expect("a sample serializes") + "\n"
+}
+
+/// The file of a session record's context samples (JSON lines), beside the record.
+fn samples_path(record: &Path) -> PathBuf {
+    let mut path = record.to_owned().into_os_string();
+    path.push(".context");
+    path.into()
+}
+
+/// The last whole sample of the samples file at `path` of `size` bytes, from its last 512
+/// bytes; `None` for an empty, unreadable or torn end.
+fn last_sample(path: &Path, size: u64) -> Option<ContextSample> {
+    const TAIL: u64 = 512;
+    let mut file = fs::File::open(path).ok()?;
+    let start = size.saturating_sub(TAIL);
+    file.seek(io::SeekFrom::Start(start)).ok()?;
+    let mut tail = Vec::new();
+    file.take(TAIL).read_to_end(&mut tail).ok()?;
+    let text = String::from_utf8_lossy(&tail);
+    let line = text.strip_suffix('\n')?.rsplit('\n').next()?;
+    serde_json::from_str(line).ok()
+}
+
+/// The samples kept in the file at `path`, oldest first: its whole lines that parse, each new
+/// and at most [`activity::MAX_SAMPLES`] (see [`SessionRecord::record_sample`]); none when it
+/// is missing, not a regular file, or beyond twice its bound.
+fn read_samples(path: &Path) -> Vec<ContextSample> {
+    let Ok(text) = crate::bounded::read_regular_text(path, 2 * MAX_SAMPLES_BYTES) else {
+        return Vec::new();
+    };
+    let mut record = SessionRecord::default();
+    for line in text.lines() {
+        if let Ok(sample) = serde_json::from_str(line) {
+            record.record_sample(sample);
+        }
+    }
+    record.context
+}
 
 /// A session's record as [`SessionStore::latest`] lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -331,7 +437,8 @@ impl SessionStore {
         Ok((found.into_iter())
             .filter_map(|(written, path, agent, id)| {
                 let bytes = crate::bounded::read_regular(&path, MAX_RECORD_BYTES).ok()?;
-                let record = serde_json::from_slice(&bytes).ok()?;
+                let mut record: SessionRecord = serde_json::from_slice(&bytes).ok()?;
+                record.context = read_samples(&samples_path(&path));
                 Some(StoredSession {
                     agent,
                     id,
@@ -428,6 +535,74 @@ mod tests {
                 .unwrap()
                 .is_empty()
         );
+    }
+
+    /// The watch's samples go to a file beside the record, appended only when the percentage
+    /// moved, never rewriting the record; they read back bounded and in order, a torn line
+    /// skipped, and the file stays bounded and expires with its record.
+    #[test]
+    fn context_samples_are_appended_beside_the_record_and_read_back_bounded() {
+        let (_dir, store, now) = store_with(&[("old", 10)]);
+        let record = store.path(Agent::Claude, "old").unwrap();
+        let record_text = fs::read_to_string(&record).unwrap();
+        let sample = |n: i64, percent: u8| ContextSample {
+            at: now.checked_add(jiff::SignedDuration::from_secs(n)).unwrap(),
+            percent,
+            used: u64::from(percent) * 2_000,
+            window: 200_000,
+        };
+        let samples = samples_path(&record);
+        store
+            .record_sample(Agent::Claude, "old", sample(0, 10))
+            .unwrap();
+        store
+            .record_sample(Agent::Claude, "old", sample(1, 10))
+            .unwrap();
+        store
+            .record_sample(Agent::Claude, "old", sample(2, 11))
+            .unwrap();
+        assert_eq!(fs::read_to_string(&samples).unwrap().lines().count(), 2);
+        assert_eq!(fs::read_to_string(&record).unwrap(), record_text);
+        // A torn last line (a writer killed midway) is skipped, and the next sample compares
+        // with nothing it cannot read: it is kept.
+        fs::OpenOptions::new()
+            .append(true)
+            .open(&samples)
+            .unwrap()
+            .write_all(b"{\"at\":")
+            .unwrap();
+        let read = read_samples(&samples);
+        assert_eq!(read.iter().map(|s| s.percent).collect::<Vec<_>>(), [10, 11]);
+        for n in 0..activity::MAX_SAMPLES as i64 * 4 {
+            store
+                .record_sample(Agent::Claude, "old", sample(n, (n % 100) as u8))
+                .unwrap();
+        }
+        let size = fs::metadata(&samples).unwrap().len();
+        assert!(size <= MAX_SAMPLES_BYTES + 256, "{size} bytes");
+        let read = read_samples(&samples);
+        assert_eq!(read.len(), activity::MAX_SAMPLES);
+        assert!(read.windows(2).all(|w| w[0].percent != w[1].percent));
+        let last = activity::MAX_SAMPLES as i64 * 4 - 1;
+        assert_eq!(read.last(), Some(&sample(last, (last % 100) as u8)));
+        let listed = store.latest(1).unwrap();
+        assert_eq!(listed[0].record.context, read);
+        // The record expires with its samples.
+        let keep = HashSet::new();
+        let retention = SessionRetention {
+            horizon: None,
+            max_age: Duration::from_secs(86_400 * 5),
+            max_count: usize::MAX,
+            keep: &keep,
+        };
+        fs::File::options()
+            .write(true)
+            .open(&record)
+            .unwrap()
+            .set_modified(days_before(now, 10).into())
+            .unwrap();
+        assert_eq!(store.expire(&retention, now, false).unwrap().len(), 1);
+        assert!(!samples.exists());
     }
 
     /// Without any checkpoint in the log, files expire by age and beyond the count, the least

@@ -414,8 +414,9 @@ fn measure(
     })
 }
 
-/// Keeps `mark` in the session's record for `checkpoint report` when its percentage moved
-/// since the last sample kept: one read per measure, a write only then.
+/// Keeps `mark` among the session's context samples for `checkpoint report` when its
+/// percentage moved since the last one kept (an appended line, see
+/// [`crate::session::SessionStore::record_sample`]).
 fn record_sample(call: &Call, project: &Project, mark: &ContextMark) -> Result<(), ProjectError> {
     let sample = ContextSample {
         at: call.host.now,
@@ -423,11 +424,8 @@ fn record_sample(call: &Call, project: &Project, mark: &ContextMark) -> Result<(
         used: mark.used,
         window: mark.window,
     };
-    let (sessions, agent, id) = (project.sessions(), call.event.agent, call.session_id());
-    if sessions.load(agent, id)?.is_new_sample(&sample) {
-        sessions.update(agent, id, |record| record.record_sample(sample))?;
-    }
-    Ok(())
+    let (agent, id) = (call.event.agent, call.session_id());
+    Ok(project.sessions().record_sample(agent, id, sample)?)
 }
 
 /// The usage the agent's status line recorded for the event's session, when it is fresh.
