@@ -35,6 +35,9 @@ pub struct TestOutcome {
     pub passed: Option<u32>,
     /// Tests reported failed, when the output says.
     pub failed: Option<u32>,
+    /// Tests reported skipped, when the output says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<u32>,
     /// Wall time of the run, in milliseconds.
     pub duration_ms: u64,
     /// Names of failing tests found in the output, in order, deduplicated.
@@ -55,6 +58,7 @@ impl TestOutcome {
             exit_code: None,
             passed: None,
             failed: None,
+            skipped: None,
             duration_ms: 0,
             failing: Vec::new(),
             tail: String::new(),

@@ -27,6 +27,9 @@ pub struct Summary {
     pub passed: Option<u32>,
     /// Tests reported failed (errors and timeouts included); `None` when no runner said.
     pub failed: Option<u32>,
+    /// Tests reported skipped (libtest's `ignored`, `skip`/`skipped` elsewhere); `None` when no
+    /// runner said.
+    pub skipped: Option<u32>,
     /// The end of the output: escape sequences and `\r` overwrites removed, trailing blank lines
     /// and trailing whitespace trimmed, at most [`MAX_TAIL_LINES`] lines and [`MAX_TAIL_BYTES`]
     /// bytes. Lines are joined with `\n`, with no final newline.
@@ -42,6 +45,7 @@ pub fn summarize(output: &[u8]) -> Summary {
         failing: failing_tests(&lines),
         passed: counts.passed,
         failed: counts.failed,
+        skipped: counts.skipped,
         tail: tail(&lines),
     }
 }
@@ -380,21 +384,23 @@ fn strip_duration(name: &str) -> &str {
 // ---------------------------------------------------------------------------------------------
 // Counts
 
-/// Passed/failed counts summed over summary lines.
+/// Passed/failed/skipped counts summed over summary lines; `None` where no line said.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 struct Counts {
     passed: Option<u32>,
     failed: Option<u32>,
+    skipped: Option<u32>,
 }
 
 impl Counts {
-    fn add(&mut self, passed: Option<u32>, failed: Option<u32>) {
+    fn add(&mut self, line: Counts) {
         let sum = |total: Option<u32>, n: Option<u32>| match (total, n) {
             (Some(t), Some(n)) => Some(t.saturating_add(n)),
             (t, n) => t.or(n),
         };
-        self.passed = sum(self.passed, passed);
-        self.failed = sum(self.failed, failed);
+        self.passed = sum(self.passed, line.passed);
+        self.failed = sum(self.failed, line.failed);
+        self.skipped = sum(self.skipped, line.skipped);
     }
 }
 
@@ -408,26 +414,24 @@ fn count(lines: &[&str]) -> Counts {
             && !trimmed.is_empty()
         {
             unittest_ran = None;
-            if let Some((passed, failed)) = unittest_verdict(trimmed, ran) {
-                counts.add(Some(passed), Some(failed));
+            if let Some(verdict) = unittest_verdict(trimmed, ran) {
+                counts.add(verdict);
                 continue;
             }
         }
         if let Some(ran) = unittest_total(trimmed) {
             unittest_ran = Some(ran);
-        } else if let Some((passed, failed)) = summary_line(line) {
-            counts.add(Some(passed), Some(failed));
-        } else if let Some(passed) = node_count(trimmed, "pass") {
-            counts.add(Some(passed), None);
-        } else if let Some(failed) = node_count(trimmed, "fail") {
-            counts.add(None, Some(failed));
+        } else if let Some(summary) = summary_line(line) {
+            counts.add(summary);
+        } else if let Some(node) = node_count(trimmed) {
+            counts.add(node);
         }
     }
     counts
 }
 
-/// One-line summaries that state both counts (a missing category means zero).
-fn summary_line(line: &str) -> Option<(u32, u32)> {
+/// One-line summaries that state the counts (a missing category means zero).
+fn summary_line(line: &str) -> Option<Counts> {
     // libtest: `test result: FAILED. 4 passed; 1 failed; 0 ignored; ...; finished in 0.01s`.
     // Unindented only: nextest echoes each test's libtest output indented.
     if let Some(rest) = line.strip_prefix("test result: ") {
@@ -466,10 +470,11 @@ fn summary_line(line: &str) -> Option<(u32, u32)> {
     tally(list.split(','))
 }
 
-/// Reads `N label` parts (a trailing `(…)` is ignored). `None` unless every part parses and at
+/// Reads `N label` parts (a trailing `(…)` is ignored); a label none of the counts holds
+/// (`total`, `filtered out`, `xfailed`) is passed over. `None` unless every part parses and at
 /// least one says passed or failed.
-fn tally<'a>(parts: impl Iterator<Item = &'a str>) -> Option<(u32, u32)> {
-    let (mut passed, mut failed, mut known) = (0u32, 0u32, false);
+fn tally<'a>(parts: impl Iterator<Item = &'a str>) -> Option<Counts> {
+    let (mut passed, mut failed, mut skipped, mut known) = (0u32, 0u32, 0u32, false);
     for part in parts {
         let part = part.trim();
         let part = match part.split_once(" (") {
@@ -481,11 +486,19 @@ fn tally<'a>(parts: impl Iterator<Item = &'a str>) -> Option<(u32, u32)> {
         match label.trim() {
             "passed" => passed = passed.saturating_add(n),
             "failed" | "error" | "errors" | "timed out" => failed = failed.saturating_add(n),
+            "skipped" | "ignored" => {
+                skipped = skipped.saturating_add(n);
+                continue;
+            }
             _ => continue,
         }
         known = true;
     }
-    known.then_some((passed, failed))
+    known.then_some(Counts {
+        passed: Some(passed),
+        failed: Some(failed),
+        skipped: Some(skipped),
+    })
 }
 
 /// unittest: `Ran 5 tests in 0.003s` / `Ran 1 test in 0.000s`.
@@ -501,7 +514,7 @@ fn unittest_total(line: &str) -> Option<u32> {
 /// unittest's verdict after `Ran N tests`: `OK`, `OK (skipped=1)`,
 /// `FAILED (failures=1, errors=1, skipped=1)`. Failed counts failures, errors and unexpected
 /// successes; passed is the rest minus skipped and expected failures.
-fn unittest_verdict(line: &str, ran: u32) -> Option<(u32, u32)> {
+fn unittest_verdict(line: &str, ran: u32) -> Option<Counts> {
     let details = if line == "OK" {
         ""
     } else {
@@ -509,29 +522,51 @@ fn unittest_verdict(line: &str, ran: u32) -> Option<(u32, u32)> {
             .or_else(|| line.strip_prefix("FAILED ("))?
             .strip_suffix(')')?
     };
-    let (mut failed, mut not_run) = (0u32, 0u32);
+    let (mut failed, mut skipped, mut expected_failures) = (0u32, 0u32, 0u32);
     for pair in details.split(", ").filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=')?;
         let n: u32 = value.parse().ok()?;
         match key {
             "failures" | "errors" | "unexpected successes" => failed = failed.saturating_add(n),
-            "skipped" | "expected failures" => not_run = not_run.saturating_add(n),
+            "skipped" => skipped = skipped.saturating_add(n),
+            "expected failures" => expected_failures = expected_failures.saturating_add(n),
             _ => {}
         }
     }
-    Some((ran.saturating_sub(failed).saturating_sub(not_run), failed))
+    let passed = (ran.saturating_sub(failed))
+        .saturating_sub(skipped)
+        .saturating_sub(expected_failures);
+    Some(Counts {
+        passed: Some(passed),
+        failed: Some(failed),
+        skipped: Some(skipped),
+    })
 }
 
-/// node's test runner: `# pass 4` (TAP) or `ℹ pass 4` (spec).
-fn node_count(line: &str, label: &str) -> Option<u32> {
+/// node's test runner: `# pass 4`, `# fail 1`, `# skipped 2` (TAP) or `ℹ pass 4` (spec).
+fn node_count(line: &str) -> Option<Counts> {
     let rest = line
         .strip_prefix("# ")
         .or_else(|| line.strip_prefix("ℹ "))?;
-    let number = rest.strip_prefix(label)?.strip_prefix(' ')?;
-    if is_number(number) {
-        number.parse().ok()
-    } else {
-        None
+    let (label, number) = rest.split_once(' ')?;
+    if !is_number(number) {
+        return None;
+    }
+    let n = number.parse().ok();
+    match label {
+        "pass" => Some(Counts {
+            passed: n,
+            ..Counts::default()
+        }),
+        "fail" => Some(Counts {
+            failed: n,
+            ..Counts::default()
+        }),
+        "skipped" => Some(Counts {
+            skipped: n,
+            ..Counts::default()
+        }),
+        _ => None,
     }
 }
 
@@ -655,7 +690,7 @@ error: test run failed
 ";
         let s = summarize(out.as_bytes());
         assert_eq!(s.failing, ["calc tests::sp", "calc tests::bad"]);
-        assert_eq!((s.passed, s.failed), (Some(2), Some(2)));
+        assert_eq!((s.passed, s.failed, s.skipped), (Some(2), Some(2), Some(1)));
     }
 
     #[test]
@@ -745,6 +780,38 @@ ERROR tests/test_broken.py - ModuleNotFoundError: No module named 'numpyy'
     }
 
     #[test]
+    fn skipped_tests_are_counted_as_each_runner_names_them() {
+        /// Passed, failed and skipped.
+        type Counted = (u32, u32, u32);
+        let cases: [(&[u8], Counted); 6] = [
+            (
+                b"test result: ok. 3 passed; 0 failed; 2 ignored; 0 measured; 1 filtered out; finished in 0.01s\n",
+                (3, 0, 2),
+            ),
+            (b"==== 1 failed, 4 passed, 3 skipped, 1 xfailed in 0.20s ====\n", (4, 1, 3)),
+            (b"Tests:       1 skipped, 2 passed, 3 total\n", (2, 0, 1)),
+            (b"      Tests  2 passed | 1 skipped (3)\n", (2, 0, 1)),
+            (b"# tests 4\n# pass 3\n# fail 0\n# skipped 1\n# todo 0\n", (3, 0, 1)),
+            (
+                b"Ran 6 tests in 0.010s\n\nOK (skipped=2, expected failures=1)\n",
+                (3, 0, 2),
+            ),
+        ];
+        for (output, (passed, failed, skipped)) in cases {
+            let s = summarize(output);
+            assert_eq!(
+                (s.passed, s.failed, s.skipped),
+                (Some(passed), Some(failed), Some(skipped)),
+                "{}",
+                String::from_utf8_lossy(output)
+            );
+        }
+        // Skipped alone is no verdict: a summary needs passed or failed.
+        let only_skipped = summarize(b"3 skipped in 0.01s\n");
+        assert_eq!((only_skipped.passed, only_skipped.skipped), (None, None));
+    }
+
+    #[test]
     fn pytest_all_passed_means_zero_failed() {
         let s = summarize(b"........\n8 passed in 0.02s\n");
         assert_eq!((s.passed, s.failed), (Some(8), Some(0)));
@@ -797,10 +864,16 @@ ERROR: setUpClass (test_db.DbTest)
             ["test_calc.CalcTest.test_add", "test_db.DbTest.setUpClass"]
         );
         let ok = summarize(b"....\n------\nRan 4 tests in 0.010s\n\nOK (skipped=1)\n");
-        assert_eq!((ok.passed, ok.failed), (Some(3), Some(0)));
+        assert_eq!(
+            (ok.passed, ok.failed, ok.skipped),
+            (Some(3), Some(0), Some(1))
+        );
         // A bare `OK` without `Ran N tests` just before it is not a verdict.
         let stray = summarize(b"Ran 4 tests in 0.010s\nsomething else\nOK\n");
-        assert_eq!((stray.passed, stray.failed), (None, None));
+        assert_eq!(
+            (stray.passed, stray.failed, stray.skipped),
+            (None, None, None)
+        );
     }
 
     #[test]

@@ -144,6 +144,7 @@ pub fn run_recorded(command: &str, dir: &Path, timeout: Duration) -> Recorded {
         exit_code,
         passed: summary.passed,
         failed: summary.failed,
+        skipped: summary.skipped,
         duration_ms,
         failing: summary.failing,
         tail: summary.tail,

@@ -45,18 +45,25 @@ pub fn checkpoint(dir: &Path, args: &[&str], stdin: &str) -> Output {
 /// `checkpoint ARGS` in `dir` as [`checkpoint`] runs it, for the user whose config directory (an
 /// `XDG_CONFIG_HOME`, with its trust store) is `config_home`.
 pub fn checkpoint_as(config_home: &Path, dir: &Path, args: &[&str], stdin: &str) -> Output {
+    checkpoint_command(config_home, dir, args)
+        .write_stdin(stdin)
+        .output()
+        .expect("run checkpoint")
+}
+
+/// The command [`checkpoint_as`] runs, for a test to add to (its environment) before running it.
+pub fn checkpoint_command(config_home: &Path, dir: &Path, args: &[&str]) -> assert_cmd::Command {
     let mut cmd = cargo_bin_cmd!("checkpoint");
     cmd.current_dir(dir)
         .args(args)
         .env("XDG_CONFIG_HOME", config_home)
-        .envs(checkpoint_testkit::git_env())
-        .write_stdin(stdin);
+        .envs(checkpoint_testkit::git_env());
     for (key, _) in std::env::vars() {
         if key.starts_with("CHECKPOINT_") {
             cmd.env_remove(key);
         }
     }
-    cmd.output().expect("run checkpoint")
+    cmd
 }
 
 /// A Claude Code hook payload of `event` in `dir`, for one session (`extra` adds fields): what

@@ -211,6 +211,7 @@ fn a_session_s_report_shows_its_stops_tests_context_and_commits_and_only_text() 
         reasons.contains(&json!(format!("AssertionError: -1 != 5 : {SCRIPT}"))),
         "the failure's output, escapes dropped: {first:#}"
     );
+    let task_id = report["task"]["id"].as_str().unwrap().to_owned();
     redacted(&mut report);
     let one = checkpoint(
         dir,
@@ -227,6 +228,22 @@ fn a_session_s_report_shows_its_stops_tests_context_and_commits_and_only_text() 
         "{none:?}"
     );
     insta::assert_json_snapshot!("report_json", report);
+
+    // A task by its id: the report begins where the task began.
+    let by_task = checkpoint(dir, &["report", "--json", "--task", &task_id], "");
+    assert_eq!(code(&by_task), 0, "{by_task:?}");
+    let by_task: Value = serde_json::from_slice(&by_task.stdout).unwrap();
+    assert_eq!(by_task["task"]["id"], task_id.as_str(), "{by_task:#}");
+    assert_eq!(
+        by_task["since"], by_task["task"]["created_at"],
+        "{by_task:#}"
+    );
+    let unknown = checkpoint(dir, &["report", "--task", "nope"], "");
+    assert_ne!(code(&unknown), 0, "{unknown:?}");
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr).contains("nope"),
+        "{unknown:?}"
+    );
 
     let page_dir = tempfile::tempdir().unwrap();
     let page = page_dir.path().join("report.html");
@@ -361,5 +378,72 @@ fn in_chromium(page: &Path) {
         png.starts_with(b"\x89PNG") && png.len() > 20_000,
         "{} bytes",
         png.len()
+    );
+}
+
+/// `--open` hands the written page to the desktop's opener (`xdg-open` here, found on `PATH`),
+/// and without one the page is still written, with a warning.
+#[cfg(target_os = "linux")]
+#[test]
+fn open_hands_the_page_to_the_opener_and_does_without_one() {
+    use std::os::unix::fs::PermissionsExt;
+    let repo = checkpoint_testkit::repo("python-passing");
+    let dir = repo.path();
+    let config_home = tempfile::tempdir().unwrap();
+    checkpoint_testkit::as_test_user(config_home.path());
+    let bin = tempfile::tempdir().unwrap();
+    let opened = bin.path().join("opened");
+    let opener = bin.path().join("xdg-open");
+    std::fs::write(
+        &opener,
+        format!(
+            "#!/bin/sh\nprintf '%s' \"$1\" > {}.part && /bin/mv {0}.part {0}\n",
+            opened.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // Only git beside it: the machine's own opener stays out of reach.
+    let git = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|dir| dir.join("git"))
+        .find(|git| git.is_file())
+        .expect("git on PATH");
+    std::os::unix::fs::symlink(git, bin.path().join("git")).unwrap();
+    let page = bin.path().join("page.html");
+    let path = bin.path().as_os_str().to_owned();
+    let out = super::checkpoint_command(
+        config_home.path(),
+        dir,
+        &["report", "--open", "-o", page.to_str().unwrap()],
+    )
+    .env("PATH", &path)
+    .output()
+    .unwrap();
+    assert_eq!(code(&out), 0, "{out:?}");
+    // The opener runs on its own; wait for it (bounded).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !opened.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(
+        std::fs::read_to_string(&opened).unwrap(),
+        page.to_str().unwrap()
+    );
+
+    std::fs::remove_file(&opener).unwrap();
+    std::fs::remove_file(&page).unwrap();
+    let out = super::checkpoint_command(
+        config_home.path(),
+        dir,
+        &["report", "--open", "-o", page.to_str().unwrap()],
+    )
+    .env("PATH", &path)
+    .output()
+    .unwrap();
+    assert_eq!(code(&out), 0, "{out:?}");
+    assert!(page.exists());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("could not run xdg-open"),
+        "{out:?}"
     );
 }

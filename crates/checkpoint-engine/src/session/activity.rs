@@ -87,6 +87,9 @@ pub struct TestEntry {
     pub passed: Option<u32>,
     /// Tests reported failed.
     pub failed: Option<u32>,
+    /// Tests reported skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<u32>,
     /// Reused from an earlier run on the same change set.
     pub cached: bool,
     /// The first failing tests' names, sanitized.
@@ -182,6 +185,7 @@ impl TestEntry {
             duration_ms: outcome.duration_ms,
             passed: outcome.passed,
             failed: outcome.failed,
+            skipped: outcome.skipped,
             cached: outcome.cached,
             failing: (outcome.failing.iter())
                 .take(MAX_FAILING)
@@ -241,6 +245,7 @@ mod tests {
         outcome.status = TestStatus::Failed;
         outcome.failed = Some(1);
         outcome.passed = Some(4);
+        outcome.skipped = Some(2);
         outcome.duration_ms = 1_250;
         outcome.failing = vec!["test_\u{1b}[2Jadd\nnext".into(); 9];
         let mut run = TestRun::new("pytest -q".into(), vec!["py".into()], outcome);
@@ -276,8 +281,8 @@ mod tests {
         assert_eq!(test.command, "pytest -q tests/test_a.py");
         assert_eq!(test.narrowed.as_deref(), Some("1 of 3 test modules"));
         assert_eq!(
-            (test.passed, test.failed, test.duration_ms),
-            (Some(4), Some(1), 1_250)
+            (test.passed, test.failed, test.skipped, test.duration_ms),
+            (Some(4), Some(1), Some(2), 1_250)
         );
         assert_eq!(test.failing, vec!["test_[2Jadd next"; MAX_FAILING]);
 

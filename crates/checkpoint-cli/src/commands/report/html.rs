@@ -234,7 +234,7 @@ fn stop_item(out: &mut String, stop: &StopEntry) {
     if !stop.tests.is_empty() {
         out.push_str(
             "<table class=\"tests\"><tr><th>command</th><th>run</th><th>outcome</th>\
-             <th>duration</th><th>passed</th><th>failed</th></tr>",
+             <th>duration</th><th>passed</th><th>failed</th><th>skipped</th></tr>",
         );
         for test in &stop.tests {
             test_row(out, test);
@@ -262,12 +262,13 @@ fn test_row(out: &mut String, test: &TestEntry) {
         out,
         "<tr class=\"test\"><td><code>{}</code>{failing}</td><td>{}</td>\
          <td class=\"{class}\">{status}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
-         <td class=\"num\">{}</td></tr>",
+         <td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
         escape(&test.command),
         escape(&run),
         render::duration(test.duration_ms),
         count(test.passed),
-        count(test.failed)
+        count(test.failed),
+        count(test.skipped)
     );
 }
 
