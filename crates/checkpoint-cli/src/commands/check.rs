@@ -40,18 +40,19 @@ pub(crate) struct Args {
     base: Option<String>,
 }
 
-/// What `checkpoint check --json` prints: the schema version, the event, and the typed decision
-/// (its fields at the top level; none for an event that is not an end of turn).
+/// What `checkpoint check --json` prints (and the MCP tool `checkpoint_verify` answers): the
+/// schema version, the event, and the typed decision (its fields at the top level; none for an
+/// event that is not an end of turn).
 #[derive(Serialize)]
-struct CheckJson<'a> {
-    schema_version: u32,
-    event: &'a str,
+pub(crate) struct CheckJson<'a> {
+    pub(crate) schema_version: u32,
+    pub(crate) event: &'a str,
     /// The commit the change set was judged against (the turn's base, or the merge base when
     /// history moved under the turn); absent when there is none.
     #[serde(skip_serializing_if = "Option::is_none")]
-    base: Option<&'a str>,
+    pub(crate) base: Option<&'a str>,
     #[serde(flatten)]
-    decision: Option<&'a Decision>,
+    pub(crate) decision: Option<&'a Decision>,
 }
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
@@ -130,7 +131,7 @@ fn read_event(agent: Option<&str>) -> Result<(&'static dyn AgentHome, HookEvent)
 
 /// The error for a stop the gate could not look at (no repository, or one git cannot read): an
 /// `error:` and a `hint:`, not a decision.
-fn unchecked(decision: &Decision, event: &HookEvent) -> Option<CliError> {
+pub(crate) fn unchecked(decision: &Decision, event: &HookEvent) -> Option<CliError> {
     let Decision::Allow { reason, .. } = decision else {
         return None;
     };

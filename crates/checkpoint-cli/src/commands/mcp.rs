@@ -1,6 +1,7 @@
 //! `checkpoint mcp`: an MCP server on stdin/stdout that gives an agent checkpoint's session
 //! continuity as tools — save a checkpoint, list them, restore one, read the restart context, log
-//! progress and read or change the project's settings.
+//! progress and read or change the project's settings — and the stop gate's verdict on demand
+//! (`checkpoint_verify`), for agents that have no blocking hook.
 //!
 //! The project is the directory the server was started in (agents start MCP servers in the
 //! project). Every tool answers with text; a failure is a tool error result with a one-line
@@ -18,12 +19,17 @@ use std::io;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use checkpoint_core::answer::HookAnswer;
+use checkpoint_core::event::HookEvent;
+use checkpoint_core::home::Manual;
 use checkpoint_core::policy::config::{Key, Origin};
+use checkpoint_engine::gate;
 use checkpoint_engine::project::Project;
 use checkpoint_engine::project::restoring::RestoreTo;
+use checkpoint_engine::runner::Unwatched;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{ErrorCode, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::model::{CallToolResult, ErrorCode, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
@@ -32,11 +38,12 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt as _};
 
 use crate::args::FetchArgs;
+use crate::commands::check::{self, CheckJson};
 use crate::commands::config as config_cmd;
 use crate::continuity::{self, Caller};
 use crate::error::{CliError, ErrorKind};
 use crate::output::one_line;
-use crate::project;
+use crate::{project, schema};
 
 /// Checkpoints `checkpoint_list` shows when no limit is given.
 const DEFAULT_LIMIT: usize = 10;
@@ -45,7 +52,8 @@ const DEFAULT_LIMIT: usize = 10;
 const INSTRUCTIONS: &str = "checkpoint keeps this project's session continuity. Log each \
      finished milestone with checkpoint_progress, save the state before risky or long work with \
      checkpoint_save, and after a context reset call checkpoint_resume and continue from what it \
-     says instead of starting over.";
+     says instead of starting over. Before saying the work is done, call checkpoint_verify and fix \
+     what it names until it allows.";
 
 /// Options of `checkpoint mcp` (none: the project is the current directory).
 #[derive(Debug, clap::Args)]
@@ -370,6 +378,42 @@ impl Server {
     }
 
     #[tool(
+        description = "Run this project's approved tests and checks on the current working tree, \
+                       as the stop gate does when an agent ends its turn, and return the verdict: \
+                       `verdict` is \"allow\" or \"block\", `message` says why (the failing \
+                       tests' output, integrity findings, actions still required) and `notice` \
+                       what only the user can do (e.g. approve the project's commands). Call it \
+                       before saying the work is done; if it blocks, fix what it names and call \
+                       it again."
+    )]
+    fn checkpoint_verify(&self) -> Result<CallToolResult, String> {
+        let event = HookEvent::manual_stop(self.project.clone());
+        let outcome =
+            gate::check(&Manual, &project::host(), &event, &Unwatched, None).map_err(failure)?;
+        let HookAnswer::Stop(answer) = &outcome.answer else {
+            return Err("the gate gave no verdict on a stop (a bug)".to_owned());
+        };
+        if let Some(err) = check::unchecked(&answer.decision, &event) {
+            return Err(failure(err));
+        }
+        let judged = CheckJson {
+            schema_version: schema::SCHEMA_VERSION,
+            event: &event.wire_name,
+            base: outcome.base.as_deref(),
+            decision: Some(&answer.decision),
+        };
+        let mut value = serde_json::to_value(&judged).map_err(|e| e.to_string())?;
+        value["message"] = Value::String(answer.message.clone());
+        if let Some(notice) = &answer.notice {
+            value["notice"] = Value::String(notice.clone());
+        }
+        if !outcome.warnings.is_empty() {
+            value["warnings"] = json!(outcome.warnings);
+        }
+        Ok(CallToolResult::structured(value))
+    }
+
+    #[tool(
         description = "Read or change checkpoint's settings for this project. No arguments: every \
                        effective setting with where it comes from. `key`: that setting. `key` \
                        and `value`: set it in the project's checkpoint.toml (validated first); \
@@ -485,7 +529,7 @@ mod tests {
     }
 
     #[test]
-    fn the_six_tools_are_routed() {
+    fn the_seven_tools_are_routed() {
         let names: Vec<String> = Server::tool_router()
             .list_all()
             .into_iter()
@@ -499,7 +543,8 @@ mod tests {
                 "checkpoint_progress",
                 "checkpoint_restore",
                 "checkpoint_resume",
-                "checkpoint_save"
+                "checkpoint_save",
+                "checkpoint_verify"
             ]
         );
     }

@@ -102,6 +102,21 @@ impl Server {
         (result["isError"] == json!(true), text.join("\n"))
     }
 
+    /// Calls `checkpoint_verify`; returns its structured content, checked to be the text too.
+    fn verify(&mut self) -> Value {
+        let response = self.request(
+            "tools/call",
+            json!({"name": "checkpoint_verify", "arguments": {}}),
+        );
+        let result = &response["result"];
+        assert_eq!(result["isError"], json!(false), "{response}");
+        let structured = result["structuredContent"].clone();
+        let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap())
+            .unwrap_or_else(|e| panic!("the text is the JSON ({e}): {response}"));
+        assert_eq!(text, structured);
+        structured
+    }
+
     /// Closes stdin and waits for a clean exit.
     fn finish(mut self) {
         drop(self.stdin.take());
@@ -142,6 +157,8 @@ fn initialize(server: &mut Server) {
     assert_eq!(result["serverInfo"]["name"], "checkpoint", "{response}");
     assert_eq!(result["protocolVersion"], "2025-06-18", "{response}");
     assert!(result["capabilities"]["tools"].is_object(), "{response}");
+    let instructions = result["instructions"].as_str().unwrap();
+    assert!(instructions.contains("checkpoint_verify"), "{response}");
     server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
 }
 
@@ -168,7 +185,8 @@ fn the_tools_save_list_resume_and_log_progress_in_the_project() {
             "checkpoint_progress",
             "checkpoint_restore",
             "checkpoint_resume",
-            "checkpoint_save"
+            "checkpoint_save",
+            "checkpoint_verify"
         ]
     );
     let progress = tools["result"]["tools"]
@@ -371,6 +389,81 @@ fn configure_refuses_what_changes_what_runs() {
         "{text}"
     );
     server.finish();
+}
+
+/// `checkpoint_verify` gives an agent without a blocking hook the verdict `checkpoint check`
+/// gives on the same tree: the failing test blocks with its output, the fix passes, and a project
+/// whose commands the user has not approved runs nothing.
+#[test]
+fn verify_gives_the_verdict_check_gives_on_the_same_tree() {
+    let repo = checkpoint_testkit::repo("failing-test");
+    let dir = repo.path();
+    let mut server = Server::start(dir);
+    let config = server._home.path().join("config");
+    initialize(&mut server);
+
+    // Not approved: nothing runs, and the agent is told the user has to approve.
+    let unapproved = server.verify();
+    assert_eq!(unapproved["verdict"], "block", "{unapproved:#}");
+    assert!(
+        unapproved["notice"]
+            .as_str()
+            .unwrap()
+            .contains("checkpoint trust"),
+        "{unapproved:#}"
+    );
+
+    checkpoint_testkit::trust(&config, dir, &[]);
+    let verdict = server.verify();
+    assert_eq!(verdict["verdict"], "block", "{verdict:#}");
+    assert_eq!(verdict["reason"]["kind"], "tests_failed", "{verdict:#}");
+    let message = verdict["message"].as_str().unwrap();
+    assert!(
+        message.contains("test_add") && message.contains("AssertionError"),
+        "{message}"
+    );
+    let check = super::checkpoint_as(&config, dir, &["check", "--json"], "");
+    assert_eq!(super::code(&check), 1, "{check:?}");
+    let check: Value = serde_json::from_slice(&check.stdout).unwrap();
+    assert_eq!(judged(&verdict), judged(&check));
+
+    let fixed = std::fs::read_to_string(dir.join("calc.py")).unwrap();
+    std::fs::write(dir.join("calc.py"), fixed.replace("a - b", "a + b")).unwrap();
+    checkpoint_testkit::git(dir, &["commit", "-qam", "add adds"]);
+    let verdict = server.verify();
+    assert_eq!(verdict["verdict"], "allow", "{verdict:#}");
+    let check = super::checkpoint_as(&config, dir, &["check", "--json"], "");
+    assert_eq!(super::code(&check), 0, "{check:?}");
+    let check: Value = serde_json::from_slice(&check.stdout).unwrap();
+    assert_eq!(judged(&verdict), judged(&check));
+    server.finish();
+}
+
+/// A verdict without what differs between two runs of the same tests: the tool's message and
+/// notice, durations, and whether an outcome was reused from the first run.
+fn judged(verdict: &Value) -> Value {
+    fn strip(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                for key in [
+                    "message",
+                    "notice",
+                    "warnings",
+                    "duration_ms",
+                    "cached",
+                    "tail",
+                ] {
+                    map.remove(key);
+                }
+                map.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut verdict = verdict.clone();
+    strip(&mut verdict);
+    verdict
 }
 
 /// The next line the server writes, failing instead of hanging.
