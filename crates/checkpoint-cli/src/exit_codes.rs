@@ -3,10 +3,10 @@
 //!
 //! | status | constant | meaning |
 //! |---|---|---|
-//! | 0 | [`OK`] | done; `check`: the stop is allowed |
-//! | 1 | [`NO`] | a "no", not an error: `check` blocks (a test command that cannot run too), `validate` or `step done` did not pass, `receipts verify` or `verify` found something unverified, `diff --exit-code` found changed work, `doctor` found a problem, `push` left something off the remote, a `trust` or `integrity accept` prompt was declined |
+//! | 0 | [`OK`] | done; `check`: the stop is allowed; `ci`: the pull request passed |
+//! | 1 | [`NO`] | a "no", not an error: `check` blocks (a test command that cannot run too), `ci` fails the pull request, `validate` or `step done` did not pass, `receipts verify` or `verify` found something unverified, `diff --exit-code` found changed work, `doctor` found a problem, `push` left something off the remote, a `trust` or `integrity accept` prompt was declined |
 //! | 2 | [`USAGE`] | the request is wrong: an argument (clap's own errors), a value, a payload, a task or step the journal refuses as asked |
-//! | 2 | [`DEGRADED`] | `check` only: the stop is allowed, but the gate could not check everything (its own failure to run a test command); the decision is printed |
+//! | 2 | [`DEGRADED`] | `check` and `ci` only: the gate could not check everything (its own failure to run a test command); the decision is printed |
 //! | 3 | [`SETUP`] | the project or the machine: no repository, a broken setting, state that cannot be read or written, git missing or stuck |
 //! | 4 | [`BUG`] | checkpoint itself |
 //!
@@ -37,7 +37,7 @@ pub const NO: u8 = 1;
 /// differently fixes it. 2 because clap exits 2 on the usage errors it finds itself.
 pub const USAGE: u8 = 2;
 
-/// `checkpoint check` only: the stop is allowed, but the gate could not check everything (it
+/// `checkpoint check` and `checkpoint ci` only: the gate could not check everything (it
 /// failed to run a test command: its own failure, not the project's — a test command that
 /// cannot run blocks, [`NO`]); the decision is printed and a hint says what to do. Not an error, so not
 /// an [`ErrorKind`](crate::ErrorKind): it keeps the 2 it always had (the gate's own docs say
@@ -54,9 +54,9 @@ pub const BUG: u8 = 4;
 /// The table, as `checkpoint --help` (and the manual page) ends with it.
 pub(crate) const HELP: &str = "\
 Exit status:
-  0  done; check: the stop is allowed
-  1  a \"no\": check blocks, a validation or verification did not pass, diff --exit-code
+  0  done; check: the stop is allowed; ci: the pull request passed
+  1  a \"no\": check blocks, ci fails, a validation or verification did not pass, diff --exit-code
      found changed work, doctor found a problem, push left something behind
-  2  a usage error; check: the stop is allowed, but not everything could be checked
+  2  a usage error; check, ci: not everything could be checked
   3  a setup problem of the project or the machine (e.g. not in a git repository)
   4  a bug in checkpoint";

@@ -45,9 +45,9 @@ use clap::{CommandFactory, Parser, Subcommand};
 pub use error::{CliError, ErrorKind};
 
 use commands::{
-    check, cleanup, completions, config, diff, doctor, git_hook, integrity, keys, log, man, mcp,
-    progress, push, receipts, recover, report, restore, resume, save, status, statusline, step,
-    task, trust, validate, verify,
+    check, ci, cleanup, completions, config, diff, doctor, git_hook, integrity, keys, log, man,
+    mcp, progress, push, receipts, recover, report, restore, resume, save, status, statusline,
+    step, task, trust, validate, verify,
 };
 
 /// Makes AI coding agents stop only when their work is validated.
@@ -67,6 +67,15 @@ enum Command {
     /// with something unchecked (or a usage error), 3 a setup problem (e.g. no git repository),
     /// 4 a bug.
     Check(check::Args),
+    /// Judge a pull request in CI: its change set from the merge base with the base branch to
+    /// HEAD, on the clean checkout, under the base's configuration.
+    ///
+    /// Runs the test commands the base approves (never the branch's own, never a local receipt),
+    /// with the test-integrity analysis (the old tests on the new code included); prints a
+    /// Markdown summary; --sarif writes the findings for code scanning, --json the verdict.
+    /// Exit status: 0 passed, 1 failed, 2 not everything could be checked (or a usage error),
+    /// 3 a setup problem.
+    Ci(ci::Args),
     /// Install the hooks that run checkpoint's adapter into an agent's configuration.
     ///
     /// Writes one handler per event the adapter handles into the project's hooks file (the git
@@ -215,6 +224,7 @@ pub fn main() -> ExitCode {
         Command::Status(args) => status::run(&args),
         Command::Log(args) => log::run(&args),
         Command::Report(args) => report::run(&args),
+        Command::Ci(args) => ci::run(&args),
         Command::Receipts(args) => receipts::run(&args),
         Command::Verify(args) => verify::run(&args),
         Command::Keys(args) => keys::run(&args),

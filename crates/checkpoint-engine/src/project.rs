@@ -77,6 +77,9 @@ pub enum ProjectError {
     /// The repository's identity could not be written (see [`identity`]).
     #[error("recording the repository's identity: {0}")]
     Identity(std::io::Error),
+    /// A scratch worktree at a commit could not be made.
+    #[error("a worktree at the base commit: {0}")]
+    Scratch(String),
     /// Git could not read the repository's changes.
     #[error("the repository could not be read: {0}")]
     RepoUnreadable(String),
@@ -380,6 +383,19 @@ impl Project {
         let mut policy = self.policy.clone();
         let held = trust.restrict(&mut policy, approval, &self.lower);
         (policy, trust.notice(&self.workdir, &held))
+    }
+
+    /// The approval `checkpoint trust` would give the project as `commit` holds it — its
+    /// commands, its config file, what its test commands resolve to there — read in a scratch
+    /// worktree at that commit, and the repository's identity (written first when it has none).
+    /// `checkpoint ci` judges a pull request under the approval of its base, which a person
+    /// merged, so that the change under judgement cannot choose what judges it.
+    pub fn approval_at(&self, commit: &str) -> Result<Approval, ProjectError> {
+        let repo = self.git()?;
+        let identity = identity::ensure(repo).map_err(ProjectError::Identity)?;
+        let tree = scratch::ScratchTree::new(repo, commit, &[]).map_err(ProjectError::Scratch)?;
+        let at = self.host.open(tree.path())?;
+        at.approval_now(self.host.now, Some(identity))
     }
 
     /// Approves the project as it is now (`checkpoint trust`, `checkpoint install`): its

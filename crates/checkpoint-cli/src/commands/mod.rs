@@ -7,6 +7,7 @@
 //! back.
 
 pub(crate) mod check;
+pub(crate) mod ci;
 pub(crate) mod cleanup;
 pub(crate) mod completions;
 pub(crate) mod config;

@@ -2,6 +2,7 @@
 //! fixture scripts in `tests/fixtures/`.
 
 mod check;
+mod ci;
 mod completions;
 mod config;
 mod diff;

@@ -14,8 +14,10 @@
 //! | `continuity.rs` | the context watch, tool results, session start and end, compaction |
 //! | `runs.rs` | the test runs of a change set: the approved project, each command cached or run once |
 //! | `prewarm.rs` | warm results: the stop's tests started in the background after a tool call |
+//! | [`ci`] `ci.rs` | a pull request: base → `HEAD` on a clean checkout, under the base's approval |
 
 mod call;
+pub mod ci;
 mod continuity;
 mod prewarm;
 mod runs;
