@@ -56,8 +56,8 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-#[test]
-fn a_branch_that_skips_the_test_it_breaks_fails_with_the_line_in_sarif() {
+/// A branch that breaks `add` and skips its test.
+fn weakening_pull_request() -> tempfile::TempDir {
     let repo = pull_request();
     let dir = repo.path();
     edit(dir, "calc.py", "return a + b", "return a - b");
@@ -68,6 +68,13 @@ fn a_branch_that_skips_the_test_it_breaks_fails_with_the_line_in_sarif() {
         "    @unittest.skip(\"flaky\")\n    def test_add(self):",
     );
     commit(dir, "calc: faster add");
+    repo
+}
+
+#[test]
+fn a_branch_that_skips_the_test_it_breaks_fails_with_the_line_in_sarif() {
+    let repo = weakening_pull_request();
+    let dir = repo.path();
     let out = tempfile::tempdir().unwrap();
     let (status, summary) = ci(dir, out.path());
     assert_eq!(status, 1, "{summary}");
@@ -213,5 +220,157 @@ fn a_checkout_with_changes_of_its_own_or_no_base_is_refused() {
     assert!(
         String::from_utf8_lossy(&unknown.stderr).contains("fetch-depth: 0"),
         "{unknown:?}"
+    );
+}
+
+/// One request the stand-in API was sent: method, path and query, JSON body.
+type Sent = (String, String, Value);
+
+/// A stand-in for GitHub's REST API on 127.0.0.1 that keeps a pull request's comments.
+struct Api {
+    server: std::sync::Arc<tiny_http::Server>,
+    thread: Option<std::thread::JoinHandle<Vec<Sent>>>,
+}
+
+impl Api {
+    fn start() -> Api {
+        let server = std::sync::Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
+        let serving = server.clone();
+        let thread = std::thread::spawn(move || {
+            let (mut sent, mut comments) = (Vec::new(), Vec::<Value>::new());
+            for mut request in serving.incoming_requests() {
+                let mut body = String::new();
+                request.as_reader().read_to_string(&mut body).unwrap();
+                let body: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+                let (method, url) = (request.method().to_string(), request.url().to_owned());
+                assert!(
+                    (request.headers().iter())
+                        .any(|h| h.field.equiv("Authorization") && h.value == "Bearer secret"),
+                    "{method} {url} without the token"
+                );
+                let answer = match (method.as_str(), url.as_str()) {
+                    ("GET", "/repos/o/r/issues/7/comments?per_page=100&page=1") => {
+                        Value::Array(comments.clone())
+                    }
+                    ("POST", "/repos/o/r/issues/7/comments") => {
+                        let comment = serde_json::json!({"id": 42, "body": body["body"]});
+                        comments.push(serde_json::json!({"id": 41, "body": "LGTM"}));
+                        comments.push(comment.clone());
+                        comment
+                    }
+                    ("PATCH", "/repos/o/r/issues/comments/42") => {
+                        comments[1]["body"] = body["body"].clone();
+                        comments[1].clone()
+                    }
+                    _ => panic!("unexpected {method} {url}"),
+                };
+                sent.push((method, url, body));
+                request
+                    .respond(tiny_http::Response::from_string(answer.to_string()))
+                    .unwrap();
+            }
+            sent
+        });
+        Api {
+            server,
+            thread: Some(thread),
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}", self.server.server_addr())
+    }
+
+    /// Stops serving; what was sent, in order.
+    fn sent(mut self) -> Vec<Sent> {
+        self.server.unblock();
+        self.thread.take().unwrap().join().unwrap()
+    }
+}
+
+/// The action's script (scripts/ci/github-action.sh) as the composite action runs it, with
+/// GitHub's variables faked: twice on a pull request that weakens a test. It fails the step,
+/// writes the summary and the outputs, and keeps one comment: created, then updated.
+#[test]
+fn the_action_script_judges_summarizes_and_keeps_one_comment() {
+    let repo = weakening_pull_request();
+    let dir = repo.path();
+    let base = String::from_utf8(git(dir, &["rev-parse", "main"]).stdout).unwrap();
+    let runner = tempfile::tempdir().unwrap();
+    let event = runner.path().join("event.json");
+    let pull_request =
+        serde_json::json!({"pull_request": {"number": 7, "base": {"sha": base.trim()}}});
+    std::fs::write(&event, pull_request.to_string()).unwrap();
+    let summary = runner.path().join("summary.md");
+    let outputs = runner.path().join("outputs");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/ci/github-action.sh");
+    let bin = Path::new(env!("CARGO_BIN_EXE_checkpoint"))
+        .parent()
+        .unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(bin.to_owned())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let api = Api::start();
+    for _ in 0..2 {
+        let config = tempfile::tempdir().unwrap();
+        let run = std::process::Command::new(&script)
+            .current_dir(dir)
+            .env("PATH", &path)
+            .env("XDG_CONFIG_HOME", config.path())
+            .envs(checkpoint_testkit::git_env())
+            .env("GITHUB_EVENT_PATH", &event)
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .env("GITHUB_OUTPUT", &outputs)
+            .env("RUNNER_TEMP", runner.path())
+            .env("GITHUB_API_URL", api.url())
+            .env("GITHUB_REPOSITORY", "o/r")
+            .env("GITHUB_TOKEN", "secret")
+            .env_remove("CHECKPOINT_CI_BASE")
+            .env_remove("CHECKPOINT_CI_COMMENT")
+            .output()
+            .unwrap();
+        assert_eq!(run.status.code(), Some(1), "{run:?}");
+        assert!(
+            String::from_utf8_lossy(&run.stdout).contains("## checkpoint: ❌ failed"),
+            "{run:?}"
+        );
+    }
+    let sent = api.sent();
+    let calls: Vec<(&str, &str)> = sent
+        .iter()
+        .map(|(m, u, _)| (m.as_str(), u.as_str()))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("GET", "/repos/o/r/issues/7/comments?per_page=100&page=1"),
+            ("POST", "/repos/o/r/issues/7/comments"),
+            ("GET", "/repos/o/r/issues/7/comments?per_page=100&page=1"),
+            ("PATCH", "/repos/o/r/issues/comments/42"),
+        ]
+    );
+    let comment = sent[3].2["body"].as_str().unwrap();
+    assert!(
+        comment.starts_with("<!-- checkpoint-ci -->\n## checkpoint: ❌ failed"),
+        "{comment}"
+    );
+    assert!(comment.contains("| `test_calc.py` | 7 |"), "{comment}");
+    let summary = std::fs::read_to_string(&summary).unwrap();
+    assert_eq!(
+        summary.matches("## checkpoint: ❌ failed").count(),
+        2,
+        "{summary}"
+    );
+    let outputs = std::fs::read_to_string(&outputs).unwrap();
+    assert!(outputs.contains("result=failed\n"), "{outputs}");
+    let sarif = outputs
+        .lines()
+        .find_map(|l| l.strip_prefix("sarif="))
+        .unwrap_or_else(|| panic!("{outputs}"));
+    assert_eq!(
+        read_json(Path::new(sarif))["runs"][0]["results"][0]["ruleId"],
+        "marker_added"
     );
 }
