@@ -138,6 +138,13 @@ fn story() -> tempfile::TempDir {
         json!({"tool_name": "Bash", "tool_input": {"command": "ls"}, "transcript_path": high}),
     );
     assert!(warned.stdout.contains("85"), "{warned:?}");
+    // Then the context is compacted: a checkpoint before it.
+    hook(
+        dir,
+        FIRST,
+        "PreCompact",
+        json!({"trigger": "auto", "custom_instructions": null, "transcript_path": high}),
+    );
     // A new session goes on from the latest checkpoint.
     let resumed = hook(dir, SECOND, "SessionStart", json!({"source": "clear"}));
     assert!(!resumed.stdout.trim().is_empty(), "{resumed:?}");
@@ -324,6 +331,13 @@ fn in_chromium(page: &Path) {
         .collect();
     assert_eq!(points, ["30\"", "85\""], "{dom}");
     assert_eq!(dom.matches("<polyline class=\"usage\"").count(), 1, "{dom}");
+    // A line at the compaction in the first session's curve, one at the `/clear` in the second's.
+    assert_eq!(
+        dom.matches("class=\"event compaction\"").count(),
+        1,
+        "{dom}"
+    );
+    assert_eq!(dom.matches("class=\"event clear\"").count(), 1, "{dom}");
     // The summary's numbers.
     for (id, value) in [
         ("sessions", "2"),
