@@ -424,16 +424,19 @@ fn open_hands_the_page_to_the_opener_and_does_without_one() {
         .expect("git on PATH");
     std::os::unix::fs::symlink(git, bin.path().join("git")).unwrap();
     let page = bin.path().join("page.html");
-    let path = bin.path().as_os_str().to_owned();
-    let out = super::checkpoint_command(
-        config_home.path(),
-        dir,
-        &["report", "--open", "-o", page.to_str().unwrap()],
-    )
-    .env("PATH", &path)
-    .output()
-    .unwrap();
-    assert_eq!(code(&out), 0, "{out:?}");
+    let report_and_open = || {
+        let out = super::checkpoint_command(
+            config_home.path(),
+            dir,
+            &["report", "--open", "-o", page.to_str().unwrap()],
+        )
+        .env("PATH", bin.path())
+        .output()
+        .unwrap();
+        assert_eq!(code(&out), 0, "{out:?}");
+        out
+    };
+    report_and_open();
     // The opener runs on its own; wait for it (bounded).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while !opened.exists() && std::time::Instant::now() < deadline {
@@ -446,15 +449,7 @@ fn open_hands_the_page_to_the_opener_and_does_without_one() {
 
     std::fs::remove_file(&opener).unwrap();
     std::fs::remove_file(&page).unwrap();
-    let out = super::checkpoint_command(
-        config_home.path(),
-        dir,
-        &["report", "--open", "-o", page.to_str().unwrap()],
-    )
-    .env("PATH", &path)
-    .output()
-    .unwrap();
-    assert_eq!(code(&out), 0, "{out:?}");
+    let out = report_and_open();
     assert!(page.exists());
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("could not run xdg-open"),
