@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 use crate::mock::MockServer;
 use crate::scenario::Scenario;
 use crate::server::Server;
-use crate::{Agent, ensure_clis, last_user_texts};
+use crate::{Agent, clis, last_user_texts};
 
 /// Default limit for one CLI run; `CHECKPOINT_E2E_TIMEOUT_SECS` overrides it.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
@@ -133,10 +133,11 @@ pub struct Session {
 }
 
 impl Session {
-    /// Installs the CLIs if needed ([`ensure_clis`]), creates the home, starts the mock and
-    /// writes the CLI's user config. Panics when any of that fails.
-    pub fn new(agent: Agent) -> Self {
-        let program = ensure_clis().path(agent).to_path_buf();
+    /// Installs the CLIs if needed ([`clis`]), creates the home, starts the mock and writes the
+    /// CLI's user config. `None` when the CLIs cannot be installed: the test is not run, and
+    /// says so (see [`clis`]). Panics when anything else fails.
+    pub fn new(agent: Agent) -> Option<Self> {
+        let program = clis()?.path(agent).to_path_buf();
         let mut home = tempfile::Builder::new()
             .prefix(&format!("ckpt-e2e-{agent}-home-"))
             .tempdir()
@@ -154,12 +155,17 @@ impl Session {
             path: None,
         };
         session.write_user_config();
-        session
+        Some(session)
     }
 
     /// The agent this session runs.
     pub fn agent(&self) -> Agent {
         self.agent
+    }
+
+    /// The agent's CLI.
+    pub fn program(&self) -> &Path {
+        &self.program
     }
 
     /// The isolated `HOME`.
@@ -697,9 +703,9 @@ fn feed_messages(
 }
 
 /// Runs `agent` once in `repo` on `prompt` while the mock plays `scenario`, in a fresh
-/// [`Session`]. See [`Session::run`].
-pub fn run_agent(agent: Agent, repo: &Path, prompt: &str, scenario: Scenario) -> RunResult {
-    Session::new(agent).run(repo, prompt, scenario)
+/// [`Session`]; `None` when the test is not run (see [`Session::new`]). See [`Session::run`].
+pub fn run_agent(agent: Agent, repo: &Path, prompt: &str, scenario: Scenario) -> Option<RunResult> {
+    Some(Session::new(agent)?.run(repo, prompt, scenario))
 }
 
 fn create_dir(path: &Path) {
