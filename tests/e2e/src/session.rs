@@ -130,6 +130,9 @@ pub struct Session {
     runs: u32,
     /// `PATH` for the CLI and its hooks, when not the test process's ([`Session::set_path`]).
     path: Option<OsString>,
+    /// OpenCode: whether a run is a lone `opencode run`, without a server of its own
+    /// ([`Session::lone_runs`]).
+    lone: bool,
 }
 
 impl Session {
@@ -153,6 +156,7 @@ impl Session {
             mock,
             runs: 0,
             path: None,
+            lone: false,
         };
         session.write_user_config();
         Some(session)
@@ -171,6 +175,12 @@ impl Session {
     /// The isolated `HOME`.
     pub fn home(&self) -> &Path {
         self.home.path()
+    }
+
+    /// OpenCode: each run from now on is a lone `opencode run` (as a user types it), not a run
+    /// attached to an `opencode serve` of its own: it is over when the CLI exits.
+    pub fn lone_runs(&mut self) {
+        self.lone = true;
     }
 
     /// Sets the `PATH` the CLI, its hooks and its MCP servers run with (by default the test
@@ -548,7 +558,7 @@ plugins = false
             .and_then(|s| s.parse().ok())
             .map_or(DEFAULT_TIMEOUT, Duration::from_secs);
         let started = Instant::now();
-        let server = (self.agent == Agent::OpenCode).then(|| {
+        let server = (self.agent == Agent::OpenCode && !self.lone).then(|| {
             let log = home.join(format!("run-{run}.server.log"));
             Server::start(&self.program, &repo, self.env(), &log, timeout)
         });

@@ -1125,3 +1125,95 @@ mod project_env {
         play(Agent::Gemini);
     }
 }
+
+/// OpenCode under a lone `opencode run` (no server of its own): the run ends at the session's
+/// first idle, and OpenCode disposes of its instance ~140 ms later, while the adapter answers
+/// the idle in about a second (it runs the tests). The plugin holds the disposal until the
+/// adapter has answered and stores the block in the session (without a reply: nothing runs any
+/// more); the block counts once stored, and reaches the model with that session's next prompt,
+/// `opencode run --session <id>` (issue 38).
+mod opencode_lone_run {
+    use checkpoint_e2e::scenario::{Scenario, Step};
+    use checkpoint_e2e::{Agent, Session, install_checkpoint, last_user_texts, run_ok};
+    use serde_json::Value;
+
+    use super::{
+        BROKEN_ASSERTION, CALC_BROKEN, CALC_FIXED, PROMPT, TESTS_FAILED, assert_repo,
+        assert_wrapped,
+    };
+
+    #[test]
+    fn the_block_reaches_the_model_with_the_sessions_next_prompt() {
+        let Some(mut session) = Session::new(Agent::OpenCode) else {
+            return;
+        };
+        session.lone_runs();
+        let repo = checkpoint_testkit::repo("python-passing");
+        let dir = repo.path();
+        install_checkpoint(&session, dir);
+        let mut first =
+            Scenario::new([Step::reply("I changed add.").write("calc.py", CALC_BROKEN)]);
+        first.root = Some(dir.to_owned());
+        let result = session.run(dir, PROMPT, first);
+        result.report_timing("lone run");
+        let summary = result.summary();
+        assert!(result.status.success(), "{summary}");
+        assert_eq!(
+            result.turns().len(),
+            1,
+            "a lone run asks the model once\n{summary}"
+        );
+
+        // The block is in the session, as a user message of its own.
+        let listed = run_ok(
+            &session,
+            session.program(),
+            &["session", "list", "--format", "json"],
+            dir,
+        );
+        let listed: Value = serde_json::from_slice(&listed).expect("the session list is JSON");
+        let id = listed[0]["id"].as_str().expect("a session id").to_owned();
+        let exported = run_ok(&session, session.program(), &["export", &id], dir);
+        let exported: Value = serde_json::from_slice(&exported).expect("the export is JSON");
+        let user_texts: Vec<&str> = (exported["messages"].as_array().into_iter().flatten())
+            .filter(|m| m["info"]["role"] == "user")
+            .flat_map(|m| m["parts"].as_array().into_iter().flatten())
+            .filter_map(|part| part["text"].as_str())
+            .collect();
+        let stored: Vec<&&str> = (user_texts.iter())
+            .filter(|text| text.starts_with(TESTS_FAILED))
+            .collect();
+        let [block] = stored.as_slice() else {
+            panic!("one block stored in the session: {user_texts:#?}\n{summary}");
+        };
+        assert!(block.contains(BROKEN_ASSERTION), "{block}");
+
+        // Stored, so counted: once.
+        let record = dir.join(format!(".git/checkpoint/sessions/opencode-{id}.json"));
+        let record: Value =
+            serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+        assert_eq!(record["consecutive_blocks"], 1, "{record:#}");
+        assert_eq!(record.get("undelivered_block"), None, "{record:#}");
+
+        // The session's next prompt: the model reads the block before it.
+        let mut second = Scenario::new([Step::reply("Fixed add and committed.")
+            .write("calc.py", CALC_FIXED)
+            .run("git commit -qam fix")]);
+        second.root = Some(dir.to_owned());
+        let args = ["run", "--session", &id, "Continue."].map(str::to_owned);
+        let result = session.run_args(dir, &args, None, second);
+        result.report_timing("lone run, next prompt");
+        let summary = result.summary();
+        assert!(result.status.success(), "{summary}");
+        let turns = result.turns();
+        assert_eq!(turns.len(), 1, "fixed: the stop is allowed\n{summary}");
+        let texts = last_user_texts(Agent::OpenCode, turns[0]);
+        assert_wrapped(Agent::OpenCode, &texts, block, &summary);
+        assert_eq!(
+            texts.last().map(|t| t.trim()),
+            Some("Continue."),
+            "{summary}"
+        );
+        assert_repo(dir, ("", "fix"), &result);
+    }
+}
