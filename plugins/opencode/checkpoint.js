@@ -85,6 +85,8 @@ export const CheckpointPlugin = async ({ client, directory }) => {
   const usage = new Map(); // session -> the last answer's tokens in the window, and its model
   let catalog; // the providers OpenCode knows, with their models' limits (asked once)
   const retrying = new Map(); // session -> the block sent back as its next prompt
+  const pending = new Set(); // the stops being judged: OpenCode's disposal waits for them
+  let disposing = false; // OpenCode is disposing of the instance (a lone `opencode run` ended)
   const payload = (session) => ({ session_id: session, cwd: directory });
   /** The context usage of the session's last answer, with its model's window when known. */
   const contextUsage = async (session) => {
@@ -186,32 +188,54 @@ export const CheckpointPlugin = async ({ client, directory }) => {
         case "session.idle": {
           const session = properties.sessionID;
           if (!session || subagents.has(session) || summarised.has(session)) return;
-          const answer = await ask(
-            "session.idle",
-            {
-              ...payload(session),
-              stop_hook_active: retrying.has(session),
-              last_assistant_message: replies.get(session),
-            },
-            log,
-          );
-          notify(answer);
-          if (typeof answer.block !== "string") {
-            retrying.delete(session);
-            return;
-          }
-          retrying.set(session, answer.block);
-          try {
-            await client.session.promptAsync({
-              path: { id: session },
-              body: { parts: [{ type: "text", text: answer.block }] },
-            });
-          } catch (error) {
-            log(`could not send the gate's message back to the session: ${error}`);
-          }
+          const judged = idle(session);
+          pending.add(judged);
+          await judged;
+          pending.delete(judged);
           return;
         }
       }
     },
+    // A lone `opencode run` disposes of the instance at the session's first idle: the stop being
+    // judged then is waited for (bounded by the adapter's timeout), so that its block is stored
+    // in the session before OpenCode exits.
+    dispose: async () => {
+      disposing = true;
+      await Promise.allSettled([...pending]);
+    },
   };
+
+  /**
+   * Judges the session's stop; a block is sent back to the session as its next prompt. While
+   * OpenCode disposes of the instance, nothing more will run: the block is stored in the session
+   * without a reply (`noReply`), and awaited, so that the model reads it with the session's next
+   * prompt (`opencode run --session <id>`). Either way OpenCode fires `chat.message` with it, which
+   * tells the adapter that the block was delivered.
+   */
+  async function idle(session) {
+    const answer = await ask(
+      "session.idle",
+      {
+        ...payload(session),
+        stop_hook_active: retrying.has(session),
+        last_assistant_message: replies.get(session),
+      },
+      log,
+    );
+    notify(answer);
+    if (typeof answer.block !== "string") {
+      retrying.delete(session);
+      return;
+    }
+    retrying.set(session, answer.block);
+    const parts = [{ type: "text", text: answer.block }];
+    try {
+      const sent = disposing
+        ? await client.session.prompt({ path: { id: session }, body: { parts, noReply: true } })
+        : await client.session.promptAsync({ path: { id: session }, body: { parts } });
+      if (sent?.error) throw new Error(JSON.stringify(sent.error));
+    } catch (error) {
+      log(`could not send the gate's message back to the session: ${error}`);
+    }
+  }
 };

@@ -470,9 +470,23 @@ pub fn assert_turns_are_told_by(adapter: &Adapter, field: &str) {
     assert_eq!(fire(true, "turn-2"), 1, "a new turn");
 }
 
-/// The block count stored in `dir` for the session of the adapter's stop fixture, or with
-/// `suffix` (`+<agent id>`) for one of its subagents; 0 when nothing is stored.
+/// The blocks stored in `dir` for the session of the adapter's stop fixture, or with `suffix`
+/// (`+<agent id>`) for one of its subagents, the last one included while its delivery is not
+/// known yet (an OpenCode block counts once delivered); 0 when nothing is stored.
 pub fn stored_blocks(dir: &Path, adapter: &Adapter, suffix: &str) -> u32 {
+    let Some(record) = stored_session(dir, adapter, suffix) else {
+        return 0;
+    };
+    let counted = record["consecutive_blocks"]
+        .as_u64()
+        .and_then(|n| u32::try_from(n).ok())
+        .expect("consecutive_blocks");
+    counted + u32::from(record["undelivered_block"] == true)
+}
+
+/// The session record stored in `dir` for the session of the adapter's stop fixture (with
+/// `suffix`, see [`stored_blocks`]), if any.
+pub fn stored_session(dir: &Path, adapter: &Adapter, suffix: &str) -> Option<Value> {
     let stop: Value =
         serde_json::from_str(&payload(adapter.agent, adapter.stop, dir)).expect("fixture is JSON");
     let id = stop[adapter.wire.session_id]
@@ -481,14 +495,8 @@ pub fn stored_blocks(dir: &Path, adapter: &Adapter, suffix: &str) -> u32 {
     let file = dir
         .join(".git/checkpoint/sessions")
         .join(format!("{}-{id}{suffix}.json", adapter.agent));
-    let Ok(text) = std::fs::read_to_string(&file) else {
-        return 0;
-    };
-    let record: Value = serde_json::from_str(&text).expect("a session record");
-    record["consecutive_blocks"]
-        .as_u64()
-        .and_then(|n| u32::try_from(n).ok())
-        .expect("consecutive_blocks")
+    let text = std::fs::read_to_string(&file).ok()?;
+    Some(serde_json::from_str(&text).expect("a session record"))
 }
 
 /// One transcript line of `agent` saying the context holds `used` tokens.

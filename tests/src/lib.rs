@@ -288,6 +288,8 @@ pub enum Tool {
     Npm,
     /// `script` (util-linux): a real pseudo-terminal.
     Script,
+    /// `chromium`: the report page checked through the DOM a browser builds of it.
+    Chromium,
 }
 
 impl Tool {
@@ -300,6 +302,7 @@ impl Tool {
             Tool::Node => "node",
             Tool::Npm => "npm",
             Tool::Script => "script",
+            Tool::Chromium => "chromium",
         }
     }
 
@@ -312,6 +315,7 @@ impl Tool {
             Tool::Node => &["node", "--version"],
             Tool::Npm => &["npm", "--version"],
             Tool::Script => &["script", "--version"],
+            Tool::Chromium => &["chromium", "--version"],
         }
     }
 }
@@ -329,12 +333,17 @@ pub fn has(tool: Tool) -> bool {
         .stdin(std::process::Stdio::null())
         .output()
         .is_ok_and(|out| out.status.success());
-    if works {
-        return true;
-    }
+    works || not_run(&format!("`{}`", tool.name()))
+}
+
+/// Says that the running test is not run because it needs `what` (on stderr, by the test's
+/// name, past the harness's capture), and returns `false`; in CI (`CI` set) a missing need is a
+/// broken setup, and this panics instead. For a need that [`Tool`] does not name (the e2e suite's
+/// agent CLIs).
+pub fn not_run(what: &str) -> bool {
     let thread = std::thread::current();
     let test = thread.name().unwrap_or("a test");
-    let message = format!("{test}: not run: it needs `{}`", tool.name());
+    let message = format!("{test}: not run: it needs {what}");
     assert!(std::env::var_os("CI").is_none(), "{message} (CI is set)");
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "{message}");

@@ -26,6 +26,15 @@
 //! the tool's output), `"block": "<message>"` (the plugin sends it to the same session as the
 //! next prompt, `client.session.promptAsync`) and `"notice": "<text>"` (for the user: a toast in
 //! the TUI, and OpenCode's log).
+//!
+//! A lone `opencode run` ends at the session's first idle and disposes of OpenCode's instance
+//! while the adapter is still judging that stop. The plugin's `dispose` hook, which OpenCode
+//! awaits, waits for the stops being judged; a block answered then is stored in the session
+//! without a reply (`client.session.prompt` with `noReply`), and the model reads it with the
+//! session's next prompt (`opencode run --session <id>`). A block counts toward the cap once its
+//! message is in the session — OpenCode fires `chat.message` with it, which the plugin carries
+//! here — or at the next idle of its turn; one never stored is never counted
+//! ([`Capabilities::block_counted_when_delivered`]).
 
 pub mod doctor;
 pub mod install;
@@ -61,11 +70,14 @@ impl AgentHome for OpenCode {
     /// No context before a tool runs (OpenCode's `tool.execute.before` can only refuse the
     /// tool): the plugin sends the last reply's token usage with each tool's result, where the
     /// context watch runs and its notice goes with the output. Context at a session's start goes
-    /// into its first message.
+    /// into its first message. A block counts once its message is in the session (the plugin's
+    /// `chat.message` carries it back), or at the next idle of its turn: the plugin's prompt may
+    /// never be stored (OpenCode gone before).
     fn capabilities(&self) -> Capabilities {
         Capabilities::NONE
             .context_after_clear(true)
             .usage_in_payload(true)
+            .block_counted_when_delivered(true)
     }
 
     fn event_kind(&self, wire_name: &str) -> EventKind {

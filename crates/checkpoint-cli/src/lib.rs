@@ -45,8 +45,8 @@ use clap::{CommandFactory, Parser, Subcommand};
 pub use error::{CliError, ErrorKind};
 
 use commands::{
-    check, ci, cleanup, completions, config, diff, doctor, git_hook, integrity, keys, log, man,
-    mcp, progress, push, receipts, recover, report, restore, resume, save, status, statusline,
+    check, ci, cleanup, completions, config, diff, doctor, explain, git_hook, integrity, keys, log,
+    man, mcp, progress, push, receipts, recover, report, restore, resume, save, status, statusline,
     step, task, trust, validate, verify,
 };
 
@@ -156,6 +156,13 @@ enum Command {
     /// and line, or a CHECKPOINT_* variable). `config set KEY VALUE` edits the project's
     /// checkpoint.toml (--user: the user config file), keeping its comments.
     Config(config::ConfigArgs),
+    /// Why the last stop here was blocked (or let through): its verdict, what the agent was
+    /// told, its test runs; or, given a KEY, what that setting does.
+    ///
+    /// The stop is the latest one the sessions of this worktree recorded (--session: of that
+    /// session). `checkpoint explain stop.max_blocks` prints the key's description, its default,
+    /// its value here and where that came from, and its CHECKPOINT_* variable.
+    Explain(explain::Args),
     /// Approve the commands this project would run at stops (its test command, detected or
     /// configured, and its rules'), after showing them.
     ///
@@ -231,6 +238,7 @@ pub fn main() -> ExitCode {
         Command::Cleanup(args) => cleanup::run(&args),
         Command::Push(args) => push::run(&args),
         Command::Config(args) => config::run(&args),
+        Command::Explain(args) => explain::run(&args),
         Command::Trust(args) => trust::run(&args),
         Command::Untrust(args) => trust::untrust(&args),
         Command::Integrity(args) => integrity::run(&args),

@@ -67,6 +67,11 @@ pub struct Capabilities {
     /// ([`HookEvent::context_usage`](crate::HookEvent::context_usage)): the context watch runs
     /// there, its notice going with the tool's result.
     pub usage_in_payload: bool,
+    /// A block reaches the model only when the agent's plugin sends it back to the session as
+    /// the next prompt, which may not happen (OpenCode's lone `opencode run` may be gone): a
+    /// block counts toward the cap once delivered (see
+    /// [`Counting::WhenDelivered`](crate::decide::Counting::WhenDelivered)).
+    pub block_counted_when_delivered: bool,
 }
 
 impl Capabilities {
@@ -78,6 +83,7 @@ impl Capabilities {
         compaction_threshold: None,
         status_line: false,
         usage_in_payload: false,
+        block_counted_when_delivered: false,
     };
 
     /// Sets [`Capabilities::context_before_tool`].
@@ -114,6 +120,22 @@ impl Capabilities {
     pub const fn usage_in_payload(mut self, yes: bool) -> Self {
         self.usage_in_payload = yes;
         self
+    }
+
+    /// Sets [`Capabilities::block_counted_when_delivered`].
+    pub const fn block_counted_when_delivered(mut self, yes: bool) -> Self {
+        self.block_counted_when_delivered = yes;
+        self
+    }
+
+    /// When a block counts toward the cap (see
+    /// [`Capabilities::block_counted_when_delivered`]).
+    pub const fn counting(&self) -> crate::decide::Counting {
+        if self.block_counted_when_delivered {
+            crate::decide::Counting::WhenDelivered
+        } else {
+            crate::decide::Counting::AtTheStop
+        }
     }
 }
 

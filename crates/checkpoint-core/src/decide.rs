@@ -54,6 +54,23 @@ pub struct SessionFacts {
     /// The turn (the agent's turn id) the blocks were counted in, when the agent names turns.
     #[serde(default)]
     pub turn: Option<String>,
+    /// The last stop was blocked and its message is not known to have reached the model yet
+    /// (see [`Counting::WhenDelivered`]): that block counts once it has, or at the next stop
+    /// of its turn.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub undelivered_block: bool,
+}
+
+/// When a block counts toward the `stop.max_blocks` cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counting {
+    /// At the stop: the agent itself delivers the block's message to the model.
+    AtTheStop,
+    /// Once its message was delivered: the agent's plugin sends it back to the session as the
+    /// next prompt (OpenCode), which a run that ends first never gets. The message coming back
+    /// as a prompt ([`session_after_delivery`]), or the next stop of its turn, shows it was; a
+    /// block never delivered is never counted.
+    WhenDelivered,
 }
 
 /// Everything gathered for one stop.
@@ -129,10 +146,19 @@ impl Verdict {
     /// The session memory to store, over the session as it is stored now (`current`, read inside
     /// the locked update): other stops of the session may have counted blocks since the facts
     /// were gathered, so a block counts on from the stored count, never from a stale copy.
-    pub fn session_over(&self, stop: Stop, current: &SessionFacts) -> SessionFacts {
+    /// A block counts at once or once delivered, as `counting` says.
+    pub fn session_over(
+        &self,
+        stop: Stop,
+        current: &SessionFacts,
+        counting: Counting,
+    ) -> SessionFacts {
         let mut next = self.session.clone();
         if self.decision.is_block() {
-            next.consecutive_blocks = blocks_so_far(stop, current).saturating_add(1);
+            let so_far = blocks_so_far(stop, current);
+            let pending = counting == Counting::WhenDelivered;
+            next.consecutive_blocks = so_far.saturating_add(u32::from(!pending));
+            next.undelivered_block = pending;
         }
         next
     }
@@ -418,7 +444,8 @@ fn planned_tests(classes: &Classes<'_>, policy: &Policy) -> Vec<PlannedTest> {
 /// Blocks already spent in this turn: the stored count on a repeated stop, zero on a fresh one.
 fn blocks_so_far(stop: Stop, session: &SessionFacts) -> u32 {
     if stop.repeated {
-        session.consecutive_blocks
+        // A stop of the same turn after a block: the model was evidently told of it.
+        (session.consecutive_blocks).saturating_add(u32::from(session.undelivered_block))
     } else {
         0
     }
@@ -507,11 +534,13 @@ fn next_session(session: &SessionFacts, decision: &Decision, facts: &Facts) -> S
     match decision {
         Decision::Allow { .. } => SessionFacts {
             consecutive_blocks: 0,
+            undelivered_block: false,
             ..session.clone()
         },
         Decision::Block { reason, block, .. } => {
             let mut next = SessionFacts {
                 consecutive_blocks: *block,
+                undelivered_block: false,
                 ..session.clone()
             };
             match reason {
@@ -533,6 +562,18 @@ fn next_session(session: &SessionFacts, decision: &Decision, facts: &Facts) -> S
 pub fn session_after_prompt(session: &SessionFacts) -> SessionFacts {
     SessionFacts {
         consecutive_blocks: 0,
+        undelivered_block: false,
+        ..session.clone()
+    }
+}
+
+/// The session after the last block's message came back as the session's prompt: delivered, it
+/// counts now (see [`Counting::WhenDelivered`]); nothing changes for one counted already.
+pub fn session_after_delivery(session: &SessionFacts) -> SessionFacts {
+    SessionFacts {
+        consecutive_blocks: (session.consecutive_blocks)
+            .saturating_add(u32::from(session.undelivered_block)),
+        undelivered_block: false,
         ..session.clone()
     }
 }

@@ -19,6 +19,16 @@ pub struct ProjectEnvSource {
     pub format: EnvFormat,
 }
 
+/// The sources of every agent, whichever it is: direnv's `.envrc`, whose variables a shell that
+/// loaded it gives the agent it starts, and so every hook. The file is in the repository, where
+/// the agent writes (and `direnv allow` is a command it can run as well as the user can), so what
+/// it sets is the project's. Its plain assignments (`export NAME=value`) are read; a name or
+/// value the shell computes is not.
+pub const EVERY_AGENT: &[ProjectEnvSource] = &[ProjectEnvSource {
+    path: ".envrc",
+    format: EnvFormat::DotEnv,
+}];
+
 /// How a [`ProjectEnvSource`]'s text sets variables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

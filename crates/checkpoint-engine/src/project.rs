@@ -115,6 +115,9 @@ pub struct Project {
     /// What the layers under the project file give for the guarded settings it sets: the values
     /// the gate uses while the project's are not approved and none were before.
     pub lower: Vec<LowerValue>,
+    /// The guarded keys the user's own `CHECKPOINT_*` variables set over the project (see
+    /// [`Trust::check`]).
+    pub user_slots: Vec<String>,
     /// The host the project was opened from (configuration sources, clock).
     pub host: Host,
 }
@@ -322,7 +325,7 @@ impl Project {
         if approval.is_legacy() {
             changes.push("the approval predates pinning the configuration and content".into());
         }
-        if Trust::check(&self.commands, Some(approval)) != Trust::Trusted {
+        if Trust::check(&self.commands, Some(approval), &self.user_slots) != Trust::Trusted {
             changes.push("the commands".to_owned());
         }
         if approval.config.is_some() && approval.config != current.config {
@@ -379,7 +382,7 @@ impl Project {
     /// applies only approved values of the guarded settings, and what the user is told about it
     /// (`None` when everything is approved).
     pub fn approved_policy(&self, approval: Option<&Approval>) -> (Policy, Option<String>) {
-        let trust = Trust::check(&self.commands, approval);
+        let trust = Trust::check(&self.commands, approval, &self.user_slots);
         let mut policy = self.policy.clone();
         let held = trust.restrict(&mut policy, approval, &self.lower);
         (policy, trust.notice(&self.workdir, &held))
@@ -463,8 +466,14 @@ fn changed_definitions(
         .collect()
 }
 
-/// A project's settings as [`Host::settings`] loads them.
-type Settings = (Policy, Vec<ProjectCommand>, Vec<LowerValue>);
+/// A project's settings as [`Host::settings`] loads them: the policy, and what of it the project
+/// supplies (see the fields of [`Project`] of the same names).
+struct Settings {
+    policy: Policy,
+    commands: Vec<ProjectCommand>,
+    lower: Vec<LowerValue>,
+    user_slots: Vec<String>,
+}
 
 /// Opening a project: the only place settings are loaded.
 impl Host {
@@ -475,7 +484,7 @@ impl Host {
     /// approved project reads as "the gate is off"; the stop gate says what is held back (see
     /// [`Host::approved_project`]). Without an approval, the error.
     pub fn project(&self, repo: Repo) -> Result<Project, ProjectError> {
-        let (policy, commands, lower) = match self.settings(&repo.workdir) {
+        let settings = match self.settings(&repo.workdir) {
             Err(ProjectError::Config(error)) => {
                 (self.approved_settings(&repo)).ok_or(ProjectError::Config(error))?
             }
@@ -485,9 +494,10 @@ impl Host {
             state_dir: self.state_dir(&repo)?,
             workdir: repo.workdir.clone(),
             repo: Some(repo),
-            policy,
-            commands,
-            lower,
+            policy: settings.policy,
+            commands: settings.commands,
+            lower: settings.lower,
+            user_slots: settings.user_slots,
             host: self.clone(),
         })
     }
@@ -525,9 +535,12 @@ impl Host {
         let set_by_project: Vec<String> =
             (self.project_env.iter()).map(|p| p.var.clone()).collect();
         let effective = effective.with_project_env(&set_by_project);
-        let commands = effective.project_commands(&sources.project_file);
-        let lower = effective.lower_values(&sources.project_file);
-        Ok((effective.into_policy(), commands, lower))
+        Ok(Settings {
+            commands: effective.project_commands(&sources.project_file),
+            lower: effective.lower_values(&sources.project_file),
+            user_slots: effective.user_slots(),
+            policy: effective.into_policy(),
+        })
     }
 
     /// The project of `repo` as the stop gate acts on it: with the configuration the user
@@ -569,7 +582,10 @@ impl Host {
                     let current = config::read_project(&file);
                     // What the new file would change among the approved commands.
                     let waiting = |text: Option<&str>| match self.settings_with(&root, Some(text)) {
-                        Ok((_, commands, _)) => Trust::check(&commands, Some(approval)).changes(),
+                        Ok(settings) => {
+                            Trust::check(&settings.commands, Some(approval), &settings.user_slots)
+                                .changes()
+                        }
                         Err(_) => Vec::new(),
                     };
                     let change = match &current {
@@ -623,14 +639,14 @@ impl Host {
                 },
             },
         };
-        let (policy, commands, lower) = settings;
         let mut project = Project {
             state_dir: self.state_dir(&repo)?,
             workdir: root.clone(),
             repo: Some(repo),
-            policy,
-            commands,
-            lower,
+            policy: settings.policy,
+            commands: settings.commands,
+            lower: settings.lower,
+            user_slots: settings.user_slots,
             host: self.clone(),
         };
         let (mut policy, trust_notice) = project.approved_policy(approval.as_ref());
@@ -676,14 +692,15 @@ impl Host {
         if let Some(repo) = self.locate(cwd)? {
             return self.project(repo);
         }
-        let (policy, commands, lower) = self.settings(cwd)?;
+        let settings = self.settings(cwd)?;
         Ok(Project {
             state_dir: self.state_dir_or(|| cwd.join(".checkpoint"))?,
             workdir: cwd.to_owned(),
             repo: None,
-            policy,
-            commands,
-            lower,
+            policy: settings.policy,
+            commands: settings.commands,
+            lower: settings.lower,
+            user_slots: settings.user_slots,
             host: self.clone(),
         })
     }

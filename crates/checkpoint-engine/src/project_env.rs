@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use checkpoint_core::home::AgentHome;
-use checkpoint_core::project_env::ProjectEnvSource;
+use checkpoint_core::project_env::{EVERY_AGENT, ProjectEnvSource};
 
 /// The largest project env file read.
 const MAX_ENV_FILE_BYTES: u64 = 256 * 1024;
@@ -27,23 +27,20 @@ pub struct ProjectVar {
     pub file: PathBuf,
 }
 
-/// The variables of `env` whose value one of `home`'s project env sources sets, looking in `cwd`
-/// and each directory above it up to the repository's root; none outside a repository.
+/// The variables of `env` whose value one of `home`'s project env sources, or one of every
+/// agent's ([`EVERY_AGENT`]), sets, looking in `cwd` and each directory above it up to the
+/// repository's root; none outside a repository.
 pub fn project_vars(home: &dyn AgentHome, env: &[(String, String)], cwd: &Path) -> Vec<ProjectVar> {
-    let sources = home.project_env();
-    if sources.is_empty() || env.is_empty() {
+    if env.is_empty() {
         return Vec::new();
     }
+    let sources: Vec<&ProjectEnvSource> = home.project_env().iter().chain(EVERY_AGENT).collect();
     let Some(dirs) = dirs_up_to_root(cwd) else {
         return Vec::new();
     };
     let root = dirs.last().cloned().unwrap_or_default();
     let texts: Vec<(&ProjectEnvSource, PathBuf, String)> = (dirs.iter())
-        .flat_map(|dir| {
-            sources
-                .iter()
-                .map(move |source| (source, dir.join(source.path)))
-        })
+        .flat_map(|dir| (sources.iter()).map(move |source| (*source, dir.join(source.path))))
         .filter_map(|(source, path)| {
             let bytes = crate::bounded::read_regular(&path, MAX_ENV_FILE_BYTES).ok()?;
             Some((source, path, String::from_utf8_lossy(&bytes).into_owned()))
@@ -182,6 +179,17 @@ mod tests {
         assert_eq!(project_vars(&Sourced, &vars, root).len(), 1);
         assert_eq!(project_vars(&Manual, &vars, root), []);
         assert_eq!(project_vars(&Sourced, &[], root), []);
+        // direnv's `.envrc` is every agent's source.
+        fs::write(
+            root.join(".envrc"),
+            "export CHECKPOINT_STOP_COMMIT_GATE=false\n",
+        )
+        .unwrap();
+        let envrc = ProjectVar {
+            var: "CHECKPOINT_STOP_COMMIT_GATE".into(),
+            file: ".envrc".into(),
+        };
+        assert_eq!(project_vars(&Manual, &vars, root), [envrc]);
         fs::remove_dir(root.join(".git")).unwrap();
         assert_eq!(project_vars(&Sourced, &vars, &root.join("sub")), []);
     }

@@ -293,8 +293,16 @@ pub enum Trust {
 }
 
 impl Trust {
-    /// Compares the project's `current` commands with its `approval`.
-    pub fn check(current: &[ProjectCommand], approval: Option<&Approval>) -> Trust {
+    /// Compares the project's `current` commands with its `approval`. `user_slots` are the
+    /// guarded keys the user's own `CHECKPOINT_*` variables set (see
+    /// [`Effective::user_slots`](checkpoint_core::policy::config::Effective::user_slots)): the
+    /// project supplies nothing there, and an approved value of one of them that it no longer
+    /// shows is the user's choice, not a change.
+    pub fn check(
+        current: &[ProjectCommand],
+        approval: Option<&Approval>,
+        user_slots: &[String],
+    ) -> Trust {
         let Some(approval) = approval else {
             return if current.is_empty() {
                 Trust::Trusted
@@ -309,7 +317,8 @@ impl Trust {
                 .collect()
         };
         let new = missing(current, &approval.commands);
-        let gone = missing(&approval.commands, current);
+        let mut gone = missing(&approval.commands, current);
+        gone.retain(|c| !user_slots.contains(&c.slot));
         if new.is_empty() && gone.is_empty() {
             Trust::Trusted
         } else {
@@ -543,7 +552,7 @@ mod tests {
 
     #[test]
     fn an_untrusted_project_runs_none_of_its_commands() {
-        let trust = Trust::check(&current(), None);
+        let trust = Trust::check(&current(), None, &[]);
         let mut restricted = policy();
         let held = trust.restrict(&mut restricted, None, &[]);
         assert_eq!(restricted.tests.command, None);
@@ -563,9 +572,9 @@ mod tests {
 
     #[test]
     fn nothing_to_approve_and_exact_approvals_are_trusted() {
-        assert_eq!(Trust::check(&[], None), Trust::Trusted);
+        assert_eq!(Trust::check(&[], None, &[]), Trust::Trusted);
         let approved = approval(&current());
-        let trust = Trust::check(&current(), Some(&approved));
+        let trust = Trust::check(&current(), Some(&approved), &[]);
         assert_eq!(trust, Trust::Trusted);
         let mut same = policy();
         assert_eq!(trust.restrict(&mut same, Some(&approved), &[]), []);
@@ -580,7 +589,7 @@ mod tests {
             command("rule.api.action", "Restart the server"),
             command("stop.commit_gate", "true"),
         ]);
-        let trust = Trust::check(&current(), Some(&approved));
+        let trust = Trust::check(&current(), Some(&approved), &[]);
         let mut restricted = policy();
         let held = trust.restrict(&mut restricted, Some(&approved), &[]);
         assert_eq!(
@@ -627,7 +636,7 @@ mod tests {
         let (commands, lower, policy) = layered(project, "[tests]\ntimeout = \"10m\"\n", &[]);
         // An earlier approval had `max_blocks = 5`.
         let approved = approval(&[command("stop.max_blocks", "5")]);
-        let trust = Trust::check(&commands, Some(&approved));
+        let trust = Trust::check(&commands, Some(&approved), &[]);
         let mut restricted = policy.clone();
         let held = trust.restrict(&mut restricted, Some(&approved), &lower);
         // The approved value, else the user's file, else the built-in default.
@@ -644,7 +653,7 @@ mod tests {
         "#);
 
         // Untrusted: nothing approved, the lower layers' values.
-        let trust = Trust::check(&commands, None);
+        let trust = Trust::check(&commands, None, &[]);
         let mut restricted = policy.clone();
         trust.restrict(&mut restricted, None, &lower);
         assert_eq!(
@@ -655,7 +664,7 @@ mod tests {
 
         // Approved: the project's values apply.
         let all = approval(&commands);
-        let trust = Trust::check(&commands, Some(&all));
+        let trust = Trust::check(&commands, Some(&all), &[]);
         assert_eq!(trust, Trust::Trusted);
         let mut applied = policy.clone();
         trust.restrict(&mut applied, Some(&all), &lower);
@@ -664,14 +673,38 @@ mod tests {
         assert!(!applied.stop.commit_gate);
     }
 
-    /// The user's own `CHECKPOINT_*` variables are the user's: never held back, never listed.
+    /// The user's own `CHECKPOINT_*` variables are the user's: never held back, never listed,
+    /// and the project's approved values under them are not reported as changed.
     #[test]
     fn the_users_variables_always_apply() {
         let env = [("CHECKPOINT_STOP_COMMIT_GATE", "false")];
         let (commands, lower, mut policy) = layered("[stop]\ncommit_gate = true\n", "", &env);
         assert_eq!((commands, lower), (vec![], vec![]));
-        Trust::check(&[], None).restrict(&mut policy, None, &[]);
+        Trust::check(&[], None, &[]).restrict(&mut policy, None, &[]);
         assert!(!policy.stop.commit_gate);
+
+        // Approved without the variable, judged with it: the project's command is still the
+        // approved one, the user's runs, and nothing is reported.
+        let project = "[tests]\ncommand = \"make test\"\n";
+        let (approved, _, _) = layered(project, "", &[]);
+        let approval = approval(&approved);
+        let env = [("CHECKPOINT_TESTS_COMMAND", "make quick")];
+        let (commands, lower, policy) = layered(project, "", &env);
+        let users = vec!["tests.command".to_owned()];
+        let trust = Trust::check(&commands, Some(&approval), &users);
+        assert_eq!(trust, Trust::Trusted);
+        let mut applied = policy.clone();
+        assert_eq!(trust.restrict(&mut applied, Some(&approval), &lower), []);
+        assert_eq!(applied.tests.command.as_deref(), Some("make quick"));
+        // Only the user's slots: another approved value the project dropped is still a change.
+        let trust = Trust::check(&[], Some(&approval), &["stop.max_blocks".to_owned()]);
+        assert_eq!(
+            trust,
+            Trust::Changed {
+                new: vec![],
+                gone: approved
+            }
+        );
     }
 
     #[test]

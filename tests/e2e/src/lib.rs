@@ -9,18 +9,21 @@
 //!
 //! let repo = checkpoint_testkit::repo("python-passing");
 //! write_hooks(Agent::Codex, repo.path(), "/abs/path/to/stop-hook", &[]);
-//! let result = run_agent(
+//! let Some(result) = run_agent(
 //!     Agent::Codex,
 //!     repo.path(),
 //!     "Fix the tests.",
 //!     Scenario::new([Step::reply("Done."), Step::reply("Really done.")]),
-//! );
+//! ) else {
+//!     return; // the CLIs could not be installed: the test said it is not run
+//! };
 //! assert!(result.status.success(), "{}", result.summary());
 //! let turns = result.turns();
 //! assert_eq!(stop_feedback(Agent::Codex, turns[1]), ["the hook's reason"]);
 //! ```
 //!
-//! - [`ensure_clis`] installs the pinned CLIs once (`install-clis.sh`, npm registry only).
+//! - [`clis`] installs the pinned CLIs once (`install-clis.sh`, npm registry only); a test whose
+//!   CLIs cannot be installed is not run, and says so (it fails in CI).
 //! - [`Session`] is one agent with an isolated `HOME` and its own [`mock::MockServer`];
 //!   [`run_agent`] is the one-shot form.
 //! - [`write_hooks`] writes the project hook config, unless something else (such as
@@ -42,7 +45,7 @@ mod session;
 mod wire;
 mod workspace;
 
-pub use clis::{Clis, ensure_clis};
+pub use clis::{Clis, clis};
 pub use hooks::write_hooks;
 pub use session::{RunResult, Session, run_agent};
 pub use wire::{ConversationText, Place, conversation_texts, last_user_texts, stop_feedback};

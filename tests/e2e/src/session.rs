@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 use crate::mock::MockServer;
 use crate::scenario::Scenario;
 use crate::server::Server;
-use crate::{Agent, ensure_clis, last_user_texts};
+use crate::{Agent, clis, last_user_texts};
 
 /// Default limit for one CLI run; `CHECKPOINT_E2E_TIMEOUT_SECS` overrides it.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
@@ -130,13 +130,17 @@ pub struct Session {
     runs: u32,
     /// `PATH` for the CLI and its hooks, when not the test process's ([`Session::set_path`]).
     path: Option<OsString>,
+    /// OpenCode: whether a run is a lone `opencode run`, without a server of its own
+    /// ([`Session::lone_runs`]).
+    lone: bool,
 }
 
 impl Session {
-    /// Installs the CLIs if needed ([`ensure_clis`]), creates the home, starts the mock and
-    /// writes the CLI's user config. Panics when any of that fails.
-    pub fn new(agent: Agent) -> Self {
-        let program = ensure_clis().path(agent).to_path_buf();
+    /// Installs the CLIs if needed ([`clis`]), creates the home, starts the mock and writes the
+    /// CLI's user config. `None` when the CLIs cannot be installed: the test is not run, and
+    /// says so (see [`clis`]). Panics when anything else fails.
+    pub fn new(agent: Agent) -> Option<Self> {
+        let program = clis()?.path(agent).to_path_buf();
         let mut home = tempfile::Builder::new()
             .prefix(&format!("ckpt-e2e-{agent}-home-"))
             .tempdir()
@@ -152,9 +156,10 @@ impl Session {
             mock,
             runs: 0,
             path: None,
+            lone: false,
         };
         session.write_user_config();
-        session
+        Some(session)
     }
 
     /// The agent this session runs.
@@ -162,9 +167,20 @@ impl Session {
         self.agent
     }
 
+    /// The agent's CLI.
+    pub fn program(&self) -> &Path {
+        &self.program
+    }
+
     /// The isolated `HOME`.
     pub fn home(&self) -> &Path {
         self.home.path()
+    }
+
+    /// OpenCode: each run from now on is a lone `opencode run` (as a user types it), not a run
+    /// attached to an `opencode serve` of its own: it is over when the CLI exits.
+    pub fn lone_runs(&mut self) {
+        self.lone = true;
     }
 
     /// Sets the `PATH` the CLI, its hooks and its MCP servers run with (by default the test
@@ -542,7 +558,7 @@ plugins = false
             .and_then(|s| s.parse().ok())
             .map_or(DEFAULT_TIMEOUT, Duration::from_secs);
         let started = Instant::now();
-        let server = (self.agent == Agent::OpenCode).then(|| {
+        let server = (self.agent == Agent::OpenCode && !self.lone).then(|| {
             let log = home.join(format!("run-{run}.server.log"));
             Server::start(&self.program, &repo, self.env(), &log, timeout)
         });
@@ -697,9 +713,9 @@ fn feed_messages(
 }
 
 /// Runs `agent` once in `repo` on `prompt` while the mock plays `scenario`, in a fresh
-/// [`Session`]. See [`Session::run`].
-pub fn run_agent(agent: Agent, repo: &Path, prompt: &str, scenario: Scenario) -> RunResult {
-    Session::new(agent).run(repo, prompt, scenario)
+/// [`Session`]; `None` when the test is not run (see [`Session::new`]). See [`Session::run`].
+pub fn run_agent(agent: Agent, repo: &Path, prompt: &str, scenario: Scenario) -> Option<RunResult> {
+    Some(Session::new(agent)?.run(repo, prompt, scenario))
 }
 
 fn create_dir(path: &Path) {

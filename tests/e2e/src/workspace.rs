@@ -258,9 +258,8 @@ pub fn add_plugin(session: &mut Session, adapters: bool) {
         .chain(others)
         .collect();
     session.set_path(std::env::join_paths(dirs).expect("PATH joins"));
-    let program = crate::ensure_clis().path(agent);
     for args in commands {
-        run_ok(session, program, &args, session.home());
+        run_ok(session, session.program(), &args, session.home());
     }
 }
 

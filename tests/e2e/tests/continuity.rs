@@ -57,11 +57,12 @@ const SCHEMA: &str = "CREATE TABLE calc_history (a INTEGER, b INTEGER, result IN
 /// The first session's last message: the summary of the checkpoint its stop saves.
 const FIRST_SESSION_END: &str = "Created the schema.";
 
-/// A session for `agent` and a `python-passing` repository with [`CONFIG`] and our hooks.
-fn project(agent: Agent) -> (Session, tempfile::TempDir) {
-    let session = Session::new(agent);
+/// A session for `agent` and a `python-passing` repository with [`CONFIG`] and our hooks; `None`
+/// when the test is not run (see [`Session::new`]).
+fn project(agent: Agent) -> Option<(Session, tempfile::TempDir)> {
+    let session = Session::new(agent)?;
     let repo = checkpoint_project(&session, "python-passing", CONFIG);
-    (session, repo)
+    Some((session, repo))
 }
 
 /// Every conversation text of `request` that contains `needle`.
@@ -153,7 +154,9 @@ fn assert_notice_placed(agent: Agent, notice: &ConversationText, summary: &str) 
 /// result must carry `Checkpoint saved (context 85 %)`, once. Step 2 reports ~0 % and runs
 /// another command: no second notice. The checkpoint is in `checkpoint log --json`.
 fn context_notice_at_next_tool_call(agent: Agent) {
-    let (mut session, repo) = project(agent);
+    let Some((mut session, repo)) = project(agent) else {
+        return;
+    };
     let result = session.run(
         repo.path(),
         "Look around the repository.",
@@ -321,7 +324,9 @@ fn assert_restart_context(agent: Agent, request: &Value, progressed: &Value, sum
 /// session in the same repository (`SessionStart` source `startup`), starts with the restart
 /// context in its first model request.
 fn second_session_resumes(agent: Agent) {
-    let (mut session, repo) = project(agent);
+    let Some((mut session, repo)) = project(agent) else {
+        return;
+    };
     let first = session.run(
         repo.path(),
         "Create the schema.",
@@ -362,7 +367,9 @@ fn second_session_resumes(agent: Agent) {
 #[test]
 fn clear_resumes_claude() {
     let agent = Agent::Claude;
-    let (mut session, repo) = project(agent);
+    let Some((mut session, repo)) = project(agent) else {
+        return;
+    };
     let mut steps = create_schema_steps();
     steps.push(Step::reply("Picking up from the checkpoint."));
     let result = session.run_messages(

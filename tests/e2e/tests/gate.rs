@@ -387,8 +387,10 @@ fn play(agent: Agent, story: Story) {
 
 /// Plays `story` with `agent` started at `start`, and checks it as [`play`] does.
 fn play_from(agent: Agent, story: Story, start: Start) {
+    let Some(mut session) = Session::new(agent) else {
+        return;
+    };
     let repo = checkpoint_testkit::repo("python-passing");
-    let mut session = Session::new(agent);
     let place = start.prepare(&mut session, repo.path());
     let mut scenario = Scenario::new(story.steps());
     scenario.root = Some(place.root.clone());
@@ -648,8 +650,10 @@ mod plugin {
     /// (`~/.local/share/opencode/log/opencode.log`, `level=WARN … message="<line>"`), where the
     /// plugin logs what the adapter says on stderr.
     fn without_adapters(agent: Agent) {
+        let Some(mut session) = Session::new(agent) else {
+            return;
+        };
         let repo = checkpoint_testkit::repo("python-passing");
-        let mut session = Session::new(agent);
         add_plugin(&mut session, false);
         let scenario = Scenario::new(Story::NeverFixes.steps());
         let label = "plugin without adapters";
@@ -733,8 +737,10 @@ mod plugin {
             ),
         ];
         for (agent, args) in checks {
-            let session = Session::new(agent);
-            let out = std::process::Command::new(checkpoint_e2e::ensure_clis().path(agent))
+            let Some(session) = Session::new(agent) else {
+                return;
+            };
+            let out = std::process::Command::new(session.program())
                 .args(&args)
                 .current_dir(&root)
                 .env_clear()
@@ -791,18 +797,19 @@ mod subagents {
 
     /// Plays `steps` with Claude Code at the root of a `python-passing` repository with the hooks
     /// installed, and returns the run with the block message each turn carried.
-    fn play(steps: Vec<Step>) -> (tempfile::TempDir, RunResult, Vec<Vec<String>>) {
+    /// `None` when the test is not run (see [`Session::new`]).
+    fn play(steps: Vec<Step>) -> Option<(tempfile::TempDir, RunResult, Vec<Vec<String>>)> {
+        let mut session = Session::new(Agent::Claude)?;
         let repo = checkpoint_testkit::repo("python-passing");
-        let mut session = Session::new(Agent::Claude);
         install_checkpoint(&session, repo.path());
         let scenario = Scenario::new(steps);
         let (result, _, carried) = run_at(&mut session, repo.path(), scenario, "subagent");
-        (repo, result, carried)
+        Some((repo, result, carried))
     }
 
     #[test]
     fn a_read_only_subagent_is_not_told_to_commit_the_parents_work() {
-        let (repo, result, carried) = play(vec![
+        let Some((repo, result, carried)) = play(vec![
             Step::reply("I added mul; a reviewer will look at it.")
                 .write("calc.py", CALC_WITH_MUL)
                 .subagent("Review calc.py and report. Change nothing."),
@@ -811,7 +818,9 @@ mod subagents {
             // The parent's stop: blocked by the commit gate.
             Step::reply("Reviewed."),
             Step::reply("Committed.").run("git commit -qam 'calc: mul'"),
-        ]);
+        ]) else {
+            return;
+        };
         let summary = result.summary();
         assert_eq!(carried.len(), 4, "{summary}");
         assert!(
@@ -828,7 +837,7 @@ mod subagents {
 
     #[test]
     fn a_subagent_that_breaks_a_test_is_blocked_for_the_test_only() {
-        let (repo, result, carried) = play(vec![
+        let Some((repo, result, carried)) = play(vec![
             Step::reply("A helper will change add.").subagent("Rewrite add in calc.py."),
             Step::reply("I rewrote add.").write("calc.py", CALC_BROKEN),
             // The subagent again, with our block message: it fixes add and stops (allowed, no
@@ -837,7 +846,9 @@ mod subagents {
             // The parent's stop: the tests pass, the work is uncommitted.
             Step::reply("The helper is done."),
             Step::reply("Committed.").run("git commit -qam fix"),
-        ]);
+        ]) else {
+            return;
+        };
         let summary = result.summary();
         assert_eq!(carried.len(), 5, "{summary}");
         let [subagent_block] = carried[2].as_slice() else {
@@ -859,7 +870,7 @@ mod subagents {
 
     #[test]
     fn a_stop_waits_for_background_commands_then_is_judged() {
-        let (repo, result, carried) = play(vec![
+        let Some((repo, result, carried)) = play(vec![
             Step::reply("I changed add and started a slow job.")
                 .write("calc.py", CALC_BROKEN)
                 .background("sleep 8"),
@@ -870,7 +881,9 @@ mod subagents {
             Step::reply("Fixed add and committed.")
                 .write("calc.py", CALC_FIXED)
                 .run("git commit -qam fix"),
-        ]);
+        ]) else {
+            return;
+        };
         let summary = result.summary();
         assert_eq!(carried.len(), 4, "{summary}");
         assert!(
@@ -889,9 +902,11 @@ mod subagents {
 /// Warm results (`[tests] prewarm = true`): the agent's tool call after an edit starts the tests
 /// in the background; its stop finds their outcome ("cached") and runs nothing itself.
 fn warm_results(agent: Agent) {
+    let Some(mut session) = Session::new(agent) else {
+        return;
+    };
     let outside = tempfile::tempdir().unwrap();
     let runs = outside.path().join("runs");
-    let mut session = Session::new(agent);
     let config = format!(
         "[tests]\ncommand = \"echo run >> {} && python3 -m unittest -q\"\nprewarm = true\n",
         runs.display()
@@ -964,8 +979,10 @@ mod configured_worktree {
     use super::{BROKEN_ASSERTION, MAX_BLOCKS, Story, TESTS_FAILED, run_at};
 
     fn play(agent: Agent) {
+        let Some(mut session) = Session::new(agent) else {
+            return;
+        };
         let repo = checkpoint_testkit::repo("python-passing");
-        let mut session = Session::new(agent);
         install_checkpoint(&session, repo.path());
         let clean = checkpoint_testkit::clean_copy(repo.path());
         let elsewhere = clean.path().to_str().unwrap();
@@ -1067,8 +1084,10 @@ mod project_env {
     }
 
     fn play(agent: Agent) {
+        let Some(mut session) = Session::new(agent) else {
+            return;
+        };
         let repo = checkpoint_testkit::repo("python-passing");
-        let mut session = Session::new(agent);
         install_checkpoint(&session, repo.path());
         set_in_project_config(agent, repo.path());
         let scenario = Scenario::new(Story::NeverFixes.steps());
@@ -1104,5 +1123,97 @@ mod project_env {
     #[test]
     fn gemini() {
         play(Agent::Gemini);
+    }
+}
+
+/// OpenCode under a lone `opencode run` (no server of its own): the run ends at the session's
+/// first idle, and OpenCode disposes of its instance ~140 ms later, while the adapter answers
+/// the idle in about a second (it runs the tests). The plugin holds the disposal until the
+/// adapter has answered and stores the block in the session (without a reply: nothing runs any
+/// more); the block counts once stored, and reaches the model with that session's next prompt,
+/// `opencode run --session <id>` (issue 38).
+mod opencode_lone_run {
+    use checkpoint_e2e::scenario::{Scenario, Step};
+    use checkpoint_e2e::{Agent, Session, install_checkpoint, last_user_texts, run_ok};
+    use serde_json::Value;
+
+    use super::{
+        BROKEN_ASSERTION, CALC_BROKEN, CALC_FIXED, PROMPT, TESTS_FAILED, assert_repo,
+        assert_wrapped,
+    };
+
+    #[test]
+    fn the_block_reaches_the_model_with_the_sessions_next_prompt() {
+        let Some(mut session) = Session::new(Agent::OpenCode) else {
+            return;
+        };
+        session.lone_runs();
+        let repo = checkpoint_testkit::repo("python-passing");
+        let dir = repo.path();
+        install_checkpoint(&session, dir);
+        let mut first =
+            Scenario::new([Step::reply("I changed add.").write("calc.py", CALC_BROKEN)]);
+        first.root = Some(dir.to_owned());
+        let result = session.run(dir, PROMPT, first);
+        result.report_timing("lone run");
+        let summary = result.summary();
+        assert!(result.status.success(), "{summary}");
+        assert_eq!(
+            result.turns().len(),
+            1,
+            "a lone run asks the model once\n{summary}"
+        );
+
+        // The block is in the session, as a user message of its own.
+        let listed = run_ok(
+            &session,
+            session.program(),
+            &["session", "list", "--format", "json"],
+            dir,
+        );
+        let listed: Value = serde_json::from_slice(&listed).expect("the session list is JSON");
+        let id = listed[0]["id"].as_str().expect("a session id").to_owned();
+        let exported = run_ok(&session, session.program(), &["export", &id], dir);
+        let exported: Value = serde_json::from_slice(&exported).expect("the export is JSON");
+        let user_texts: Vec<&str> = (exported["messages"].as_array().into_iter().flatten())
+            .filter(|m| m["info"]["role"] == "user")
+            .flat_map(|m| m["parts"].as_array().into_iter().flatten())
+            .filter_map(|part| part["text"].as_str())
+            .collect();
+        let stored: Vec<&&str> = (user_texts.iter())
+            .filter(|text| text.starts_with(TESTS_FAILED))
+            .collect();
+        let [block] = stored.as_slice() else {
+            panic!("one block stored in the session: {user_texts:#?}\n{summary}");
+        };
+        assert!(block.contains(BROKEN_ASSERTION), "{block}");
+
+        // Stored, so counted: once.
+        let record = dir.join(format!(".git/checkpoint/sessions/opencode-{id}.json"));
+        let record: Value =
+            serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+        assert_eq!(record["consecutive_blocks"], 1, "{record:#}");
+        assert_eq!(record.get("undelivered_block"), None, "{record:#}");
+
+        // The session's next prompt: the model reads the block before it.
+        let mut second = Scenario::new([Step::reply("Fixed add and committed.")
+            .write("calc.py", CALC_FIXED)
+            .run("git commit -qam fix")]);
+        second.root = Some(dir.to_owned());
+        let args = ["run", "--session", &id, "Continue."].map(str::to_owned);
+        let result = session.run_args(dir, &args, None, second);
+        result.report_timing("lone run, next prompt");
+        let summary = result.summary();
+        assert!(result.status.success(), "{summary}");
+        let turns = result.turns();
+        assert_eq!(turns.len(), 1, "fixed: the stop is allowed\n{summary}");
+        let texts = last_user_texts(Agent::OpenCode, turns[0]);
+        assert_wrapped(Agent::OpenCode, &texts, block, &summary);
+        assert_eq!(
+            texts.last().map(|t| t.trim()),
+            Some("Continue."),
+            "{summary}"
+        );
+        assert_repo(dir, ("", "fix"), &result);
     }
 }

@@ -83,7 +83,9 @@ fn block_once_reaches_the_model(agent: Agent) {
             .run("git add done.txt && git commit -qm 'e2e: done'"),
     ]);
 
-    let result = run_agent(agent, repo.path(), "Please finish the task.", scenario);
+    let Some(result) = run_agent(agent, repo.path(), "Please finish the task.", scenario) else {
+        return;
+    };
     result.report_timing("block once");
 
     let summary = result.summary();
@@ -208,7 +210,9 @@ fn tool_call_and_hook_context_reach_the_model(agent: Agent) {
         Step::reply("E2E_DONE"),
     ]);
 
-    let result = run_agent(agent, repo.path(), "Please run it.", scenario);
+    let Some(result) = run_agent(agent, repo.path(), "Please run it.", scenario) else {
+        return;
+    };
     result.report_timing("tool call");
 
     let summary = result.summary();

@@ -92,6 +92,42 @@ fn the_retry_prompt_does_not_reset_the_cap() {
     OPENCODE.assert_retry_prompt_counts_on("chat.message-2", "block");
 }
 
+/// A block counts once its message is in the session (the plugin's `chat.message` carries it
+/// back), or at the next idle of its turn — never while nobody saw it: a lone `opencode run` may
+/// end before the plugin stores it (issue 38).
+#[test]
+fn a_block_counts_once_delivered() {
+    let repo = uncommitted();
+    let dir = repo.path();
+    let counted = || {
+        let record = adapter::stored_session(dir, &OPENCODE, "").expect("a session record");
+        (
+            record["consecutive_blocks"].as_u64(),
+            record["undelivered_block"] == true,
+        )
+    };
+    let first = OPENCODE.fire(dir, "session.idle");
+    assert!(OPENCODE.blocked(&first), "{first:?}");
+    assert_eq!(counted(), (Some(0), true), "answered, not yet delivered");
+    let block: Value = serde_json::from_str(&first.stdout).unwrap();
+    let back = [("prompt", block["block"].clone())];
+    let delivered = OPENCODE.fire_with(dir, "chat.message-2", &back, &[]);
+    OPENCODE.assert_no_op(&delivered, 0, "the block, back as the prompt");
+    assert_eq!(counted(), (Some(1), false), "in the session: counted");
+    // The same message seen again (a second chat.message) counts nothing more.
+    let again = OPENCODE.fire_with(dir, "chat.message-2", &back, &[]);
+    OPENCODE.assert_no_op(&again, 0, "the block again");
+    assert_eq!(counted(), (Some(1), false));
+
+    // A block never delivered, then the user's next prompt: a new turn, nothing counted.
+    let second = OPENCODE.fire(dir, "session.idle-2");
+    assert!(OPENCODE.blocked(&second), "{second:?}");
+    assert_eq!(counted(), (Some(1), true));
+    let user = [("prompt", Value::String("Go on.".into()))];
+    OPENCODE.fire_with(dir, "chat.message-2", &user, &[]);
+    assert_eq!(counted(), (Some(0), false));
+}
+
 #[test]
 fn concurrent_blocked_stops_count_every_block() {
     adapter::assert_concurrent_blocks_are_counted(&OPENCODE, 64);

@@ -14,6 +14,7 @@ use checkpoint_engine::store;
 use serde::Serialize;
 use toml_edit::{DocumentMut, Item, Table, Value};
 
+use crate::args::SettingKey;
 use crate::{CliError, output, project};
 
 /// Options of `checkpoint config`.
@@ -31,12 +32,14 @@ enum ConfigAction {
     /// Print the effective value of one key, as TOML.
     Get {
         /// A key like `context.warn`, or `rule.<name>`.
+        #[arg(value_parser = SettingKey, hide_possible_values = true)]
         key: String,
     },
     /// Set a key in the project's checkpoint.toml (or the user config file), keeping the file's
     /// comments; the new file is validated before it replaces the old one.
     Set {
-        /// A key like `context.warn`.
+        /// A key like `context.warn` (`checkpoint explain KEY` says what it does).
+        #[arg(value_parser = SettingKey, hide_possible_values = true)]
         key: String,
         /// A TOML value (`true`, `85`, `"prompt"`); anything else is taken as a string.
         value: String,

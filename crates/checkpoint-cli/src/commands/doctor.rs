@@ -451,7 +451,7 @@ fn project_trust() -> Result<Line, CliError> {
     };
     let root = project.workdir.display();
     let approval = project.approval()?;
-    let trust = Trust::check(&project.commands, approval.as_ref());
+    let trust = Trust::check(&project.commands, approval.as_ref(), &project.user_slots);
     // Its commands as approved, but its config file, what they run or its repository changed.
     let changes = match (&trust, &approval) {
         (Trust::Trusted, Some(approval)) => project.changes_since(approval)?,

@@ -13,6 +13,7 @@ pub(crate) mod completions;
 pub(crate) mod config;
 pub(crate) mod diff;
 pub(crate) mod doctor;
+pub(crate) mod explain;
 pub(crate) mod git_hook;
 pub(crate) mod integrity;
 pub(crate) mod keys;

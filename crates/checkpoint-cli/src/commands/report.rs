@@ -12,6 +12,8 @@ mod html;
 mod model;
 mod text;
 
+pub(crate) use text::wire_name;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 

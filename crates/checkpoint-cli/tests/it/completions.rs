@@ -108,6 +108,20 @@ fn completion_scripts_name_every_command_and_bash_accepts_its_own() {
         complete("checkpoint completions ''"),
         "-h --help bash elvish fish powershell zsh\n"
     );
+    // The settings table's keys, for `config set`, `config get` and `explain`.
+    for command in ["config set", "config get", "explain"] {
+        assert_eq!(
+            complete(&format!("checkpoint {command} stop.ma")),
+            "stop.max_blocks\n",
+            "{command}"
+        );
+    }
+    let keys = complete("checkpoint config set journal.");
+    let table: Vec<&str> = (checkpoint_core::policy::config::KEYS.iter())
+        .map(|key| key.name)
+        .filter(|name| name.starts_with("journal."))
+        .collect();
+    assert_eq!(keys.split_whitespace().collect::<Vec<_>>(), table);
 
     let unknown = Command::new(env!("CARGO_BIN_EXE_checkpoint"))
         .args(["completions", "tcsh"])

@@ -8,6 +8,7 @@ mod config;
 mod diff;
 mod doctor;
 mod exit_codes;
+mod explain;
 mod first_hour;
 mod hints;
 mod install;

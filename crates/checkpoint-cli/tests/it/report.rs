@@ -12,8 +12,6 @@ use serde_json::{Value, json};
 
 use super::{checkpoint, code};
 
-/// Where Debian's package puts Chromium.
-const CHROMIUM: &str = "/usr/bin/chromium";
 /// The sessions of the story.
 const FIRST: &str = "6f1c2a4e-0000-4000-8000-00000000a001";
 const SECOND: &str = "6f1c2a4e-0000-4000-8000-00000000a002";
@@ -271,19 +269,13 @@ fn a_session_s_report_shows_its_stops_tests_context_and_commits_and_only_text() 
 /// Checks the page through the DOM Chromium builds of it, and takes a screenshot (kept as
 /// `docs/report.png` with `CHECKPOINT_BLESS=1`). Without Chromium it says it did not run, and
 /// fails only in CI (`.ci/run` installs it).
-#[allow(clippy::print_stderr)] // that it did not run goes in the test output
 fn in_chromium(page: &Path) {
-    if !Path::new(CHROMIUM).exists() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{CHROMIUM} is missing (apt-get install chromium)"
-        );
-        eprintln!("report: the page was not checked in a browser: {CHROMIUM} is not installed");
+    if !checkpoint_testkit::has(checkpoint_testkit::Tool::Chromium) {
         return;
     }
     let profile = tempfile::tempdir().unwrap();
     let browser = |extra: &[&str]| {
-        let out = Command::new(CHROMIUM)
+        let out = Command::new("chromium")
             .args([
                 "--headless",
                 "--no-sandbox",

@@ -126,14 +126,19 @@ fn arb_status() -> impl Strategy<Value = TestStatus> {
 }
 
 fn arb_session() -> impl Strategy<Value = SessionFacts> {
-    (0u32..6, any::<bool>(), proptest::option::of(0i64..2000)).prop_map(
-        |(blocks, shown, capture_ago)| SessionFacts {
+    (
+        0u32..6,
+        any::<bool>(),
+        proptest::option::of(0i64..2000),
+        any::<bool>(),
+    )
+        .prop_map(|(blocks, shown, capture_ago, undelivered)| SessionFacts {
             consecutive_blocks: blocks,
             actions_shown_for: shown.then(|| "fp".to_owned()),
             last_capture: capture_ago.map(|s| Timestamp::from_second(NOW - s).unwrap()),
             turn: None,
-        },
-    )
+            undelivered_block: undelivered,
+        })
 }
 
 /// What the policy requires for these facts, computed independently of `decide`.
@@ -265,18 +270,50 @@ proptest! {
         gathered in arb_session(),
         stored in arb_session(),
         active in any::<bool>(),
+        when_delivered in any::<bool>(),
     ) {
         // Facts gathered from a copy that other stops have since moved past.
         let policy = policy(true, 100, true);
         let f = facts(changes, &statuses, gathered);
         let verdict = decide(stop(active), &f, &policy);
-        let next = verdict.session_over(stop(active), &stored);
-        let expected = match (&verdict.decision, active) {
-            (Decision::Allow { .. }, _) => 0,
-            (Decision::Block { .. }, true) => stored.consecutive_blocks + 1,
-            (Decision::Block { .. }, false) => 1,
+        let counting = if when_delivered { Counting::WhenDelivered } else { Counting::AtTheStop };
+        let next = verdict.session_over(stop(active), &stored, counting);
+        // A stop of the same turn shows that a block still undelivered reached the model.
+        let so_far = match active {
+            true => stored.consecutive_blocks + u32::from(stored.undelivered_block),
+            false => 0,
         };
-        prop_assert_eq!(next.consecutive_blocks, expected);
+        let expected = match (&verdict.decision, when_delivered) {
+            (Decision::Allow { .. }, _) => (0, false),
+            (Decision::Block { .. }, false) => (so_far + 1, false),
+            (Decision::Block { .. }, true) => (so_far, true),
+        };
+        prop_assert_eq!((next.consecutive_blocks, next.undelivered_block), expected);
+    }
+
+    /// Counted when delivered, the blocks of a turn are those whose message came back as a
+    /// prompt or was followed by another stop of the turn: a last block that never reached the
+    /// model counts for nothing, and none counts twice.
+    #[test]
+    fn only_delivered_blocks_count(delivered in proptest::collection::vec(any::<bool>(), 1..6)) {
+        let policy = policy(true, 100, true);
+        let mut session = SessionFacts::default();
+        for (i, came_back) in delivered.iter().enumerate() {
+            let repeated = stop(i > 0);
+            let f = facts(changeset(&[("src/lib.rs", ChangeKind::Modified)]), &[TestStatus::Failed], session.clone());
+            let verdict = decide(repeated, &f, &policy);
+            let Decision::Block { block, .. } = verdict.decision else {
+                panic!("a failing test blocks: {:?}", verdict.decision);
+            };
+            prop_assert_eq!(block as usize, i + 1, "the message numbers every block");
+            session = verdict.session_over(repeated, &session, Counting::WhenDelivered);
+            if *came_back {
+                session = session_after_delivery(&session);
+                session = session_after_delivery(&session);
+            }
+        }
+        let last = usize::from(*delivered.last().unwrap());
+        prop_assert_eq!(session.consecutive_blocks as usize, delivered.len() - 1 + last);
     }
 
     #[test]

@@ -288,6 +288,20 @@ impl Effective {
             .collect()
     }
 
+    /// The guarded keys the user's own `CHECKPOINT_*` variables set (those the project did not
+    /// set, see [`Effective::with_project_env`]): over them the project supplies nothing, so a
+    /// value approved for one of them that the project no longer shows is the user's choice, not
+    /// a change to the project.
+    pub fn user_slots(&self) -> Vec<String> {
+        (KEYS.iter().zip(&self.provenance))
+            .filter(|(key, provenance)| {
+                key.guarded
+                    && matches!(&provenance.origin, Origin::Env(var) if !self.project_env.contains(var))
+            })
+            .map(|(key, _)| key.name.to_owned())
+            .collect()
+    }
+
     /// The guarded keys whose effective value the project supplies (its file, detection, or a
     /// variable it set), with their provenance.
     fn project_keys(&self, project_file: &Path) -> impl Iterator<Item = (&Key, &Provenance)> {
@@ -678,8 +692,13 @@ mod tests {
         let project = Path::new(PROJECT_FILE);
         let users = f.effective().unwrap();
         assert_eq!(users.project_commands(project), []);
+        assert_eq!(
+            users.user_slots(),
+            ["tests.command".to_owned(), "stop.max_blocks".to_owned()]
+        );
         let marked =
             (f.effective().unwrap()).with_project_env(&["CHECKPOINT_TESTS_COMMAND".to_owned()]);
+        assert_eq!(marked.user_slots(), ["stop.max_blocks".to_owned()]);
         assert_eq!(
             marked.project_commands(project),
             [ProjectCommand {

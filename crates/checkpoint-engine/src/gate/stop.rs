@@ -183,7 +183,7 @@ pub(super) fn stop(
             repeated: repeated(event, record),
             ..stop
         };
-        record.facts = verdict.session_over(counted, &record.facts);
+        record.facts = verdict.session_over(counted, &record.facts, call.can().counting());
         record.facts.turn.clone_from(&event.turn_id);
         record.last_block_digest = (verdict.decision.is_block()).then(|| retry_digest(&message));
         // An allowed stop ends the turn: the next begins at `HEAD` (for an agent without a
@@ -379,7 +379,9 @@ pub(super) fn subagent_start(call: &Call) -> Result<(), ProjectError> {
 
 /// A new user prompt starts a new turn: the block count starts over, and the turn's base is
 /// `HEAD` now (one ref read). Gemini re-sends a block reason as a prompt; that retry is
-/// recognised by its digest and changes nothing (the base stays where the turn began). Context
+/// recognised by its digest and starts nothing (the base stays where the turn began); it shows
+/// that the block was delivered, which is when an OpenCode block counts
+/// ([`decide::Counting::WhenDelivered`]). Context
 /// held back for the session (Gemini after `/clear`) goes with the prompt.
 pub(super) fn user_prompt(call: &Call) -> Result<Option<String>, ProjectError> {
     let Ok(Some(repo)) = call.host.locate(&call.event.cwd) else {
@@ -392,6 +394,9 @@ pub(super) fn user_prompt(call: &Call) -> Result<Option<String>, ProjectError> {
         if prompt.is_none() || !is_retry(prompt, &record.last_block_digest) {
             record.facts = decide::session_after_prompt(&record.facts);
             record.begin_turn(head, call.host.now);
+        } else {
+            // Our block, sent back: delivered.
+            record.facts = decide::session_after_delivery(&record.facts);
         }
         record.pending_context.take()
     })?;

@@ -45,7 +45,7 @@ pub(super) fn code_list(items: &[String]) -> String {
 }
 
 /// The name a record's enum value has in the JSON (`step_done`, `passed`): its serde name.
-pub(super) fn wire_name(value: &impl Serialize) -> String {
+pub(crate) fn wire_name(value: &impl Serialize) -> String {
     serde_json::to_value(value)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
