@@ -41,6 +41,10 @@ impl Project {
         let sessions = self.expire_sessions(dry_run)?;
         if !dry_run {
             store::sweep_temp_files_under(&self.state_dir);
+            if let Some(repo) = &self.repo {
+                // Best-effort, as when a save packs: the refs are removed either way.
+                let _ = crate::travel::objects::pack(repo, true);
+            }
         }
         Ok(Cleanup { tasks, sessions })
     }
