@@ -13,8 +13,9 @@
 //! `checkpoint cleanup` also drops what retention removed ([`pack`] with `drop`): the objects of
 //! our packs that none of our refs reaches any more, unless anything else in the repository
 //! reaches them (every other ref, reflog, `HEAD` and index: one `git rev-list` over the user's
-//! history) or a pack of ours was freshened since it was written (git does that instead of
-//! writing an object a pack already holds, which may be about to be referenced).
+//! history); when a pack of ours was freshened since it was written (git does that instead of
+//! writing an object a pack already holds, which may be about to be referenced), every blob is
+//! kept: only a blob can be written by someone else with the same id as ours.
 //!
 //! gitoxide (0.90) writes packs without delta compression: measured on 200 saves, 2.85 MB
 //! against 0.42 MB with git's deltas (each save rewrites JSON files that differ in a few lines),
@@ -251,13 +252,20 @@ fn rewrite(
         .filter(|id| !ours.contains(id))
         .collect();
     let before = rest.len();
-    if drop && !rest.is_empty() {
+    if drop && !rest.is_empty() && !sidecars.objects.join("pack/multi-pack-index").exists() {
         let freshened = packs.iter().any(|name| freshened(sidecars, name));
-        let midx = sidecars.objects.join("pack/multi-pack-index").exists();
-        if !freshened && !midx {
-            let elsewhere = reached_elsewhere(repo)?;
-            rest.retain(|id| elsewhere.contains(*id));
-        }
+        let elsewhere = reached_elsewhere(repo)?;
+        let git = repo.isolated().map_err(|e| PackError::Index {
+            path: repo.git_dir.clone(),
+            message: e.to_string(),
+        })?;
+        let is_blob = |id: &str| {
+            let header = gix::ObjectId::from_hex(id.as_bytes())
+                .ok()
+                .and_then(|oid| git.find_header(oid).ok());
+            header.is_none_or(|h| h.kind() == gix::object::Kind::Blob)
+        };
+        rest.retain(|id| elsewhere.contains(*id) || (freshened && is_blob(id)));
     }
     let dropped = if drop { before - rest.len() } else { 0 };
     let mut input = reached.into_bytes();
