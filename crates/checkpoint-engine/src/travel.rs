@@ -7,6 +7,7 @@
 //! | [`stream`] | one ref as a store: commits by compare-and-swap, the local cache and its import |
 //! | [`push`] | pushing our refs to a remote within a budget, and what did not make it |
 //! | [`fetch`] | fetching them on demand, failing open |
+//! | [`objects`] | packing their objects as they accumulate, dropping those retention removed |
 //! | [`prune`] | deleting on a remote the refs retention removed here |
 //! | `queue` | the state file of what each remote has and what is still to go |
 //!
@@ -16,6 +17,7 @@
 //! `git::call::run_remote` (its own process group, killed at the budget, no prompt).
 
 pub mod fetch;
+pub mod objects;
 pub mod prune;
 pub mod push;
 mod queue;

@@ -17,6 +17,7 @@ mod integrity;
 mod integrity_gate;
 mod journal;
 mod mcp;
+mod objects;
 mod old_tests;
 mod old_tests_compiled;
 mod report;

@@ -6,17 +6,19 @@
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::OwnedFd;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 use rustix::io::Errno;
 
+use super::refresh::{self, REFRESH_AFTER};
 use super::{Collector, Diff, GitError, Repo};
 use checkpoint_core::changes::{ChangeSet, Head};
 use checkpoint_core::sanitize;
 
-/// The status invocation: no optional locks (no `index.lock`), every untracked file, no rename
+/// The status invocation: no optional locks (no `index.lock`; a stale index is refreshed
+/// afterwards, see [`refresh`]), every untracked file, no rename
 /// pairs, no ahead/behind count (it walks history and is not needed); a submodule whose checked
 /// out commit moved, or that has changes of its own (untracked files included), is one changed
 /// path, whatever its `ignore` setting says.
@@ -41,6 +43,9 @@ const MAX_STDERR_CHARS: usize = 300;
 #[derive(Debug)]
 pub(super) struct Running {
     child: Child,
+    /// The repository and the git that reads it, for a refresh of its index.
+    repo: Repo,
+    program: PathBuf,
     /// Standard output, then standard error, while git keeps them open.
     pipes: [Option<File>; 2],
     /// What each pipe gave so far.
@@ -67,6 +72,7 @@ pub(super) fn start(repo: &Repo, program: &Path) -> Result<Running, GitError> {
         .env("GIT_DIR", &repo.git_dir)
         .env("GIT_WORK_TREE", &repo.workdir)
         .env_remove("GIT_INDEX_FILE")
+        .envs(refresh::TRACE_ENV)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -82,6 +88,8 @@ pub(super) fn start(repo: &Repo, program: &Path) -> Result<Running, GitError> {
         .map(|pipe| File::from(OwnedFd::from(pipe)));
     Ok(Running {
         child,
+        repo: repo.clone(),
+        program: program.to_owned(),
         pipes: [stdout, stderr],
         gathered: Default::default(),
         chunk: vec![0; 64 * 1024],
@@ -95,7 +103,8 @@ impl Running {
         self.gather(Some(&Timespec::default())).unwrap_or(true)
     }
 
-    /// Waits for git to close its output and exit, and parses what it wrote.
+    /// Waits for git to close its output and exit, and parses what it wrote; then refreshes the
+    /// index when git re-read more than [`REFRESH_AFTER`] of its entries (see [`refresh`]).
     pub(super) fn finish(mut self) -> Result<ChangeSet, GitError> {
         let gathered = self.gather(None);
         // git is waited for even when its output could not be read: no zombie is left.
@@ -105,10 +114,14 @@ impl Running {
         if !status.success() {
             return Err(GitError::Status {
                 status,
-                stderr: sanitize::line(&String::from_utf8_lossy(err), MAX_STDERR_CHARS),
+                stderr: sanitize::line(&refresh::messages(err), MAX_STDERR_CHARS),
             });
         }
-        parse(out)
+        let changes = parse(out)?;
+        if refresh::stale_entries(err) >= REFRESH_AFTER {
+            refresh::refresh(&self.repo, &self.program);
+        }
+        Ok(changes)
     }
 
     /// Reads the pipes as they become readable, until both are closed (true) or, with a

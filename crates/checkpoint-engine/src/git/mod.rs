@@ -14,7 +14,9 @@
 //! every untracked file rather than collapsed directories, and report a submodule as one path
 //! when its checked-out commit moved or it has changes of its own (its files are not listed; see
 //! [`crate::cache::change_fingerprint`] for how its content counts). Neither takes
-//! `index.lock`: the CLI runs with `--no-optional-locks` and gitoxide never writes the index.
+//! `index.lock` while it reads: the CLI runs with `--no-optional-locks` and gitoxide never writes
+//! the index. After a CLI read that found many stale entries, the index is refreshed when its
+//! lock is free (`refresh`).
 //!
 //! [`discover`] uses gitoxide in both cases (about 0.2 ms, the repository's own configuration
 //! only); the [`Repo`] it returns keeps that handle for every later read of our refs and objects.
@@ -26,6 +28,7 @@ pub mod base;
 pub mod call;
 mod cli;
 mod gitoxide;
+mod refresh;
 pub mod tree;
 
 pub(crate) use gitoxide::{file_names, small_blobs};

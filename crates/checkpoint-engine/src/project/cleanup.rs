@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::session::{self, ExpiredSession, SessionRetention};
 use crate::store::{self, StoreError};
+use crate::travel::objects;
 use checkpoint_core::journal::Removal;
 
 use super::{Project, ProjectError};
@@ -37,10 +38,19 @@ impl Project {
     /// `journal.retention_sessions` and `journal.max_sessions`) and the leftovers of interrupted
     /// writes in the state directory.
     pub fn cleanup(&self, dry_run: bool) -> Result<Cleanup, ProjectError> {
+        // The objects of our refs are packed first, so that those of the refs removed next are
+        // dropped with them (best-effort, as when a save packs: the refs go either way).
+        let repo = self.repo.as_ref().filter(|_| !dry_run);
+        if let Some(repo) = repo {
+            let _ = objects::pack(repo, false);
+        }
         let tasks = self.journal().cleanup(self.host.now, dry_run)?;
         let sessions = self.expire_sessions(dry_run)?;
         if !dry_run {
             store::sweep_temp_files_under(&self.state_dir);
+        }
+        if let Some(repo) = repo {
+            let _ = objects::pack(repo, true);
         }
         Ok(Cleanup { tasks, sessions })
     }

@@ -27,7 +27,7 @@ use gix::objs::tree::EntryKind;
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 use gix::refs::{FullName, Target};
 
-use super::NAMESPACE;
+use super::{NAMESPACE, objects};
 use crate::git::Repo;
 use crate::store::{self, StoreError};
 
@@ -111,6 +111,7 @@ pub struct Edit<'a> {
 
 /// One ref of ours, opened.
 pub struct Stream {
+    repo: Repo,
     git: gix::Repository,
     name: FullName,
 }
@@ -165,7 +166,11 @@ impl Stream {
             what: "open the repository",
             message: e.to_string(),
         })?;
-        Ok(Stream { git, name })
+        Ok(Stream {
+            repo: repo.clone(),
+            git,
+            name,
+        })
     }
 
     /// The ref's full name.
@@ -199,6 +204,7 @@ impl Stream {
         edits: &[Edit<'_>],
         message: &str,
     ) -> Result<ObjectId, StreamError> {
+        let writing = objects::writing(&self.repo);
         let base = match parent {
             Some(parent) => self.tree_of(parent)?,
             None => ObjectId::empty_tree(self.git.object_hash()),
@@ -239,6 +245,8 @@ impl Stream {
             parent,
             "move the ref",
         )?;
+        drop(writing);
+        objects::written(&self.repo, written_objects(edits));
         Ok(commit)
     }
 
@@ -449,6 +457,17 @@ struct Entry {
     path: String,
     id: ObjectId,
     size: u64,
+}
+
+/// About how many objects a commit of `edits` writes: its blobs, the trees on their paths
+/// (the root's included) and itself.
+fn written_objects(edits: &[Edit<'_>]) -> u64 {
+    let blobs = edits.iter().filter(|e| e.content.is_some()).count();
+    let trees: std::collections::HashSet<&str> = (edits.iter())
+        .flat_map(|e| e.path.match_indices('/').map(|(i, _)| &e.path[..i]))
+        .chain([""])
+        .collect();
+    u64::try_from(blobs + trees.len() + 1).unwrap_or(u64::MAX)
 }
 
 /// Who commits to our refs, now (never the user's identity: these are not the user's commits).
