@@ -1,0 +1,124 @@
+//! Affected-test selection under a project's pytest configuration (issue 39): `addopts` that
+//! pick tests run everything, `testpaths` and `python_files` decide which test modules are
+//! candidates. Real pytest (`python3 -m pytest`) on real git repositories built by
+//! `tests/fixtures/select-pytest.sh`.
+
+use std::fs;
+use std::path::Path;
+
+use checkpoint_testkit::repo_with_args;
+
+use crate::{checkpoint, code};
+
+/// `checkpoint check` in `dir`: its exit code and stdout.
+fn check(dir: &Path) -> (i32, String) {
+    let out = checkpoint(dir, &["check"], "");
+    (
+        code(&out),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// Replaces `from` with `to` in the file at `path` under `dir`.
+fn edit(dir: &Path, path: &str, from: &str, to: &str) {
+    let path = dir.join(path);
+    let text = fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{text}");
+    fs::write(&path, text.replace(from, to)).unwrap();
+}
+
+/// The fixture with pytest configured by `file` holding `config`, after `mul` was broken: the
+/// stop's exit code and stdout.
+fn broken_mul(file: &str, config: &str) -> (i32, String) {
+    let repo = repo_with_args("select-pytest", &[file, config]);
+    edit(repo.path(), "pkg/calc.py", "return a * b", "return a + b");
+    check(repo.path())
+}
+
+#[test]
+fn python_files_name_the_test_modules_a_change_selects() {
+    // `tests/check_mul.py` alone checks `mul`: a selector blind to `python_files` would run
+    // `test_calc.py` alone and pass the broken `mul`.
+    let (exit, text) = broken_mul(
+        "setup.cfg",
+        "[metadata]\nname = pkg\n\n[tool:pytest]\npython_files =\n    test_*.py\n    check_*.py\ntestpaths = tests\n",
+    );
+    assert_eq!(exit, 1, "{text}");
+    assert!(text.starts_with("Checkpoint — Tests: FAILED"), "{text}");
+    assert!(text.contains("test_mul"), "{text}");
+    assert!(
+        text.contains(
+            "Only the affected tests ran: 2 of 3 test modules, for 1 changed file (`python3 -m \
+             pytest -x -q -p no:cacheprovider tests/check_mul.py tests/test_calc.py`)"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_narrowed_run_keeps_to_testpaths() {
+    // pytest ignores `testpaths` when given paths: `bench/test_speed.py` imports the changed
+    // module but is no test of the configured run, and must not be run by the narrowed one.
+    let repo = repo_with_args(
+        "select-pytest",
+        &[
+            "pyproject.toml",
+            "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\naddopts = [\n  \"--strict-config\",\n  \"--strict-markers\",\n  \"-ra\",\n]\n",
+        ],
+    );
+    let dir = repo.path();
+    edit(dir, "pkg/strings.py", "s.upper()", "s.upper() ");
+    let (exit, text) = check(dir);
+    assert!(text.contains("Tests: 1 passed"), "{text}");
+    assert!(
+        text.contains(
+            "Only the affected tests ran: 1 of 2 test modules, for 1 changed file (`python3 -m \
+             pytest -x -q -p no:cacheprovider tests/test_strings.py`)"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("FAILED"), "{text}");
+    // A broken `shout` is still caught by the test within `testpaths`.
+    edit(dir, "pkg/strings.py", "s.upper() ", "s.lower()");
+    let (exit_broken, text) = check(dir);
+    assert_eq!((exit, exit_broken), (1, 1), "{text}");
+    assert!(text.starts_with("Checkpoint — Tests: FAILED"), "{text}");
+    assert!(text.contains("test_shout"), "{text}");
+}
+
+#[test]
+fn addopts_that_pick_tests_run_everything_and_say_so() {
+    let (exit, text) = broken_mul(
+        "pytest.ini",
+        "[pytest]\ntestpaths = tests\npython_files = test_*.py check_*.py\naddopts = -ra -k 'not slow'\n",
+    );
+    assert_eq!(exit, 1, "{text}");
+    assert!(text.starts_with("Checkpoint — Tests: FAILED"), "{text}");
+    assert!(!text.contains("Only the affected"), "{text}");
+    assert!(
+        text.contains(
+            "All the tests ran: `addopts` in `pytest.ini` has `-k not slow`, which may change \
+             which tests run."
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_changed_conftest_runs_everything_under_any_configuration() {
+    let repo = repo_with_args(
+        "select-pytest",
+        &["pytest.ini", "[pytest]\ntestpaths = tests\naddopts = -ra\n"],
+    );
+    let dir = repo.path();
+    // A fixture every test uses, made to fail them all: only the whole run shows it.
+    fs::write(
+        dir.join("tests/conftest.py"),
+        "import pytest\n\n\n@pytest.fixture(autouse=True)\ndef broken():\n    raise RuntimeError(\"broken\")\n",
+    )
+    .unwrap();
+    let (exit, text) = check(dir);
+    assert_eq!(exit, 1, "{text}");
+    assert!(text.starts_with("Checkpoint — Tests: FAILED"), "{text}");
+    assert!(!text.contains("Only the affected"), "{text}");
+}
