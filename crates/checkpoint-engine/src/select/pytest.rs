@@ -4,9 +4,9 @@
 //! by [`checkpoint_core::pytest_config`]), and `PYTEST_ADDOPTS` from the environment. The narrowed
 //! run names test modules on pytest's command line, after the configured command's words; so:
 //!
-//! - **`addopts`** apply to it as to the whole run. Options that only change what is reported or
-//!   how tests run ([`NEUTRAL`], [`NEUTRAL_WITH_VALUE`], `-r…`, `-p no:…`) keep it narrowed; any
-//!   other option — one that picks or leaves out tests (`-k`, `-m`, `--deselect`, `--ignore`,
+//! - **`addopts`** apply to it as to the whole run. Options that only change what is reported
+//!   or how tests run (`-q`, `-ra`, `--tb=…`, `--strict-markers`, `--cov=…`, `-p no:…`, …) keep
+//!   it narrowed; any other option — one that picks or leaves out tests (`-k`, `-m`, `--deselect`, `--ignore`,
 //!   `--ignore-glob`, `--lf`), collects more (`--doctest-modules`, `--pyargs`, a plugin `-p`), a
 //!   path, or one not known here — runs the whole command, saying which.
 //! - **`testpaths`** is ignored by pytest when paths are given, so the selection keeps to it
