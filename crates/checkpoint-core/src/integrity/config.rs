@@ -1,7 +1,7 @@
 //! Runner configuration that runs fewer tests, compared line by line between `HEAD` and the
 //! worktree:
-//! - pytest `addopts` gaining `-k`, `--deselect`, `--ignore` or `--ignore-glob` (in any of its
-//!   configuration files, read by [`crate::pytest_config`]);
+//! - pytest `addopts` gaining `-k`, `-m`, `--deselect`, `--ignore` or `--ignore-glob` (in any of
+//!   its configuration files, read by [`crate::pytest_config`]);
 //! - jest `testPathIgnorePatterns` / `modulePathIgnorePatterns` (`jest.config.*`, the `jest` key
 //!   of `package.json`) and vitest `exclude` (`vitest.config.*`, not under `coverage`) gaining
 //!   entries;
@@ -122,11 +122,11 @@ impl Runner {
         while let Some(word) = words.next() {
             if matches!(
                 word.as_str(),
-                "-k" | "--deselect" | "--ignore" | "--ignore-glob"
+                "-k" | "-m" | "--deselect" | "--ignore" | "--ignore-glob"
             ) {
                 let argument = words.next().unwrap_or_default();
                 options.push((line, format!("{word} {argument}")));
-            } else if (word.starts_with("-k") && word.len() > 2)
+            } else if ((word.starts_with("-k") || word.starts_with("-m")) && word.len() > 2)
                 || ["--deselect=", "--ignore=", "--ignore-glob="]
                     .iter()
                     .any(|p| word.starts_with(p))

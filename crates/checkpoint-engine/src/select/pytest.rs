@@ -6,9 +6,14 @@
 //!
 //! - **`addopts`** apply to it as to the whole run. Options that only change what is reported
 //!   or how tests run (`-q`, `-ra`, `--tb=…`, `--strict-markers`, `--cov=…`, `-p no:…`, …) keep
-//!   it narrowed; any other option — one that picks or leaves out tests (`-k`, `-m`, `--deselect`, `--ignore`,
-//!   `--ignore-glob`, `--lf`), collects more (`--doctest-modules`, `--pyargs`, a plugin `-p`), a
-//!   path, or one not known here — runs the whole command, saying which.
+//!   it narrowed, and so do the filters pytest applies to the collected tests ([`FILTERS`]:
+//!   `-k`, `-m`, `--deselect`): they apply to a run given test modules as to the whole run, so
+//!   the narrowed run is the selected modules' tests under the same filter, a subset of the
+//!   whole run's. Any other option — one that leaves files out of collection (`--ignore`,
+//!   `--ignore-glob`: pytest still collects a file named on its command line), runs other tests
+//!   (`--lf`), collects more (`--doctest-modules`, `--pyargs`, a plugin `-p`), a path, or one not
+//!   known here — runs the whole command, saying which. The same holds for the command's own
+//!   flags.
 //! - **`testpaths`** is ignored by pytest when paths are given, so the selection keeps to it
 //!   itself: only test modules under one of its entries (a path, or a glob) are candidates.
 //! - **`python_files`** says which files are test modules (glob patterns of file names); a
@@ -84,6 +89,14 @@ const NEUTRAL_WITH_VALUE: &[&str] = &[
     "--junit-xml",
     "--verbosity",
 ];
+
+/// Options that deselect collected tests by keyword expression (`-k`), mark expression (`-m`) or
+/// node id prefix (`--deselect`), given with a value (`-k expr`, `-kexpr`, `--deselect=id`).
+/// pytest applies them after collection to whatever was collected, with the same node ids and
+/// keywords in a narrowed run (the root directory is the configuration's), so they keep the
+/// narrowing. Filters added to `addopts` by the agent are the integrity check's to catch
+/// (`checkpoint_core::integrity`).
+const FILTERS: &[&str] = &["-k", "-m", "--deselect"];
 
 /// The test modules a pytest run collects, as the project's configuration says.
 pub(super) struct Collection {
@@ -203,10 +216,11 @@ fn configuration(workdir: &Path) -> Result<(&'static str, PytestConfig), Whole> 
     Ok(("", PytestConfig::default()))
 }
 
-/// Whether every option of `words` (`addopts`, from `source`) is one that changes nothing about
-/// which tests run; the whole command, naming the first that is not, otherwise.
+/// Whether every option of `words` (`addopts`, from `source`) is one a narrowed run keeps alike:
+/// it changes nothing about which tests run, or filters the collected tests ([`FILTERS`]); the
+/// whole command, naming the first that is not, otherwise.
 pub(super) fn neutral(words: &[String], source: &str) -> Result<(), Whole> {
-    let mut words = words.iter();
+    let mut words = words.iter().peekable();
     while let Some(word) = words.next() {
         let (name, inline) = match word.split_once('=') {
             Some((name, value)) if name.starts_with("--") => (name, Some(value)),
@@ -227,23 +241,32 @@ pub(super) fn neutral(words: &[String], source: &str) -> Result<(), Whole> {
             }
             return Err(picks(source, word, value.as_deref()));
         }
-        if NEUTRAL_WITH_VALUE.contains(&name) {
+        if NEUTRAL_WITH_VALUE.contains(&name) || FILTERS.contains(&name) {
+            // pytest never takes a word starting with `-` for a value: `--cov --doctest-modules`
+            // is two options (`--cov` takes a value only when one follows).
             if inline.is_none() {
-                words.next();
+                words.next_if(|value| !value.starts_with('-'));
             }
             continue;
         }
-        // A short option with its value attached (`-Werror`, `-n4`).
-        let attached = ["-W", "-n"]
+        // pytest-benchmark's options (`--benchmark-sort=fullname`, `--benchmark-skip`) say how
+        // the benchmark tests run, are compared and reported, or skip them: test by test, in a
+        // narrowed run alike. A value given as the next word is read as a word of its own.
+        if word.starts_with("--benchmark-") {
+            continue;
+        }
+        // A short option with its value attached (`-Werror`, `-n4`, `-k'not slow'`).
+        let attached = ["-W", "-n", "-k", "-m"]
             .iter()
             .any(|short| word.len() > 2 && word.starts_with(short));
         if attached {
             continue;
         }
-        let value = match (word.starts_with('-'), inline) {
-            (true, None) if matches!(word.as_str(), "-k" | "-m") => {
-                words.next().map(String::as_str)
-            }
+        // `--ignore` and `--ignore-glob` are shown with their value: what they leave out.
+        let value = match (name, inline) {
+            ("--ignore" | "--ignore-glob", None) => words
+                .next_if(|value| !value.starts_with('-'))
+                .map(String::as_str),
             _ => None,
         };
         return Err(picks(source, word, value));
@@ -279,6 +302,26 @@ mod tests {
             "--showlocals --capture=sys -p no:logging -p no:cacheprovider",
             "--import-mode=importlib --cov=pkg --cov-report term-missing -n 4 --durations=10",
             "-rxXs -vv --color=yes",
+            "-l --benchmark-sort=fullname --benchmark-warmup=true --benchmark-skip",
+            // `--cov` takes a value only when one follows (waitress, webob).
+            "--cov -W always",
+            "-W always --cov --cov-context=test --cov-report=term-missing",
+        ] {
+            assert_eq!(neutral(&words(addopts), "x"), Ok(()), "{addopts}");
+        }
+    }
+
+    #[test]
+    fn filters_of_the_collected_tests_keep_the_narrowing() {
+        // pytest applies them to the tests of the modules a narrowed run names as to the whole
+        // run's: the narrowed run is a subset of the whole run's tests either way.
+        for addopts in [
+            "-ra -k 'not slow'",
+            "-m 'not property' --capture=sys",
+            "-m integration -p no:logging",
+            "--deselect=tests/test_a.py::test_x --deselect tests/test_b.py",
+            "-kfast -m'not network'",
+            "-q -k slow -k fast",
         ] {
             assert_eq!(neutral(&words(addopts), "x"), Ok(()), "{addopts}");
         }
@@ -287,13 +330,9 @@ mod tests {
     #[test]
     fn options_that_pick_tests_or_are_unknown_run_everything() {
         for (addopts, shown) in [
-            ("-ra -k 'not slow'", "-k not slow"),
-            ("-m integration", "-m integration"),
-            (
-                "--deselect=tests/test_a.py::test_x",
-                "--deselect=tests/test_a.py::test_x",
-            ),
-            ("--ignore tests/slow", "--ignore"),
+            // pytest collects a file named on its command line even where these leave it out:
+            // the narrowed run could run tests the whole run does not.
+            ("-m 'not slow' --ignore tests/slow", "--ignore tests/slow"),
             ("--ignore-glob=*_slow.py", "--ignore-glob=*_slow.py"),
             ("--doctest-modules", "--doctest-modules"),
             ("--pyargs", "--pyargs"),
@@ -301,7 +340,14 @@ mod tests {
             ("--lf", "--lf"),
             ("tests/unit", "tests/unit"),
             ("--some-plugin-option", "--some-plugin-option"),
-            ("-kfast", "-kfast"),
+            // An option is no option's value: pytest reads `--doctest-modules` as itself.
+            ("--cov --doctest-modules", "--doctest-modules"),
+            ("--tb --lf", "--lf"),
+            ("-k --ignore=tests/slow", "--ignore=tests/slow"),
+            // A value as a word of its own, after an option taken alone.
+            ("--benchmark-sort fullname", "fullname"),
+            // Short options run together: not read here.
+            ("-qk fast", "-qk"),
         ] {
             assert_eq!(
                 neutral(&words(addopts), "`addopts` in `pytest.ini`"),
@@ -363,7 +409,7 @@ mod tests {
             ("pytest.ini", ""),
             (
                 "pyproject.toml",
-                "[tool.pytest.ini_options]\naddopts = \"-k x\"\n",
+                "[tool.pytest.ini_options]\naddopts = \"--lf\"\n",
             ),
         ]);
         assert!(config.is_ok());
@@ -371,7 +417,7 @@ mod tests {
             ("tox.ini", "[tox]\n"),
             (
                 "pyproject.toml",
-                "[tool.pytest.ini_options]\naddopts = \"-k x\"\n",
+                "[tool.pytest.ini_options]\naddopts = \"--lf\"\n",
             ),
         ]);
         assert!(config.is_err());
@@ -406,10 +452,11 @@ mod tests {
         }
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(
-            Collection::of(dir.path(), Some("-m slow")).err(),
+            Collection::of(dir.path(), Some("-m slow --lf")).err(),
             Some(Whole::because(
-                "`PYTEST_ADDOPTS` has `-m slow`, which may change which tests run"
+                "`PYTEST_ADDOPTS` has `--lf`, which may change which tests run"
             ))
         );
+        assert!(Collection::of(dir.path(), Some("-m slow -k 'not db'")).is_ok());
     }
 }

@@ -886,6 +886,9 @@ mod tests {
             "pytest -x -q",
             "pytest --tb=short",
             "python3 -m pytest -q",
+            // Filters of the collected tests apply to a narrowed run alike.
+            "pytest -k fast",
+            "pytest -m 'not slow'",
         ] {
             assert!(
                 PythonTests::recognise(&words(command)).is_some(),
@@ -896,8 +899,8 @@ mod tests {
             "python3 -m unittest discover -s tests",
             "python3 -m unittest test_calc",
             "pytest tests/",
-            "pytest -k fast",
-            "pytest -m 'not slow'",
+            "pytest --lf",
+            "pytest --ignore=tests/slow",
             "python3 -m pip install x",
             "python3 run_tests.py",
             "pythonista -m unittest",
