@@ -53,16 +53,6 @@ mkdir -p "$work"
 release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-gate
 measured_projects_build_by_default
 
-# Extracts the commit $3 of the repository at URL $2 into the directory $1.
-from_git() {
-    local dir="$1" url="$2" commit="$3"
-    rm -rf "$dir.git" "$dir.tmp"
-    git clone --quiet --no-checkout "$url" "$dir.git"
-    mkdir -p "$dir.tmp"
-    git -C "$dir.git" archive "$commit" | tar --no-same-owner -x -C "$dir.tmp"
-    rm -rf "$dir.git"
-}
-
 macs="$work/macs"
 if [[ $projects == *" macs "* && ! -d "$macs" ]]; then
     from_git "$macs" "$macs_url" e905def3

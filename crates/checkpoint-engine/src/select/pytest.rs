@@ -274,8 +274,8 @@ pub(super) fn neutral(words: &[String], source: &str) -> Result<(), Whole> {
     Ok(())
 }
 
-/// The whole command, because `option` (with its `value`) in `source` picks tests or is not
-/// known to leave them alone.
+/// The whole command, because `option` (with its `value`) in `source` leaves files out, collects
+/// more, or is not known to leave the tests alone.
 fn picks(source: &str, option: &str, value: Option<&str>) -> Whole {
     let shown = match value {
         Some(value) => format!("{option} {value}"),

@@ -23,7 +23,8 @@
 //! The test modules are the runner's: for unittest's default discovery, `test*.py` at the root
 //! and in packages reachable from it (directories with `__init__.py`); for pytest,
 //! the files `python_files` names (by default `test_*.py` and `*_test.py`), within `testpaths`
-//! when it is set; `addopts` that pick tests run the whole command ([`pytest`](super::pytest)).
+//! when it is set; `addopts` that leave files out, collect more or are unknown run the whole
+//! command ([`pytest`](super::pytest)).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
