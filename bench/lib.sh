@@ -161,3 +161,36 @@ python_from_git() {
         --disable-pip-version-check -e "$dir${extras:+[$extras]}" "$@"
     PATH="$dir.venv/bin:$PATH" commit_and_trust "$dir"
 }
+
+# Makes the directory $2 the Python project named $1 (python_from_git), one of those that
+# configure pytest (issue 39): Starlette `cb8f84f5` (`addopts = "-rXs --strict-config
+# --strict-markers"`), python-rsa `42b0e14f` (`tox.ini` `addopts = -v --cov rsa …`), WebOb
+# `98770ea9` (`testpaths`, `python_files`, `addopts = -W always --cov …`), from
+# STARLETTE_GIT_URL, RSA_GIT_URL or WEBOB_GIT_URL (their GitHub repositories by default), their
+# test requirements from PyPI (anyio pinned to one of Starlette's time: later ones warn of a
+# deprecation its tests make an error).
+pytest_project() {
+    case "$1" in
+    starlette)
+        python_from_git "$2" "${STARLETTE_GIT_URL:-https://github.com/encode/starlette}" \
+            cb8f84f5 full 'pytest>=8.4' trio 'anyio==4.9.0'
+        ;;
+    rsa)
+        python_from_git "$2" "${RSA_GIT_URL:-https://github.com/sybrenstuvel/python-rsa}" \
+            42b0e14f '' 'pytest>=8' pytest-cov
+        ;;
+    webob)
+        python_from_git "$2" "${WEBOB_GIT_URL:-https://github.com/Pylons/webob}" 98770ea9 testing
+        ;;
+    esac
+}
+
+# What each of those projects' test runs get in PYTEST_ADDOPTS: Starlette's test of a directory
+# without read permission expects a 401, which root gets past.
+pytest_project_addopts() {
+    case "$1" in
+    starlette)
+        echo '--deselect tests/test_staticfiles.py::test_staticfiles_with_invalid_dir_permissions_returns_401'
+        ;;
+    esac
+}

@@ -254,3 +254,41 @@ fn a_changed_conftest_runs_everything_under_any_configuration() {
     assert!(text.starts_with("Checkpoint — Tests: FAILED"), "{text}");
     assert!(!text.contains("Only the affected"), "{text}");
 }
+
+#[test]
+fn a_narrowed_run_whose_tests_the_filter_all_leaves_out_runs_everything() {
+    // pytest exits 5 when no test was collected: every test of the selected module is `slow`.
+    // That is no failure of the change; the whole command says how the suite stands.
+    let repo = repo_with_args(
+        "select-pytest",
+        &[
+            "pytest.ini",
+            "[pytest]\ntestpaths = tests\nmarkers = slow\naddopts = -m 'not slow'\n",
+        ],
+    );
+    let dir = repo.path();
+    edit(
+        dir,
+        "tests/test_strings.py",
+        "\n\ndef test_shout",
+        "import pytest\n\n\n@pytest.mark.slow\ndef test_shout",
+    );
+    git(dir, &["commit", "-qam", "the strings test is slow"]);
+    edit(dir, "pkg/strings.py", "s.upper()", "s.upper()  # louder");
+    let (exit, text) = check(dir);
+    assert!(!text.contains("FAILED"), "{text}");
+    assert!(text.contains("Tests: 1 passed"), "{text}");
+    assert!(!text.contains("Only the affected"), "{text}");
+    assert!(
+        text.contains(
+            "All the tests ran: `python3 -m pytest -x -q -p no:cacheprovider tests/test_strings.py` \
+             ran no test."
+        ),
+        "{text}"
+    );
+    // A broken `shout` fails no test the configuration runs: the whole command passes too.
+    edit(dir, "pkg/strings.py", "s.upper()  # louder", "s.lower()");
+    let (exit_broken, text) = check(dir);
+    assert_eq!(exit, exit_broken, "{text}");
+    assert!(text.contains("Tests: 1 passed"), "{text}");
+}
