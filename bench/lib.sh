@@ -125,9 +125,72 @@ commit_and_trust() {
         cd "$1"
         git init -q -b main
         printf '%s\n' '/target' '__pycache__/' '*.pyc' '.venv/' '.pytest_cache/' 'node_modules/' \
-            >> .gitignore
+            '*.egg-info/' '.coverage' >> .gitignore
         git add -A
         git commit -q -m "upstream sources"
         "$bin" trust --yes > /dev/null < /dev/null
     )
+}
+
+# Extracts the commit $3 of the repository at URL $2 into the directory $1.tmp.
+from_git() {
+    local dir="$1" url="$2" commit="$3"
+    rm -rf "$dir.git" "$dir.tmp"
+    git clone --quiet --no-checkout "$url" "$dir.git"
+    mkdir -p "$dir.tmp"
+    git -C "$dir.git" archive "$commit" | tar --no-same-owner -x -C "$dir.tmp"
+    rm -rf "$dir.git"
+}
+
+# Makes the directory $1 (unless it is there, committed) a Python project to measure: the commit
+# $3 of the repository at URL $2, with a venv of its own beside it ($1.venv: its test command
+# runs from there) holding the project installed editable with the extras $4 (comma-separated,
+# or empty) and the pip requirements $5...; then
+# commits it and approves its detected test command with that venv first on PATH, as the
+# measurements run it (`PATH="$1.venv/bin:$PATH" measure ...`).
+python_from_git() {
+    local dir="$1" url="$2" commit="$3" extras="$4"
+    shift 4
+    if [ -d "$dir/.git" ]; then return 0; fi
+    rm -rf "$dir" "$dir.venv"
+    from_git "$dir" "$url" "$commit"
+    mv "$dir.tmp" "$dir"
+    python3 -m venv "$dir.venv"
+    # setuptools-scm and hatch-vcs read the version from git, which the extract has not.
+    SETUPTOOLS_SCM_PRETEND_VERSION=0+bench "$dir.venv/bin/pip" install --quiet \
+        --disable-pip-version-check -e "$dir${extras:+[$extras]}" "$@"
+    PATH="$dir.venv/bin:$PATH" commit_and_trust "$dir"
+}
+
+# Makes the directory $2 the Python project named $1 (python_from_git), one of those that
+# configure pytest (issue 39): Starlette `cb8f84f5` (`addopts = "-rXs --strict-config
+# --strict-markers"`), python-rsa `42b0e14f` (`tox.ini` `addopts = -v --cov rsa …`), WebOb
+# `98770ea9` (`testpaths`, `python_files`, `addopts = -W always --cov …`), from
+# STARLETTE_GIT_URL, RSA_GIT_URL or WEBOB_GIT_URL (their GitHub repositories by default), their
+# test requirements from PyPI (anyio pinned to one of Starlette's time: later ones warn of a
+# deprecation its tests make an error).
+pytest_project() {
+    case "$1" in
+    starlette)
+        python_from_git "$2" "${STARLETTE_GIT_URL:-https://github.com/encode/starlette}" \
+            cb8f84f5 full 'pytest>=8.4' trio 'anyio==4.9.0'
+        ;;
+    rsa)
+        python_from_git "$2" "${RSA_GIT_URL:-https://github.com/sybrenstuvel/python-rsa}" \
+            42b0e14f '' 'pytest>=8' pytest-cov
+        ;;
+    webob)
+        python_from_git "$2" "${WEBOB_GIT_URL:-https://github.com/Pylons/webob}" 98770ea9 testing
+        ;;
+    esac
+}
+
+# What each of those projects' test runs get in PYTEST_ADDOPTS: Starlette's test of a directory
+# without read permission expects a 401, which root gets past.
+pytest_project_addopts() {
+    case "$1" in
+    starlette)
+        echo '--deselect tests/test_staticfiles.py::test_staticfiles_with_invalid_dir_permissions_returns_401'
+        ;;
+    esac
 }

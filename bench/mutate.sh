@@ -15,7 +15,7 @@
 # the passing edit's those of a green one.
 #
 #   bench/mutate.sh [MACS_GIT_URL [UTILS_GIT_URL]]
-#   PROJECTS=pyasn1 bench/mutate.sh       # only some of macs, pyasn1, antfu-utils
+#   PROJECTS=pyasn1 bench/mutate.sh       # only some of macs, pyasn1, antfu-utils, starlette, rsa, webob
 #   MUTANTS=30 ATTEMPTS=150 SEED=1 bench/mutate.sh
 #
 # The projects, obtained from their own registries or repositories:
@@ -28,6 +28,10 @@
 # - JS/TS: antfu/utils at 91f8cf73 (`npm test` = `vitest`, 8 `src/*.test.ts`, each beside the
 #   module it tests), cloned from UTILS_GIT_URL (default https://github.com/antfu/utils), its
 #   devDependencies from the npm registry. Mutated: `src/*.ts` but the tests.
+# - Python projects that configure pytest (issue 39): Starlette, python-rsa and WebOb (lib.sh,
+#   `pytest_project`). Mutated: the one file `bench/select.sh` changes in each
+#   (`starlette/staticfiles.py`, `rsa/pkcs1_v2.py`, `src/webob/dec.py`), so that every
+#   mutant is a change the selection narrows.
 #
 # Prints one line per mutant tried, then a table row per project; the per-mutant records are
 # kept in $target/bench-repos/mutate/<project>.tsv. Needs python3, cargo, node and network
@@ -39,7 +43,7 @@ shopt -s inherit_errexit
 
 macs_url="${1:-https://github.com/RustCrypto/MACs}"
 utils_url="${2:-https://github.com/antfu/utils}"
-projects=" ${PROJECTS:-macs pyasn1 antfu-utils} "
+projects=" ${PROJECTS:-macs pyasn1 antfu-utils starlette rsa webob} "
 mutants="${MUTANTS:-30}"
 attempts="${ATTEMPTS:-150}"
 seed="${SEED:-1}"
@@ -52,16 +56,6 @@ mkdir -p "$work"
 
 release_cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p checkpoint-gate
 measured_projects_build_by_default
-
-# Extracts the commit $3 of the repository at URL $2 into the directory $1.
-from_git() {
-    local dir="$1" url="$2" commit="$3"
-    rm -rf "$dir.git" "$dir.tmp"
-    git clone --quiet --no-checkout "$url" "$dir.git"
-    mkdir -p "$dir.tmp"
-    git -C "$dir.git" archive "$commit" | tar --no-same-owner -x -C "$dir.tmp"
-    rm -rf "$dir.git"
-}
 
 macs="$work/macs"
 if [[ $projects == *" macs "* && ! -d "$macs" ]]; then
@@ -93,6 +87,10 @@ if [[ $projects == *" antfu-utils "* && ! -d "$utils" ]]; then
     mv "$utils.tmp" "$utils"
     commit_and_trust "$utils"
 fi
+
+for name in starlette rsa webob; do
+    if [[ $projects == *" $name "* ]]; then pytest_project "$name" "$work/$name"; fi
+done
 
 # Runs `checkpoint check $2` in $1 with the test cache emptied; its output goes to $3 and
 # "wall-seconds cpu-seconds" (CPU: user + system of every process it waited for) to $3.time.
@@ -210,6 +208,14 @@ sources() { (cd "$1" && git ls-files "${@:2}"); }
 [[ $projects == *" antfu-utils "* ]] &&
     mapfile -t files < <(sources "$utils" 'src/*.ts' ':!*.test.ts' ':!src/index.ts') &&
     measure antfu-utils "$utils" 'Transform failed|Failed to parse|SyntaxError' "${files[@]}"
+
+# Each in its own venv (python_from_git).
+for name in starlette:starlette/staticfiles.py rsa:rsa/pkcs1_v2.py webob:src/webob/dec.py; do
+    [[ $projects == *" ${name%%:*} "* ]] &&
+        PYTEST_ADDOPTS="$(pytest_project_addopts "${name%%:*}")" \
+        PATH="$work/${name%%:*}.venv/bin:$PATH" measure "${name%%:*}" "$work/${name%%:*}" '^$.' \
+            "${name#*:}"
+done
 
 # One row per project: mutants tried and kept, false greens, how many of the kept ones were
 # narrowed, and the median ratio of `checkpoint check`'s time to `checkpoint check --all`'s over

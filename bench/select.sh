@@ -5,7 +5,8 @@
 # the mutation check: a function is broken, and the selected run must fail.
 #
 #   bench/select.sh [CARGO_WORKSPACE_GIT_URL [REMEDA_GIT_URL]]
-#   PROJECTS=remeda bench/select.sh    # only some of boltons, hashes, remeda
+#   PROJECTS=remeda bench/select.sh    # only some of boltons, hashes, remeda, starlette, rsa, webob
+#   STARLETTE_GIT_URL=/path/to/starlette.git PROJECTS=starlette bench/select.sh   # a copy of a repository
 #   BASELINE_BIN=/path/to/old/checkpoint INTERLEAVE=5 bench/select.sh   # before and after
 #
 # With BASELINE_BIN, that binary (another build of checkpoint, e.g. an older commit's) is
@@ -23,6 +24,8 @@
 #   and property tests beside them), cloned from REMEDA_GIT_URL (default
 #   https://github.com/remeda/remeda) at 3b72f9fb, its devDependencies from the npm registry (its
 #   npm tarball ships no tests).
+# - Python projects that configure pytest (issue 39): Starlette, python-rsa and WebOb, each from
+#   its repository at the commit measured, in a venv of its own (lib.sh, `pytest_project`).
 #
 # Needs hyperfine, python3, cargo and network access on the first run. Not run in CI.
 set -euo pipefail
@@ -34,7 +37,7 @@ RUNS="${RUNS:-5}"
 WARMUP=0
 hashes_url="${1:-https://github.com/RustCrypto/hashes}"
 remeda_url="${2:-https://github.com/remeda/remeda}"
-projects=" ${PROJECTS:-boltons hashes remeda} "
+projects=" ${PROJECTS:-boltons hashes remeda starlette rsa webob} "
 work="$target/bench-repos/select"
 bin="$release/checkpoint"
 baseline_bin="${BASELINE_BIN:-}"
@@ -81,6 +84,12 @@ if [[ $projects == *" remeda "* && ! -d "$remeda" ]]; then
     rm -rf "$remeda.git" "$remeda.tmp"
     commit_and_trust "$remeda"
 fi
+
+# The projects that configure pytest, each with a venv of its own ($dir.venv).
+starlette="$work/starlette" rsa="$work/rsa" webob="$work/webob"
+for name in starlette rsa webob; do
+    if [[ $projects == *" $name "* ]]; then pytest_project "$name" "$work/$name"; fi
+done
 
 export PATH="$work/venv/bin:$PATH"
 
@@ -140,4 +149,10 @@ measure "$boltons" boltons/strutils.py '# touched' \
     's/^def indent(text, margin, newline=.\\n., key=bool):$/&\n    return text/'
 measure "$hashes" sha1/src/consts.rs '// touched' 's/0x67452301/0x67452300/'
 measure "$remeda" src/clamp.ts '// touched' 's/? min$/? min + 1/'
+PYTEST_ADDOPTS="$(pytest_project_addopts starlette)" PATH="$starlette.venv/bin:$PATH" \
+    measure "$starlette" starlette/staticfiles.py '# touched' \
+    's/if scope\["method"\] not in/if scope["method"] in/'
+PATH="$rsa.venv/bin:$PATH" measure "$rsa" rsa/pkcs1_v2.py '# touched' 's/fill_size=4/fill_size=3/'
+PATH="$webob.venv/bin:$PATH" measure "$webob" src/webob/dec.py '# touched' \
+    's/if len(args) != 1 or kw:/if len(args) != 2 or kw:/'
 exit "$missed"

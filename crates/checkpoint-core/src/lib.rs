@@ -25,6 +25,7 @@
 //! | [`policy`] | settings and glob rules, parsed and merged from given texts |
 //! | [`decide`](mod@decide), [`render`] | the verdict on a stop, and its message |
 //! | [`integrity`] | findings of changes that weaken the tests, from the diff's lines |
+//! | [`pytest_config`] | pytest's own settings (`addopts`, `testpaths`, `python_files`), read from its configuration files |
 //! | [`journal`] | the task journal's model: task states, checkpoints, receipts and their signatures, the recovery file |
 //! | [`tail`], [`sanitize`], [`hex`] | a test run's output summarised, any text made safe to show, lowercase hex |
 
@@ -41,6 +42,7 @@ pub mod journal;
 pub mod outcome;
 pub mod policy;
 pub mod project_env;
+pub mod pytest_config;
 pub mod render;
 pub mod sanitize;
 pub mod tail;

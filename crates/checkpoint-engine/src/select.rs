@@ -22,6 +22,7 @@
 pub mod cargo;
 pub mod go;
 pub mod node;
+pub mod pytest;
 pub mod python;
 pub mod scan;
 

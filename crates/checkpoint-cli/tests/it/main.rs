@@ -25,6 +25,7 @@ mod restore;
 mod select;
 mod select_compiled;
 mod select_dynamic;
+mod select_pytest;
 mod statusline;
 mod terminal;
 mod travel;

@@ -1,8 +1,7 @@
 //! Runner configuration that runs fewer tests, compared line by line between `HEAD` and the
 //! worktree:
-//! - pytest `addopts` gaining `-k`, `--deselect`, `--ignore` or `--ignore-glob` (`pytest.ini`,
-//!   `tox.ini` `[pytest]`, `setup.cfg` `[tool:pytest]`, `pyproject.toml`
-//!   `[tool.pytest.ini_options]`);
+//! - pytest `addopts` gaining `-k`, `-m`, `--deselect`, `--ignore` or `--ignore-glob` (in any of
+//!   its configuration files, read by [`crate::pytest_config`]);
 //! - jest `testPathIgnorePatterns` / `modulePathIgnorePatterns` (`jest.config.*`, the `jest` key
 //!   of `package.json`) and vitest `exclude` (`vitest.config.*`, not under `coverage`) gaining
 //!   entries;
@@ -18,10 +17,8 @@ use crate::changes::file_name;
 /// A configuration file that decides which tests run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Runner {
-    /// pytest options in an ini-style file, in the section named.
-    PytestIni(&'static str),
-    /// pytest options in `pyproject.toml`.
-    Pyproject,
+    /// One of pytest's configuration files ([`crate::pytest_config::FILES`]).
+    Pytest,
     /// jest's own configuration file.
     Jest,
     /// `package.json`, whose `jest` key configures jest.
@@ -37,9 +34,7 @@ impl Runner {
     pub(super) fn of(path: &str) -> Option<Runner> {
         let name = file_name(path);
         Some(match name {
-            "pytest.ini" | "tox.ini" => Runner::PytestIni("pytest"),
-            "setup.cfg" => Runner::PytestIni("tool:pytest"),
-            "pyproject.toml" => Runner::Pyproject,
+            _ if crate::pytest_config::FILES.contains(&name) => Runner::Pytest,
             "package.json" => Runner::PackageJson,
             "Cargo.toml" => Runner::Cargo,
             _ if name.starts_with("jest.config.") => Runner::Jest,
@@ -54,8 +49,11 @@ impl Runner {
             Finding::new(FindingKind::RunnerConfigNarrowed, file, line, description)
         };
         match self {
-            Runner::PytestIni(_) | Runner::Pyproject => {
-                let (before, after) = (self.pytest_options(old), self.pytest_options(new));
+            Runner::Pytest => {
+                let (before, after) = (
+                    self.pytest_options(file, old),
+                    self.pytest_options(file, new),
+                );
                 added(&before, &after)
                     .map(|(line, gained)| {
                         finding(
@@ -111,72 +109,24 @@ impl Runner {
         }
     }
 
-    /// The options in pytest's `addopts` that leave tests out, with the line of `addopts`.
-    fn pytest_options(self, text: &str) -> Vec<(u32, String)> {
-        let section = match self {
-            Runner::PytestIni(section) => section,
-            _ => "tool.pytest.ini_options",
-        };
-        let mut in_section = false;
-        let mut value: Option<(u32, String)> = None;
-        let mut collecting = false;
-        for (i, line) in text.lines().enumerate() {
-            let trimmed = line.trim();
-            let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
-            if collecting {
-                // An ini value continues on indented lines; a TOML array up to its `]`.
-                let continues = match self {
-                    Runner::Pyproject => !value.as_ref().is_some_and(|(_, v)| v.contains(']')),
-                    _ => line.starts_with([' ', '\t']) && !trimmed.is_empty(),
-                };
-                if continues {
-                    if let Some((_, v)) = value.as_mut() {
-                        v.push(' ');
-                        v.push_str(trimmed);
-                    }
-                    continue;
-                }
-                collecting = false;
-            }
-            if let Some(header) = trimmed.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
-                in_section = header.trim() == section;
-                continue;
-            }
-            if !in_section || value.is_some() {
-                continue;
-            }
-            let Some(rest) = trimmed.strip_prefix("addopts") else {
-                continue;
-            };
-            let rest = rest.trim_start();
-            if let Some(v) = rest.strip_prefix('=').or_else(|| rest.strip_prefix(':')) {
-                let v = v.trim();
-                collecting = self != Runner::Pyproject || v.starts_with('[');
-                value = Some((number, v.to_owned()));
-            }
-        }
-        let Some((line, value)) = value else {
+    /// The options in pytest's `addopts` that leave tests out, with the line of `addopts`; a
+    /// file pytest cannot read has none (its tests do not run at all).
+    fn pytest_options(self, file: &str, text: &str) -> Vec<(u32, String)> {
+        let config = crate::pytest_config::read(file_name(file), text);
+        let Some(addopts) = config.ok().flatten().and_then(|config| config.addopts) else {
             return Vec::new();
         };
-        // A TOML array holds one word per string; a TOML string and an ini value are split.
-        let words = match self {
-            Runner::Pyproject if value.starts_with('[') => strings(&value),
-            Runner::Pyproject => strings(&value)
-                .iter()
-                .flat_map(|s| split_words(s))
-                .collect(),
-            _ => split_words(&value),
-        };
+        let line = addopts.line;
         let mut options = Vec::new();
-        let mut words = words.into_iter().peekable();
+        let mut words = addopts.words.into_iter();
         while let Some(word) = words.next() {
             if matches!(
                 word.as_str(),
-                "-k" | "--deselect" | "--ignore" | "--ignore-glob"
+                "-k" | "-m" | "--deselect" | "--ignore" | "--ignore-glob"
             ) {
                 let argument = words.next().unwrap_or_default();
                 options.push((line, format!("{word} {argument}")));
-            } else if (word.starts_with("-k") && word.len() > 2)
+            } else if ((word.starts_with("-k") || word.starts_with("-m")) && word.len() > 2)
                 || ["--deselect=", "--ignore=", "--ignore-glob="]
                     .iter()
                     .any(|p| word.starts_with(p))
@@ -224,46 +174,6 @@ fn cargo_lines(text: &str, setting: &str) -> Vec<(u32, String)> {
         })
         .map(|(i, _)| (u32::try_from(i + 1).unwrap_or(u32::MAX), setting.to_owned()))
         .collect()
-}
-
-/// The contents of the string literals in `text`.
-fn strings(text: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        if matches!(c, '"' | '\'') {
-            found.push(chars.by_ref().take_while(|&d| d != c).collect());
-        }
-    }
-    found
-}
-
-/// `text` split into words as a shell would, roughly: at whitespace outside quotes, quotes
-/// removed.
-fn split_words(text: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let (mut word, mut quote, mut any) = (String::new(), None, false);
-    for c in text.chars() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), c) => word.push(c),
-            (None, '"' | '\'') => {
-                quote = Some(c);
-                any = true;
-            }
-            (None, c) if c.is_whitespace() => {
-                if any || !word.is_empty() {
-                    words.push(std::mem::take(&mut word));
-                }
-                any = false;
-            }
-            (None, c) => word.push(c),
-        }
-    }
-    if any || !word.is_empty() {
-        words.push(word);
-    }
-    words
 }
 
 /// A scan of a JSON or JS object literal for the string entries of the lists under some keys.

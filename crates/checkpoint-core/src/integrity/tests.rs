@@ -750,6 +750,34 @@ fn runner_configuration_that_runs_fewer_tests() {
 }
 
 #[test]
+fn pytest_mark_expressions_added_to_addopts_are_found() {
+    // A selection keeps narrowing under `-m`, so it is the integrity check that must see an
+    // agent mark the failing test and filter the mark out.
+    let before = "[tool.pytest.ini_options]\naddopts = [\"-ra\", \"-m\", \"not property\"]\n";
+    let honest = before.replace("\"-ra\"", "\"-ra\", \"-x\"");
+    assert_eq!(analyzed(&[m("pyproject.toml", before, &honest)]), []);
+    for (after, gained) in [
+        (
+            before.replace("not property", "not property and not broken"),
+            "`-m not property and not broken`",
+        ),
+        (
+            "[tool.pytest.ini_options]\naddopts = \"-ra -m 'not property' -mfast\"\n".to_owned(),
+            "`-mfast`",
+        ),
+    ] {
+        let found = analyzed(&[m("pyproject.toml", before, &after)]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].kind, FindingKind::RunnerConfigNarrowed);
+        assert_eq!(found[0].line, Some(2));
+        assert_eq!(
+            found[0].description,
+            format!("pytest `addopts` now leaves tests out: {gained}")
+        );
+    }
+}
+
+#[test]
 fn configured_test_globs_and_protected_files() {
     let settings = crate::policy::IntegritySettings {
         tests: vec!["spec/**/*.py".to_owned()],

@@ -19,6 +19,17 @@ use checkpoint_core::decide::PlannedTest;
 use checkpoint_core::outcome::{TestOutcome, TestRun, TestStatus};
 use checkpoint_core::policy::config::{KEYS, ProjectCommand};
 
+/// Whether a run ended saying no test ran — exit 5, pytest's "no tests collected" (its filters
+/// `-k`/`-m` may leave out every test of a narrowed run's modules) and unittest's "no tests
+/// ran" — with no test reported. A narrowed run that did says nothing of the change: the whole
+/// command runs in its place.
+fn ran_no_test(outcome: &TestOutcome) -> bool {
+    outcome.status == TestStatus::Failed
+        && outcome.exit_code == Some(5)
+        && outcome.passed.unwrap_or(0) == 0
+        && outcome.failed.unwrap_or(0) == 0
+}
+
 /// The project of `repo` with only the commands and guarded values the user approved for it, for
 /// everything a stop does with it (its test runs' timeout, its checkpoints); and the notice for
 /// the user when some are not approved.
@@ -116,12 +127,16 @@ impl TestRuns<'_> {
                 let mut run = TestRun::new(p.command, p.rules, outcome);
                 run.selection = selection;
                 run.whole_because = whole_because;
-                if full_before_commit
-                    && run.selection.is_some()
-                    && run.outcome.status == TestStatus::Passed
-                {
-                    run.outcome = self.outcome(&run.command, warnings);
-                    run.selection = None;
+                if let Some(selection) = &run.selection {
+                    if ran_no_test(&run.outcome) {
+                        run.whole_because = Some(format!("`{}` ran no test", selection.command));
+                    }
+                    if run.whole_because.is_some()
+                        || (full_before_commit && run.outcome.status == TestStatus::Passed)
+                    {
+                        run.outcome = self.outcome(&run.command, warnings);
+                        run.selection = None;
+                    }
                 }
                 run
             })

@@ -22,23 +22,24 @@
 //!
 //! The test modules are the runner's: for unittest's default discovery, `test*.py` at the root
 //! and in packages reachable from it (directories with `__init__.py`); for pytest,
-//! `test_*.py` and `*_test.py` anywhere — and no selection when a pytest configuration sets
-//! `testpaths`, `python_files`, `norecursedirs`, `addopts` or `rootdir`.
+//! the files `python_files` names (by default `test_*.py` and `*_test.py`), within `testpaths`
+//! when it is set; `addopts` that leave files out, collect more or are unknown run the whole
+//! command ([`pytest`](super::pytest)).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::pytest::Collection;
 use super::scan::Walk;
 use super::{Narrowing, Whole};
-use crate::bounded;
 use checkpoint_core::changes::file_name;
 use checkpoint_core::outcome::SelectionUnit;
 
 /// Changed Python files that change how every test runs.
 const WHOLE_SUITE: &[&str] = &["conftest.py", "__init__.py", "setup.py", "__main__.py"];
-/// Flags of the runners that change nothing about which tests run.
+/// Flags of unittest that change nothing about which tests run (pytest's: [`super::pytest`]).
 const NEUTRAL_FLAGS: &[&str] = &[
     "-q",
     "-qq",
@@ -57,19 +58,7 @@ const NEUTRAL_FLAGS: &[&str] = &[
     "--buffer",
     "--catch",
     "--locals",
-    "--no-header",
-    "--strict-markers",
 ];
-/// pytest configuration files, and the settings in them that change which tests run.
-const PYTEST_CONFIGS: &[&str] = &["pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"];
-const PYTEST_CHOOSING: &[&str] = &[
-    "testpaths",
-    "python_files",
-    "norecursedirs",
-    "addopts",
-    "rootdir",
-];
-
 /// Which runner a command is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Runner {
@@ -105,12 +94,13 @@ impl PythonTests {
         } else {
             return None;
         };
-        let neutral = |flag: &String| {
-            NEUTRAL_FLAGS.contains(&flag.as_str())
-                || (runner == Runner::Pytest
-                    && (flag.starts_with("--tb=") || flag.starts_with("--color=")))
+        let neutral = match runner {
+            Runner::Unittest => flags
+                .iter()
+                .all(|flag| NEUTRAL_FLAGS.contains(&flag.as_str())),
+            Runner::Pytest => super::pytest::neutral(flags, "the command").is_ok(),
         };
-        flags.iter().all(neutral).then(|| PythonTests {
+        neutral.then(|| PythonTests {
             runner,
             words: words.to_vec(),
         })
@@ -123,13 +113,17 @@ impl PythonTests {
         if changed.iter().any(whole) {
             return Err(Whole::unsaid());
         }
-        if self.runner == Runner::Pytest && pytest_chooses_tests(workdir) {
-            return Err(Whole::unsaid());
-        }
+        let collection = match self.runner {
+            Runner::Pytest => {
+                let env_addopts = std::env::var("PYTEST_ADDOPTS").ok();
+                Some(Collection::of(workdir, env_addopts.as_deref())?)
+            }
+            Runner::Unittest => None,
+        };
         let tree = Tree::scan(workdir, state_dir).ok_or_else(Whole::unsaid)?;
-        let tests: Vec<&str> = match self.runner {
-            Runner::Unittest => tree.unittest_modules(),
-            Runner::Pytest => tree.pytest_modules(),
+        let tests: Vec<&str> = match &collection {
+            None => tree.unittest_modules(),
+            Some(collection) => tree.pytest_modules(collection),
         };
         let changed: BTreeSet<&str> = changed.iter().copied().collect();
         let graph = tree.graph(self.runner);
@@ -184,20 +178,6 @@ fn is_python(program: &str) -> bool {
     program
         .strip_prefix("python")
         .is_some_and(|version| version.chars().all(|c| c.is_ascii_digit() || c == '.'))
-}
-
-/// Whether a pytest configuration file at the root sets something that chooses the tests.
-fn pytest_chooses_tests(workdir: &Path) -> bool {
-    PYTEST_CONFIGS.iter().any(|name| {
-        let path = workdir.join(name);
-        if !path.exists() {
-            return false;
-        }
-        match bounded::read_regular_text(&path, bounded::MAX_CONFIG_BYTES) {
-            Ok(text) => PYTEST_CHOOSING.iter().any(|key| text.contains(key)),
-            Err(_) => true,
-        }
-    })
 }
 
 /// The `.py` files of a worktree with what the scan read of them, by `/`-separated relative path.
@@ -256,15 +236,13 @@ impl Tree {
             .collect()
     }
 
-    /// What pytest collects by default: `test_*.py` and `*_test.py` anywhere.
-    fn pytest_modules(&self) -> Vec<&str> {
+    /// What pytest collects as `collection` says: by default `test_*.py` and `*_test.py`
+    /// anywhere.
+    fn pytest_modules(&self, collection: &Collection) -> Vec<&str> {
         self.files
             .keys()
             .map(String::as_str)
-            .filter(|path| {
-                let name = file_name(path);
-                name.starts_with("test_") || name.ends_with("_test.py")
-            })
+            .filter(|path| collection.collects(path))
             .collect()
     }
 
@@ -909,6 +887,9 @@ mod tests {
             "pytest -x -q",
             "pytest --tb=short",
             "python3 -m pytest -q",
+            // Filters of the collected tests apply to a narrowed run alike.
+            "pytest -k fast",
+            "pytest -m 'not slow'",
         ] {
             assert!(
                 PythonTests::recognise(&words(command)).is_some(),
@@ -919,8 +900,8 @@ mod tests {
             "python3 -m unittest discover -s tests",
             "python3 -m unittest test_calc",
             "pytest tests/",
-            "pytest -k fast",
-            "pytest -m 'not slow'",
+            "pytest --lf",
+            "pytest --ignore=tests/slow",
             "python3 -m pip install x",
             "python3 run_tests.py",
             "pythonista -m unittest",
