@@ -47,7 +47,7 @@ mod workspace;
 
 pub use clis::{Clis, clis};
 pub use hooks::write_hooks;
-pub use session::{RunResult, Session, run_agent};
+pub use session::{RunResult, Session, TmuxRun, run_agent};
 pub use wire::{ConversationText, Place, conversation_texts, last_user_texts, stop_feedback};
 pub use workspace::{
     Binaries, HOOKS_COMMIT, add_plugin, checkpoint_project, install_checkpoint,

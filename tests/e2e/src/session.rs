@@ -665,6 +665,131 @@ plugins = false
     }
 }
 
+impl Session {
+    /// Codex's TUI (0.169) runs its turns in an app-server daemon of the `CODEX_HOME`, which
+    /// outlives it (in a process group of its own) and keeps the environment of the TUI that
+    /// started it — the `notify` program runs with that TUI's `TMUX_PANE`. Ends it (and its
+    /// updater), so that the next run starts one of its own and nothing is left behind.
+    fn stop_codex_daemon(&self) {
+        let dir = self.home().join(".codex/app-server-daemon");
+        for file in ["daemon.pid", "daemon-updater.pid"] {
+            let pid = std::fs::read_to_string(dir.join(file))
+                .ok()
+                .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+                .and_then(|record| record["pid"].as_i64())
+                .and_then(|pid| i32::try_from(pid).ok())
+                .and_then(Pid::from_raw);
+            if let Some(pid) = pid {
+                // Gone already, or not ours to end: nothing to do.
+                let _ = kill_process_group(pid, Signal::KILL);
+            }
+        }
+    }
+}
+
+/// A run of the CLI in a tmux pane ([`Session::run_in_tmux`]).
+#[derive(Debug)]
+pub struct TmuxRun {
+    /// The mock's log lines, one per request.
+    pub requests: Vec<Value>,
+    /// The pane's screen when the run ended.
+    pub screen: String,
+    /// Whether `done` said so before the timeout.
+    pub done: bool,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+impl Session {
+    /// Runs the CLI interactively (`args`) in the one pane of a tmux server of its own (its
+    /// socket in the session's home) in `repo`, with the session's environment and the pane's
+    /// `TMUX`/`TMUX_PANE`, while the mock plays `scenario`: waits for the CLI's screen to show
+    /// `ready` (within `timeout`), types `prompt` and Enter, then waits until `done` holds for
+    /// the mock's log or `timeout` passes again, and kills the server.
+    pub fn run_in_tmux(
+        &mut self,
+        repo: &Path,
+        args: &[String],
+        (ready, prompt): (&str, &str),
+        scenario: Scenario,
+        done: impl Fn(&[Value]) -> bool,
+        timeout: Duration,
+    ) -> TmuxRun {
+        let repo = repo
+            .canonicalize()
+            .unwrap_or_else(|e| panic!("repo {}: {e}", repo.display()));
+        self.runs += 1;
+        let home = self.home().to_path_buf();
+        let log = home.join(format!("mock-requests-{}.jsonl", self.runs));
+        self.trust(&repo);
+        let root = scenario.root.clone().unwrap_or_else(|| repo.clone());
+        self.mock
+            .begin(scenario, &root, &log)
+            .unwrap_or_else(|e| panic!("start the mock log {}: {e}", log.display()));
+        let socket = home.join(format!("tmux-{}.sock", self.runs));
+        let tmux = |tmux_args: &[&std::ffi::OsStr]| {
+            let out = Command::new("tmux")
+                .arg("-S")
+                .arg(&socket)
+                .args(tmux_args)
+                .env_remove("TMUX")
+                .output()
+                .unwrap_or_else(|e| panic!("run tmux: {e}"));
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let mut new: Vec<OsString> = ["new-session", "-d", "-x", "200", "-y", "50", "-c"]
+            .map(OsString::from)
+            .into();
+        new.push(repo.clone().into());
+        for (key, value) in self.env() {
+            if key == "TERM" {
+                continue;
+            }
+            let mut pair = key;
+            pair.push("=");
+            pair.push(value);
+            new.extend([OsString::from("-e"), pair]);
+        }
+        new.push("--".into());
+        new.push(self.program.clone().into());
+        new.extend(args.iter().map(OsString::from));
+        let started = Instant::now();
+        let new: Vec<&std::ffi::OsStr> = new.iter().map(OsString::as_os_str).collect();
+        tmux(&new);
+        let screen = || tmux(&["capture-pane", "-p", "-t", "0"].map(std::ffi::OsStr::new));
+        let until = |what: &dyn Fn() -> bool| {
+            while !what() && started.elapsed() < timeout {
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            what()
+        };
+        let mut finished = false;
+        if until(&|| screen().contains(ready)) {
+            // The time left is the run's, from when the CLI took input.
+            let started = Instant::now();
+            let until = |what: &dyn Fn() -> bool| {
+                while !what() && started.elapsed() < timeout {
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                what()
+            };
+            tmux(&["send-keys", "-t", "0", "-l", prompt].map(std::ffi::OsStr::new));
+            std::thread::sleep(Duration::from_millis(300));
+            tmux(&["send-keys", "-t", "0", "Enter"].map(std::ffi::OsStr::new));
+            finished = until(&|| done(&read_log(&log)));
+        }
+        let last = screen();
+        tmux(&["kill-server"].map(std::ffi::OsStr::new));
+        self.stop_codex_daemon();
+        TmuxRun {
+            requests: read_log(&log),
+            screen: last,
+            done: finished,
+            elapsed: started.elapsed(),
+        }
+    }
+}
+
 /// What a run's stdin gets.
 enum Input {
     /// `/dev/null`.
