@@ -865,9 +865,12 @@ fn read_lossy(path: &Path) -> String {
     .into_owned()
 }
 
-/// The mock's JSONL log, one value per line.
+/// The mock's JSONL log, one value per line. Only whole lines count: a run polled while the
+/// mock writes may find its last line half written.
 fn read_log(path: &Path) -> Vec<Value> {
-    read_lossy(path)
+    let text = read_lossy(path);
+    let whole = text.rfind('\n').map_or("", |end| &text[..end]);
+    whole
         .lines()
         .map(|l| {
             serde_json::from_str(l)
