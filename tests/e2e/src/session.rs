@@ -665,13 +665,40 @@ plugins = false
     }
 }
 
-impl Session {
-    /// Codex's TUI (0.169) runs its turns in an app-server daemon of the `CODEX_HOME`, which
-    /// outlives it (in a process group of its own) and keeps the environment of the TUI that
-    /// started it — the `notify` program runs with that TUI's `TMUX_PANE`. Ends it (and its
-    /// updater), so that the next run starts one of its own and nothing is left behind.
-    fn stop_codex_daemon(&self) {
-        let dir = self.home().join(".codex/app-server-daemon");
+/// The tmux server of one [`Session::run_in_tmux`] and the Codex app-server daemon its CLI may
+/// start in `home`: both ended when dropped, by a run that panics too. Codex's TUI (0.169) runs
+/// its turns in an app-server daemon of the `CODEX_HOME`, which outlives it (in a process group
+/// of its own) and keeps the environment of the TUI that started it — the `notify` program runs
+/// with that TUI's `TMUX_PANE` — so it is ended with its updater, and the next run starts one of
+/// its own.
+struct TmuxServer {
+    socket: PathBuf,
+    home: PathBuf,
+}
+
+impl TmuxServer {
+    /// Runs `tmux -S <socket> ARGS`; its stdout.
+    fn run(&self, args: &[&std::ffi::OsStr]) -> String {
+        let out = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .unwrap_or_else(|e| panic!("run tmux: {e}"));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for TmuxServer {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .env_remove("TMUX")
+            .output();
+        let dir = self.home.join(".codex/app-server-daemon");
         for file in ["daemon.pid", "daemon-updater.pid"] {
             let pid = std::fs::read_to_string(dir.join(file))
                 .ok()
@@ -726,17 +753,11 @@ impl Session {
         self.mock
             .begin(scenario, &root, &log)
             .unwrap_or_else(|e| panic!("start the mock log {}: {e}", log.display()));
-        let socket = home.join(format!("tmux-{}.sock", self.runs));
-        let tmux = |tmux_args: &[&std::ffi::OsStr]| {
-            let out = Command::new("tmux")
-                .arg("-S")
-                .arg(&socket)
-                .args(tmux_args)
-                .env_remove("TMUX")
-                .output()
-                .unwrap_or_else(|e| panic!("run tmux: {e}"));
-            String::from_utf8_lossy(&out.stdout).into_owned()
+        let server = TmuxServer {
+            socket: home.join(format!("tmux-{}.sock", self.runs)),
+            home: home.clone(),
         };
+        let tmux = |tmux_args: &[&std::ffi::OsStr]| server.run(tmux_args);
         let mut new: Vec<OsString> = ["new-session", "-d", "-x", "200", "-y", "50", "-c"]
             .map(OsString::from)
             .into();
@@ -779,8 +800,7 @@ impl Session {
             finished = until(&|| done(&read_log(&log)));
         }
         let last = screen();
-        tmux(&["kill-server"].map(std::ffi::OsStr::new));
-        self.stop_codex_daemon();
+        drop(server);
         TmuxRun {
             requests: read_log(&log),
             screen: last,
