@@ -168,7 +168,8 @@ python_from_git() {
 # `98770ea9` (`testpaths`, `python_files`, `addopts = -W always --cov …`), from
 # STARLETTE_GIT_URL, RSA_GIT_URL or WEBOB_GIT_URL (their GitHub repositories by default), their
 # test requirements from PyPI (anyio pinned to one of Starlette's time: later ones warn of a
-# deprecation its tests make an error).
+# deprecation its tests make an error; mypy to one that still checks for Python 3.8, as
+# python-rsa's `setup.cfg` asks of its `test_mypy.py`).
 pytest_project() {
     case "$1" in
     starlette)
@@ -177,7 +178,7 @@ pytest_project() {
         ;;
     rsa)
         python_from_git "$2" "${RSA_GIT_URL:-https://github.com/sybrenstuvel/python-rsa}" \
-            42b0e14f '' 'pytest>=8' pytest-cov
+            42b0e14f '' 'pytest>=8' pytest-cov 'mypy==1.10.1'
         ;;
     webob)
         python_from_git "$2" "${WEBOB_GIT_URL:-https://github.com/Pylons/webob}" 98770ea9 testing

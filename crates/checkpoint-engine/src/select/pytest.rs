@@ -6,7 +6,7 @@
 //!
 //! - **`addopts`** apply to it as to the whole run. Options that only change what is reported
 //!   or how tests run (`-q`, `-ra`, `--tb=…`, `--strict-markers`, `--cov=…`, `-p no:…`, …) keep
-//!   it narrowed, and so do the filters pytest applies to the collected tests ([`FILTERS`]:
+//!   it narrowed, and so do the filters pytest applies to the collected tests (`FILTERS`:
 //!   `-k`, `-m`, `--deselect`): they apply to a run given test modules as to the whole run, so
 //!   the narrowed run is the selected modules' tests under the same filter, a subset of the
 //!   whole run's. Any other option — one that leaves files out of collection (`--ignore`,
