@@ -5,12 +5,12 @@
 //! On a CI machine there is no user to approve the project's commands, and the branch under
 //! judgement may rewrite them. So what runs is what the base approves: the approval
 //! `checkpoint trust` would give the project as the merge base holds it
-//! ([`Project::approval_at`]) is recorded in a trust store of the caller's (a scratch directory,
-//! never the machine user's), and the stop is judged under it. A branch that changes the test
-//! command, the config file, or the script, recipe or runner configuration behind a test
-//! command gets the base's command, values and rules, or a block saying what changed — exactly
-//! as an agent's turn that did so. Nothing local is trusted: no receipt, no cache of another
-//! checkout (the state directory is the checkout's own).
+//! ([`Project::approval_at`](crate::project::Project::approval_at)) is recorded in a trust store
+//! of the caller's (a scratch directory, never the machine user's), and the stop is judged under
+//! it. A branch that changes the test command, the config file, or the script, recipe or runner
+//! configuration behind a test command gets the base's command, values and rules, or a block
+//! saying what changed — exactly as an agent's turn that did so. Nothing local is trusted: no
+//! receipt, no cache of another checkout (the state directory is the checkout's own).
 
 use std::path::{Path, PathBuf};
 

@@ -19,7 +19,7 @@
 //!
 //! gitoxide (0.90) writes packs without delta compression: measured on 200 saves, 2.85 MB
 //! against 0.42 MB with git's deltas (each save rewrites JSON files that differ in a few lines),
-//! so packs are written by git, within [`TIMEOUT`]. Packing is best-effort: it never fails the
+//! so packs are written by git, within `TIMEOUT` (60 s). Packing is best-effort: it never fails the
 //! write that triggered it.
 //!
 //! Concurrency: one packer at a time (an exclusive `flock` on `<git common dir>/checkpoint/lock`,
