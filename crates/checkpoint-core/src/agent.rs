@@ -2,7 +2,7 @@
 //! protocol can do ([`Capabilities`]), how its transcript reads ([`TranscriptFormat`]) and what
 //! `checkpoint install` writes for it ([`InstallSpec`]). Each agent's home — its adapter crate
 //! (`adapter-claude`, `adapter-gemini`, `adapter-codex`, `adapter-copilot`,
-//! `adapter-opencode`) — fills these in through [`AgentHome`](crate::home::AgentHome). The core
+//! `adapter-opencode`, `adapter-qwen`) — fills these in through [`AgentHome`](crate::home::AgentHome). The core
 //! never branches on which agent it serves; it asks the home's capabilities instead.
 
 use std::path::PathBuf;
@@ -27,6 +27,8 @@ pub enum Agent {
     Copilot,
     /// OpenCode.
     OpenCode,
+    /// Qwen Code.
+    Qwen,
     /// A human running `checkpoint` by hand.
     Cli,
 }
@@ -40,6 +42,7 @@ impl Agent {
             Agent::Codex => "codex",
             Agent::Copilot => "copilot",
             Agent::OpenCode => "opencode",
+            Agent::Qwen => "qwen",
             Agent::Cli => "cli",
         }
     }
