@@ -30,7 +30,12 @@ pub static INSTALL: InstallSpec = InstallSpec {
     title: "Qwen Code",
     dir: ".qwen",
     file: "settings.json",
-    layout: HooksLayout::MatcherGroups,
+    // Qwen Code 0.24.4 adds `"$version": 4` to a settings file without one, rewriting it: a
+    // committed file would become uncommitted work at the first run.
+    layout: HooksLayout::VersionedMatcherGroups {
+        key: "$version",
+        version: 4,
+    },
     user_dir: UserDir::ConfigDir("QWEN_HOME"),
     unit: TimeUnit::Milliseconds,
     handler_name: Some("checkpoint"),

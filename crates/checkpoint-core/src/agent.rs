@@ -337,6 +337,15 @@ pub enum HooksLayout {
     /// `{"type": "command", "command": …, "timeout": …}`: Claude Code's, which other agents
     /// adopted.
     MatcherGroups,
+    /// [`HooksLayout::MatcherGroups`] in a settings file the agent versions: `<key>: <version>` at
+    /// its top level, which the agent adds when it is missing — rewriting the file, a committed
+    /// one included — so install writes it with the first handler (Qwen Code's `"$version": 4`).
+    VersionedMatcherGroups {
+        /// The version's key.
+        key: &'static str,
+        /// The version the agent writes.
+        version: u64,
+    },
     /// `{"version": <version>, "hooks": {"<event>": [handler, …]}}`, each handler
     /// `{"type": "command", <command_key>: …, <timeout_key>: …}`: the handlers straight in the
     /// event's list, in a versioned file.
@@ -368,7 +377,9 @@ impl HooksLayout {
     /// The handler's key for the shell command.
     pub fn command_key(self) -> &'static str {
         match self {
-            HooksLayout::MatcherGroups | HooksLayout::Plugin(_) => "command",
+            HooksLayout::MatcherGroups
+            | HooksLayout::VersionedMatcherGroups { .. }
+            | HooksLayout::Plugin(_) => "command",
             HooksLayout::Versioned { command_key, .. } => command_key,
         }
     }
@@ -376,8 +387,28 @@ impl HooksLayout {
     /// The handler's key for the timeout.
     pub fn timeout_key(self) -> &'static str {
         match self {
-            HooksLayout::MatcherGroups | HooksLayout::Plugin(_) => "timeout",
+            HooksLayout::MatcherGroups
+            | HooksLayout::VersionedMatcherGroups { .. }
+            | HooksLayout::Plugin(_) => "timeout",
             HooksLayout::Versioned { timeout_key, .. } => timeout_key,
+        }
+    }
+
+    /// Whether handlers sit in matcher groups (else straight in the event's list).
+    pub fn grouped(self) -> bool {
+        matches!(
+            self,
+            HooksLayout::MatcherGroups | HooksLayout::VersionedMatcherGroups { .. }
+        )
+    }
+
+    /// The file's version: its top-level key and the value install writes with the first
+    /// handler.
+    pub fn version(self) -> Option<(&'static str, u64)> {
+        match self {
+            HooksLayout::Versioned { version, .. } => Some(("version", version)),
+            HooksLayout::VersionedMatcherGroups { key, version } => Some((key, version)),
+            HooksLayout::MatcherGroups | HooksLayout::Plugin(_) => None,
         }
     }
 }
