@@ -362,6 +362,7 @@ mod tests {
             artifact("checkpoint-codex", Some("/t/debug/checkpoint-codex")),
             artifact("checkpoint-copilot", Some("/t/debug/checkpoint-copilot")),
             artifact("checkpoint-opencode", Some("/t/debug/checkpoint-opencode")),
+            artifact("checkpoint-qwen", Some("/t/debug/checkpoint-qwen")),
             artifact("checkpoint", Some("/t/debug/checkpoint")),
         ]
         .join("\n");
@@ -370,6 +371,10 @@ mod tests {
         assert_eq!(
             binaries.adapter(Agent::Gemini),
             Path::new("/t/debug/checkpoint-gemini")
+        );
+        assert_eq!(
+            binaries.adapter(Agent::Qwen),
+            Path::new("/t/debug/checkpoint-qwen")
         );
         let missing = parse_executables(&artifact("checkpoint", Some("/c"))).unwrap_err();
         assert!(missing.contains("checkpoint-claude"), "{missing}");
