@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Installs the `checkpoint` CLI and the five agent adapters (checkpoint-claude, checkpoint-gemini,
-# checkpoint-codex, checkpoint-copilot, checkpoint-opencode) into cargo's bin directory
+# Installs the `checkpoint` CLI and the six agent adapters (checkpoint-claude, checkpoint-gemini,
+# checkpoint-codex, checkpoint-copilot, checkpoint-opencode, checkpoint-qwen) into cargo's bin directory
 # (~/.cargo/bin), side by side, as `checkpoint install <agent>` expects. One release build makes
-# all six: the workspace's features are resolved once and every shared crate is compiled once
-# (six `cargo install`s built each of them six times). Shows cargo's progress and the total time.
+# all seven: the workspace's features are resolved once and every shared crate is compiled once
+# (seven `cargo install`s built each of them seven times). Shows cargo's progress and the total time.
 # Exits 1 when that directory is not on PATH, after saying which line to add: the `checkpoint
 # check` the README runs after it would not be found. On Linux the binaries are linked
 # statically, for a faster start on every hook call (see scripts/release-build.sh).
@@ -11,9 +11,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/release-build.sh
 bin="${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin"
-packages=(checkpoint-gate adapter-claude adapter-gemini adapter-codex adapter-copilot adapter-opencode)
+packages=(checkpoint-gate adapter-claude adapter-gemini adapter-codex adapter-copilot adapter-opencode
+  adapter-qwen)
 binaries=(checkpoint checkpoint-claude checkpoint-gemini checkpoint-codex checkpoint-copilot
-  checkpoint-opencode)
+  checkpoint-opencode checkpoint-qwen)
 started=$SECONDS
 printf '==> cargo build --release: %s (one build; the first one takes a few minutes)\n' \
   "${binaries[*]}" >&2

@@ -5,7 +5,7 @@
 #
 # Usage: install-clis.sh            (cache: ${CHECKPOINT_E2E_CACHE:-$HOME/.cache/checkpoint-e2e})
 # Prints, on stdout and nothing else, one `<agent>=<absolute binary path>` line per CLI:
-#   claude=…  gemini=…  codex=…  copilot=…  opencode=…
+#   claude=…  gemini=…  codex=…  copilot=…  opencode=…  qwen=…
 # npm's own output goes to stderr. Exits non-zero, naming the CLI, when an install or the
 # `--version` check fails.
 set -euo pipefail
@@ -17,6 +17,7 @@ GEMINI_VERSION=0.61.0
 CODEX_VERSION=0.169.0
 COPILOT_VERSION=1.0.102
 OPENCODE_VERSION=1.18.33
+QWEN_VERSION=0.24.4
 
 log() { printf 'install-clis: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -79,3 +80,5 @@ ensure codex "$CODEX_VERSION" node_modules/.bin/codex "@openai/codex@$CODEX_VERS
 ensure copilot "$COPILOT_VERSION" node_modules/.bin/copilot "@github/copilot@$COPILOT_VERSION"
 # OpenCode's postinstall puts the native binary for this platform in place of its launcher.
 ensure opencode "$OPENCODE_VERSION" node_modules/.bin/opencode "opencode-ai@$OPENCODE_VERSION"
+# Qwen Code asks for Node.js >= 22 (npm warns, EBADENGINE); 0.24.4 ran every test here on 20.
+ensure qwen "$QWEN_VERSION" node_modules/.bin/qwen "@qwen-code/qwen-code@$QWEN_VERSION"

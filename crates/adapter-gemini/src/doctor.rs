@@ -95,8 +95,9 @@ fn folder_trust(here: &Here<'_>) -> Check {
 /// Whether `dir` is trusted by `trustedFolders.json` rules (`{"<path>": "TRUST_FOLDER" |
 /// "TRUST_PARENT" | "DO_NOT_TRUST"}`): the most specific rule that covers it decides. A
 /// `TRUST_FOLDER` covers its path and everything below, `TRUST_PARENT` its path's parent and
-/// everything below, `DO_NOT_TRUST` its path.
-fn trusted(rules: Option<&Value>, dir: &Path) -> bool {
+/// everything below, `DO_NOT_TRUST` its path. Qwen Code, a fork of Gemini CLI, keeps the same
+/// rules.
+pub fn trusted(rules: Option<&Value>, dir: &Path) -> bool {
     let Some(rules) = rules.and_then(Value::as_object) else {
         return false;
     };

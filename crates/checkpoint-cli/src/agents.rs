@@ -1,5 +1,6 @@
 //! The agents `checkpoint` knows: the homes of the adapter crates (`adapter-claude`,
-//! `adapter-gemini`, `adapter-codex`, `adapter-copilot`, `adapter-opencode`). `checkpoint install` takes their install tables,
+//! `adapter-gemini`, `adapter-codex`, `adapter-copilot`, `adapter-opencode`, `adapter-qwen`).
+//! `checkpoint install` takes their install tables,
 //! `checkpoint check` their event names and payload recognition — the same facts the adapters'
 //! hooks run on.
 
@@ -9,21 +10,24 @@ use clap::builder::PossibleValue;
 use serde_json::Value;
 
 /// Every agent's home, in the order they are listed.
-pub(crate) static HOMES: [&dyn AgentHome; 5] = [
+pub(crate) static HOMES: [&dyn AgentHome; 6] = [
     &adapter_claude::HOME,
     &adapter_gemini::HOME,
     &adapter_codex::HOME,
     &adapter_copilot::HOME,
     &adapter_opencode::HOME,
+    &adapter_qwen::HOME,
 ];
 
 /// The order payloads of unknown origin are recognised in: Claude Code sends nothing the others
 /// do not, and claims every payload, so it is asked last; Copilot CLI, whose payloads carry a
-/// `timestamp` as Gemini CLI's do, before Gemini CLI; OpenCode's plugin, whose event names no
-/// other agent uses, first.
-static RECOGNITION: [&dyn AgentHome; 5] = [
+/// `timestamp` as Gemini CLI's do, and Qwen Code, whose payloads carry Gemini CLI's `timestamp`
+/// beside Claude Code's `permission_mode`, before Gemini CLI; OpenCode's plugin, whose event
+/// names no other agent uses, first.
+static RECOGNITION: [&dyn AgentHome; 6] = [
     &adapter_opencode::HOME,
     &adapter_copilot::HOME,
+    &adapter_qwen::HOME,
     &adapter_gemini::HOME,
     &adapter_codex::HOME,
     &adapter_claude::HOME,
@@ -112,6 +116,15 @@ mod tests {
     }
 
     #[test]
+    fn qwen_is_recognised_before_gemini_by_its_permission_mode() {
+        let raw = br#"{"session_id":"q","cwd":"/p","hook_event_name":"Stop","timestamp":"2026-11-27T23:10:25.822Z","permission_mode":"yolo","stop_hook_active":false}"#;
+        let (_, event) = parse(None, raw).unwrap();
+        assert_eq!((event.agent, event.kind), (Agent::Qwen, EventKind::Stop));
+        let gemini = br#"{"session_id":"g","cwd":"/p","hook_event_name":"SessionStart","timestamp":"t","source":"startup"}"#;
+        assert_eq!(parse(None, gemini).unwrap().1.agent, Agent::Gemini);
+    }
+
+    #[test]
     fn an_agent_named_reads_the_payload_as_its_own() {
         let raw = br#"{"session_id":"c","turn_id":"t","cwd":"/p","hook_event_name":"Stop"}"#;
         let claude = named("claude").unwrap();
@@ -124,7 +137,10 @@ mod tests {
     #[test]
     fn every_agent_is_installable_under_its_name() {
         let names: Vec<_> = possible_values().map(|v| v.get_name().to_owned()).collect();
-        assert_eq!(names, ["claude", "gemini", "codex", "copilot", "opencode"]);
+        assert_eq!(
+            names,
+            ["claude", "gemini", "codex", "copilot", "opencode", "qwen"]
+        );
         for home in HOMES {
             assert!(home.install().is_some(), "{}", home.agent().name());
         }

@@ -2,7 +2,7 @@
 //! protocol can do ([`Capabilities`]), how its transcript reads ([`TranscriptFormat`]) and what
 //! `checkpoint install` writes for it ([`InstallSpec`]). Each agent's home — its adapter crate
 //! (`adapter-claude`, `adapter-gemini`, `adapter-codex`, `adapter-copilot`,
-//! `adapter-opencode`) — fills these in through [`AgentHome`](crate::home::AgentHome). The core
+//! `adapter-opencode`, `adapter-qwen`) — fills these in through [`AgentHome`](crate::home::AgentHome). The core
 //! never branches on which agent it serves; it asks the home's capabilities instead.
 
 use std::path::PathBuf;
@@ -27,6 +27,8 @@ pub enum Agent {
     Copilot,
     /// OpenCode.
     OpenCode,
+    /// Qwen Code.
+    Qwen,
     /// A human running `checkpoint` by hand.
     Cli,
 }
@@ -40,6 +42,7 @@ impl Agent {
             Agent::Codex => "codex",
             Agent::Copilot => "copilot",
             Agent::OpenCode => "opencode",
+            Agent::Qwen => "qwen",
             Agent::Cli => "cli",
         }
     }
@@ -356,6 +359,15 @@ pub enum HooksLayout {
     /// `{"type": "command", "command": …, "timeout": …}`: Claude Code's, which other agents
     /// adopted.
     MatcherGroups,
+    /// [`HooksLayout::MatcherGroups`] in a settings file the agent versions: `<key>: <version>` at
+    /// its top level, which the agent adds when it is missing — rewriting the file, a committed
+    /// one included — so install writes it with the first handler (Qwen Code's `"$version": 4`).
+    VersionedMatcherGroups {
+        /// The version's key.
+        key: &'static str,
+        /// The version the agent writes.
+        version: u64,
+    },
     /// `{"version": <version>, "hooks": {"<event>": [handler, …]}}`, each handler
     /// `{"type": "command", <command_key>: …, <timeout_key>: …}`: the handlers straight in the
     /// event's list, in a versioned file.
@@ -387,7 +399,9 @@ impl HooksLayout {
     /// The handler's key for the shell command.
     pub fn command_key(self) -> &'static str {
         match self {
-            HooksLayout::MatcherGroups | HooksLayout::Plugin(_) => "command",
+            HooksLayout::MatcherGroups
+            | HooksLayout::VersionedMatcherGroups { .. }
+            | HooksLayout::Plugin(_) => "command",
             HooksLayout::Versioned { command_key, .. } => command_key,
         }
     }
@@ -395,8 +409,28 @@ impl HooksLayout {
     /// The handler's key for the timeout.
     pub fn timeout_key(self) -> &'static str {
         match self {
-            HooksLayout::MatcherGroups | HooksLayout::Plugin(_) => "timeout",
+            HooksLayout::MatcherGroups
+            | HooksLayout::VersionedMatcherGroups { .. }
+            | HooksLayout::Plugin(_) => "timeout",
             HooksLayout::Versioned { timeout_key, .. } => timeout_key,
+        }
+    }
+
+    /// Whether handlers sit in matcher groups (else straight in the event's list).
+    pub fn grouped(self) -> bool {
+        matches!(
+            self,
+            HooksLayout::MatcherGroups | HooksLayout::VersionedMatcherGroups { .. }
+        )
+    }
+
+    /// The file's version: its top-level key and the value install writes with the first
+    /// handler.
+    pub fn version(self) -> Option<(&'static str, u64)> {
+        match self {
+            HooksLayout::Versioned { version, .. } => Some(("version", version)),
+            HooksLayout::VersionedMatcherGroups { key, version } => Some((key, version)),
+            HooksLayout::MatcherGroups | HooksLayout::Plugin(_) => None,
         }
     }
 }

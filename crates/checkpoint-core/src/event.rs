@@ -184,8 +184,11 @@ struct WirePayload {
     /// Tasks still running; only their number matters.
     #[serde(default)]
     background_tasks: Option<Vec<serde_json::Value>>,
+    /// Read as a [`PayloadUsage`] when it has that shape; another agent's field of the same name
+    /// (Qwen Code's `Stop` sends the share of the window used, a number) is no usage, not a
+    /// malformed payload.
     #[serde(default)]
-    context_usage: Option<PayloadUsage>,
+    context_usage: Option<serde_json::Value>,
 }
 
 /// Reads a payload from `reader`: up to the end of the first complete JSON value (a writer that
@@ -274,7 +277,8 @@ impl HookEvent {
             agent_type: wire.agent_type,
             turn_id: wire.turn_id.or(wire.prompt_id),
             background_tasks: wire.background_tasks.map_or(0, |tasks| tasks.len()),
-            context_usage: wire.context_usage,
+            context_usage: (wire.context_usage)
+                .and_then(|usage| serde_json::from_value(usage).ok()),
         })
     }
 
@@ -383,6 +387,24 @@ mod tests {
             other => EventKind::Other(other.to_owned()),
         };
         HookEvent::parse_shared(Agent::Claude, kind, json.to_string().as_bytes()).unwrap()
+    }
+
+    /// Qwen Code's `Stop` says `"context_usage": 0.06` (a share of the window): had that made
+    /// the payload malformed, every Qwen stop would have failed open.
+    #[test]
+    fn a_context_usage_of_another_shape_is_no_usage_and_no_error() {
+        let qwen = parsed(serde_json::json!({"hook_event_name": "Stop", "cwd": "/p",
+            "context_usage": 0.061725, "context_limit": 200000, "input_tokens": 12345}));
+        assert_eq!((qwen.kind, qwen.context_usage), (EventKind::Stop, None));
+        let shared = parsed(serde_json::json!({"hook_event_name": "Stop", "cwd": "/p",
+            "context_usage": {"used": 5, "window": 10}}));
+        assert_eq!(
+            shared.context_usage,
+            Some(PayloadUsage {
+                used: 5,
+                window: Some(10)
+            })
+        );
     }
 
     #[test]

@@ -20,6 +20,8 @@ pub struct Clis {
     pub copilot: PathBuf,
     /// `opencode` (OpenCode 1.18.33, a native binary).
     pub opencode: PathBuf,
+    /// `qwen` (Qwen Code 0.24.4, a Node script).
+    pub qwen: PathBuf,
 }
 
 impl Clis {
@@ -31,6 +33,7 @@ impl Clis {
             Agent::Codex => &self.codex,
             Agent::Copilot => &self.copilot,
             Agent::OpenCode => &self.opencode,
+            Agent::Qwen => &self.qwen,
         }
     }
 }
@@ -110,6 +113,7 @@ fn parse_paths(stdout: &str) -> Result<Clis, String> {
         codex: find(Agent::Codex)?,
         copilot: find(Agent::Copilot)?,
         opencode: find(Agent::OpenCode)?,
+        qwen: find(Agent::Qwen)?,
     })
 }
 
@@ -120,9 +124,10 @@ mod tests {
     #[test]
     fn parses_the_script_output() {
         let clis =
-            parse_paths("claude=/c/claude\ngemini=/g/gemini\ncodex=/x/codex\ncopilot=/p/copilot\nopencode=/o/opencode\n")
+            parse_paths("claude=/c/claude\ngemini=/g/gemini\ncodex=/x/codex\ncopilot=/p/copilot\nopencode=/o/opencode\nqwen=/q/qwen\n")
                 .unwrap();
         assert_eq!(clis.path(Agent::OpenCode), Path::new("/o/opencode"));
+        assert_eq!(clis.path(Agent::Qwen), Path::new("/q/qwen"));
         assert_eq!(clis.path(Agent::Copilot), Path::new("/p/copilot"));
         assert_eq!(clis.path(Agent::Gemini), Path::new("/g/gemini"));
         assert_eq!(clis.path(Agent::Codex), Path::new("/x/codex"));

@@ -10,7 +10,8 @@ use crate::Agent;
 const HOOK_TIMEOUT_SECS: u64 = 60;
 
 /// Writes `repo`'s project hook config for `agent`: `.claude/settings.json`,
-/// `.gemini/settings.json`, `.codex/hooks.json` or `.github/hooks/e2e.json` (version 1); not
+/// `.gemini/settings.json`, `.codex/hooks.json`, `.github/hooks/e2e.json` (version 1) or
+/// `.qwen/settings.json`; not
 /// for OpenCode, which has no hooks file (panics).
 /// `end_of_turn` is the command for the agent's end-of-turn event
 /// ([`Agent::end_of_turn_event`]); `others` adds `(event, command)` pairs, with event names in the
@@ -30,6 +31,7 @@ pub fn write_hooks(
         Agent::Gemini => ".gemini/settings.json",
         Agent::Codex => ".codex/hooks.json",
         Agent::Copilot => ".github/hooks/e2e.json",
+        Agent::Qwen => ".qwen/settings.json",
         Agent::OpenCode => panic!(
             "OpenCode runs no hook commands: its plugin is written by `checkpoint install \
              opencode` (install_checkpoint)"
@@ -59,7 +61,7 @@ fn hooks_value(agent: Agent, end_of_turn: &str, others: &[(&str, &str)]) -> Valu
         std::iter::once((agent.end_of_turn_event(), end_of_turn)).chain(others.iter().copied());
     for (index, (event, command)) in all.enumerate() {
         let handler = match agent {
-            Agent::Claude | Agent::Codex => {
+            Agent::Claude | Agent::Codex | Agent::Qwen => {
                 json!({"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECS})
             }
             Agent::Gemini => json!({"type": "command", "command": command,

@@ -1,5 +1,5 @@
 //! End-to-end harness: drives the real agent CLIs (Claude Code, Gemini CLI, Codex CLI, GitHub
-//! Copilot CLI, OpenCode) offline
+//! Copilot CLI, OpenCode, Qwen Code) offline
 //! against a scripted model server on 127.0.0.1, so tests can watch what an end-of-turn hook's
 //! verdict does to the next model request.
 //!
@@ -68,16 +68,19 @@ pub enum Agent {
     Copilot,
     /// OpenCode (`opencode serve` and `opencode run --attach`).
     OpenCode,
+    /// Qwen Code (`qwen PROMPT`).
+    Qwen,
 }
 
 impl Agent {
     /// All of them, in a fixed order.
-    pub const ALL: [Agent; 5] = [
+    pub const ALL: [Agent; 6] = [
         Agent::Claude,
         Agent::Gemini,
         Agent::Codex,
         Agent::Copilot,
         Agent::OpenCode,
+        Agent::Qwen,
     ];
 
     /// The lowercase name: `claude`, `gemini`, `codex`.
@@ -88,13 +91,14 @@ impl Agent {
             Agent::Codex => "codex",
             Agent::Copilot => "copilot",
             Agent::OpenCode => "opencode",
+            Agent::Qwen => "qwen",
         }
     }
 
     /// The hook event that fires when the agent tries to end its turn.
     pub fn end_of_turn_event(self) -> &'static str {
         match self {
-            Agent::Claude | Agent::Codex => "Stop",
+            Agent::Claude | Agent::Codex | Agent::Qwen => "Stop",
             Agent::Gemini => "AfterAgent",
             Agent::Copilot => "agentStop",
             Agent::OpenCode => "session.idle",

@@ -18,7 +18,7 @@
 //! | Anthropic | a `tool_use` block `Bash` `{"command", "description"}` (streamed as one `input_json_delta`) | `stop_reason: "tool_use"` |
 //! | Gemini | a `functionCall` part `run_shell_command` `{"command", "description"}` | `finishReason: "STOP"` |
 //! | OpenAI | a `function_call` output item `exec_command`, `arguments` `{"cmd"}`, `call_id` `call_mock_<seq>` | `response.completed` |
-//! | OpenAI Chat | a `tool_calls` delta `bash` `{"command", "description"}`, `id` `call_mock_<seq>` | `finish_reason: "tool_calls"` |
+//! | OpenAI Chat | a `tool_calls` delta `bash` (Qwen Code: `run_shell_command`, when offered) `{"command", "description"}`, `id` `call_mock_<seq>` | `finish_reason: "tool_calls"` |
 //!
 //! Each CLI then runs the command (with its tool hooks) and sends the result in its next turn
 //! request. The log line of the request that got the call has it under `tool`. A step with a
@@ -63,6 +63,8 @@ pub const GEMINI_SHELL_TOOL: &str = "run_shell_command";
 pub const CODEX_SHELL_TOOL: &str = "exec_command";
 /// GitHub Copilot CLI's shell tool.
 pub const COPILOT_SHELL_TOOL: &str = "bash";
+/// Qwen Code's shell tool (Gemini CLI's name, on the Chat Completions API).
+pub const QWEN_SHELL_TOOL: &str = "run_shell_command";
 /// The `description` argument the mock gives Claude's and Gemini's shell tools.
 const SHELL_DESCRIPTION: &str = "e2e scenario step";
 /// Headers whose values are replaced in the log.
@@ -413,6 +415,7 @@ fn handle(mut request: tiny_http::Request, state: &Mutex<State>) {
         tool: tool.as_ref(),
         usage: &usage,
         seq,
+        chat_shell: chat_shell_tool(&body),
     };
     let (status, content_type, payload) = render(&route, &answer, count);
 
@@ -535,6 +538,8 @@ struct Answer<'a> {
     usage: &'a Usage,
     /// The request's sequence number, for unique ids.
     seq: u64,
+    /// The shell tool a Chat Completions answer calls ([`chat_shell_tool`]).
+    chat_shell: &'static str,
 }
 
 impl Answer<'_> {
@@ -806,12 +811,30 @@ fn openai_sse(model: &str, answer: &Answer<'_>) -> Vec<u8> {
     out
 }
 
-/// The Chat Completions message: the text, then a `bash` call for a tool.
+/// The shell tool of the CLI behind a Chat Completions request: Qwen Code's
+/// `run_shell_command` when the request offers it, else Copilot CLI's `bash`.
+fn chat_shell_tool(body: &Value) -> &'static str {
+    let offers = |name: &str| {
+        (body
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten())
+        .any(|t| t["function"]["name"] == name)
+    };
+    if offers(QWEN_SHELL_TOOL) {
+        QWEN_SHELL_TOOL
+    } else {
+        COPILOT_SHELL_TOOL
+    }
+}
+
+/// The Chat Completions message: the text, then a call of the CLI's shell tool for a tool.
 fn chat_message(answer: &Answer<'_>) -> Value {
     let mut message = json!({"role": "assistant", "content": answer.text});
     if let Some(ToolCall::Shell(command)) = answer.tool {
         message["tool_calls"] = json!([{"index": 0, "id": format!("call_mock_{}", answer.seq),
-            "type": "function", "function": {"name": COPILOT_SHELL_TOOL,
+            "type": "function", "function": {"name": answer.chat_shell,
             "arguments": json!({"command": command, "description": SHELL_DESCRIPTION}).to_string()}}]);
     }
     message
@@ -994,6 +1017,7 @@ mod tests {
             tool: None,
             usage: &usage,
             seq: 1,
+            chat_shell: COPILOT_SHELL_TOOL,
         };
         let gemini = gemini_response("g", &answer);
         assert_eq!(gemini["usageMetadata"]["promptTokenCount"], 32100);
@@ -1021,6 +1045,18 @@ mod tests {
     }
 
     #[test]
+    fn a_chat_tool_call_uses_the_shell_tool_the_request_offers() {
+        let offered =
+            |name: &str| json!({"tools": [{"type": "function", "function": {"name": name}}]});
+        assert_eq!(
+            chat_shell_tool(&offered("run_shell_command")),
+            QWEN_SHELL_TOOL
+        );
+        assert_eq!(chat_shell_tool(&offered("bash")), COPILOT_SHELL_TOOL);
+        assert_eq!(chat_shell_tool(&json!({})), COPILOT_SHELL_TOOL);
+    }
+
+    #[test]
     fn a_tool_call_follows_the_text_in_each_api() {
         let tool = ToolCall::Shell("echo 'hi'".into());
         let answer = Answer {
@@ -1028,6 +1064,7 @@ mod tests {
             tool: Some(&tool),
             usage: &Usage::default(),
             seq: 4,
+            chat_shell: COPILOT_SHELL_TOOL,
         };
 
         let claude = anthropic_message("c", &answer);

@@ -27,6 +27,8 @@ const DEAD_PROXY: &str = "http://127.0.0.1:9";
 const API_KEY: &str = "sk-e2e-mock-key";
 /// The provider and model OpenCode's config names for the mock.
 const OPENCODE_MODEL: &str = "e2e-mock";
+/// The model Qwen Code asks the mock for (an OpenAI-compatible provider).
+const QWEN_MODEL: &str = "e2e-mock";
 /// The model Copilot CLI asks the mock for: one its catalog does not know, so that the prompt
 /// limit is `COPILOT_PROVIDER_MAX_PROMPT_TOKENS` (a known model's catalog limit caps it).
 const COPILOT_MODEL: &str = "e2e-mock";
@@ -120,7 +122,7 @@ fn tail(text: &str, max: usize) -> String {
 ///
 /// The home holds the CLI's user config (Claude: `$CLAUDE_CONFIG_DIR` = `<home>/.claude`;
 /// Gemini: `<home>/.gemini/settings.json`; Codex: `$CODEX_HOME` = `<home>/.codex` with the mock
-/// provider in `config.toml`), the mock's request logs and each run's stdout/stderr. Set
+/// provider in `config.toml`; Qwen: `<home>/.qwen/settings.json`), the mock's request logs and each run's stdout/stderr. Set
 /// `CHECKPOINT_E2E_KEEP=1` to keep it after the session for inspection.
 pub struct Session {
     agent: Agent,
@@ -282,6 +284,12 @@ impl Session {
                 // offline, that install fails at once instead of retrying for a minute.
                 set("npm_config_offline", "true".as_ref());
             }
+            Agent::Qwen => {
+                set("OPENAI_BASE_URL", format!("{base_url}/v1").as_ref());
+                set("OPENAI_API_KEY", API_KEY.as_ref());
+                set("OPENAI_MODEL", QWEN_MODEL.as_ref());
+                set("QWEN_CODE_SUPPRESS_YOLO_WARNING", "1".as_ref());
+            }
         }
         env
     }
@@ -313,6 +321,22 @@ impl Session {
             );
             }
             Agent::Claude => create_dir(&home.join(".claude")),
+            // Folder trust is off unless the settings turn it on: no folder to trust.
+            Agent::Qwen => write_file(
+                &home.join(".qwen/settings.json"),
+                &serde_json::to_string_pretty(&json!({
+                    "security": {"auth": {"selectedType": "openai"}},
+                    "model": {"name": QWEN_MODEL},
+                    "privacy": {"usageStatisticsEnabled": false},
+                    "telemetry": {"enabled": false},
+                    "general": {"enableAutoUpdate": false},
+                    // Its background memory and skill agents ask the model with tools after a
+                    // turn: requests the mock would take for turns.
+                    "memory": {"enableManagedAutoMemory": false, "enableManagedAutoDream": false,
+                               "enableAutoSkill": false},
+                }))
+                .expect("JSON serializes"),
+            ),
             Agent::Gemini => write_file(
                 &home.join(".gemini/settings.json"),
                 &serde_json::to_string_pretty(&json!({
@@ -357,8 +381,8 @@ plugins = false
     fn trust(&self, repo: &Path) {
         let repo_str = repo.to_str().expect("the repo path is UTF-8");
         match self.agent {
-            // OpenCode asks about no folder.
-            Agent::Claude | Agent::OpenCode => {}
+            // OpenCode asks about no folder; Qwen Code's folder trust is off by default.
+            Agent::Claude | Agent::OpenCode | Agent::Qwen => {}
             // Copilot loads a project's hooks only from a folder in `trustedFolders`.
             Agent::Copilot => {
                 let path = self.home().join(".copilot/config.json");
@@ -415,6 +439,7 @@ plugins = false
     /// - Codex: `exec --skip-git-repo-check --dangerously-bypass-hook-trust
     ///   --dangerously-bypass-approvals-and-sandbox --color never PROMPT`
     /// - Copilot: `-p PROMPT --allow-all --no-color`
+    /// - Qwen: `PROMPT --approval-mode yolo --output-format json`
     /// - OpenCode: `run PROMPT`, to which [`Session::run_args`] adds `--attach <server> --dir
     ///   <repo>` after `run`: the run goes to an `opencode serve` of its own, and is over once
     ///   that server has settled
@@ -442,6 +467,8 @@ plugins = false
                 "yolo",
             ],
             Agent::Copilot => &["-p", prompt, "--allow-all", "--no-color"],
+            // `-p` is deprecated: the prompt is positional.
+            Agent::Qwen => &[prompt, "--approval-mode", "yolo", "--output-format", "json"],
             Agent::OpenCode => &["run", prompt],
             Agent::Codex => &[
                 "exec",

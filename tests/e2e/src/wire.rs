@@ -76,7 +76,7 @@ pub fn stop_feedback(agent: Agent, request: &Value) -> Vec<String> {
             .flatten()
             .flat_map(|t| codex_hook_prompts(t))
             .collect(),
-        Agent::Copilot | Agent::OpenCode => {
+        Agent::Copilot | Agent::OpenCode | Agent::Qwen => {
             let follows_assistant = request["body"]["messages"]
                 .as_array()
                 .is_some_and(|m| m.iter().any(|m| m["role"] == "assistant"));
@@ -87,6 +87,9 @@ pub fn stop_feedback(agent: Agent, request: &Value) -> Vec<String> {
             match agent {
                 // OpenCode's plugin sends the reason as the next prompt, as it is.
                 Agent::OpenCode => texts.cloned().collect(),
+                // Qwen Code sends it as a user message whose first part is the reason (hook
+                // context for that prompt follows in parts of its own).
+                Agent::Qwen => turns.iter().filter_map(|t| t.first().cloned()).collect(),
                 _ => texts.filter_map(|t| copilot_prompt(t)).collect(),
             }
         }
@@ -178,7 +181,7 @@ pub fn conversation_texts(agent: Agent, request: &Value) -> Vec<ConversationText
                 }
             }
         }
-        Agent::Copilot | Agent::OpenCode => {
+        Agent::Copilot | Agent::OpenCode | Agent::Qwen => {
             for message in items("messages") {
                 let place = match message["role"].as_str() {
                     Some("assistant") => Place::Assistant,
@@ -245,7 +248,7 @@ fn trailing_user_turns(agent: Agent, body: &Value) -> Vec<Vec<String>> {
             gemini_user_texts,
         ),
         Agent::Codex => (&body["input"], codex_is_assistant, codex_user_texts),
-        Agent::Copilot | Agent::OpenCode => (
+        Agent::Copilot | Agent::OpenCode | Agent::Qwen => (
             &body["messages"],
             |m| m["role"] == "assistant",
             codex_user_texts,

@@ -1,11 +1,11 @@
-//! Our own binaries under test: `checkpoint` and the four adapters, built from this workspace,
+//! Our own binaries under test: `checkpoint` and the six adapters, built from this workspace,
 //! and their hooks installed into a repository the way a user installs them.
 //!
 //! A dev-dependency on an adapter crate gives this crate its library, not its binary
 //! (`CARGO_BIN_EXE_*` exists only for the package's own binaries), and guessing `target/debug`
 //! breaks with `CARGO_TARGET_DIR`, `build.target-dir` or another profile. So the harness asks
 //! Cargo: it runs `cargo build --bins -p adapter-claude -p adapter-gemini -p adapter-codex
-//! -p adapter-copilot -p adapter-opencode -p checkpoint-gate --message-format=json-render-diagnostics` against the
+//! -p adapter-copilot -p adapter-opencode -p adapter-qwen -p checkpoint-gate --message-format=json-render-diagnostics` against the
 //! workspace manifest, once per test process, and takes each binary's path from the
 //! `compiler-artifact` messages. Cargo's own lock on the target directory serialises parallel test processes; when the
 //! binaries are up to date the build is a no-op.
@@ -22,12 +22,13 @@ use crate::{Agent, Session};
 pub const HOOKS_COMMIT: &str = "checkpoint: install hooks";
 
 /// The packages whose binaries the harness builds.
-const PACKAGES: [&str; 6] = [
+const PACKAGES: [&str; 7] = [
     "adapter-claude",
     "adapter-gemini",
     "adapter-codex",
     "adapter-copilot",
     "adapter-opencode",
+    "adapter-qwen",
     "checkpoint-gate",
 ];
 
@@ -46,6 +47,8 @@ pub struct Binaries {
     pub copilot: PathBuf,
     /// `checkpoint-opencode`.
     pub opencode: PathBuf,
+    /// `checkpoint-qwen`.
+    pub qwen: PathBuf,
 }
 
 impl Binaries {
@@ -57,6 +60,7 @@ impl Binaries {
             Agent::Codex => &self.codex,
             Agent::Copilot => &self.copilot,
             Agent::OpenCode => &self.opencode,
+            Agent::Qwen => &self.qwen,
         }
     }
 }
@@ -121,6 +125,7 @@ fn parse_executables(messages: &str) -> Result<Binaries, String> {
         codex: find("checkpoint-codex")?,
         copilot: find("checkpoint-copilot")?,
         opencode: find("checkpoint-opencode")?,
+        qwen: find("checkpoint-qwen")?,
     })
 }
 
@@ -356,6 +361,7 @@ mod tests {
             artifact("checkpoint-codex", Some("/t/debug/checkpoint-codex")),
             artifact("checkpoint-copilot", Some("/t/debug/checkpoint-copilot")),
             artifact("checkpoint-opencode", Some("/t/debug/checkpoint-opencode")),
+            artifact("checkpoint-qwen", Some("/t/debug/checkpoint-qwen")),
             artifact("checkpoint", Some("/t/debug/checkpoint")),
         ]
         .join("\n");
@@ -364,6 +370,10 @@ mod tests {
         assert_eq!(
             binaries.adapter(Agent::Gemini),
             Path::new("/t/debug/checkpoint-gemini")
+        );
+        assert_eq!(
+            binaries.adapter(Agent::Qwen),
+            Path::new("/t/debug/checkpoint-qwen")
         );
         let missing = parse_executables(&artifact("checkpoint", Some("/c"))).unwrap_err();
         assert!(missing.contains("checkpoint-claude"), "{missing}");

@@ -139,8 +139,9 @@ fn assert_notice_placed(agent: Agent, notice: &ConversationText, summary: &str) 
             )),
             _ => false,
         },
-        // Appended to the tool's output by the plugin: "…\n\n<context>".
-        Agent::OpenCode => {
+        // Appended to the tool's output by the plugin (OpenCode) or by Qwen Code's
+        // `PostToolUse`: "…\n\n<context>".
+        Agent::OpenCode | Agent::Qwen => {
             notice.place == Place::ToolResult && text.contains(&format!("\n\n{NOTICE}"))
         }
     };
@@ -266,7 +267,9 @@ fn tool_results(agent: Agent, request: &Value) -> Vec<String> {
 /// - Gemini: a user text `<hook_context><context></hook_context>\n\n<prompt>`, `<`/`>` escaped;
 /// - Codex: a developer message that is the context;
 /// - Copilot: a user message that is the context;
-/// - OpenCode: a text of the first user message that is the context.
+/// - OpenCode: a text of the first user message that is the context;
+/// - Qwen: the system prompt, `<qwen:session-start-context hidden="true">\nSessionStart
+///   additional context:\n<context>…`.
 fn restart_context(agent: Agent, request: &Value) -> Option<String> {
     conversation_texts(agent, request)
         .into_iter()
@@ -285,6 +288,12 @@ fn restart_context(agent: Agent, request: &Value) -> Option<String> {
             }
             Agent::Codex => {
                 (t.place == Place::System && t.text.starts_with(RESUMED)).then_some(t.text)
+            }
+            Agent::Qwen => {
+                let wrapped = format!("SessionStart additional context:\n{RESUMED}");
+                let at = t.text.find(&wrapped)?;
+                (t.place == Place::System)
+                    .then(|| t.text[at + wrapped.len() - RESUMED.len()..].to_owned())
             }
             // OpenCode: a text part of the session's first user message, added by the plugin.
             Agent::Copilot | Agent::OpenCode => {
@@ -427,6 +436,11 @@ fn context_notice_at_next_tool_call_opencode() {
 }
 
 #[test]
+fn context_notice_at_next_tool_call_qwen() {
+    context_notice_at_next_tool_call(Agent::Qwen);
+}
+
+#[test]
 fn second_session_resumes_claude() {
     second_session_resumes(Agent::Claude);
 }
@@ -449,4 +463,9 @@ fn second_session_resumes_copilot() {
 #[test]
 fn second_session_resumes_opencode() {
     second_session_resumes(Agent::OpenCode);
+}
+
+#[test]
+fn second_session_resumes_qwen() {
+    second_session_resumes(Agent::Qwen);
 }

@@ -18,7 +18,7 @@ const REASON: &str = "E2E_REASON_123";
 /// the first time only (a marker file remembers), then allows it. Returns its path.
 fn write_block_once_hook(dir: &Path, agent: Agent) -> String {
     let (block, allow) = match agent {
-        Agent::Claude | Agent::Codex | Agent::Copilot => {
+        Agent::Claude | Agent::Codex | Agent::Copilot | Agent::Qwen => {
             (format!(r#"{{"decision":"block","reason":"{REASON}"}}"#), "")
         }
         Agent::Gemini => (
@@ -54,7 +54,7 @@ fn write_block_once_hook(dir: &Path, agent: Agent) -> String {
 fn assert_wrapped(agent: Agent, texts: &[String]) {
     let wrapped = |t: &String| match agent {
         Agent::Claude => t == &format!("Stop hook feedback:\n{REASON}"),
-        Agent::Gemini => t == REASON,
+        Agent::Gemini | Agent::Qwen => t == REASON,
         Agent::Codex => {
             t.starts_with("<hook_prompt hook_run_id=")
                 && t.ends_with(&format!(">{REASON}</hook_prompt>"))
@@ -151,6 +151,11 @@ fn copilot_agent_stop_block_reaches_the_model() {
     block_once_reaches_the_model(Agent::Copilot);
 }
 
+#[test]
+fn qwen_stop_block_reaches_the_model() {
+    block_once_reaches_the_model(Agent::Qwen);
+}
+
 /// Writes `context-hook.sh EVENT TEXT`: reads the payload, then prints
 /// `{"hookSpecificOutput":{"hookEventName":EVENT,"additionalContext":TEXT}}`, or, for the
 /// end-of-turn event, nothing (Gemini: `{}`). Returns its path.
@@ -186,7 +191,8 @@ fn write_context_hook(dir: &Path, agent: Agent) -> String {
 
 /// A step's shell command runs through the CLI's own shell tool, and the hook context of
 /// `SessionStart` and of the tool call reaches the model: Claude and Codex `PreToolUse` as a
-/// system (developer) text after the call, Gemini `AfterTool` inside the tool's result.
+/// system (developer) text after the call, Gemini `AfterTool` and Qwen `PostToolUse` inside the
+/// tool's result.
 fn tool_call_and_hook_context_reach_the_model(agent: Agent) {
     let repo = checkpoint_testkit::repo("python-passing");
     let hook_dir = tempfile::tempdir().unwrap();
@@ -195,6 +201,8 @@ fn tool_call_and_hook_context_reach_the_model(agent: Agent) {
         Agent::Claude | Agent::Codex => ("SessionStart", "PreToolUse"),
         Agent::Gemini => ("SessionStart", "AfterTool"),
         Agent::Copilot => ("sessionStart", "preToolUse"),
+        // Qwen Code drops `PreToolUse` context.
+        Agent::Qwen => ("SessionStart", "PostToolUse"),
         Agent::OpenCode => unreachable!("OpenCode runs no hook commands"),
     };
     let start_hook = format!("{hook} {start_event} E2E_START_CONTEXT");
@@ -235,7 +243,7 @@ fn tool_call_and_hook_context_reach_the_model(agent: Agent) {
             .collect()
     };
     let start_place = match agent {
-        Agent::Claude | Agent::Codex => Place::System,
+        Agent::Claude | Agent::Codex | Agent::Qwen => Place::System,
         Agent::Gemini | Agent::Copilot => Place::User,
         Agent::OpenCode => unreachable!("OpenCode runs no hook commands"),
     };
@@ -252,7 +260,7 @@ fn tool_call_and_hook_context_reach_the_model(agent: Agent) {
     );
     let tool_place = match agent {
         Agent::Claude | Agent::Codex => Place::System,
-        Agent::Gemini => Place::ToolResult,
+        Agent::Gemini | Agent::Qwen => Place::ToolResult,
         Agent::Copilot => Place::User,
         Agent::OpenCode => unreachable!("OpenCode runs no hook commands"),
     };
@@ -286,4 +294,9 @@ fn codex_tool_call_and_hook_context_reach_the_model() {
 #[test]
 fn copilot_tool_call_and_hook_context_reach_the_model() {
     tool_call_and_hook_context_reach_the_model(Agent::Copilot);
+}
+
+#[test]
+fn qwen_tool_call_and_hook_context_reach_the_model() {
+    tool_call_and_hook_context_reach_the_model(Agent::Qwen);
 }

@@ -253,7 +253,9 @@ mod tests {
             .collect();
         assert_eq!(
             names,
-            ["claude", "gemini", "codex", "copilot", "opencode", "git"]
+            [
+                "claude", "gemini", "codex", "copilot", "opencode", "qwen", "git"
+            ]
         );
     }
 }

@@ -104,7 +104,7 @@ fn ours(spec: &AgentSpec, settings: &Settings) -> Vec<(String, String)> {
         return Vec::new();
     };
     let key = spec.table.layout.command_key();
-    let grouped = matches!(spec.table.layout, HooksLayout::MatcherGroups);
+    let grouped = spec.table.layout.grouped();
     let mut found = Vec::new();
     for (event, entries) in hooks {
         let entries = entries.as_array().into_iter().flatten();

@@ -157,16 +157,13 @@ pub(crate) fn set_ours(
     if handlers.is_empty() && !settings.contains_key("hooks") {
         return Ok(Vec::new());
     }
-    let version = match layout {
-        HooksLayout::Versioned { version, .. } => Some(version),
-        _ => None,
-    };
-    if let Some(version) = version.filter(|_| !handlers.is_empty())
-        && !settings.contains_key("version")
+    let version = layout.version();
+    if let Some((key, version)) = version.filter(|_| !handlers.is_empty())
+        && !settings.contains_key(key)
     {
-        settings.shift_insert(0, "version".to_owned(), version.into());
+        settings.shift_insert(0, key.to_owned(), version.into());
     }
-    let grouped = version.is_none();
+    let grouped = layout.grouped();
     let hooks = settings
         .entry("hooks")
         .or_insert_with(|| Value::Object(Map::new()))
@@ -205,8 +202,10 @@ pub(crate) fn set_ours(
     }
     if hooks.is_empty() && !removed.is_empty() {
         settings.shift_remove("hooks");
-        if version.is_some() && settings.len() == 1 {
-            settings.shift_remove("version");
+        if let Some((key, _)) = version
+            && settings.len() == 1
+        {
+            settings.shift_remove(key);
         }
     }
     Ok(removed)
@@ -571,6 +570,29 @@ mod tests {
             json!({"version": 1, "hooks": {"stop": [handler("/x/theirs")]}}).to_string()
         );
         set_ours(&mut edited, VERSIONED, ours, &[]).unwrap();
+        assert!(edited.is_empty(), "{edited:?}");
+    }
+
+    /// Qwen Code rewrites a settings file without its `$version`: install writes it with the
+    /// first handler, in matcher groups, and uninstall takes it away with the last.
+    #[test]
+    fn a_versioned_settings_file_keeps_matcher_groups() {
+        let layout = HooksLayout::VersionedMatcherGroups {
+            key: "$version",
+            version: 4,
+        };
+        let handlers = [("Stop", handler("/new/ours"))];
+        let mut edited = settings(json!({}));
+        set_ours(&mut edited, layout, ours, &handlers).unwrap();
+        assert_eq!(
+            Value::Object(edited.clone()).to_string(),
+            json!({"$version": 4, "hooks": {"Stop": [{"hooks": [handler("/new/ours")]}]}})
+                .to_string()
+        );
+        let mut kept = settings(json!({"hooks": {}, "$version": 5, "model": {}}));
+        set_ours(&mut kept, layout, ours, &handlers).unwrap();
+        assert_eq!(kept["$version"], 5, "the agent's own version is kept");
+        set_ours(&mut edited, layout, ours, &[]).unwrap();
         assert!(edited.is_empty(), "{edited:?}");
     }
 

@@ -19,7 +19,7 @@ struct Fixture {
 impl Fixture {
     fn new() -> Fixture {
         let bin = tempfile::tempdir().unwrap();
-        for agent in ["claude", "gemini", "codex", "copilot", "opencode"] {
+        for agent in ["claude", "gemini", "codex", "copilot", "opencode", "qwen"] {
             fs::write(bin.path().join(format!("checkpoint-{agent}")), "").unwrap();
         }
         Fixture {
@@ -571,6 +571,41 @@ fn opencode_gets_a_plugin_of_its_own() {
 
 /// `--mcp` for an agent whose MCP configuration checkpoint does not write is refused before
 /// anything is written.
+/// Qwen Code rewrites a settings file without `"$version"` at its first run (a committed file
+/// would turn into uncommitted work), and reads a `timeout` of 1000 or more as milliseconds:
+/// install writes both so that Qwen leaves the file alone and waits as long as meant.
+#[test]
+fn qwen_gets_claudes_matcher_groups_in_a_versioned_settings_file() {
+    let fx = Fixture::new();
+    git(fx.project.path(), &["init", "-q"]);
+    ok(&fx.install("qwen", &[]));
+    let settings: serde_json::Value =
+        serde_json::from_str(&fx.read(".qwen/settings.json")).unwrap();
+    assert_eq!(settings["$version"], 4, "{settings}");
+    let stop = &settings["hooks"]["Stop"][0]["hooks"][0];
+    assert_eq!(stop["name"], "checkpoint", "{settings}");
+    assert_eq!(stop["timeout"], 1_800_000, "{settings}");
+    assert_eq!(
+        settings["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"],
+        5000
+    );
+    let events: Vec<&String> = settings["hooks"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        events,
+        [
+            "Stop",
+            "UserPromptSubmit",
+            "PreToolUse",
+            "PostToolUse",
+            "SessionStart",
+            "PreCompact",
+            "SessionEnd"
+        ]
+    );
+    ok(&fx.uninstall("qwen", &[]));
+    assert!(!fx.path(".qwen").exists(), "nothing of the install is left");
+}
+
 #[test]
 fn mcp_is_refused_for_opencode_before_anything_is_written() {
     let fx = Fixture::new();
