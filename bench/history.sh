@@ -12,10 +12,16 @@
 #      PreCompact (a checkpoint whose summary is the rollout's last reply), cold (no memo of the
 #      rollout) and warm;
 #   4. a new session's Stop beside 10 / 1k / 10k sessions' files (the state of sessions that
-#      never ended and were not yet expired), × the same beside 10.
+#      never ended and were not yet expired), × the same beside 10;
+#   5. 10 → 1k `checkpoint save`s of an active task, each after an edit: loose and packed
+#      objects, the bytes of .git/objects, those beyond what the refs' tips hold (what retention
+#      keeps) and the slowest save (one that packs), for this build and BASELINE_BIN's;
+#   6. a stale index: 10,000 tracked files touched (stat data changed, content not), the first
+#      and the second Stop after it, and a Stop on a fresh index, × `git status --porcelain` on
+#      a fresh index.
 #
-#   bench/history.sh                 all four
-#   bench/history.sh checkpoints     or any of: checkpoints changes rollout sessions
+#   bench/history.sh                 all six
+#   bench/history.sh checkpoints     or any of: checkpoints changes rollout sessions saves stale
 #   CHANGE_SIZES="2000" bench/history.sh changes     only these change-set sizes
 #
 # With BASELINE_BIN=<dir> (a release target directory of an earlier build) every checkpoint row
@@ -384,13 +390,86 @@ PY
     run_compare "A new session's Stop" "new session's Stop, 10 sessions" "history-sessions"
 }
 
+# `du -sb` of DIR in bytes.
+bytes() { du -sb "$1" | cut -f1; }
+
+bench_saves() {
+    local bins=("$bin") b name dir i n kept start ms slowest before
+    if [ -n "${BASELINE_BIN:-}" ]; then
+        bins+=("$BASELINE_BIN")
+    fi
+    echo "| build | saves | loose objects | in packs | .git/objects bytes | beyond the tips' | slowest save ms |"
+    echo "|---|---:|---:|---:|---:|---:|---:|"
+    for b in "${bins[@]}"; do
+        name="this build"
+        [ "$b" = "$bin" ] || name="baseline"
+        dir="$work/saves-${name// /-}"
+        (
+            bin="$b"
+            fixture "$dir"
+            before="$(bytes "$dir/repo/.git/objects")"
+            cp_in "$dir" task start bench --steps work > /dev/null
+            cp_in "$dir" step start > /dev/null
+            i=0 slowest=0
+            for n in 10 100 1000; do
+                while [ "$i" -lt "$n" ]; do
+                    i=$((i + 1))
+                    echo "x = $i" > "$dir/repo/work.py"
+                    start="$(date +%s%N)"
+                    cp_in "$dir" save "save $i" > /dev/null
+                    ms=$((($(date +%s%N) - start) / 1000000))
+                    [ "$ms" -le "$slowest" ] || slowest="$ms"
+                done
+                # What retention keeps: the objects the refs' tips hold, packed.
+                kept="$(git -C "$dir/repo" rev-list --objects --no-walk --glob='refs/checkpoint/*' |
+                    git -C "$dir/repo" pack-objects -q --stdout | wc -c)"
+                git -C "$dir/repo" count-objects -v | awk -v name="$name" -v n="$n" \
+                    -v total="$(bytes "$dir/repo/.git/objects")" -v before="$before" \
+                    -v kept="$kept" -v slowest="$slowest" '
+                    /^count:/ { loose = $2 } /^in-pack:/ { packed = $2 }
+                    END { printf "| %s | %d | %d | %d | %d | %d | %d |\n", name, n, loose,
+                          packed, total, total - before - kept, slowest }'
+            done
+        )
+    done
+}
+
+bench_stale() {
+    local dir="$work/stale" past touch_all
+    fixture "$dir"
+    mkdir -p "$dir/repo/t"
+    python3 -c "
+for i in range(10000):
+    open(f'$dir/repo/t/f{i:05}.txt', 'w').write(f'{i}\n')
+"
+    git -C "$dir/repo" add t && git -C "$dir/repo" commit -qm files
+    payload "$dir" claude Stop
+    stop_in "$dir"
+    sleep 1.1
+    git -C "$dir/repo" status --porcelain > /dev/null
+    cp -p "$dir/repo/.git/index" "$dir/index.fresh"
+    # Before each timed stop: the index as it was, and every file touched an hour back (a time
+    # no index entry holds).
+    past="$(($(date +%s) - 3600))"
+    touch_all="cp -p $dir/index.fresh $dir/repo/.git/index && find $dir/repo/t -type f -exec touch -d @$past {} +"
+    plain "git status --porcelain, fresh index" "git -C $dir/repo status --porcelain" \
+        "git -C $dir/repo update-index -q --refresh"
+    ours "Stop, fresh index" "git -C $dir/repo update-index -q --refresh" \
+        "$(hook "$dir" claude Stop)"
+    ours "Stop, first after the touch" "$touch_all" "$(hook "$dir" claude Stop)"
+    ours "Stop, second after the touch" \
+        "$touch_all && $(hook "$dir" claude Stop | sed "s|{bin}|$bin|") > /dev/null" \
+        "$(hook "$dir" claude Stop)"
+    run_compare "10,000 touched tracked files" "git status --porcelain, fresh index" "history-stale"
+}
+
 # Sourced (bench/report.sh builds its fixtures with these functions): nothing is run.
 if [ "${BASH_SOURCE[0]}" != "$0" ]; then
     return 0
 fi
 parts=("$@")
 if [ "${#parts[@]}" -eq 0 ]; then
-    parts=(checkpoints changes rollout sessions)
+    parts=(checkpoints changes rollout sessions saves stale)
 fi
 mkdir -p "$work"
 build

@@ -19,10 +19,11 @@
 //!
 //! gitoxide (0.90) writes packs without delta compression: measured on 200 saves, 2.85 MB
 //! against 0.42 MB with git's deltas (each save rewrites JSON files that differ in a few lines),
-//! so packs are written by git, within `TIMEOUT` (60 s). Packing is best-effort: it never fails the
+//! so packs are written by git, each call within a minute. Packing is best-effort: it never fails the
 //! write that triggered it.
 //!
-//! Concurrency: one packer at a time (an exclusive `flock` on `<git common dir>/checkpoint/lock`,
+//! Concurrency: one packer at a time (an exclusive `flock` on
+//! `<git common dir>/checkpoint/packing/lock`,
 //! tried, never waited for), none while `git gc` runs (its `gc.pid`), and our writers hold the
 //! same lock shared while they write, so objects are only dropped when no writer of ours may be
 //! about to reference them.
@@ -83,7 +84,7 @@ pub struct Packed {
     pub dropped: usize,
 }
 
-/// The sidecar files of the packer, under `<git common dir>/checkpoint/`.
+/// The sidecar files of the packer, under `<git common dir>/checkpoint/packing/`.
 struct Sidecars {
     dir: PathBuf,
     objects: PathBuf,
@@ -97,7 +98,7 @@ impl Sidecars {
         })?;
         let common = git.common_dir().to_path_buf();
         Ok(Sidecars {
-            dir: common.join("checkpoint"),
+            dir: common.join("checkpoint").join("packing"),
             objects: common.join("objects"),
         })
     }
