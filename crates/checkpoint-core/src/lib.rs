@@ -31,6 +31,7 @@
 pub mod agent;
 pub mod answer;
 pub mod changes;
+pub mod checks;
 pub mod decide;
 pub mod doctor;
 pub mod event;

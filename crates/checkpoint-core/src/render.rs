@@ -547,6 +547,14 @@ fn note_text(note: &Note) -> String {
         Note::IntegrityWarning { findings } => {
             format!("the tests were weakened ({}).", finding_summary(findings))
         }
+        Note::Deferred { checks } => {
+            let checks: Vec<String> = checks.iter().map(|c| name(c)).collect();
+            format!(
+                "not run at this stop: {}. They run when your final message says the work is \
+                 complete.",
+                checks.join(", ")
+            )
+        }
         Note::NonUtf8Paths { count: n } => format!(
             "{} not valid UTF-8 and shown approximately.",
             if *n == 1 {

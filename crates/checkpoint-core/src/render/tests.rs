@@ -26,6 +26,7 @@ fn run(command: &str, status: TestStatus) -> TestRun {
         },
         selection: None,
         whole_because: None,
+        check: None,
     }
 }
 
