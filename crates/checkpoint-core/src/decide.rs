@@ -316,6 +316,13 @@ pub enum Note {
         /// have none.
         merge_base: Option<String>,
     },
+    /// Under `stop.profile = "claims"`, what this stop did not run because the agent's final
+    /// message claims no completion: `tests` and the names of `full` checks (see
+    /// [`crate::checks`]).
+    Deferred {
+        /// What was left for a claimed completion.
+        checks: Vec<String>,
+    },
     /// The change set weakens the tests, and `[integrity] mode = "warn"` lets the stop through:
     /// the user is told.
     IntegrityWarning {

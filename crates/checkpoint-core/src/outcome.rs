@@ -85,6 +85,9 @@ pub struct TestRun {
     /// modules by name ``).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub whole_because: Option<String>,
+    /// The check it is, when it is not the tests (`[checks]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<crate::checks::CheckKind>,
 }
 
 impl TestRun {
@@ -96,6 +99,7 @@ impl TestRun {
             outcome,
             selection: None,
             whole_because: None,
+            check: None,
         }
     }
 

@@ -272,7 +272,16 @@ fn tests_failed(out: &mut String, failed: &[TestRun]) {
     } else {
         "FAILED"
     };
-    let _ = writeln!(out, "Checkpoint — Tests: {headline}");
+    let failed_checks = checks_named(failed.iter());
+    let what = match (
+        failed_checks.is_empty(),
+        failed.iter().all(|r| r.check.is_some()),
+    ) {
+        (true, _) => "Tests".to_owned(),
+        (false, true) => format!("Checks ({})", failed_checks.join(", ")),
+        (false, false) => format!("Tests and checks ({})", failed_checks.join(", ")),
+    };
+    let _ = writeln!(out, "Checkpoint — {what}: {headline}");
     for run in failed {
         let o = &run.outcome;
         let how = match o.status {
@@ -287,7 +296,11 @@ fn tests_failed(out: &mut String, failed: &[TestRun]) {
         } else {
             ""
         };
-        let _ = writeln!(out, "$ {}  ({how}{cached})", name(run.command_run()));
+        let check = run
+            .check
+            .map(|c| format!("{}: ", c.name()))
+            .unwrap_or_default();
+        let _ = writeln!(out, "{check}$ {}  ({how}{cached})", name(run.command_run()));
         selection_line(out, run);
         let unrunnable = o.status == TestStatus::Error;
         if let Some(error) = o.error.as_deref().filter(|_| unrunnable) {
@@ -313,11 +326,15 @@ fn tests_failed(out: &mut String, failed: &[TestRun]) {
             }
         }
     }
-    if failed
-        .iter()
-        .any(|r| r.outcome.status == TestStatus::Failed)
-    {
+    let failing = |check: bool| {
+        (failed.iter())
+            .any(|r| r.outcome.status == TestStatus::Failed && r.check.is_some() == check)
+    };
+    if failing(false) {
         out.push_str("Fix the failing tests before stopping.\n");
+    }
+    if failing(true) {
+        out.push_str("Fix what the failing checks report before stopping.\n");
     }
     if failed
         .iter()
@@ -547,6 +564,14 @@ fn note_text(note: &Note) -> String {
         Note::IntegrityWarning { findings } => {
             format!("the tests were weakened ({}).", finding_summary(findings))
         }
+        Note::Deferred { checks } => {
+            let checks: Vec<String> = checks.iter().map(|c| name(c)).collect();
+            format!(
+                "not run at this stop: {}. They run when your final message says the work is \
+                 complete.",
+                checks.join(", ")
+            )
+        }
         Note::NonUtf8Paths { count: n } => format!(
             "{} not valid UTF-8 and shown approximately.",
             if *n == 1 {
@@ -577,8 +602,25 @@ fn selection_line(out: &mut String, run: &TestRun) {
     }
 }
 
-/// "Tests: 12 passed (1.2s)", "Tests: passed (0.4s)" or "No tests to run".
-fn tests_headline(tests: &[TestRun]) -> String {
+/// "Tests: 12 passed (1.2s)", "Tests: passed (0.4s)" or "No tests to run", and the checks
+/// that passed: "; checks passed: typecheck, lint".
+fn tests_headline(runs: &[TestRun]) -> String {
+    let tests: Vec<&TestRun> = runs.iter().filter(|r| r.check.is_none()).collect();
+    let checks = checks_named(runs.iter());
+    let mut headline = tests_only_headline(&tests);
+    if !checks.is_empty() {
+        let _ = write!(headline, "; checks passed: {}", checks.join(", "));
+    }
+    headline
+}
+
+/// The names of the checks among `runs`, in order.
+fn checks_named<'a>(runs: impl Iterator<Item = &'a TestRun>) -> Vec<&'static str> {
+    runs.filter_map(|r| r.check.map(|c| c.name())).collect()
+}
+
+/// [`tests_headline`] of the test runs alone.
+fn tests_only_headline(tests: &[&TestRun]) -> String {
     if tests.is_empty() {
         return "No tests to run".to_owned();
     }

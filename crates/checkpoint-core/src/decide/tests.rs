@@ -78,6 +78,7 @@ fn facts(changes: ChangeSet, statuses: &[TestStatus], session: SessionFacts) -> 
                 },
                 selection: None,
                 whole_because: None,
+                check: None,
             })
             .collect(),
         session,

@@ -91,6 +91,7 @@ mod tests {
             },
             selection: None,
             whole_because: None,
+            check: None,
         }
     }
 

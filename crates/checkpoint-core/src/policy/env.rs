@@ -153,6 +153,7 @@ mod tests {
                 max_blocks: 0,
                 capture: true,
                 capture_interval: Duration::from_millis(500),
+                ..StopSettings::default()
             }
         );
         assert_eq!(policy.git.backend, GitBackend::Gix);

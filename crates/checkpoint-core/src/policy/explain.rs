@@ -85,12 +85,9 @@ impl ProjectCommand {
     /// Whether the gate runs it (the test command or a rule's test command); the others run
     /// nothing and are approved only so that a change to them is shown to the user.
     pub fn runs(&self) -> bool {
-        self.slot == TESTS_COMMAND || self.slot.ends_with(".tests")
+        Key::named(&self.slot).is_some_and(|key| key.runs) || self.slot.ends_with(".tests")
     }
 }
-
-/// The slot of the project's test command.
-pub(crate) const TESTS_COMMAND: &str = "tests.command";
 
 /// What the layers under the project file (the user's file, the built-in default) give for a
 /// guarded key (see [`Key`](super::config::Key)'s `guarded`) that the project file sets: the
@@ -107,7 +104,7 @@ pub struct LowerValue {
 /// is, any other value as TOML.
 fn slot_text(key: &Key, value: Option<toml::Value>) -> Option<String> {
     match value {
-        Some(toml::Value::String(command)) if key.name == TESTS_COMMAND => Some(command),
+        Some(toml::Value::String(command)) if key.runs => Some(command),
         value => value.map(|v| v.to_string()),
     }
 }
@@ -117,7 +114,7 @@ fn slot_text(key: &Key, value: Option<toml::Value>) -> Option<String> {
 /// key (e.g. an approval written by another version).
 pub fn set_slot(policy: &mut Policy, key: &Key, text: Option<&str>) -> Result<(), String> {
     let write = match text {
-        _ if key.name == TESTS_COMMAND => key.slot.parse_text(text.unwrap_or_default())?,
+        _ if key.runs => key.slot.parse_text(text.unwrap_or_default())?,
         None => return Err(format!("{} cannot be unset", key.name)),
         Some(text) => {
             let value = toml::de::DeValue::parse(text).map_err(|e| e.message().to_owned())?;
@@ -160,15 +157,16 @@ struct Provenance {
 impl Effective {
     /// Merges, over the built-in defaults, the parsed configuration `files` (lowest layer first:
     /// the user file, then the project's) and then the `CHECKPOINT_*` variables of `env`; a later
-    /// layer wins per key, and the files' rules are concatenated. `detect` is asked for the test
-    /// command only when no layer sets one.
+    /// layer wins per key, and the files' rules are concatenated. `detect` is asked for a
+    /// detected key's value (the test command, a check's command; by the key's name) only when
+    /// no layer sets one.
     ///
     /// Errors: a bad variable, keys the table orders that are out of order after merging (the
     /// error names whichever of the two the higher layer set), and bad or duplicate rules.
     pub fn merge(
         mut files: Vec<ConfigFile>,
         env: &[(String, String)],
-        detect: impl FnOnce() -> Option<String>,
+        mut detect: impl FnMut(&str) -> Option<String>,
     ) -> Result<Effective, ConfigError> {
         let env = env_layer(env)?;
         let mut policy = Policy::builtin();
@@ -201,13 +199,13 @@ impl Effective {
         }
         check_order(&policy, &provenance)?;
         policy.rules = compile_rules(&files)?;
-        let undetected = KEYS
-            .iter()
-            .zip(&mut provenance)
-            .find(|(key, provenance)| key.detected && provenance.layer.is_none());
-        if let Some((key, provenance)) = undetected
-            && let Some(write) = detect().and_then(|found| key.slot.parse_text(&found).ok())
-        {
+        let undetected = (KEYS.iter().zip(&mut provenance))
+            .filter(|(key, provenance)| key.detected && provenance.layer.is_none());
+        for (key, provenance) in undetected {
+            let Some(write) = detect(key.name).and_then(|found| key.slot.parse_text(&found).ok())
+            else {
+                continue;
+            };
             provenance.below = key.slot.read(&policy);
             write(&mut policy);
             provenance.origin = Origin::Detected;
@@ -349,7 +347,7 @@ impl Effective {
 /// the file.
 pub fn check_text(path: &Path, text: &str) -> Result<(), ConfigError> {
     let file = ConfigFile::parse(path, text.to_owned())?;
-    Effective::merge(vec![file], &[], || None).map(drop)
+    Effective::merge(vec![file], &[], |_| None).map(drop)
 }
 
 /// The 1-based line where `text`, the configuration file at `path`, sets `key`; `None` when it
@@ -452,9 +450,10 @@ mod tests {
     #[test]
     fn merging_given_texts_asks_for_the_test_command_only_when_no_layer_sets_it() {
         let asked = Cell::new(0);
-        let detect = || {
-            asked.set(asked.get() + 1);
-            Some("make test".to_owned())
+        let detect = |key: &str| {
+            let tests = key == "tests.command";
+            asked.set(asked.get() + usize::from(tests));
+            tests.then(|| "make test".to_owned())
         };
         let set = Effective::merge(vec![file("[tests]\ncommand = \"\"\n")], &[], detect).unwrap();
         assert_eq!((set.into_policy().tests.command, asked.get()), (None, 0));
@@ -594,6 +593,7 @@ mod tests {
     #[test]
     fn explain_agrees_with_load() {
         let user = "[tests]\ncommand = \"make check\"\ntimeout = \"5m\"\n\
+                    [checks]\ntypecheck = \"tsc\"\nlint = \"eslint .\"\nbuild = \"vite build\"\n\
                     [stop]\ncapture = true\n[git]\nbackend = \"cli\"\n\
                     [journal]\nretention_completed = \"45d\"\nmax_checkpoints = 12\n\
                     [context]\ncritical = 97\nwindow = 128000\n";
@@ -626,6 +626,7 @@ mod tests {
         }
         let rewritten = Sources::project(&text).policy();
         assert_eq!(rewritten.tests, loaded.tests);
+        assert_eq!(rewritten.checks, loaded.checks);
         assert_eq!(rewritten.stop, loaded.stop);
         assert_eq!(rewritten.git, loaded.git);
         assert_eq!(rewritten.journal, loaded.journal);

@@ -29,13 +29,15 @@ use serde::{Deserialize, Serialize};
 
 pub use derivation::{HARDENED, KeyDerivation};
 pub use rules::{Classes, Rule, RuleSet, RuleTests};
-pub use value::{GitBackend, IntegrityMode, Interval, Switch, TestSelect};
+pub use value::{CheckClass, GitBackend, IntegrityMode, Interval, StopProfile, Switch, TestSelect};
 
 /// Everything `decide` needs to know about the user's wishes.
 #[derive(Debug, Clone)]
 pub struct Policy {
     /// `[tests]`.
     pub tests: TestSettings,
+    /// `[checks]`: typecheck, lint and build commands beside the tests.
+    pub checks: CheckSettings,
     /// `[stop]`.
     pub stop: StopSettings,
     /// `[git]`.
@@ -84,6 +86,48 @@ pub struct TestSettings {
     /// never by a config file).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changed_definitions: Vec<ChangedDefinition>,
+    /// When the tests run under `stop.profile = "claims"`.
+    #[serde(default = "full")]
+    pub class: CheckClass,
+}
+
+fn full() -> CheckClass {
+    CheckClass::Full
+}
+
+/// `[checks]`: the project's typecheck, lint and build commands. Each runs whole (no selection),
+/// under the same approval as the test command, cached by the change set like the tests.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckSettings {
+    /// The typecheck command; `None` when none is configured or detected.
+    pub typecheck: Option<String>,
+    /// The lint command.
+    pub lint: Option<String>,
+    /// The build command.
+    pub build: Option<String>,
+    /// How long one check may run before its process group is killed.
+    #[serde(with = "duration_secs")]
+    pub timeout: Duration,
+    /// When the typecheck runs under `stop.profile = "claims"`.
+    pub typecheck_class: CheckClass,
+    /// When the lint runs under `stop.profile = "claims"`.
+    pub lint_class: CheckClass,
+    /// When the build runs under `stop.profile = "claims"`.
+    pub build_class: CheckClass,
+}
+
+impl Default for CheckSettings {
+    fn default() -> Self {
+        CheckSettings {
+            typecheck: None,
+            lint: None,
+            build: None,
+            timeout: Duration::from_secs(120),
+            typecheck_class: CheckClass::Fast,
+            lint_class: CheckClass::Fast,
+            build_class: CheckClass::Full,
+        }
+    }
 }
 
 /// An approved test command whose definition changed since the approval (see
@@ -116,6 +160,12 @@ pub struct StopSettings {
     /// At most one capture request per this interval (per session).
     #[serde(with = "duration_secs")]
     pub capture_interval: Duration,
+    /// Which checks a stop runs: all of them, or the `full` ones only at a claimed completion.
+    #[serde(default)]
+    pub profile: StopProfile,
+    /// The phrases that make an agent's final message a completion claim.
+    #[serde(default = "crate::checks::default_claims")]
+    pub claims: Vec<String>,
 }
 
 /// `[journal]`: when checkpoints are taken, when a task counts as crashed, how long finished tasks
@@ -176,6 +226,7 @@ impl Default for TestSettings {
             prewarm: false,
             awaiting_approval: false,
             changed_definitions: Vec::new(),
+            class: CheckClass::Full,
         }
     }
 }
@@ -187,6 +238,8 @@ impl Default for StopSettings {
             max_blocks: 3,
             capture: false,
             capture_interval: Duration::from_secs(30 * 60),
+            profile: StopProfile::Every,
+            claims: crate::checks::default_claims(),
         }
     }
 }
@@ -279,6 +332,7 @@ impl Policy {
     pub fn builtin() -> Policy {
         Policy {
             tests: TestSettings::default(),
+            checks: CheckSettings::default(),
             stop: StopSettings::default(),
             git: GitSettings::default(),
             journal: JournalSettings::default(),
@@ -291,8 +345,8 @@ impl Policy {
         }
     }
 
-    /// Every test command this policy may run: its test command and its rules' own, sorted,
-    /// each once.
+    /// Every test command this policy may run: its test command, its rules' own and its checks'
+    /// commands, sorted, each once.
     pub fn test_commands(&self) -> Vec<String> {
         let rules = (self.rules.configured().iter()).filter_map(|rule| match &rule.tests {
             RuleTests::Command(command) => Some(command.clone()),
@@ -304,6 +358,7 @@ impl Policy {
             .clone()
             .into_iter()
             .chain(rules)
+            .chain(crate::checks::configured(self).map(|(_, command, _)| command.to_owned()))
             .collect();
         commands.sort();
         commands.dedup();

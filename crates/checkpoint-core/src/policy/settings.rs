@@ -16,8 +16,10 @@ use toml::Spanned;
 use toml::de::{DeValue, ValueDeserializer};
 
 use super::Policy;
-use super::value::{Command, Count, Globs, Interval, Kind};
-use super::{GitBackend, IntegrityMode, KeyDerivation, Switch, TestSelect};
+use super::value::{Command, Count, Globs, Interval, Kind, Phrases};
+use super::{
+    CheckClass, GitBackend, IntegrityMode, KeyDerivation, StopProfile, Switch, TestSelect,
+};
 
 /// A row of [`KEYS`]: `section.field: Kind, "CHECKPOINT_SECTION_FIELD", "doc"`. The key's name
 /// and the [`Policy`] field it reads and writes are both `section.field`.
@@ -37,6 +39,7 @@ macro_rules! key {
             detected: false,
             unset: None,
             guarded: false,
+            runs: false,
         }
     };
 }
@@ -45,10 +48,10 @@ macro_rules! key {
 /// lists them; the keys of one section are adjacent.
 pub const KEYS: &[Key] = &[
     key!(tests.command: Command, "CHECKPOINT_TESTS_COMMAND",
-        "The command rules with `tests = true` run.")
+        "The command rules with `tests = true` run (the `test` check).")
     .detected()
     .unset("no test command")
-    .guarded(),
+    .runs(),
     key!(tests.timeout: Interval, "CHECKPOINT_TESTS_TIMEOUT",
         "How long one test command may run before its process group is killed.")
     .guarded(),
@@ -58,6 +61,36 @@ pub const KEYS: &[Key] = &[
         "When the affected tests pass, also run the whole command (once per change set) before the stop is allowed."),
     key!(tests.prewarm: bool, "CHECKPOINT_TESTS_PREWARM",
         "After a tool call that may change files, start the stop's tests in the background (one run per worktree, restarted when the files change again), so the stop finds their outcome."),
+    key!(tests.class: CheckClass, "CHECKPOINT_TESTS_CLASS",
+        "When the tests run under `stop.profile = \"claims\"`.")
+    .guarded(),
+    key!(checks.typecheck: Command, "CHECKPOINT_CHECKS_TYPECHECK",
+        "The typecheck command, run whole at a stop with code changes (detected: a `typecheck` script in `package.json`, `mypy .` where mypy is configured).")
+    .detected()
+    .unset("none")
+    .runs(),
+    key!(checks.lint: Command, "CHECKPOINT_CHECKS_LINT",
+        "The lint command (detected: a `lint` script in `package.json`, `ruff check .` where ruff is configured).")
+    .detected()
+    .unset("none")
+    .runs(),
+    key!(checks.build: Command, "CHECKPOINT_CHECKS_BUILD",
+        "The build command (detected: a `build` script in `package.json`).")
+    .detected()
+    .unset("none")
+    .runs(),
+    key!(checks.timeout: Interval, "CHECKPOINT_CHECKS_TIMEOUT",
+        "How long one check may run before its process group is killed.")
+    .guarded(),
+    key!(checks.typecheck_class: CheckClass, "CHECKPOINT_CHECKS_TYPECHECK_CLASS",
+        "When the typecheck runs under `stop.profile = \"claims\"`.")
+    .guarded(),
+    key!(checks.lint_class: CheckClass, "CHECKPOINT_CHECKS_LINT_CLASS",
+        "When the lint runs under `stop.profile = \"claims\"`.")
+    .guarded(),
+    key!(checks.build_class: CheckClass, "CHECKPOINT_CHECKS_BUILD_CLASS",
+        "When the build runs under `stop.profile = \"claims\"`.")
+    .guarded(),
     key!(stop.commit_gate: bool, "CHECKPOINT_STOP_COMMIT_GATE",
         "Uncommitted changes to gated files block the stop.")
     .guarded(),
@@ -69,6 +102,12 @@ pub const KEYS: &[Key] = &[
         "Ask the agent to capture notes when a stop has no code changes."),
     key!(stop.capture_interval: Interval, "CHECKPOINT_STOP_CAPTURE_INTERVAL",
         "At most one capture request per this interval (per session)."),
+    key!(stop.profile: StopProfile, "CHECKPOINT_STOP_PROFILE",
+        "`every`: the tests and every check at every stop with code changes; `claims`: `fast` checks at every such stop, `full` ones only when the agent's final message claims completion (or is unknown, or the turn committed gated files).")
+    .guarded(),
+    key!(stop.claims: Phrases, "CHECKPOINT_STOP_CLAIMS",
+        "The phrases that make the agent's final message a completion claim, matched as whole words in any case.")
+    .guarded(),
     key!(git.backend: GitBackend, "CHECKPOINT_GIT_BACKEND",
         "Which implementation reads the change set."),
     key!(journal.retention_completed: Interval, "CHECKPOINT_JOURNAL_RETENTION_COMPLETED",
@@ -145,6 +184,9 @@ pub struct Key {
     /// it (`checkpoint config set`, an editor), never an agent's tool, and a project's value of
     /// it is part of what the user approves with `checkpoint trust`.
     pub guarded: bool,
+    /// Whether its value is a command the gate runs (the test command, a check's): guarded, and
+    /// held back as a command (see [`ProjectCommand::runs`](super::config::ProjectCommand::runs)).
+    pub runs: bool,
 }
 
 impl Key {
@@ -196,6 +238,15 @@ impl Key {
     /// Marks the key as one only a person may change (see [`Key::guarded`]).
     const fn guarded(self) -> Key {
         Key {
+            guarded: true,
+            ..self
+        }
+    }
+
+    /// Marks the key as a command the gate runs (see [`Key::runs`]); such a key is guarded.
+    const fn runs(self) -> Key {
+        Key {
+            runs: true,
             guarded: true,
             ..self
         }
@@ -526,10 +577,20 @@ mod tests {
             "all",
             "yes",
             "yes",
+            "fast",
+            "tsc",
+            "eslint .",
+            "vite build",
+            "9s",
+            "full",
+            "full",
+            "fast",
             "no",
             "4",
             "yes",
             "4m",
+            "claims",
+            r#"["shipped", "all green"]"#,
             "gix",
             "1d",
             "2d",

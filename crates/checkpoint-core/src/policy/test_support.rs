@@ -52,7 +52,7 @@ impl Sources {
                 files.push(ConfigFile::parse(Path::new(path), text.clone())?);
             }
         }
-        Effective::merge(files, &self.env, || None)
+        Effective::merge(files, &self.env, |_| None)
     }
 
     /// The policy, or why there is none.

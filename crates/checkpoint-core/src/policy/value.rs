@@ -396,17 +396,7 @@ impl Kind for Globs {
     }
 
     fn parse(text: &str) -> Result<Vec<String>, String> {
-        let text = text.trim();
-        let globs = if text.starts_with('[') {
-            let value = toml::de::DeValue::parse(text).map_err(|e| e.message().to_owned())?;
-            Vec::<String>::deserialize(toml::de::ValueDeserializer::from(value))
-                .map_err(|e| e.message().to_owned())?
-        } else if text.is_empty() {
-            Vec::new()
-        } else {
-            vec![text.to_owned()]
-        };
-        Globs::check(globs)
+        Globs::check(list_text(text)?)
     }
 
     fn to_toml(field: &Vec<String>) -> Option<toml::Value> {
@@ -417,6 +407,20 @@ impl Kind for Globs {
 
     fn values() -> String {
         "a list of globs (a variable: a TOML array or one glob)".to_owned()
+    }
+}
+
+/// A list in a variable's value: a TOML array of strings, or one item (none when blank).
+fn list_text(text: &str) -> Result<Vec<String>, String> {
+    let text = text.trim();
+    if text.starts_with('[') {
+        let value = toml::de::DeValue::parse(text).map_err(|e| e.message().to_owned())?;
+        Vec::<String>::deserialize(toml::de::ValueDeserializer::from(value))
+            .map_err(|e| e.message().to_owned())
+    } else if text.is_empty() {
+        Ok(Vec::new())
+    } else {
+        Ok(vec![text.to_owned()])
     }
 }
 
@@ -499,6 +503,75 @@ named_kind!(
     IntegrityMode,
     "`block`, `warn` (allowed, the user is told) or `off`"
 );
+
+/// When a check runs under `stop.profile = "claims"` (under the default profile every check
+/// runs at every stop).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckClass {
+    /// At every stop.
+    #[default]
+    Fast,
+    /// Only at a stop whose final message claims completion (and whenever the commit gate
+    /// needs it: a turn that committed gated files).
+    Full,
+}
+
+named_kind!(
+    CheckClass,
+    "`fast` (every stop) or `full` (under `stop.profile = \"claims\"`, only at a claimed completion)"
+);
+
+/// Which checks a stop runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopProfile {
+    /// Every check and the tests at every stop.
+    #[default]
+    Every,
+    /// `fast` checks at every stop; `full` ones (the tests by default) only when the agent's
+    /// final message claims completion ([`crate::checks::claims`]).
+    Claims,
+}
+
+named_kind!(
+    StopProfile,
+    "`every` (all checks at every stop) or `claims` (`full` checks only at a claimed completion)"
+);
+
+/// A list of phrases (words separated by spaces), matched as whole words, ignoring case. A
+/// variable holds a TOML array (`["done", "all tests pass"]`) or one phrase.
+pub(crate) struct Phrases;
+
+impl Phrases {
+    fn check(phrases: Vec<String>) -> Result<Vec<String>, String> {
+        match phrases.iter().find(|p| crate::checks::words(p).is_empty()) {
+            Some(bad) => Err(format!("phrase {bad:?} has no words")),
+            None => Ok(phrases),
+        }
+    }
+}
+
+impl Kind for Phrases {
+    type Field = Vec<String>;
+
+    fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+        Vec::<String>::deserialize(d).and_then(|p| Phrases::check(p).map_err(de::Error::custom))
+    }
+
+    fn parse(text: &str) -> Result<Vec<String>, String> {
+        Phrases::check(list_text(text)?)
+    }
+
+    fn to_toml(field: &Vec<String>) -> Option<toml::Value> {
+        Globs::to_toml(field)
+    }
+
+    fn values() -> String {
+        "a list of phrases, whole words, any case (a variable: a TOML array or one phrase)"
+            .to_owned()
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -26,6 +26,7 @@ fn run(command: &str, status: TestStatus) -> TestRun {
         },
         selection: None,
         whole_because: None,
+        check: None,
     }
 }
 
@@ -81,6 +82,43 @@ fn tests_failed() {
     FAILED (failures=1)
     Fix the failing tests before stopping.
     ");
+}
+
+/// A check that failed is named, with its output's tail; the instruction fits what failed.
+#[test]
+fn failed_checks_are_named_with_their_output() {
+    let mut typecheck = run("npm run typecheck", TestStatus::Failed);
+    typecheck.check = Some(crate::checks::CheckKind::Typecheck);
+    typecheck.outcome.exit_code = Some(2);
+    typecheck.outcome.tail =
+        "src/app.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.".into();
+    let d = block(BlockReason::TestsFailed {
+        failed: vec![typecheck.clone()],
+    });
+    assert_snapshot!(message(&d), @r"
+    Checkpoint — Checks (typecheck): FAILED
+    typecheck: $ npm run typecheck  (exit 2, 1.2s)
+    Output (last 1 line):
+    src/app.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.
+    Fix what the failing checks report before stopping.
+    ");
+    let d = block(BlockReason::TestsFailed {
+        failed: vec![typecheck, failing()],
+    });
+    let text = message(&d);
+    assert!(
+        text.starts_with("Checkpoint — Tests and checks (typecheck): FAILED\n"),
+        "{text}"
+    );
+    assert!(text.ends_with("Fix the failing tests before stopping.\nFix what the failing checks report before stopping."), "{text}");
+    // Passing checks are named beside the tests.
+    let mut lint = run("npm run lint", TestStatus::Passed);
+    lint.check = Some(crate::checks::CheckKind::Lint);
+    let d = allow(AllowReason::Satisfied {
+        tests: vec![passing(3), lint],
+        files: vec![change("src/app.ts", ChangeKind::Modified)],
+    });
+    assert_snapshot!(message(&d), @"Checkpoint — Tests: 3 passed (1.2s); checks passed: lint. Nothing else required.");
 }
 
 #[test]

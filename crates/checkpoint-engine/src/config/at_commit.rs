@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use checkpoint_core::policy::config::{ConfigError, ConfigFile, Effective};
 
-use super::detect::{LISTED_DIRS, ProjectShape, READ_FILES, detect_in};
+use super::detect::{LISTED_DIRS, ProjectShape, READ_FILES, detect_key};
 use super::load::PROJECT_FILE;
 use crate::bounded::MAX_CONFIG_BYTES;
 use crate::git::{self, GitError, Repo};
@@ -70,6 +70,8 @@ pub fn test_commands_at(repo: &Repo, commit: &str) -> Result<Vec<String>, AtComm
             ConfigFile::parse(&path, text)
         })
         .transpose()?;
-    let effective = Effective::merge(project.into_iter().collect(), &[], || detect_in(&shape))?;
+    let effective = Effective::merge(project.into_iter().collect(), &[], |key| {
+        detect_key(&shape, key)
+    })?;
     Ok(effective.into_policy().test_commands())
 }

@@ -11,6 +11,20 @@
 //! | `go.mod`                                                       | `go test ./...`           |
 //! | `test*.py` at the root, or in a `tests/` package               | `python3 -m unittest -q`  |
 //!
+//! Checks (`[checks]`) are detected only where the project says which command it uses:
+//!
+//! | Check       | Project shape                                                          | Command                |
+//! |-------------|------------------------------------------------------------------------|------------------------|
+//! | `typecheck` | `package.json` with a `typecheck` script                               | `<pm> run typecheck`   |
+//! |             | `mypy.ini`, `.mypy.ini`, `[tool.mypy]` in `pyproject.toml`, `[mypy]` in `setup.cfg` | `mypy .`  |
+//! | `lint`      | `package.json` with a `lint` script                                    | `<pm> run lint`        |
+//! |             | `ruff.toml`, `.ruff.toml`, `[tool.ruff]` in `pyproject.toml`           | `ruff check .`         |
+//! | `build`     | `package.json` with a `build` script                                   | `<pm> run build`       |
+//!
+//! `<pm>` is the package manager whose lock file is at the root (`pnpm-lock.yaml`: pnpm,
+//! `yarn.lock`: yarn, `bun.lock` or `bun.lockb`: bun), else npm. A Rust project gets no
+//! `cargo check`: `cargo test` compiles everything it checks.
+//!
 //! The last row mirrors what `python3 -m unittest` discovers by default (`test*.py` files in
 //! the start directory and in importable packages below it), so the detected command never
 //! reports "no tests ran" for a project it was detected for. Detection only stats and reads
@@ -20,6 +34,7 @@ use std::fs;
 use std::path::Path;
 
 use crate::bounded::{self, MAX_CONFIG_BYTES};
+use checkpoint_core::checks::CheckKind;
 
 /// Marker files that make a project a pytest project.
 const PYTEST_MARKERS: &[&str] = &["pyproject.toml", "setup.cfg", "pytest.ini", "tox.ini"];
@@ -38,6 +53,10 @@ pub const READ_FILES: &[&str] = &[
     "package.json",
     "go.mod",
     "tests/__init__.py",
+    "mypy.ini",
+    ".mypy.ini",
+    "ruff.toml",
+    ".ruff.toml",
 ];
 
 /// The directories whose file names detection lists: the root (`""`) and `tests`.
@@ -80,6 +99,67 @@ pub fn detect_test_command(root: &Path) -> Option<String> {
     detect_in(root)
 }
 
+/// The value a project of this shape gives the detected setting `key` (`tests.command`,
+/// `checks.typecheck`, …), if any.
+pub fn detect_key(project: &(impl ProjectShape + ?Sized), key: &str) -> Option<String> {
+    match CheckKind::of_key(key) {
+        Some(kind) => detect_check(project, kind),
+        None if key == "tests.command" => detect_in(project),
+        None => None,
+    }
+}
+
+/// The command a project of this shape names for the check `kind`, if it names one.
+fn detect_check(project: &(impl ProjectShape + ?Sized), kind: CheckKind) -> Option<String> {
+    let script = kind.name();
+    if npm_script(project.text("package.json"), script).is_some() {
+        return Some(format!("{} run {script}", package_manager(project)));
+    }
+    let sets = |file: &str, table: &str| {
+        (project.text(file)).is_some_and(|text| {
+            (text.lines()).any(|line| {
+                let line = line.trim();
+                line.strip_prefix(table)
+                    .is_some_and(|rest| rest.starts_with(']') || rest.starts_with('.'))
+            })
+        })
+    };
+    let command = match kind {
+        CheckKind::Typecheck
+            if project.is_file("mypy.ini")
+                || project.is_file(".mypy.ini")
+                || sets("pyproject.toml", "[tool.mypy")
+                || sets("setup.cfg", "[mypy") =>
+        {
+            "mypy ."
+        }
+        CheckKind::Lint
+            if project.is_file("ruff.toml")
+                || project.is_file(".ruff.toml")
+                || sets("pyproject.toml", "[tool.ruff") =>
+        {
+            "ruff check ."
+        }
+        _ => return None,
+    };
+    Some(command.to_owned())
+}
+
+/// The package manager whose lock file is at the root, else `npm`.
+fn package_manager(project: &(impl ProjectShape + ?Sized)) -> &'static str {
+    let names = project.file_names("");
+    let has = |name: &str| names.iter().any(|n| n == name);
+    if has("pnpm-lock.yaml") {
+        "pnpm"
+    } else if has("yarn.lock") {
+        "yarn"
+    } else if has("bun.lock") || has("bun.lockb") {
+        "bun"
+    } else {
+        "npm"
+    }
+}
+
 /// [`detect_test_command`] for a project of any [`ProjectShape`].
 pub fn detect_in(project: &(impl ProjectShape + ?Sized)) -> Option<String> {
     let command = if project.is_file("Cargo.toml") {
@@ -100,14 +180,14 @@ pub fn detect_in(project: &(impl ProjectShape + ?Sized)) -> Option<String> {
 
 /// Whether the `package.json` text has a non-empty `scripts.test` other than npm's placeholder.
 fn has_npm_test_script(manifest: Option<String>) -> bool {
-    let Some(json) =
-        manifest.and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-    else {
-        return false;
-    };
-    json.pointer("/scripts/test")
-        .and_then(serde_json::Value::as_str)
-        .is_some_and(|script| !script.trim().is_empty() && !script.contains(NPM_PLACEHOLDER))
+    npm_script(manifest, "test").is_some_and(|script| !script.contains(NPM_PLACEHOLDER))
+}
+
+/// The `package.json` text's non-blank `scripts.<name>`, if any.
+fn npm_script(manifest: Option<String>, name: &str) -> Option<String> {
+    let json = serde_json::from_str::<serde_json::Value>(&manifest?).ok()?;
+    let script = json.get("scripts")?.get(name)?.as_str()?;
+    (!script.trim().is_empty()).then(|| script.to_owned())
 }
 
 /// Whether `python3 -m unittest` would discover test modules at the root or in `tests/`.
@@ -202,6 +282,76 @@ mod tests {
         assert_eq!(detect(&[("app_test.py", "")]), None);
         assert_eq!(detect(&[("tests/test_app.py", "")]), None);
         assert_eq!(detect(&[("test_fixtures.py/data.txt", "")]), None);
+    }
+
+    /// The check `kind`'s command detected in a project holding `files`.
+    fn check(kind: CheckKind, files: &[(&str, &str)]) -> Option<String> {
+        detect_key(project(files).path(), kind.key())
+    }
+
+    #[test]
+    fn checks_from_package_json_scripts_with_the_projects_package_manager() {
+        let manifest =
+            r#"{"scripts": {"typecheck": "tsc --noEmit", "lint": "eslint .", "build": " "}}"#;
+        let js = [("package.json", manifest)];
+        assert_eq!(
+            check(CheckKind::Typecheck, &js).as_deref(),
+            Some("npm run typecheck")
+        );
+        assert_eq!(check(CheckKind::Lint, &js).as_deref(), Some("npm run lint"));
+        assert_eq!(check(CheckKind::Build, &js), None);
+        for (lock, pm) in [
+            ("pnpm-lock.yaml", "pnpm"),
+            ("yarn.lock", "yarn"),
+            ("bun.lockb", "bun"),
+            ("package-lock.json", "npm"),
+        ] {
+            let files = [("package.json", manifest), (lock, "")];
+            assert_eq!(
+                check(CheckKind::Lint, &files),
+                Some(format!("{pm} run lint")),
+                "{lock}"
+            );
+        }
+    }
+
+    #[test]
+    fn python_checks_only_where_configured() {
+        let configured = [(
+            "pyproject.toml",
+            "[project]\nname = \"x\"\n\n[tool.mypy]\nstrict = true\n\n[tool.ruff.lint]\nselect = [\"E\"]\n",
+        )];
+        assert_eq!(
+            check(CheckKind::Typecheck, &configured).as_deref(),
+            Some("mypy .")
+        );
+        assert_eq!(
+            check(CheckKind::Lint, &configured).as_deref(),
+            Some("ruff check .")
+        );
+        assert_eq!(
+            check(CheckKind::Typecheck, &[("mypy.ini", "")]).as_deref(),
+            Some("mypy .")
+        );
+        assert_eq!(
+            check(CheckKind::Typecheck, &[("setup.cfg", "[mypy]\n")]).as_deref(),
+            Some("mypy .")
+        );
+        assert_eq!(
+            check(CheckKind::Lint, &[(".ruff.toml", "")]).as_deref(),
+            Some("ruff check .")
+        );
+        // A Python project that configures neither, or names a look-alike table.
+        let bare = [
+            ("pyproject.toml", "[project]\nname = \"x\"\n[tool.mypyc]\n"),
+            ("setup.cfg", "[flake8]\n"),
+        ];
+        assert_eq!(check(CheckKind::Typecheck, &bare), None);
+        assert_eq!(check(CheckKind::Lint, &bare), None);
+        // Rust: `cargo test` already compiles, so no `cargo check`.
+        for kind in CheckKind::ALL {
+            assert_eq!(check(kind, &[("Cargo.toml", "")]), None);
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use checkpoint_core::policy::Policy;
 use checkpoint_core::policy::config::{ConfigError, ConfigFile, Effective, Setting};
 
-use super::detect::detect_test_command;
+use super::detect::detect_key;
 
 /// The project file's name, at the project root.
 pub const PROJECT_FILE: &str = "checkpoint.toml";
@@ -89,7 +89,7 @@ fn merged(
         files.extend(read(user)?);
     }
     files.extend(project);
-    Effective::merge(files, &sources.env, || detect_test_command(project_root))
+    Effective::merge(files, &sources.env, |key| detect_key(project_root, key))
 }
 
 /// Loads the policy from `sources`, detecting the test command in `project_root` when no layer
@@ -234,10 +234,20 @@ mod tests {
         tests.select = "affected"  # default
         tests.full_before_commit = false  # default
         tests.prewarm = false  # default
+        tests.class = "full"  # default
+        checks.typecheck = (none)  # default
+        checks.lint = (none)  # default
+        checks.build = (none)  # default
+        checks.timeout = "2m"  # default
+        checks.typecheck_class = "fast"  # default
+        checks.lint_class = "fast"  # default
+        checks.build_class = "full"  # default
         stop.commit_gate = true  # default
         stop.max_blocks = 7  # /repo/checkpoint.toml:6
         stop.capture = false  # default
         stop.capture_interval = "90m"  # /repo/checkpoint.toml:7
+        stop.profile = "every"  # default
+        stop.claims = ["done", "finished", "complete", "completed", "implemented", "fixed", "resolved", "tests pass", "tests passed", "tests are passing", "ready for review"]  # default
         git.backend = "auto"  # default
         journal.retention_completed = "30d"  # default
         journal.retention_failed = "7d"  # default

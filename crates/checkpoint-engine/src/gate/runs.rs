@@ -15,6 +15,7 @@ use crate::runner::{self, RunWatch};
 use crate::select::Narrowing;
 use crate::store;
 use crate::trust::Approval;
+use checkpoint_core::checks::PlannedCheck;
 use checkpoint_core::decide::PlannedTest;
 use checkpoint_core::outcome::{TestOutcome, TestRun, TestStatus};
 use checkpoint_core::policy::config::{KEYS, ProjectCommand};
@@ -123,7 +124,7 @@ impl TestRuns<'_> {
                     Err(whole) => (None, whole.because),
                 };
                 let command = selection.as_ref().map_or(&p.command, |s| &s.command);
-                let outcome = self.outcome(command, warnings);
+                let outcome = self.outcome(command, self.tests_timeout(), warnings);
                 let mut run = TestRun::new(p.command, p.rules, outcome);
                 run.selection = selection;
                 run.whole_because = whole_because;
@@ -134,7 +135,7 @@ impl TestRuns<'_> {
                     if run.whole_because.is_some()
                         || (full_before_commit && run.outcome.status == TestStatus::Passed)
                     {
-                        run.outcome = self.outcome(&run.command, warnings);
+                        run.outcome = self.outcome(&run.command, self.tests_timeout(), warnings);
                         run.selection = None;
                     }
                 }
@@ -143,14 +144,46 @@ impl TestRuns<'_> {
             .collect()
     }
 
+    /// Runs each of `checks` whole, as [`TestRuns::run`] runs a test command (cached, once per
+    /// fingerprint, with a receipt; not while what it runs changed since its approval), under
+    /// `[checks] timeout`.
+    pub(super) fn run_checks(
+        &self,
+        checks: &[PlannedCheck],
+        warnings: &mut Vec<String>,
+    ) -> Vec<TestRun> {
+        let policy = self.journal.policy();
+        (checks.iter())
+            .map(|check| {
+                let changed = &policy.tests.changed_definitions;
+                let outcome = if changed.iter().any(|c| c.command == check.command) {
+                    TestOutcome::not_run()
+                } else {
+                    self.outcome(&check.command, policy.checks.timeout, warnings)
+                };
+                let mut run = TestRun::new(check.command.clone(), Vec::new(), outcome);
+                run.check = Some(check.kind);
+                run
+            })
+            .collect()
+    }
+
+    fn tests_timeout(&self) -> std::time::Duration {
+        self.journal.policy().tests.timeout
+    }
+
     /// The outcome of `command` on this change set: the last one when its fingerprint did not
     /// change, else a fresh run (none once the block cap is reached). A concurrent stop of the
     /// same change set may be running it: its outcome is waited for (at most the run's timeout
     /// and a lock's) and reused. While a task is active, a cached pass is trusted only with a
     /// verified signed receipt for the same fingerprint; every fresh run leaves a receipt in that
     /// task.
-    fn outcome(&self, command: &str, warnings: &mut Vec<String>) -> TestOutcome {
-        let timeout = self.journal.policy().tests.timeout;
+    fn outcome(
+        &self,
+        command: &str,
+        timeout: std::time::Duration,
+        warnings: &mut Vec<String>,
+    ) -> TestOutcome {
         let key = cache::test_fingerprint(self.fingerprint, command, timeout);
         if let Some(cached) = self.cached(command, &key) {
             return cached;

@@ -12,6 +12,7 @@ use crate::session::activity::StopEntry;
 use crate::session::{SessionRecord, SessionStore, once_per_session};
 use checkpoint_core::answer::StopAnswer;
 use checkpoint_core::changes::{ChangeSet, Head, RepoFacts};
+use checkpoint_core::checks::{self, Scope};
 use checkpoint_core::decide::{self, Facts, HistoryMoved, SessionFacts, Stop, decide};
 use checkpoint_core::event::{EventKind, HookEvent};
 use checkpoint_core::policy::{Classes, IntegrityMode, Policy};
@@ -107,9 +108,19 @@ pub(super) fn stop(
         }
         _ => Classes::default(),
     };
+    // Under `stop.profile = "claims"`, the `full` checks wait for a claimed completion (an
+    // unknown final message counts as one).
+    let claimed = record.claimed
+        || (event.last_assistant_message.as_deref())
+            .is_none_or(|message| checks::claims(message, &policy.stop.claims));
+    let mut scope = Scope::default();
     let (tests, integrity) = match (&repo_facts, &fingerprint) {
         (RepoFacts::Changes(changes), Some(fingerprint)) => {
-            let plan = decide::plan_classified(stop, changes, &classes, &record.facts, policy);
+            let mut plan = decide::plan_classified(stop, changes, &classes, &record.facts, policy);
+            scope = checks::scope(stop, changes, &classes, claimed, policy);
+            if !scope.tests {
+                plan.tests.clear();
+            }
             // A stop that may no longer be blocked still reports cached outcomes, but pays for
             // no fresh run.
             let runs = TestRuns {
@@ -139,6 +150,8 @@ pub(super) fn stop(
                     project.integrity(repo, &stopped, warnings)
                 }
             };
+            let mut tests = tests;
+            tests.extend(runs.run_checks(&scope.checks, warnings));
             (tests, integrity)
         }
         _ => (Vec::new(), Integrity::default()),
@@ -152,13 +165,18 @@ pub(super) fn stop(
         now,
         history_moved: turn.moved,
     };
-    let verdict = decide::decide_classified(stop, &facts, &classes, policy);
+    let mut verdict = decide::decide_classified(stop, &facts, &classes, policy);
+    verdict.decision = checks::with_deferred(verdict.decision.clone(), &scope);
     // A stop with nothing to say about integrity sets the test counts later green runs are held
     // to (with the analysis off, no baseline is kept; a subagent's stop is not checked).
     let checked = policy.integrity.mode != IntegrityMode::Off && !subagent;
+    let test_runs: Vec<_> = (facts.tests.iter())
+        .filter(|run| run.check.is_none())
+        .cloned()
+        .collect();
     if checked
         && facts.integrity.is_empty()
-        && let Err(e) = project.advance_green_counts(&facts.tests)
+        && let Err(e) = project.advance_green_counts(&test_runs)
     {
         warnings.push(format!("integrity: {e}"));
     }
@@ -186,6 +204,9 @@ pub(super) fn stop(
         record.facts = verdict.session_over(counted, &record.facts, call.can().counting());
         record.facts.turn.clone_from(&event.turn_id);
         record.last_block_digest = (verdict.decision.is_block()).then(|| retry_digest(&message));
+        if !event.is_manual() {
+            record.claimed = claimed && verdict.decision.is_block();
+        }
         // An allowed stop ends the turn: the next begins at `HEAD` (for an agent without a
         // prompt event, this is the only start of a turn the gate sees).
         if !verdict.decision.is_block() && !event.is_manual() {

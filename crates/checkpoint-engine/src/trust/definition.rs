@@ -7,7 +7,8 @@
 //! - `make` (`-C`, `-f`): the whole makefile — a recipe can be changed through a variable
 //!   anywhere in it — and the makefiles it includes; `just`: the whole justfile; `tox` (`-c`):
 //!   `tox.ini`; `nox` (`-f`): `noxfile.py`; `pytest` (`python -m pytest`): the root
-//!   `conftest.py`; `cargo`: `.cargo/config.toml` (its `runner` decides how tests run);
+//!   `conftest.py`; `cargo`: `.cargo/config.toml` (its `runner` decides how tests run); `mypy`:
+//!   `mypy.ini`, `.mypy.ini`, `pyproject.toml`, `setup.cfg` (they name plugins it imports);
 //! - `npm`/`yarn`/`pnpm`/`bun run`: the `package.json` script with its `pre`/`post` scripts,
 //!   each script's own command followed in turn, and `.npmrc`/`.yarnrc`/`.yarnrc.yml`/
 //!   `bunfig.toml` (which can replace the shell that runs scripts);
@@ -120,6 +121,12 @@ impl Resolver<'_> {
                     }
                 }
                 "pytest" | "py.test" => self.file(&dir, "conftest.py"),
+                // Its configuration names plugins: Python modules it imports.
+                "mypy" => {
+                    for config in ["mypy.ini", ".mypy.ini", "pyproject.toml", "setup.cfg"] {
+                        self.file(&dir, config);
+                    }
+                }
                 "just" => match option(args, &["-f", "--justfile"]) {
                     Some(file) => self.file(&dir, &file),
                     None => self.first_of(&dir, &["justfile", "Justfile", ".justfile"]),
@@ -515,6 +522,18 @@ mod tests {
         assert_eq!(definition, resolve("npm run test", dir.path()));
         assert_eq!(definition, resolve("yarn test", dir.path()));
         assert_eq!(definition["package.json scripts.posttest"], "absent");
+    }
+
+    /// A mypy plugin is code mypy imports: its configuration is part of what `mypy .` runs.
+    #[test]
+    fn mypy_pins_its_configuration() {
+        let dir = project(&[("mypy.ini", "[mypy]\n")]);
+        let before = resolve("mypy .", dir.path());
+        fs::write(dir.path().join("mypy.ini"), "[mypy]\nplugins = evil\n").unwrap();
+        assert_eq!(
+            changed(&before, &resolve("mypy .", dir.path())),
+            ["mypy.ini"]
+        );
     }
 
     #[test]
