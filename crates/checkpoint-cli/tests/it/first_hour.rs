@@ -61,6 +61,7 @@ impl Machine {
             &binaries.codex,
             &binaries.copilot,
             &binaries.opencode,
+            &binaries.qwen,
         ]
         .iter()
         .map(|bin| {
@@ -188,7 +189,7 @@ fn the_readme_works_on_a_fresh_machine() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains("==> cargo build --release: checkpoint checkpoint-claude")
-            && stderr.contains("==> installed 6 binaries in "),
+            && stderr.contains("==> installed 7 binaries in "),
         "{stderr}"
     );
     assert!(
