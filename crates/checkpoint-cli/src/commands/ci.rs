@@ -18,6 +18,7 @@ use std::process::ExitCode;
 use checkpoint_core::answer::HookAnswer;
 use checkpoint_core::event::HookEvent;
 use checkpoint_engine::gate::ci::{self, CiError, CiJudgement};
+use checkpoint_engine::host::STATE_DIR_VAR;
 use checkpoint_engine::runner::Unwatched;
 use serde::Serialize;
 
@@ -65,6 +66,13 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
         .map_err(|e| CliError::new(format!("a temporary directory: {e}"), "check TMPDIR"))?;
     let mut host = project::host();
     host.user_config = Some(scratch.path().join("checkpoint").join("config.toml"));
+    // Nothing an earlier run left in the checkout (a cached outcome) is reused: the state is
+    // the run's own as well.
+    let state = scratch.path().join("state");
+    host.env.push((
+        STATE_DIR_VAR.to_owned(),
+        state.to_string_lossy().into_owned(),
+    ));
     let judged = ci::judge(&host, &project::cwd()?, &base, &Unwatched).map_err(ci_error)?;
     let CiJudgement {
         base,

@@ -146,6 +146,8 @@ fn an_honest_branch_passes_and_the_summary_shows_its_tests() {
     let sarif = read_json(&out.path().join("ci.sarif"));
     assert_eq!(sarif["runs"][0]["results"], Value::Array(Vec::new()));
     assert_eq!(read_json(&out.path().join("ci.json"))["result"], "passed");
+    // The run's state is its own: nothing is cached in the checkout for a later run to reuse.
+    assert!(!dir.join(".git/checkpoint/cache").exists());
 }
 
 /// A branch that points the test command at something that always passes is judged by the
