@@ -73,7 +73,7 @@ pub struct Capabilities {
     /// A block reaches the model only when the agent's plugin sends it back to the session as
     /// the next prompt, which may not happen (OpenCode's lone `opencode run` may be gone): a
     /// block counts toward the cap once delivered (see
-    /// [`Counting::WhenDelivered`](crate::decide::Counting::WhenDelivered)).
+    /// `Counting::WhenDelivered` in the decision).
     pub block_counted_when_delivered: bool,
 }
 
@@ -129,16 +129,6 @@ impl Capabilities {
     pub const fn block_counted_when_delivered(mut self, yes: bool) -> Self {
         self.block_counted_when_delivered = yes;
         self
-    }
-
-    /// When a block counts toward the cap (see
-    /// [`Capabilities::block_counted_when_delivered`]).
-    pub const fn counting(&self) -> crate::decide::Counting {
-        if self.block_counted_when_delivered {
-            crate::decide::Counting::WhenDelivered
-        } else {
-            crate::decide::Counting::AtTheStop
-        }
     }
 }
 

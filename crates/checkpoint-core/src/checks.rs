@@ -16,102 +16,10 @@
 use crate::changes::ChangeSet;
 use crate::decide::{Decision, Note, Stop};
 use crate::policy::{CheckClass, Classes, Policy, RuleTests, StopProfile};
-use serde::{Deserialize, Serialize};
 
-/// A check other than the tests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CheckKind {
-    /// A type checker (`tsc --noEmit`, `mypy`).
-    Typecheck,
-    /// A linter (`eslint`, `ruff check`).
-    Lint,
-    /// A build.
-    Build,
-}
-
-impl CheckKind {
-    /// Every kind, in the order a stop runs them.
-    pub const ALL: [CheckKind; 3] = [CheckKind::Typecheck, CheckKind::Lint, CheckKind::Build];
-
-    /// Its name: `typecheck`, `lint`, `build`.
-    pub fn name(self) -> &'static str {
-        match self {
-            CheckKind::Typecheck => "typecheck",
-            CheckKind::Lint => "lint",
-            CheckKind::Build => "build",
-        }
-    }
-
-    /// The setting holding its command: `checks.typecheck`.
-    pub fn key(self) -> &'static str {
-        match self {
-            CheckKind::Typecheck => "checks.typecheck",
-            CheckKind::Lint => "checks.lint",
-            CheckKind::Build => "checks.build",
-        }
-    }
-
-    /// Its kind by the setting holding its command.
-    pub fn of_key(key: &str) -> Option<CheckKind> {
-        CheckKind::ALL.into_iter().find(|kind| kind.key() == key)
-    }
-}
-
-/// Each check `policy` has a command for, in [`CheckKind::ALL`] order: its kind, command and
-/// class.
-pub fn configured(policy: &Policy) -> impl Iterator<Item = (CheckKind, &str, CheckClass)> {
-    let checks = &policy.checks;
-    [
-        (
-            CheckKind::Typecheck,
-            &checks.typecheck,
-            checks.typecheck_class,
-        ),
-        (CheckKind::Lint, &checks.lint, checks.lint_class),
-        (CheckKind::Build, &checks.build, checks.build_class),
-    ]
-    .into_iter()
-    .filter_map(|(kind, command, class)| Some((kind, command.as_deref()?, class)))
-}
-
-/// The phrases that make a final message a completion claim by default (`stop.claims`).
-pub fn default_claims() -> Vec<String> {
-    [
-        "done",
-        "finished",
-        "complete",
-        "completed",
-        "implemented",
-        "fixed",
-        "resolved",
-        "tests pass",
-        "tests passed",
-        "tests are passing",
-        "ready for review",
-    ]
-    .map(str::to_owned)
-    .to_vec()
-}
-
-/// The words of `text`, lowercase: its runs of letters and digits.
-pub fn words(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|word| !word.is_empty())
-        .map(str::to_lowercase)
-        .collect()
-}
-
-/// Whether `message` claims completion: one of `phrases` appears in it as whole words in a row,
-/// ignoring case ("All tests pass." has "tests pass"; "undone" has no "done"). A claim that is
-/// not one ("not done yet") only makes the stop check more.
-pub fn claims(message: &str, phrases: &[String]) -> bool {
-    let said = words(message);
-    phrases.iter().any(|phrase| {
-        let phrase = words(phrase);
-        !phrase.is_empty() && said.windows(phrase.len()).any(|w| w == phrase.as_slice())
-    })
-}
+pub use crate::check_kind::CheckKind;
+pub use crate::claims::{claims, default_claims, words};
+pub use crate::policy::configured_checks as configured;
 
 /// A check a stop runs.
 #[derive(Debug, Clone, PartialEq, Eq)]

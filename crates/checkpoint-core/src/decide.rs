@@ -73,6 +73,18 @@ pub enum Counting {
     WhenDelivered,
 }
 
+impl Counting {
+    /// When a block of an agent that `can` this counts toward the cap (see
+    /// [`Capabilities::block_counted_when_delivered`](crate::agent::Capabilities::block_counted_when_delivered)).
+    pub const fn of(can: &crate::agent::Capabilities) -> Counting {
+        if can.block_counted_when_delivered {
+            Counting::WhenDelivered
+        } else {
+            Counting::AtTheStop
+        }
+    }
+}
+
 /// Everything gathered for one stop.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Facts {

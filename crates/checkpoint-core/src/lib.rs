@@ -22,7 +22,7 @@
 //! | [`event`] | the agent-neutral [`HookEvent`], parsed from an agent's payload |
 //! | [`agent`], [`home`], [`answer`], [`doctor`], [`project_env`] | what an agent is as data (identity, capabilities, transcript format, install table, the project files that set its hooks' environment), the [`AgentHome`](home::AgentHome) trait each agent's adapter implements, a hook's typed answer, and the pure checks of `checkpoint doctor` |
 //! | [`changes`], [`outcome`] | the facts: what changed in the repository, what a test run gave |
-//! | [`checks`] | typecheck, lint and build checks beside the tests, completion claims, and what a stop runs under each profile |
+//! | [`checks`], [`check_kind`], [`claims`] | typecheck, lint and build checks beside the tests, completion claims, and what a stop runs under each profile |
 //! | [`policy`] | settings and glob rules, parsed and merged from given texts |
 //! | [`decide`](mod@decide), [`render`] | the verdict on a stop, and its message |
 //! | [`integrity`] | findings of changes that weaken the tests, from the diff's lines |
@@ -33,7 +33,9 @@
 pub mod agent;
 pub mod answer;
 pub mod changes;
+pub mod check_kind;
 pub mod checks;
+pub mod claims;
 pub mod decide;
 pub mod doctor;
 pub mod event;

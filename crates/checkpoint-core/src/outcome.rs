@@ -87,7 +87,7 @@ pub struct TestRun {
     pub whole_because: Option<String>,
     /// The check it is, when it is not the tests (`[checks]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub check: Option<crate::checks::CheckKind>,
+    pub check: Option<crate::check_kind::CheckKind>,
 }
 
 impl TestRun {

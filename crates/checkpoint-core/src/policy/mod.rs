@@ -164,7 +164,7 @@ pub struct StopSettings {
     #[serde(default)]
     pub profile: StopProfile,
     /// The phrases that make an agent's final message a completion claim.
-    #[serde(default = "crate::checks::default_claims")]
+    #[serde(default = "crate::claims::default_claims")]
     pub claims: Vec<String>,
 }
 
@@ -239,7 +239,7 @@ impl Default for StopSettings {
             capture: false,
             capture_interval: Duration::from_secs(30 * 60),
             profile: StopProfile::Every,
-            claims: crate::checks::default_claims(),
+            claims: crate::claims::default_claims(),
         }
     }
 }
@@ -358,7 +358,7 @@ impl Policy {
             .clone()
             .into_iter()
             .chain(rules)
-            .chain(crate::checks::configured(self).map(|(_, command, _)| command.to_owned()))
+            .chain(configured_checks(self).map(|(_, command, _)| command.to_owned()))
             .collect();
         commands.sort();
         commands.dedup();
@@ -388,4 +388,31 @@ mod duration_secs {
     pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         u64::deserialize(d).map(Duration::from_secs)
     }
+}
+
+/// Each check `policy` has a command for, in [`CheckKind::ALL`](crate::check_kind::CheckKind::ALL) order: its kind, command and
+/// class.
+pub fn configured_checks(
+    policy: &Policy,
+) -> impl Iterator<Item = (crate::check_kind::CheckKind, &str, CheckClass)> {
+    let checks = &policy.checks;
+    [
+        (
+            crate::check_kind::CheckKind::Typecheck,
+            &checks.typecheck,
+            checks.typecheck_class,
+        ),
+        (
+            crate::check_kind::CheckKind::Lint,
+            &checks.lint,
+            checks.lint_class,
+        ),
+        (
+            crate::check_kind::CheckKind::Build,
+            &checks.build,
+            checks.build_class,
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(kind, command, class)| Some((kind, command.as_deref()?, class)))
 }

@@ -530,7 +530,7 @@ pub enum StopProfile {
     #[default]
     Every,
     /// `fast` checks at every stop; `full` ones (the tests by default) only when the agent's
-    /// final message claims completion ([`crate::checks::claims`]).
+    /// final message claims completion ([`crate::claims::claims`]).
     Claims,
 }
 
@@ -545,7 +545,7 @@ pub(crate) struct Phrases;
 
 impl Phrases {
     fn check(phrases: Vec<String>) -> Result<Vec<String>, String> {
-        match phrases.iter().find(|p| crate::checks::words(p).is_empty()) {
+        match phrases.iter().find(|p| crate::claims::words(p).is_empty()) {
             Some(bad) => Err(format!("phrase {bad:?} has no words")),
             None => Ok(phrases),
         }

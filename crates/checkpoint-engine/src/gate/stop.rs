@@ -201,7 +201,11 @@ pub(super) fn stop(
             repeated: repeated(event, record),
             ..stop
         };
-        record.facts = verdict.session_over(counted, &record.facts, call.can().counting());
+        record.facts = verdict.session_over(
+            counted,
+            &record.facts,
+            checkpoint_core::decide::Counting::of(&call.can()),
+        );
         record.facts.turn.clone_from(&event.turn_id);
         record.last_block_digest = (verdict.decision.is_block()).then(|| retry_digest(&message));
         if !event.is_manual() {
