@@ -43,18 +43,27 @@ const PAYLOADS: &[(&str, &str)] = &[
     ("SessionEnd", include_str!("../payloads/SessionEnd.json")),
 ];
 
+/// The problem when the first settings file that sets `disableAllHooks` (the project's, then the
+/// user's) sets it true: `agent` (Claude Code, or Qwen Code, which took the setting over) runs no
+/// hook then.
+pub fn all_hooks_disabled(here: &Here<'_>, agent: &str) -> Option<Check> {
+    let (file, Value::Bool(true)) = here.setting("/disableAllHooks").next()? else {
+        return None;
+    };
+    let file = file.display();
+    Some(Check::problem(
+        format!("{agent} runs no hooks: `disableAllHooks` is true in {file}"),
+        format!("remove `\"disableAllHooks\": true` from {file}"),
+    ))
+}
+
 /// `disableAllHooks` switches every hook off; the interactive TUI runs hooks only in a workspace
 /// whose trust dialog was accepted (`projects["<dir>"].hasTrustDialogAccepted` in
 /// `.claude.json`), unless `CLAUDE_CODE_SANDBOXED` is set. `claude -p` runs them regardless.
 fn runs_here(here: &Here<'_>) -> Vec<Check> {
-    let mut checks = Vec::new();
-    if let Some((file, Value::Bool(true))) = here.setting("/disableAllHooks").next() {
-        let file = file.display();
-        checks.push(Check::problem(
-            format!("Claude Code runs no hooks: `disableAllHooks` is true in {file}"),
-            format!("remove `\"disableAllHooks\": true` from {file}"),
-        ));
-    }
+    let mut checks: Vec<Check> = all_hooks_disabled(here, "Claude Code")
+        .into_iter()
+        .collect();
     let root = here.root();
     let trusted = (here.var)("CLAUDE_CODE_SANDBOXED").is_some()
         || here

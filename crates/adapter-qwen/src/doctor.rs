@@ -41,14 +41,9 @@ pub const DOCTOR: DoctorSpec = DoctorSpec {
 /// hooks in a folder it does not trust (the user's hooks run anyway). The first settings file
 /// (the project's, then the user's) that sets a value decides.
 fn runs_here(here: &Here<'_>) -> Vec<Check> {
-    let mut checks = Vec::new();
-    if let Some((file, Value::Bool(true))) = here.setting("/disableAllHooks").next() {
-        let file = file.display();
-        checks.push(Check::problem(
-            format!("Qwen Code runs no hooks: `disableAllHooks` is true in {file}"),
-            format!("remove `\"disableAllHooks\": true` from {file}"),
-        ));
-    }
+    let mut checks: Vec<Check> = adapter_claude::doctor::all_hooks_disabled(here, "Qwen Code")
+        .into_iter()
+        .collect();
     checks.push(folder_trust(here));
     checks
 }
