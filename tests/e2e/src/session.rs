@@ -21,6 +21,10 @@ use crate::{Agent, clis, last_user_texts};
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 /// How long a timed-out CLI gets between SIGTERM and SIGKILL.
 const KILL_GRACE: Duration = Duration::from_secs(3);
+/// [`Session::run_in_tmux`]: how many times Enter is sent for the prompt at most.
+const PROMPT_ENTERS: usize = 3;
+/// [`Session::run_in_tmux`]: how long the prompt may take to reach the model after an Enter.
+const PROMPT_WAIT: Duration = Duration::from_secs(10);
 /// A proxy URL nothing listens on (the discard port).
 const DEAD_PROXY: &str = "http://127.0.0.1:9";
 /// The API key every CLI is given; the mock accepts anything.
@@ -821,9 +825,33 @@ impl Session {
                 }
                 what()
             };
-            tmux(&["send-keys", "-t", "0", "-l", prompt].map(std::ffi::OsStr::new));
-            std::thread::sleep(Duration::from_millis(300));
-            tmux(&["send-keys", "-t", "0", "Enter"].map(std::ffi::OsStr::new));
+            // The prompt goes in as one bracketed paste and is submitted by a separate Enter.
+            // Under load the composer can still take that Enter as part of the paste, so it is
+            // sent again while no request carrying the prompt has reached the model: what the
+            // run measures starts after the prompt, not with it.
+            tmux(&["set-buffer", "-b", "prompt", "--", prompt].map(std::ffi::OsStr::new));
+            tmux(
+                &["paste-buffer", "-p", "-d", "-b", "prompt", "-t", "0"].map(std::ffi::OsStr::new),
+            );
+            let agent = self.agent;
+            let prompted = || {
+                read_log(&log).iter().any(|request| {
+                    last_user_texts(agent, request)
+                        .iter()
+                        .any(|text| text.contains(prompt))
+                })
+            };
+            for _ in 0..PROMPT_ENTERS {
+                std::thread::sleep(Duration::from_millis(500));
+                tmux(&["send-keys", "-t", "0", "Enter"].map(std::ffi::OsStr::new));
+                let sent = Instant::now();
+                while !prompted() && sent.elapsed() < PROMPT_WAIT && started.elapsed() < timeout {
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                if prompted() {
+                    break;
+                }
+            }
             finished = until(&|| done(&read_log(&log)));
         }
         let last = screen();
