@@ -618,3 +618,49 @@ pub fn assert_project_env_is_held_back(adapter: &Adapter, file: &str, text: &str
     let told = notice.find("Checkpoint: the agent's project configuration");
     told.map_or(notice, |at| &notice[at..]).to_owned()
 }
+
+/// An edit that weakens a test gets a note with the tool's result, once per content of the
+/// file, and never a block: fired as the tool-result payload `fixture` with the tool's
+/// arguments naming the file in the way `input` builds them (from its absolute path). A shell
+/// call, an edit of code, a file outside the repository and the file restored get nothing.
+/// `fields` gives the payload's fields for an edit of the file at an absolute path. Returns the
+/// note's answer, for the adapter's snapshot.
+pub fn assert_edit_nudge(
+    adapter: &Adapter,
+    fixture: &str,
+    fields: impl Fn(&str) -> Vec<(&'static str, Value)>,
+) -> Value {
+    let repo = repo("python-passing");
+    let dir = repo.path();
+    let test = dir.join("test_calc.py");
+    let old = std::fs::read_to_string(&test).expect("the fixture's test file");
+    let weakened = old
+        .replace(
+            "    def test_add(self):",
+            "    @unittest.skip(\"later\")\n    def test_add(self):",
+        )
+        .replace("        self.assertEqual(add(2, 3), 5)\n", "        pass\n");
+    assert_ne!(old, weakened, "the fixture's test file changed shape");
+    std::fs::write(&test, &weakened).unwrap();
+    let fire =
+        |path: &Path| adapter.fire_with(dir, fixture, &fields(&path.display().to_string()), &[]);
+    let run = fire(&test);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let answer: Value =
+        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
+    let note = answer.pointer(adapter.wire.context).and_then(Value::as_str);
+    assert!(
+        note.is_some_and(|n| n.contains("this edit weakened the tests")),
+        "{run:?}"
+    );
+    assert!(answer.pointer(adapter.wire.block).is_none(), "{run:?}");
+    adapter.assert_no_op(&fire(&test), 0, "the same content again");
+    adapter.assert_no_op(&adapter.fire(dir, fixture), 0, "a shell call");
+    std::fs::write(dir.join("calc.py"), "def add(a, b):\n    return 0\n").unwrap();
+    adapter.assert_no_op(&fire(&dir.join("calc.py")), 0, "an edit of code");
+    let outside = dir.join("..").join("..").join("test_calc.py");
+    adapter.assert_no_op(&fire(&outside), 0, "a file outside the repository");
+    std::fs::write(&test, &old).unwrap();
+    adapter.assert_no_op(&fire(&test), 0, "the test restored");
+    answer
+}

@@ -19,6 +19,9 @@ pub use crate::agent::Agent;
 /// tool response can reach megabytes, so the cap is generous but finite.
 pub const MAX_PAYLOAD_BYTES: u64 = 32 * 1024 * 1024;
 
+/// The most files [`HookEvent::tool_files`] gives for one tool call.
+pub const MAX_TOOL_FILES: usize = 8;
+
 /// What happened, in agent-neutral terms. Each agent's home says which of its event names means
 /// which kind.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -297,6 +300,42 @@ impl HookEvent {
         }
     }
 
+    /// The files a tool call's arguments name, as given (absolute or relative to the cwd), at
+    /// most [`MAX_TOOL_FILES`]: the string values of the keys agents' file tools use
+    /// (`file_path`, `filePath`, `path`, `notebook_path`, `absolute_path`) and the files a patch
+    /// argument names (`*** Update File: …` headers). Empty for tools that name none, such as
+    /// shells.
+    pub fn tool_files(&self) -> Vec<&str> {
+        let Some(input) = self
+            .tool_input
+            .as_ref()
+            .and_then(serde_json::Value::as_object)
+        else {
+            return Vec::new();
+        };
+        let named = [
+            "file_path",
+            "filePath",
+            "path",
+            "notebook_path",
+            "absolute_path",
+        ]
+        .into_iter()
+        .filter_map(|key| input.get(key)?.as_str());
+        let patched = (input.values())
+            .filter_map(serde_json::Value::as_str)
+            .flat_map(str::lines)
+            .filter_map(|line| {
+                ["*** Update File: ", "*** Add File: "]
+                    .into_iter()
+                    .find_map(|header| line.strip_prefix(header))
+            });
+        let mut files: Vec<&str> = named.chain(patched).filter(|f| !f.is_empty()).collect();
+        files.dedup();
+        files.truncate(MAX_TOOL_FILES);
+        files
+    }
+
     /// Whether this is a [`HookEvent::manual_stop`]: a person's look at the gate, judged like a
     /// stop but a read — it saves no checkpoint.
     pub fn is_manual(&self) -> bool {
@@ -378,6 +417,39 @@ mod tests {
             HookEvent::parse(&Manual, b"[]"),
             Err(EventError::Malformed(_))
         ));
+    }
+
+    #[test]
+    fn the_files_a_tool_call_names() {
+        let files = |input: serde_json::Value| {
+            let event = parsed(serde_json::json!({
+                "hook_event_name": "PostToolUse", "cwd": "/r", "tool_name": "T",
+                "tool_input": input,
+            }));
+            event
+                .tool_files()
+                .iter()
+                .map(|f| (*f).to_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            files(serde_json::json!({"file_path": "/r/t.py", "content": "x"})),
+            ["/r/t.py"]
+        );
+        assert_eq!(files(serde_json::json!({"filePath": "t.py"})), ["t.py"]);
+        assert_eq!(
+            files(serde_json::json!({"path": "a/t.py", "file_text": ""})),
+            ["a/t.py"]
+        );
+        let patch = "*** Begin Patch\n*** Update File: a.py\n@@\n-x\n+y\n*** Add File: b.py\n+z\n*** End Patch";
+        assert_eq!(files(serde_json::json!({"input": patch})), ["a.py", "b.py"]);
+        assert!(files(serde_json::json!({"command": "pytest -q"})).is_empty());
+        assert!(files(serde_json::json!("just text")).is_empty());
+        let many: String = (0..50).map(|i| format!("*** Add File: f{i}\n")).collect();
+        assert_eq!(
+            files(serde_json::json!({"input": many})).len(),
+            MAX_TOOL_FILES
+        );
     }
 
     fn parsed(json: serde_json::Value) -> HookEvent {

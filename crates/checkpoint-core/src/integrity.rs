@@ -130,6 +130,35 @@ pub fn wanted<'a>(changes: &'a ChangeSet, files: &TestFiles) -> Vec<(&'a str, Wa
     wanted
 }
 
+/// The findings of one edit, judged alone: the file at `path` went from `old` to `new` (both
+/// sides present; a file added or removed by the edit is left to the stop, which sees where its
+/// tests went). Only what the file shows by itself can come out — skip or focus markers added,
+/// tests or assertions removed (from this file: a test moved to another file reads as removed
+/// here), runner configuration narrowed, a protected file changed; what needs the rest of the
+/// change set is the stop's.
+pub fn weakened_by_edit(path: &str, old: &str, new: &str, files: &TestFiles) -> Vec<Finding> {
+    if old == new {
+        return Vec::new();
+    }
+    let changes = ChangeSet {
+        head: crate::changes::Head::Detached {
+            commit: String::new(),
+        },
+        changes: vec![Change {
+            path: path.to_owned(),
+            kind: ChangeKind::Modified,
+            staged: false,
+            committed: false,
+        }],
+        non_utf8_paths: 0,
+    };
+    let sides = Sides {
+        old: Some(old.to_owned()),
+        new: Some(new.to_owned()),
+    };
+    analyze(&changes, &BTreeMap::from([(path.to_owned(), sides)]), files)
+}
+
 /// Whether `change` may hold tests: a test file, or a Rust source (a `#[cfg(test)]` module).
 fn tests_inside(change: &Change, files: &TestFiles) -> bool {
     files.is_test(&change.path) || Lang::of(&change.path) == Some(Lang::Rust)

@@ -669,6 +669,19 @@ pub fn acceptance_notice(acceptance: &Acceptance, covered: &[Finding]) -> String
     text
 }
 
+/// The note added to an edit tool's result when the edit weakened the tests it touched
+/// ([`integrity::weakened_by_edit`](crate::integrity::weakened_by_edit)): what got weaker, and
+/// that the stop will hold the agent to it. It never blocks.
+pub fn edit_nudge(findings: &[Finding]) -> String {
+    let mut text = String::from("Checkpoint: this edit weakened the tests:\n");
+    finding_list(&mut text, findings);
+    text.push_str(
+        "The stop will block on this. Fix the code, not the tests; if a test itself was wrong, \
+         say so to the user in your final answer.",
+    );
+    text
+}
+
 /// One indented line per finding, "  file:line: description", up to [`MAX_FINDINGS_SHOWN`], then
 /// "  … and N more".
 pub fn finding_list(out: &mut String, findings: &[Finding]) {

@@ -84,6 +84,11 @@ pub struct SessionRecord {
     /// [`checkpoint_core::checks`]): its `full` checks stay due until the turn ends.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub claimed: bool,
+    /// The edits whose weakened tests the agent was told of after the tool call (see
+    /// `gate::nudge`), newest last: digests of a file's path and content, so that a file is
+    /// named once per content however often a tool touches it (at most [`MAX_NUDGED`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nudged: Vec<String>,
     /// The session's latest judged stops, oldest first (at most [`activity::MAX_STOPS`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stops: Vec<StopEntry>,
@@ -351,6 +356,9 @@ impl SessionStore {
         store::update_json(&self.path(agent, session_id)?, f)
     }
 }
+
+/// How many told edits [`SessionRecord::nudged`] remembers.
+pub const MAX_NUDGED: usize = 32;
 
 /// The most a session record read for a listing may hold: far above a real one (its lists are
 /// bounded, see [`activity`]).

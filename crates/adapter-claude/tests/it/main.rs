@@ -622,3 +622,24 @@ fn a_session_start_housekeeps_the_state_at_most_daily() {
     }
     assert!(young.is_file());
 }
+
+#[test]
+fn an_edit_that_weakens_a_test_is_noted_with_its_result() {
+    let answer = adapter::assert_edit_nudge(&CLAUDE, "PostToolUse", |path| {
+        vec![
+            ("tool_name", "Edit".into()),
+            (
+                "tool_input",
+                serde_json::json!({"file_path": path, "old_string": "a", "new_string": "b"}),
+            ),
+        ]
+    });
+    assert_snapshot!(serde_json::to_string_pretty(&answer).unwrap(), @r#"
+    {
+      "hookSpecificOutput": {
+        "hookEventName": "PostToolUse",
+        "additionalContext": "Checkpoint: this edit weakened the tests:\n  test_calc.py:7: new skip/focus marker `@unittest.skip`\n  test_calc.py:8: assertions dropped from 2 to 1\nThe stop will block on this. Fix the code, not the tests; if a test itself was wrong, say so to the user in your final answer."
+      }
+    }
+    "#);
+}

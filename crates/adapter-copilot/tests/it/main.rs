@@ -122,3 +122,21 @@ fn version_and_help_are_answered() {
     );
     assert!(run("--help").contains("checkpoint's hook adapter for GitHub Copilot CLI."));
 }
+
+#[test]
+fn an_edit_that_weakens_a_test_is_noted_with_its_result() {
+    let answer = adapter::assert_edit_nudge(&COPILOT, "postToolUse", |path| {
+        vec![
+            ("toolName", "edit".into()),
+            (
+                "toolArgs",
+                serde_json::json!({"path": path, "old_str": "a", "new_str": "b"}),
+            ),
+        ]
+    });
+    assert_snapshot!(serde_json::to_string_pretty(&answer).unwrap(), @r#"
+    {
+      "additionalContext": "Checkpoint: this edit weakened the tests:\n  test_calc.py:7: new skip/focus marker `@unittest.skip`\n  test_calc.py:8: assertions dropped from 2 to 1\nThe stop will block on this. Fix the code, not the tests; if a test itself was wrong, say so to the user in your final answer."
+    }
+    "#);
+}

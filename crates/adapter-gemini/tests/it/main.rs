@@ -183,3 +183,24 @@ fn broken_config_fails_open_and_tells_the_user_once_per_session() {
     );
     assert_snapshot!(answer, @r#"{"systemMessage":"Checkpoint — The gate is off until its config is fixed (stops are allowed unchecked): [repo]/checkpoint.toml:1: syntax error: unclosed table, expected `]`"}"#);
 }
+
+#[test]
+fn an_edit_that_weakens_a_test_is_noted_with_its_result() {
+    let answer = adapter::assert_edit_nudge(&GEMINI, "AfterTool", |path| {
+        vec![
+            ("tool_name", "replace".into()),
+            (
+                "tool_input",
+                serde_json::json!({"file_path": path, "old_string": "a", "new_string": "b"}),
+            ),
+        ]
+    });
+    assert_snapshot!(serde_json::to_string_pretty(&answer).unwrap(), @r#"
+    {
+      "hookSpecificOutput": {
+        "hookEventName": "AfterTool",
+        "additionalContext": "Checkpoint: this edit weakened the tests:\n  test_calc.py:7: new skip/focus marker `@unittest.skip`\n  test_calc.py:8: assertions dropped from 2 to 1\nThe stop will block on this. Fix the code, not the tests; if a test itself was wrong, say so to the user in your final answer."
+      }
+    }
+    "#);
+}

@@ -207,3 +207,21 @@ fn version_and_help_are_answered() {
     );
     assert!(run("--help").contains("checkpoint's hook adapter for OpenCode."));
 }
+
+#[test]
+fn an_edit_that_weakens_a_test_is_noted_with_its_result() {
+    let answer = adapter::assert_edit_nudge(&OPENCODE, "tool.execute.after", |path| {
+        vec![
+            ("tool_name", "edit".into()),
+            (
+                "tool_input",
+                serde_json::json!({"filePath": path, "oldString": "a", "newString": "b"}),
+            ),
+        ]
+    });
+    assert_snapshot!(serde_json::to_string_pretty(&answer).unwrap(), @r#"
+    {
+      "context": "Checkpoint: this edit weakened the tests:\n  test_calc.py:7: new skip/focus marker `@unittest.skip`\n  test_calc.py:8: assertions dropped from 2 to 1\nThe stop will block on this. Fix the code, not the tests; if a test itself was wrong, say so to the user in your final answer."
+    }
+    "#);
+}

@@ -869,3 +869,39 @@ proptest! {
         let _ = expected::is_literal(&new);
     }
 }
+
+/// One edit judged alone: a skip marker and a removed assertion come out; an edit that keeps
+/// every check, or changes nothing, gives nothing; a test moved out of the file reads as removed.
+#[test]
+fn an_edit_is_judged_by_its_file_alone() {
+    let files = TestFiles::default();
+    let old = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n    assert add(0, 0) == 0\n\n\ndef test_zero():\n    assert add(0, 1) == 1\n";
+    let weakened = old
+        .replace("def test_add", "@pytest.mark.skip\ndef test_add")
+        .replace("    assert add(0, 0) == 0\n", "");
+    let kinds: Vec<FindingKind> = weakened_by_edit("tests/test_calc.py", old, &weakened, &files)
+        .into_iter()
+        .map(|f| f.kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        [FindingKind::MarkerAdded, FindingKind::AssertionRemoved]
+    );
+    let added = format!("{old}\n\ndef test_more():\n    assert add(1, 1) == 2\n");
+    assert!(weakened_by_edit("tests/test_calc.py", old, old, &files).is_empty());
+    assert!(weakened_by_edit("tests/test_calc.py", old, &added, &files).is_empty());
+    // Renamed with its body kept: nothing; gone from the file (moved elsewhere or deleted):
+    // removed, as far as this file can tell.
+    let renamed = old.replace("def test_zero", "def test_zero_adds_nothing");
+    assert!(weakened_by_edit("tests/test_calc.py", old, &renamed, &files).is_empty());
+    let moved = &old[..old.find("\n\n\ndef test_zero").unwrap() + 1];
+    let kinds: Vec<FindingKind> = weakened_by_edit("tests/test_calc.py", old, moved, &files)
+        .into_iter()
+        .map(|f| f.kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        [FindingKind::TestRemoved, FindingKind::AssertionRemoved]
+    );
+    assert!(weakened_by_edit("calc.py", "x = 1\n", "x = 2\n", &files).is_empty());
+}

@@ -723,3 +723,21 @@ fn what_was_given_during_the_turn_is_named_to_the_user() {
     assert_snapshot!(given_during_the_turn_notice("/work/app", false), @"Checkpoint: this project was approved while the agent's turn was running; the approval applies from the next turn (this stop was judged under what was approved when the turn began). If you did not approve it, the agent did: run `checkpoint untrust` in /work/app.");
     assert_snapshot!(given_during_the_turn_notice("/work/app", true), @"Checkpoint: test changes were accepted while the agent's turn was running; the acceptance applies from the next turn (this stop was judged without it). If you did not accept them, the agent did: read its test changes in /work/app (`git diff`) before the next turn.");
 }
+
+#[test]
+fn the_note_after_an_edit_that_weakened_a_test() {
+    let old = "def test_add():\n    assert add(2, 3) == 5\n    assert add(0, 0) == 0\n";
+    let new = "@pytest.mark.skip\ndef test_add():\n    assert add(2, 3) == 5\n";
+    let findings = crate::integrity::weakened_by_edit(
+        "tests/test_calc.py",
+        old,
+        new,
+        &crate::integrity::TestFiles::default(),
+    );
+    assert_snapshot!(edit_nudge(&findings), @r"
+    Checkpoint: this edit weakened the tests:
+      tests/test_calc.py:1: new skip/focus marker `@pytest.mark.skip`
+      tests/test_calc.py:3: assertions dropped from 2 to 1
+    The stop will block on this. Fix the code, not the tests; if a test itself was wrong, say so to the user in your final answer.
+    ");
+}

@@ -204,6 +204,14 @@ pub(super) fn post_tool(call: &Call) -> Result<Option<String>, ProjectError> {
     if context.is_none() && (can.reply_written_after_pre_tool || can.usage_in_payload) {
         context = context_watch(call)?;
     }
+    // A note, never a verdict: what keeps it from being made (a broken setting) is the stop's
+    // to report.
+    if let Some(note) = super::nudge::after_tool(call, &repo).ok().flatten() {
+        context = Some(match context {
+            Some(before) => format!("{before}\n\n{note}"),
+            None => note,
+        });
+    }
     // Most tool calls happen with no task: answer them before loading any configuration.
     if !journal::names_active_task(&state_dir) {
         return Ok(context);

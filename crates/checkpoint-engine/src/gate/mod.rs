@@ -19,6 +19,7 @@
 mod call;
 pub mod ci;
 mod continuity;
+mod nudge;
 mod prewarm;
 mod runs;
 mod stop;

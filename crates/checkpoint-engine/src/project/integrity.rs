@@ -15,6 +15,7 @@ use checkpoint_core::integrity::{
     self, ABSENT, Acceptance, Finding, GreenCounts, Sides, TestFiles,
 };
 use checkpoint_core::outcome::{TestRun, TestStatus};
+use checkpoint_core::policy::IntegrityMode;
 use checkpoint_core::render;
 
 use super::{Project, ProjectError};
@@ -155,6 +156,55 @@ impl Project {
             base: changes.head.commit(),
         };
         Ok(self.integrity(repo, &stopped, warnings))
+    }
+
+    /// What one edit did to the tests, judged alone ([`integrity::weakened_by_edit`]): the file
+    /// `path` (repository-relative) as it is now against its text at `base` (the turn's base,
+    /// else `HEAD`), less what the user accepted. Empty when the integrity check is not
+    /// blocking, the file is no test, Rust source, runner configuration or protected file, a
+    /// side is missing, too big or not UTF-8, or anything cannot be read: a note, never a
+    /// verdict.
+    pub fn edit_findings(&self, base: Option<&str>, path: &str) -> Vec<Finding> {
+        if self.policy.integrity.mode != IntegrityMode::Block {
+            return Vec::new();
+        }
+        let Ok(files) = TestFiles::new(&self.policy.integrity) else {
+            return Vec::new();
+        };
+        let relevant = files.is_test(path)
+            || files.is_protected(path)
+            || integrity::is_runner_config(path)
+            || path.ends_with(".rs");
+        let Some(new) = relevant
+            .then(|| read_bounded(&self.workdir.join(path)))
+            .flatten()
+        else {
+            return Vec::new();
+        };
+        let Ok(repo) = self.git() else {
+            return Vec::new();
+        };
+        let Some(base) = base
+            .map(str::to_owned)
+            .or_else(|| git::base::head_commit(repo))
+        else {
+            return Vec::new();
+        };
+        let wanted = BTreeSet::from([path.to_owned()]);
+        let old = git::small_blobs(repo, &base, &wanted, MAX_INTEGRITY_BYTES)
+            .ok()
+            .and_then(|mut blobs| blobs.remove(path))
+            .and_then(|blob| String::from_utf8(blob).ok());
+        let Some(old) = old else {
+            return Vec::new();
+        };
+        let findings = integrity::weakened_by_edit(path, &old, &new, &files);
+        match self.acceptance() {
+            Ok(Some(acceptance)) if !findings.is_empty() => (findings.into_iter())
+                .filter(|f| !acceptance.covers(f, digest_of(&repo.workdir, f).as_deref()))
+                .collect(),
+            _ => findings,
+        }
     }
 
     /// Accepts `findings` (the user's `checkpoint integrity accept`): each stands while its file
