@@ -24,7 +24,8 @@
 //! request. The log line of the request that got the call has it under `tool`. A step with a
 //! [`ToolCall::Subagent`] calls Claude's `Agent` tool instead (`{"description", "prompt",
 //! "subagent_type": "general-purpose", "run_in_background": false}`); the subagent's turns are
-//! turn requests of their own and take the next steps.
+//! turn requests of their own and take the next steps. [`ToolCall::Read`] and [`ToolCall::Edit`]
+//! call Claude's `Read` and `Edit` tools.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -611,6 +612,11 @@ fn anthropic_tool(tool: &ToolCall) -> (&'static str, Value) {
             CLAUDE_SUBAGENT_TOOL,
             json!({"description": SHELL_DESCRIPTION, "prompt": prompt,
                    "subagent_type": "general-purpose", "run_in_background": false}),
+        ),
+        ToolCall::Read(path) => ("Read", json!({"file_path": path})),
+        ToolCall::Edit { path, old, new } => (
+            "Edit",
+            json!({"file_path": path, "old_string": old, "new_string": new}),
         ),
     }
 }

@@ -126,6 +126,29 @@ impl Step {
         self
     }
 
+    /// Makes the reply read the file at `path` (see [`ToolCall::Read`]).
+    #[must_use]
+    pub fn read(mut self, path: impl Into<String>) -> Self {
+        self.tool = Some(ToolCall::Read(path.into()));
+        self
+    }
+
+    /// Makes the reply edit the file at `path` (see [`ToolCall::Edit`]).
+    #[must_use]
+    pub fn edit(
+        mut self,
+        path: impl Into<String>,
+        old: impl Into<String>,
+        new: impl Into<String>,
+    ) -> Self {
+        self.tool = Some(ToolCall::Edit {
+            path: path.into(),
+            old: old.into(),
+            new: new.into(),
+        });
+        self
+    }
+
     /// Makes the reply start a subagent with `prompt` (see [`ToolCall::Subagent`]).
     #[must_use]
     pub fn subagent(mut self, prompt: impl Into<String>) -> Self {
@@ -160,6 +183,20 @@ pub enum ToolCall {
     /// "description", "run_in_background": true}`): the turn goes on at once, and Claude Code
     /// reports the command's end in a later turn. Claude Code only, like [`ToolCall::Subagent`].
     Background(String),
+    /// Reads the file at this absolute path with Claude Code's `Read` tool (`{"file_path"}`), as
+    /// it wants before an edit. Claude Code only, like [`ToolCall::Subagent`].
+    Read(String),
+    /// Replaces `old` with `new` in the file at the absolute `path` with Claude Code's `Edit`
+    /// tool (`{"file_path", "old_string", "new_string"}`; the file must have been read in the
+    /// session). Claude Code only, like [`ToolCall::Subagent`].
+    Edit {
+        /// The file's absolute path.
+        path: String,
+        /// The text replaced (once in the file).
+        old: String,
+        /// Its replacement.
+        new: String,
+    },
 }
 
 /// Something the scripted "agent" does to the repository before a reply.

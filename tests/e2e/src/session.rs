@@ -438,7 +438,7 @@ plugins = false
 
     /// The CLI's arguments for a headless run of `prompt` (what [`Session::run`] uses):
     ///
-    /// - Claude: `-p PROMPT --output-format json --allowedTools Bash`
+    /// - Claude: `-p PROMPT --output-format json --allowedTools Bash,Edit`
     /// - Gemini: `-p PROMPT --output-format json --approval-mode yolo`
     /// - Codex: `exec --skip-git-repo-check --dangerously-bypass-hook-trust
     ///   --dangerously-bypass-approvals-and-sandbox --color never PROMPT`
@@ -452,15 +452,16 @@ plugins = false
     /// Claude's `--resume ID`.
     pub fn headless_args(&self, prompt: &str) -> Vec<String> {
         let args: &[&str] = match self.agent {
-            // `-p` denies every shell command that changes files unless `Bash` is allowed
-            // (`--dangerously-skip-permissions` refuses to run as root).
+            // `-p` denies every shell command that changes files unless `Bash` is allowed, and
+            // every edit unless `Edit` is (`--dangerously-skip-permissions` refuses to run as
+            // root).
             Agent::Claude => &[
                 "-p",
                 prompt,
                 "--output-format",
                 "json",
                 "--allowedTools",
-                "Bash",
+                "Bash,Edit",
             ],
             Agent::Gemini => &[
                 "-p",
@@ -500,7 +501,7 @@ plugins = false
 
     /// Claude Code only: one headless run that sends each of `messages` as a user message in
     /// turn (`claude -p --input-format stream-json --output-format stream-json --verbose
-    /// --allowedTools Bash`). The first message is written to stdin at once, each next one when
+    /// --allowedTools Bash,Edit`). The first message is written to stdin at once, each next one when
     /// Claude reports the previous one's `result` on stdout, and stdin is closed after the last
     /// result, as a user typing into a session would. Slash commands work between them:
     /// `["Do it.", "/clear", "Go on."]` ends the first session (`SessionEnd` reason `clear`) and
@@ -525,7 +526,7 @@ plugins = false
             "stream-json",
             "--verbose",
             "--allowedTools",
-            "Bash",
+            "Bash,Edit",
         ]
         .map(str::to_owned);
         let lines: Vec<String> = messages

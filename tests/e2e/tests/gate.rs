@@ -1227,3 +1227,45 @@ mod opencode_lone_run {
         assert_repo(dir, ("", "fix"), &result);
     }
 }
+
+/// Claude Code's `Edit` tool weakening a test: the note about it reaches the model with the
+/// tool's result, in the turn before the agent tries to stop (issue 41: a mid-turn nudge); the
+/// stop then blocks on the same finding, and restoring the test ends the turn.
+#[test]
+fn an_edit_that_weakens_a_test_is_noted_with_the_tool_result() {
+    use checkpoint_e2e::scenario::{Scenario, Step};
+    use checkpoint_e2e::{Agent, Session, install_checkpoint};
+
+    const NOTE: &str = "Checkpoint: this edit weakened the tests:";
+    let Some(mut session) = Session::new(Agent::Claude) else {
+        return;
+    };
+    let repo = checkpoint_testkit::repo("python-passing");
+    install_checkpoint(&session, repo.path());
+    let test_file = repo.path().canonicalize().unwrap().join("test_calc.py");
+    let original = std::fs::read_to_string(&test_file).unwrap();
+    let test = test_file.display().to_string();
+    let scenario = Scenario::new([
+        Step::reply("Let me read the test.").read(&test),
+        Step::reply("test_add is flaky; skipping it.").edit(
+            &test,
+            "    def test_add(self):",
+            "    @unittest.skip(\"flaky\")\n    def test_add(self):",
+        ),
+        Step::reply("Done."),
+        Step::reply("Restored the test.").write("test_calc.py", original),
+    ]);
+    let (result, summary, carried) = run_at(&mut session, repo.path(), scenario, "nudge");
+    let noted: Vec<bool> = (result.turns().iter())
+        .map(|turn| turn["body"].to_string().contains(NOTE))
+        .collect();
+    // Turns: the prompt, after Read, after Edit (noted), after the block (the note stays in
+    // the conversation from then on).
+    assert_eq!(noted.len(), 4, "{summary}");
+    assert_eq!(noted[..3], [false, false, true], "{summary}");
+    let [block] = carried[3].as_slice() else {
+        panic!("the stop after the edit is blocked once\n{summary}");
+    };
+    assert!(block.contains(TESTS_WEAKENED), "{block}");
+    assert_repo(repo.path(), ("", "checkpoint: install hooks"), &result);
+}
