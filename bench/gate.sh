@@ -3,7 +3,8 @@
 #
 # 1. A stop with nothing to run, on unchanged 20000- and 3000-file repositories:
 #    `checkpoint check` and each adapter's end-of-turn event, against `git status --porcelain`.
-# 2. The per-tool-call path: each adapter on its pre-tool event, and a stop whose tests are
+# 2. The per-tool-call path: each adapter on its pre-tool event, Claude's post-tool event (a shell
+#    call, and an `Edit` of a test file: as at HEAD, and weakened), and a stop whose tests are
 #    cached green, against an empty Rust binary.
 #
 #   bench/gate.sh [FILES...]        default: 20000 3000
@@ -89,15 +90,50 @@ stop_with_nothing_to_run() {
     compare "stop, nothing to run, $n files" "git status --porcelain" "gate-stop-$n"
 }
 
+# Claude's PostToolUse for an `Edit` of FILE (absolute) in DIR, written to $work.
+edit_payload() {
+    local dir="$1" file="$2" out="$work/claude-PostToolUse-Edit-$(basename "$1").json"
+    python3 - "$(payload claude PostToolUse "$dir")" "$file" "$out" <<'PY'
+import json
+import sys
+
+src, file, out = sys.argv[1:]
+payload = json.load(open(src))
+payload["tool_name"] = "Edit"
+payload["tool_input"] = {"file_path": file, "old_string": "a", "new_string": "b"}
+json.dump(payload, open(out, "w"))
+PY
+    echo "$out"
+}
+
+# A small Python project whose test file has a skip marker added (uncommitted), trusted: an
+# edit tool's PostToolUse on it compares the file with HEAD and finds the weakening.
+weakened_repo() {
+    local dir="$work/weakened"
+    if [ ! -d "$dir" ]; then
+        mkdir -p "$dir"
+        (cd "$dir" && bash -eu "$root/tests/fixtures/python-passing.sh")
+        sed -i 's/^    def test_add/    @unittest.skip("later")\n    def test_add/' "$dir/test_calc.py"
+    fi
+    (cd "$dir" && "$bin/checkpoint" trust --yes > /dev/null)
+    echo "$dir"
+}
+
 per_tool_call() {
-    local green
+    local green weakened
     green="$(green_repo)"
+    weakened="$(weakened_repo)"
     local pre="$work/pre"
     mkdir -p "$pre"
     row "empty Rust binary" "'$empty_bin' < '$(payload claude PreToolUse "$pre")'"
     ours "checkpoint-claude PreToolUse" "'{bin}/checkpoint-claude' < '$(payload claude PreToolUse "$pre")'"
     ours "checkpoint-gemini BeforeTool" "'{bin}/checkpoint-gemini' < '$(payload gemini BeforeTool "$pre")'"
     ours "checkpoint-codex PreToolUse" "'{bin}/checkpoint-codex' < '$(payload codex PreToolUse "$pre")'"
+    # After a tool call: a shell call (no file named), an edit of a test file that is as at
+    # HEAD, and one of a weakened test file (told before: the analysis runs, no note again).
+    ours "checkpoint-claude PostToolUse, shell" "'{bin}/checkpoint-claude' < '$(payload claude PostToolUse "$green")'"
+    ours "checkpoint-claude PostToolUse, Edit of an unchanged test" "'{bin}/checkpoint-claude' < '$(edit_payload "$green" "$green/test_calc.py")'"
+    ours "checkpoint-claude PostToolUse, Edit of a weakened test" "'{bin}/checkpoint-claude' < '$(edit_payload "$weakened" "$weakened/test_calc.py")'"
     ours "checkpoint-claude Stop, cached green" "'{bin}/checkpoint-claude' < '$(payload claude Stop "$green")'"
     ours "checkpoint check, cached green" "cd '$green' && '{bin}/checkpoint' check < /dev/null"
     # The same stop by a user who never trusted the project (own config and state): nothing runs,
