@@ -290,6 +290,10 @@ pub enum Tool {
     Script,
     /// `chromium`: the report page checked through the DOM a browser builds of it.
     Chromium,
+    /// `ruff`: a Python project's detected lint check.
+    Ruff,
+    /// `mypy`: a Python project's detected typecheck.
+    Mypy,
 }
 
 impl Tool {
@@ -303,6 +307,8 @@ impl Tool {
             Tool::Npm => "npm",
             Tool::Script => "script",
             Tool::Chromium => "chromium",
+            Tool::Ruff => "ruff",
+            Tool::Mypy => "mypy",
         }
     }
 
@@ -316,6 +322,8 @@ impl Tool {
             Tool::Npm => &["npm", "--version"],
             Tool::Script => &["script", "--version"],
             Tool::Chromium => &["chromium", "--version"],
+            Tool::Ruff => &["ruff", "--version"],
+            Tool::Mypy => &["mypy", "--version"],
         }
     }
 }

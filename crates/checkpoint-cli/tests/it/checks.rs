@@ -14,36 +14,43 @@ use crate::{checkpoint_as, code, git, stable};
 /// assigned where the file's `@type {number}` comment says a number goes, and a linter that
 /// passes. `profile`: the project's `stop.profile`. Committed, and approved by the test user.
 fn project(profile: &str) -> (tempfile::TempDir, tempfile::TempDir) {
+    committed(&[
+        (
+            "package.json",
+            r#"{"name": "calc", "private": true, "scripts": {"test": "node test.js", "typecheck": "node typecheck.js", "lint": "node lint.js"}}"#,
+        ),
+        (
+            "src/app.js",
+            "/** @type {number} */\nconst answer = 42;\nexports.add = (a, b) => a + b;\nexports.answer = answer;\n",
+        ),
+        (
+            "test.js",
+            "const assert = require('assert');\nconst { add } = require('./src/app.js');\nassert.strictEqual(add(2, 3), 5, 'add(2, 3)');\nconsole.log('1 passed');\n",
+        ),
+        (
+            "typecheck.js",
+            "const text = require('fs').readFileSync('src/app.js', 'utf8');\n\
+             const bad = /@type \\{number\\} \\*\\/\\nconst (\\w+) = '/.exec(text);\n\
+             if (bad) { console.error(`src/app.js:2: error: Type 'string' is not assignable to type 'number' (${bad[1]}).`); process.exit(2); }\n",
+        ),
+        ("lint.js", "process.exit(0);\n"),
+        (
+            "checkpoint.toml",
+            &format!("[stop]\nprofile = \"{profile}\"\ncommit_gate = false\n"),
+        ),
+    ])
+}
+
+/// A git repository holding `files`, committed, and approved by a new test user (whose config
+/// home is the second directory).
+fn committed(files: &[(&str, &str)]) -> (tempfile::TempDir, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let write = |path: &str, text: &str| {
+    for (path, text) in files {
         let path = root.join(path);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(path, text).unwrap();
-    };
-    write(
-        "package.json",
-        r#"{"name": "calc", "private": true, "scripts": {"test": "node test.js", "typecheck": "node typecheck.js", "lint": "node lint.js"}}"#,
-    );
-    write(
-        "src/app.js",
-        "/** @type {number} */\nconst answer = 42;\nexports.add = (a, b) => a + b;\nexports.answer = answer;\n",
-    );
-    write(
-        "test.js",
-        "const assert = require('assert');\nconst { add } = require('./src/app.js');\nassert.strictEqual(add(2, 3), 5, 'add(2, 3)');\nconsole.log('1 passed');\n",
-    );
-    write(
-        "typecheck.js",
-        "const text = require('fs').readFileSync('src/app.js', 'utf8');\n\
-         const bad = /@type \\{number\\} \\*\\/\\nconst (\\w+) = '/.exec(text);\n\
-         if (bad) { console.error(`src/app.js:2: error: Type 'string' is not assignable to type 'number' (${bad[1]}).`); process.exit(2); }\n",
-    );
-    write("lint.js", "process.exit(0);\n");
-    write(
-        "checkpoint.toml",
-        &format!("[stop]\nprofile = \"{profile}\"\ncommit_gate = false\n"),
-    );
+    }
     git(root, &["init", "-q"]);
     git(root, &["add", "-A"]);
     git(root, &["commit", "-qm", "calc"]);
@@ -66,7 +73,11 @@ fn stop(repo: &Path, config_home: &Path, message: &str) -> (i32, String) {
 }
 
 fn edit(repo: &Path, from: &str, to: &str) {
-    let path = repo.join("src/app.js");
+    edit_file(repo, "src/app.js", from, to);
+}
+
+fn edit_file(repo: &Path, file: &str, from: &str, to: &str) {
+    let path = repo.join(file);
     let text = fs::read_to_string(&path).unwrap().replacen(from, to, 1);
     fs::write(path, text).unwrap();
 }
@@ -168,4 +179,120 @@ fn a_check_script_the_agent_adds_does_not_run_unapproved() {
     assert_eq!(exit, 0, "{text}");
     assert!(!repo.path().join("pwned").exists(), "{text}");
     assert!(text.contains("checks passed: typecheck, lint."), "{text}");
+}
+
+/// A Python project with mypy and ruff configured in `pyproject.toml` (so `mypy .` and `ruff
+/// check .` are detected) and a pytest test, under `profile`.
+fn python_project(profile: &str) -> (tempfile::TempDir, tempfile::TempDir) {
+    committed(&[
+        (
+            "pyproject.toml",
+            "[project]\nname = \"calc\"\nversion = \"0\"\n\n[tool.mypy]\nstrict = true\n\n[tool.ruff.lint]\nselect = [\"F\"]\n",
+        ),
+        (
+            "calc.py",
+            "ANSWER: int = 42\n\n\ndef add(a: int, b: int) -> int:\n    return a + b\n",
+        ),
+        (
+            "test_calc.py",
+            "from calc import add\n\n\ndef test_add() -> None:\n    assert add(2, 3) == 5\n",
+        ),
+        (
+            "checkpoint.toml",
+            &format!(
+                "[tests]\ncommand = \"python3 -m pytest -q -p no:cacheprovider\"\n[stop]\nprofile = \"{profile}\"\ncommit_gate = false\n"
+            ),
+        ),
+    ])
+}
+
+#[test]
+fn python_a_type_error_or_a_lint_error_blocks_at_any_stop_a_failing_test_at_a_claim() {
+    if !(checkpoint_testkit::has(Tool::Pytest)
+        && checkpoint_testkit::has(Tool::Mypy)
+        && checkpoint_testkit::has(Tool::Ruff))
+    {
+        return;
+    }
+    let (repo, config_home) = python_project("claims");
+    let (repo, home) = (repo.path(), config_home.path());
+    edit_file(repo, "calc.py", "ANSWER: int = 42", "ANSWER: int = \"42\"");
+    let (exit, text) = stop(repo, home, WORKING);
+    assert_eq!(exit, 1, "{text}");
+    assert!(
+        text.starts_with("Checkpoint — Checks (typecheck): FAILED\ntypecheck: $ mypy ."),
+        "{text}"
+    );
+    assert!(
+        text.contains("calc.py:1: error: Incompatible types in assignment"),
+        "{text}"
+    );
+
+    edit_file(
+        repo,
+        "calc.py",
+        "ANSWER: int = \"42\"",
+        "import os\nANSWER: int = 42",
+    );
+    let (exit, text) = stop(repo, home, WORKING);
+    assert_eq!(exit, 1, "{text}");
+    assert!(
+        text.starts_with("Checkpoint — Checks (lint): FAILED\nlint: $ ruff check ."),
+        "{text}"
+    );
+    assert!(text.contains("F401"), "{text}");
+
+    edit_file(repo, "calc.py", "import os\n", "");
+    edit_file(repo, "calc.py", "a + b", "a - b");
+    let (exit, text) = stop(repo, home, WORKING);
+    assert_eq!(exit, 0, "the test waits for a claim: {text}");
+    assert!(text.contains("checks passed: typecheck, lint."), "{text}");
+    let (exit, text) = stop(repo, home, "Done: add works.");
+    assert_eq!(exit, 1, "{text}");
+    assert!(
+        text.starts_with("Checkpoint — Tests: FAILED\n$ python3 -m pytest"),
+        "{text}"
+    );
+    assert!(text.contains("test_add"), "{text}");
+}
+
+/// A Rust crate with `cargo check` configured as its typecheck (not detected: under the default
+/// profile `cargo test` compiles everything it checks) and `cargo test` detected.
+#[test]
+fn rust_a_compile_error_blocks_at_any_stop_a_failing_test_at_a_claim() {
+    let (repo, config_home) = committed(&[
+        (
+            "Cargo.toml",
+            "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+        ),
+        (
+            "src/lib.rs",
+            "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert_eq!(super::add(2, 3), 5);\n    }\n}\n",
+        ),
+        (".gitignore", "/target\n"),
+        (
+            "checkpoint.toml",
+            "[checks]\ntypecheck = \"cargo check --quiet --all-targets --offline\"\n[stop]\nprofile = \"claims\"\ncommit_gate = false\n",
+        ),
+    ]);
+    let (repo, home) = (repo.path(), config_home.path());
+    edit_file(repo, "src/lib.rs", "    a + b\n", "    a + \"b\"\n");
+    let (exit, text) = stop(repo, home, WORKING);
+    assert_eq!(exit, 1, "{text}");
+    assert!(
+        text.starts_with("Checkpoint — Checks (typecheck): FAILED\ntypecheck: $ cargo check"),
+        "{text}"
+    );
+    assert!(text.contains("error[E0277]"), "{text}");
+
+    edit_file(repo, "src/lib.rs", "    a + \"b\"\n", "    a - b\n");
+    let (exit, text) = stop(repo, home, WORKING);
+    assert_eq!(exit, 0, "the test waits for a claim: {text}");
+    let (exit, text) = stop(repo, home, "Finished: add is done.");
+    assert_eq!(exit, 1, "{text}");
+    assert!(
+        text.starts_with("Checkpoint — Tests: FAILED\n$ cargo test"),
+        "{text}"
+    );
+    assert!(text.contains("tests::adds"), "{text}");
 }
