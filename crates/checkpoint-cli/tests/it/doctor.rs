@@ -355,5 +355,5 @@ fn no_agent_installed_names_every_agent_in_the_fix() {
         .lines()
         .skip_while(|l| !l.contains("installed for no agent"))
         .nth(1);
-    assert_snapshot!(fix.unwrap_or_default().trim(), @"fix: checkpoint install claude --user  # or gemini, codex, copilot, opencode, qwen");
+    assert_snapshot!(fix.unwrap_or_default().trim(), @"fix: checkpoint install claude --user  # or gemini, codex, copilot, opencode, qwen, droid");
 }

@@ -62,6 +62,7 @@ impl Machine {
             &binaries.copilot,
             &binaries.opencode,
             &binaries.qwen,
+            &binaries.droid,
         ]
         .iter()
         .map(|bin| {

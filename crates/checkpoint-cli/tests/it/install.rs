@@ -19,7 +19,9 @@ struct Fixture {
 impl Fixture {
     fn new() -> Fixture {
         let bin = tempfile::tempdir().unwrap();
-        for agent in ["claude", "gemini", "codex", "copilot", "opencode", "qwen"] {
+        for agent in [
+            "claude", "gemini", "codex", "copilot", "opencode", "qwen", "droid",
+        ] {
             fs::write(bin.path().join(format!("checkpoint-{agent}")), "").unwrap();
         }
         Fixture {
