@@ -106,6 +106,7 @@ fn adapter(agent: &str) -> String {
     let path = match agent {
         "claude" => &binaries.claude,
         "gemini" => &binaries.gemini,
+        "droid" => &binaries.droid,
         _ => &binaries.codex,
     };
     path.display().to_string()
@@ -129,6 +130,34 @@ fn a_healthy_install_is_all_well() {
     assert_eq!(String::from_utf8_lossy(&status.stdout), "");
     let after = fs::read_to_string(fx.repo.path().join(".claude/settings.json")).unwrap();
     assert_eq!(before, after);
+}
+
+/// Factory Droid reads a scope's hooks from a `hooks.json` beside its settings file when there is
+/// one, and then none from the settings file: our handlers are still there, and never run.
+#[test]
+fn a_droid_hooks_json_beside_our_settings_is_a_problem() {
+    let fx = Fixture::new();
+    fx.install("droid");
+    git(fx.repo.path(), &["add", "-A"]);
+    git(fx.repo.path(), &["commit", "-qm", "hooks"]);
+    let out = fx.checkpoint(&["doctor"]);
+    let text = fx.stable(&out);
+    assert_eq!(code(&out), 0, "{text}");
+    assert!(
+        text.contains("ok      live check: 5 events answered as Factory Droid expects"),
+        "{text}"
+    );
+    fx.write(&fx.repo.path().join(".factory/hooks.json"), r#"{"Stop": []}"#);
+    let out = fx.checkpoint(&["doctor"]);
+    let text = fx.stable(&out);
+    assert_eq!(code(&out), 1, "{text}");
+    assert!(
+        text.contains(
+            "Factory Droid reads no hooks from [repo]/.factory/settings.json: \
+             [repo]/.factory/hooks.json is there"
+        ),
+        "{text}"
+    );
 }
 
 #[test]
