@@ -113,7 +113,13 @@ mod tests {
 
     #[test]
     fn droid_is_recognised_by_its_sessions_folder() {
-        for name in ["SessionStart", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"] {
+        for name in [
+            "SessionStart",
+            "PreToolUse",
+            "PostToolUse",
+            "Stop",
+            "SessionEnd",
+        ] {
             let raw = payload(name);
             assert!(HOME.claims(&serde_json::from_str(&raw).unwrap()), "{name}");
         }

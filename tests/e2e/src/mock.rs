@@ -1063,7 +1063,10 @@ mod tests {
         assert_eq!(chat(&offered("bash")), COPILOT_SHELL_TOOL);
         assert_eq!(chat(&json!({})), COPILOT_SHELL_TOOL);
         let anthropic = |name: &str| {
-            shell_tool(Api::Anthropic, &json!({"tools": [{"name": "Read"}, {"name": name}]}))
+            shell_tool(
+                Api::Anthropic,
+                &json!({"tools": [{"name": "Read"}, {"name": name}]}),
+            )
         };
         assert_eq!(anthropic("Execute"), DROID_SHELL_TOOL);
         assert_eq!(anthropic("Bash"), CLAUDE_SHELL_TOOL);

@@ -147,7 +147,10 @@ fn a_droid_hooks_json_beside_our_settings_is_a_problem() {
         text.contains("ok      live check: 5 events answered as Factory Droid expects"),
         "{text}"
     );
-    fx.write(&fx.repo.path().join(".factory/hooks.json"), r#"{"Stop": []}"#);
+    fx.write(
+        &fx.repo.path().join(".factory/hooks.json"),
+        r#"{"Stop": []}"#,
+    );
     let out = fx.checkpoint(&["doctor"]);
     let text = fx.stable(&out);
     assert_eq!(code(&out), 1, "{text}");
