@@ -133,13 +133,11 @@ mod tests {
     }
 
     #[test]
-    fn answers_are_checked() {
-        assert_eq!(check_answer("Stop", 0, ""), Ok(()));
-        assert_eq!(
-            check_answer("Stop", 0, r#"{"decision":"block","reason":"r"}"#),
-            Ok(())
-        );
-        assert!(check_answer("Stop", 0, "junk").is_err());
-        assert!(check_answer("Stop", 2, "").is_err());
+    fn answers_are_claudes_and_a_failure_names_droid() {
+        let block = r#"{"decision":"block","reason":"r"}"#;
+        assert_eq!(check_answer("Stop", 0, block), Ok(()));
+        assert!(check_answer("Stop", 0, "not JSON").is_err());
+        let failed = check_answer("Stop", 1, "").unwrap_err();
+        assert!(failed.contains("Factory Droid"), "{failed}");
     }
 }

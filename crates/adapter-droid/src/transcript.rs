@@ -1,6 +1,7 @@
 //! Factory Droid's transcript, `~/.factory/sessions/<cwd with / as ->/<session>.jsonl`: one
 //! record per line, a message as `{"type":"message","message":{"role",…,"content":[…]}}` with
-//! Anthropic-style content blocks. A reply's text is the text blocks of an assistant message.
+//! Anthropic-style content blocks. A reply's text is the text blocks of an assistant message, read
+//! as Claude Code's are.
 //!
 //! The transcript holds no token counts: Droid keeps the last call's usage in the session's
 //! `<session>.settings.json` beside it (`lastCallTokenUsage`), which the gate does not read, so
@@ -27,15 +28,7 @@ impl TranscriptFormat for Transcript {
         if v["type"] != "message" || v["message"]["role"] != "assistant" {
             return None;
         }
-        let blocks = v["message"]["content"].as_array()?;
-        let text: Vec<&str> = blocks
-            .iter()
-            .filter(|b| b["type"] == "text")
-            .filter_map(|b| b["text"].as_str())
-            .collect();
-        let text = text.concat();
-        let text = text.trim();
-        (!text.is_empty()).then(|| text.to_owned())
+        adapter_claude::transcript::message_text(&v["message"])
     }
 
     fn default_window(&self, _model: Option<&str>) -> u64 {
