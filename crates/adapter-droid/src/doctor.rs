@@ -1,10 +1,12 @@
 //! What `checkpoint doctor` checks for Factory Droid: captured payloads of the installed events,
-//! the variables it sets for a hook, `hooks.hooksDisabled`, a `hooks.json` that replaces the
-//! settings file's hooks, and the answer shapes of Claude Code's protocol, which Droid reads.
+//! the variables it sets for a hook, `hooks.hooksDisabled`, a `hooks.json` whose events replace
+//! the settings file's, and the answer shapes of Claude Code's protocol, which Droid reads.
 
+use std::io::ErrorKind;
 use std::path::Path;
 
 use checkpoint_core::doctor::{Check, DoctorSpec, Here, TrustFile};
+use checkpoint_engine::bounded::{MAX_CONFIG_BYTES, read_regular_text};
 use serde_json::Value;
 
 /// Factory Droid's doctor table.
@@ -32,14 +34,17 @@ pub const DOCTOR: DoctorSpec = DoctorSpec {
     ask: None,
 };
 
-/// The name of the file that, beside a settings file, holds the hooks of its scope instead.
+/// The name of the file beside a settings file whose events replace the settings file's.
 const HOOKS_FILE: &str = "hooks.json";
 
 /// `hooks.hooksDisabled` switches every hook off (the first settings file that sets it decides);
-/// a `hooks.json` beside the settings file holding our hooks makes Droid read its hooks from
-/// there and none from the settings file.
+/// an event that the `hooks.json` beside the settings file holding our hooks names never runs our
+/// handler.
 fn runs_here(here: &Here<'_>) -> Vec<Check> {
-    vec![hooks_disabled(here), hooks_file(here.hooks_file)]
+    vec![
+        hooks_disabled(here),
+        hooks_file(here.hooks_file, here.events),
+    ]
 }
 
 fn hooks_disabled(here: &Here<'_>) -> Check {
@@ -55,28 +60,52 @@ fn hooks_disabled(here: &Here<'_>) -> Check {
     }
 }
 
-fn hooks_file(settings: &Path) -> Check {
-    let replaced = settings.with_file_name(HOOKS_FILE);
-    // A symlink counts, whatever it points at: Droid would try it.
-    if replaced.symlink_metadata().is_err() {
+/// Droid reads an event of a scope from the `hooks.json` beside its settings file when that file
+/// names the event (with an empty list too), and from the settings file's `"hooks"` only
+/// otherwise; scopes still add up (checked with 0.225.2). So each of our `events` named there
+/// is a handler of ours that never runs.
+fn hooks_file(settings: &Path, events: &[&str]) -> Check {
+    let replacing = settings.with_file_name(HOOKS_FILE);
+    let (settings, replacing_shown) = (settings.display(), replacing.display());
+    let fix = format!(
+        "move the hooks of {replacing_shown} into the \"hooks\" of {settings} and delete it, then \
+         run `checkpoint install droid` again"
+    );
+    let text = match read_regular_text(&replacing, MAX_CONFIG_BYTES) {
+        Ok(text) => text,
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            return Check::ok(format!("Factory Droid reads the hooks of {settings}"));
+        }
+        Err(e) => {
+            return Check::problem(
+                format!(
+                    "{replacing_shown} cannot be read ({e}): it may replace hooks of {settings}"
+                ),
+                fix,
+            );
+        }
+    };
+    let Ok(Value::Object(declared)) = serde_json::from_str::<Value>(&text) else {
+        return Check::problem(
+            format!("{replacing_shown} is not a JSON object: it may replace hooks of {settings}"),
+            fix,
+        );
+    };
+    let replaced: Vec<&str> = (events.iter().copied())
+        .filter(|event| declared.contains_key(*event))
+        .collect();
+    if replaced.is_empty() {
         return Check::ok(format!(
-            "Factory Droid reads the hooks of {}",
-            settings.display()
+            "Factory Droid reads checkpoint's events from {settings} ({replacing_shown} names none)"
         ));
     }
     Check::problem(
         format!(
-            "Factory Droid reads no hooks from {}: {} is there, and its hooks replace the \
-             settings file's",
-            settings.display(),
-            replaced.display()
+            "Factory Droid runs no handler of {settings} for {}: {replacing_shown} names those \
+             events, and its hooks replace the settings file's",
+            replaced.join(", ")
         ),
-        format!(
-            "move the hooks of {} into the \"hooks\" of {} and delete it, then run \
-             `checkpoint install droid` again",
-            replaced.display(),
-            settings.display()
-        ),
+        fix,
     )
 }
 
@@ -121,15 +150,22 @@ mod tests {
     }
 
     #[test]
-    fn disabled_hooks_and_a_hooks_json_beside_ours_are_problems() {
+    fn disabled_hooks_and_our_events_in_a_hooks_json_beside_ours_are_problems() {
         let dir = tempfile::tempdir().unwrap();
         assert!(checks(json!({}), dir.path()).iter().all(|(ok, _)| *ok));
         let off = checks(json!({"hooks": {"hooksDisabled": true}}), dir.path());
         assert!(!off[0].0 && off[0].1.contains("hooksDisabled"), "{off:?}");
-        std::fs::write(dir.path().join(HOOKS_FILE), "{}").unwrap();
-        let replaced = checks(json!({}), dir.path());
-        assert!(replaced[0].0 && !replaced[1].0, "{replaced:?}");
-        assert!(replaced[1].1.contains("hooks.json"), "{replaced:?}");
+        let hooks_json = |text: &str| {
+            std::fs::write(dir.path().join(HOOKS_FILE), text).unwrap();
+            checks(json!({}), dir.path()).remove(1)
+        };
+        // Events of its own leave ours alone; one of ours, even with no handler, replaces it.
+        let others = hooks_json(r#"{"Notification": []}"#);
+        assert!(others.0, "{others:?}");
+        let stop = hooks_json(r#"{"Stop": []}"#);
+        assert!(!stop.0 && stop.1.contains("for Stop: "), "{stop:?}");
+        let junk = hooks_json("{");
+        assert!(!junk.0 && junk.1.contains("not a JSON object"), "{junk:?}");
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! `.factory/settings.json` (the project's, or `~/.factory/settings.json`;
 //! `$FACTORY_HOME_OVERRIDE` stands in for the home directory), timeouts in seconds.
 //!
-//! Droid also reads hooks from a `hooks.json` beside the settings file, and then none from the
-//! settings file: `checkpoint doctor` reports such a file ([`crate::doctor`]).
+//! Droid also reads hooks from a `hooks.json` beside the settings file, and an event named there
+//! is read from there only: `checkpoint doctor` reports one of ours in such a file
+//! ([`crate::doctor`]).
 
 use checkpoint_core::agent::{
     HooksLayout, InstallScope, InstallSpec, InstalledEvent, ProjectHooks, TimeUnit, UserDir,
@@ -39,7 +40,7 @@ pub static INSTALL: InstallSpec = InstallSpec {
 };
 
 fn next_steps(_: &InstallScope) -> String {
-    "Next: nothing; `droid exec` runs hooks without asking. A .factory/hooks.json beside the \
-     settings file replaces its hooks: `checkpoint doctor` says when there is one."
+    "Next: nothing; `droid exec` runs hooks without asking. An event a .factory/hooks.json beside \
+     the settings file names is read from there only: `checkpoint doctor` says when that hides ours."
         .to_owned()
 }

@@ -132,10 +132,10 @@ fn a_healthy_install_is_all_well() {
     assert_eq!(before, after);
 }
 
-/// Factory Droid reads a scope's hooks from a `hooks.json` beside its settings file when there is
-/// one, and then none from the settings file: our handlers are still there, and never run.
+/// Factory Droid reads an event of a scope from the `hooks.json` beside its settings file when
+/// that file names the event: our handler for it is still there, and never runs.
 #[test]
-fn a_droid_hooks_json_beside_our_settings_is_a_problem() {
+fn a_droid_hooks_json_naming_our_events_is_a_problem() {
     let fx = Fixture::new();
     fx.install("droid");
     git(fx.repo.path(), &["add", "-A"]);
@@ -156,8 +156,8 @@ fn a_droid_hooks_json_beside_our_settings_is_a_problem() {
     assert_eq!(code(&out), 1, "{text}");
     assert!(
         text.contains(
-            "Factory Droid reads no hooks from [repo]/.factory/settings.json: \
-             [repo]/.factory/hooks.json is there"
+            "Factory Droid runs no handler of [repo]/.factory/settings.json for Stop: \
+             [repo]/.factory/hooks.json names those events"
         ),
         "{text}"
     );
