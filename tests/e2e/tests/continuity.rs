@@ -472,3 +472,8 @@ fn second_session_resumes_opencode() {
 fn second_session_resumes_qwen() {
     second_session_resumes(Agent::Qwen);
 }
+
+#[test]
+fn second_session_resumes_droid() {
+    second_session_resumes(Agent::Droid);
+}
