@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Installs the `checkpoint` CLI and the six agent adapters (checkpoint-claude, checkpoint-gemini,
-# checkpoint-codex, checkpoint-copilot, checkpoint-opencode, checkpoint-qwen) into cargo's bin directory
-# (~/.cargo/bin), side by side, as `checkpoint install <agent>` expects. One release build makes
-# all seven: the workspace's features are resolved once and every shared crate is compiled once
-# (seven `cargo install`s built each of them seven times). Shows cargo's progress and the total time.
+# Installs the `checkpoint` CLI and the seven agent adapters (checkpoint-claude, checkpoint-gemini,
+# checkpoint-codex, checkpoint-copilot, checkpoint-opencode, checkpoint-qwen, checkpoint-droid) into
+# cargo's bin directory (~/.cargo/bin), side by side, as `checkpoint install <agent>` expects. One
+# release build makes all eight: the workspace's features are resolved once and every shared crate
+# is compiled once (eight `cargo install`s built each of them eight times). Shows cargo's progress and the total time.
 # Exits 1 when that directory is not on PATH, after saying which line to add: the `checkpoint
 # check` the README runs after it would not be found. On Linux the binaries are linked
 # statically, for a faster start on every hook call (see scripts/release-build.sh).
@@ -12,9 +12,9 @@ cd "$(dirname "$0")/.."
 . scripts/release-build.sh
 bin="${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin"
 packages=(checkpoint-gate adapter-claude adapter-gemini adapter-codex adapter-copilot adapter-opencode
-  adapter-qwen)
+  adapter-qwen adapter-droid)
 binaries=(checkpoint checkpoint-claude checkpoint-gemini checkpoint-codex checkpoint-copilot
-  checkpoint-opencode checkpoint-qwen)
+  checkpoint-opencode checkpoint-qwen checkpoint-droid)
 started=$SECONDS
 printf '==> cargo build --release: %s (one build; the first one takes a few minutes)\n' \
   "${binaries[*]}" >&2

@@ -3,7 +3,7 @@
 #
 #     scripts/package.sh TARGET_TRIPLE BIN_DIR OUT_DIR
 #
-# BIN_DIR holds the seven binaries (checkpoint and the six adapters) built for TARGET_TRIPLE, as
+# BIN_DIR holds the eight binaries (checkpoint and the seven adapters) built for TARGET_TRIPLE, as
 # scripts/install.sh builds them (`. scripts/release-build.sh; release_dir TARGET_DIR` names
 # where they land). OUT_DIR gets, for the workspace's version:
 #

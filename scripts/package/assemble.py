@@ -6,11 +6,11 @@
 writes into OUT_DIR:
 
 - the Python wheel `checkpoint_gate-VERSION-py3-none-PLATFORM.whl`, in the shape maturin's
-  `bindings = "bin"` gives ruff's and uv's wheels: the seven binaries under
+  `bindings = "bin"` gives ruff's and uv's wheels: the eight binaries under
   `checkpoint_gate-VERSION.data/scripts/` (pip puts them in the environment's `bin`), METADATA,
   WHEEL and a RECORD with sha256 hashes, the licenses under `dist-info/licenses/`;
 - the archive `checkpoint-gate-VERSION-TARGET.tar.gz` that the crates' `cargo binstall` metadata
-  (`[package.metadata.binstall]`) names: the seven binaries and the licenses in one directory;
+  (`[package.metadata.binstall]`) names: the eight binaries and the licenses in one directory;
 
 and into STAGE_DIR the two npm package directories, in the shape of biome's and esbuild's: `main`
 (`checkpoint-gate`: a Node launcher per binary, optional dependencies on one package per
@@ -51,6 +51,7 @@ BINARIES = [
     "checkpoint-copilot",
     "checkpoint-opencode",
     "checkpoint-qwen",
+    "checkpoint-droid",
 ]
 LICENSES = ["LICENSE-MIT", "LICENSE-APACHE"]
 

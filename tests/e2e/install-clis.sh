@@ -5,7 +5,7 @@
 #
 # Usage: install-clis.sh            (cache: ${CHECKPOINT_E2E_CACHE:-$HOME/.cache/checkpoint-e2e})
 # Prints, on stdout and nothing else, one `<agent>=<absolute binary path>` line per CLI:
-#   claude=…  gemini=…  codex=…  copilot=…  opencode=…  qwen=…
+#   claude=…  gemini=…  codex=…  copilot=…  opencode=…  qwen=…  droid=…
 # npm's own output goes to stderr. Exits non-zero, naming the CLI, when an install or the
 # `--version` check fails.
 set -euo pipefail
@@ -18,6 +18,7 @@ CODEX_VERSION=0.169.0
 COPILOT_VERSION=1.0.102
 OPENCODE_VERSION=1.18.33
 QWEN_VERSION=0.24.4
+DROID_VERSION=0.225.2
 
 log() { printf 'install-clis: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -82,3 +83,8 @@ ensure copilot "$COPILOT_VERSION" node_modules/.bin/copilot "@github/copilot@$CO
 ensure opencode "$OPENCODE_VERSION" node_modules/.bin/opencode "opencode-ai@$OPENCODE_VERSION"
 # Qwen Code asks for Node.js >= 22 (npm warns, EBADENGINE); 0.24.4 ran every test here on 20.
 ensure qwen "$QWEN_VERSION" node_modules/.bin/qwen "@qwen-code/qwen-code@$QWEN_VERSION"
+# Factory Droid: the Linux x64 build itself (a native binary). `@factory/cli` is only a launcher
+# that picks it among its optional dependencies; the registry this was pinned on had no launcher of
+# the same version.
+ensure droid "$DROID_VERSION" node_modules/@factory/cli-linux-x64/bin/droid \
+    "@factory/cli-linux-x64@$DROID_VERSION"

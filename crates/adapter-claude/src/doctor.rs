@@ -98,10 +98,19 @@ const KEYS: &[&str] = &[
 /// Exit 0 with empty stdout, or a JSON object of Claude's output fields whose `decision` is
 /// `approve` or `block` and whose `hookSpecificOutput` names the event.
 fn check_answer(event: &str, exit_code: i32, stdout: &str) -> Result<(), String> {
+    check_answer_of("Claude Code", event, exit_code, stdout)
+}
+
+/// Whether `agent` (Claude Code, or Factory Droid, which reads the same answers) takes a hook's
+/// answer to `event`: exit 0 with empty stdout or a JSON object of Claude Code's output fields.
+pub fn check_answer_of(
+    agent: &str,
+    event: &str,
+    exit_code: i32,
+    stdout: &str,
+) -> Result<(), String> {
     if exit_code != 0 {
-        return Err(format!(
-            "exit {exit_code} (Claude Code reports a hook error)"
-        ));
+        return Err(format!("exit {exit_code} ({agent} reports a hook error)"));
     }
     if stdout.trim().is_empty() {
         return Ok(());

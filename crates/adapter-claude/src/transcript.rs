@@ -12,6 +12,22 @@ use serde_json::Value;
 #[derive(Debug, Clone, Copy)]
 pub struct Transcript;
 
+/// The text of a message in Anthropic's shape (Claude Code's transcript, and Factory Droid's):
+/// its `content`'s `text` blocks, one per line, trimmed; `None` when that is empty (a message of
+/// only tool calls).
+pub fn message_text(message: &Value) -> Option<String> {
+    let text = message["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|part| part["type"] == "text")
+        .filter_map(|part| part["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
 impl TranscriptFormat for Transcript {
     fn line_usage(&self, line: &str) -> Option<LineUsage> {
         // Cheap pre-filter: most lines are not usage records and need no JSON parse.
@@ -56,16 +72,7 @@ impl TranscriptFormat for Transcript {
         if v["type"] != "assistant" || v["isSidechain"] == true {
             return None;
         }
-        let text = v["message"]["content"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|part| part["type"] == "text")
-            .filter_map(|part| part["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n");
-        let text = text.trim();
-        (!text.is_empty()).then(|| text.to_owned())
+        message_text(&v["message"])
     }
 
     fn default_window(&self, model: Option<&str>) -> u64 {

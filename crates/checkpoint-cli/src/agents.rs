@@ -1,5 +1,6 @@
 //! The agents `checkpoint` knows: the homes of the adapter crates (`adapter-claude`,
-//! `adapter-gemini`, `adapter-codex`, `adapter-copilot`, `adapter-opencode`, `adapter-qwen`).
+//! `adapter-gemini`, `adapter-codex`, `adapter-copilot`, `adapter-opencode`, `adapter-qwen`,
+//! `adapter-droid`).
 //! `checkpoint install` takes their install tables,
 //! `checkpoint check` their event names and payload recognition — the same facts the adapters'
 //! hooks run on.
@@ -10,22 +11,25 @@ use clap::builder::PossibleValue;
 use serde_json::Value;
 
 /// Every agent's home, in the order they are listed.
-pub(crate) static HOMES: [&dyn AgentHome; 6] = [
+pub(crate) static HOMES: [&dyn AgentHome; 7] = [
     &adapter_claude::HOME,
     &adapter_gemini::HOME,
     &adapter_codex::HOME,
     &adapter_copilot::HOME,
     &adapter_opencode::HOME,
     &adapter_qwen::HOME,
+    &adapter_droid::HOME,
 ];
 
 /// The order payloads of unknown origin are recognised in: Claude Code sends nothing the others
 /// do not, and claims every payload, so it is asked last; Copilot CLI, whose payloads carry a
 /// `timestamp` as Gemini CLI's do, and Qwen Code, whose payloads carry Gemini CLI's `timestamp`
 /// beside Claude Code's `permission_mode`, before Gemini CLI; OpenCode's plugin, whose event
-/// names no other agent uses, first.
-static RECOGNITION: [&dyn AgentHome; 6] = [
+/// names no other agent uses, first; Factory Droid, whose payloads are Claude Code's but for the
+/// transcript's folder, before Claude Code.
+static RECOGNITION: [&dyn AgentHome; 7] = [
     &adapter_opencode::HOME,
+    &adapter_droid::HOME,
     &adapter_copilot::HOME,
     &adapter_qwen::HOME,
     &adapter_gemini::HOME,
@@ -125,6 +129,15 @@ mod tests {
     }
 
     #[test]
+    fn droid_is_recognised_before_claude_by_its_transcripts_folder() {
+        let raw = br#"{"session_id":"d","transcript_path":"/h/.factory/sessions/-p/d.jsonl","cwd":"/p","permission_mode":"auto-high","hook_event_name":"Stop","stop_hook_active":false}"#;
+        let (_, event) = parse(None, raw).unwrap();
+        assert_eq!((event.agent, event.kind), (Agent::Droid, EventKind::Stop));
+        let claude = br#"{"session_id":"c","transcript_path":"/h/.claude/projects/-p/c.jsonl","cwd":"/p","hook_event_name":"Stop"}"#;
+        assert_eq!(parse(None, claude).unwrap().1.agent, Agent::Claude);
+    }
+
+    #[test]
     fn an_agent_named_reads_the_payload_as_its_own() {
         let raw = br#"{"session_id":"c","turn_id":"t","cwd":"/p","hook_event_name":"Stop"}"#;
         let claude = named("claude").unwrap();
@@ -139,7 +152,9 @@ mod tests {
         let names: Vec<_> = possible_values().map(|v| v.get_name().to_owned()).collect();
         assert_eq!(
             names,
-            ["claude", "gemini", "codex", "copilot", "opencode", "qwen"]
+            [
+                "claude", "gemini", "codex", "copilot", "opencode", "qwen", "droid"
+            ]
         );
         for home in HOMES {
             assert!(home.install().is_some(), "{}", home.agent().name());

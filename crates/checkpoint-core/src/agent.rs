@@ -2,7 +2,7 @@
 //! protocol can do ([`Capabilities`]), how its transcript reads ([`TranscriptFormat`]) and what
 //! `checkpoint install` writes for it ([`InstallSpec`]). Each agent's home — its adapter crate
 //! (`adapter-claude`, `adapter-gemini`, `adapter-codex`, `adapter-copilot`,
-//! `adapter-opencode`, `adapter-qwen`) — fills these in through [`AgentHome`](crate::home::AgentHome). The core
+//! `adapter-opencode`, `adapter-qwen`, `adapter-droid`) — fills these in through [`AgentHome`](crate::home::AgentHome). The core
 //! never branches on which agent it serves; it asks the home's capabilities instead.
 
 use std::path::PathBuf;
@@ -29,6 +29,8 @@ pub enum Agent {
     OpenCode,
     /// Qwen Code.
     Qwen,
+    /// Factory Droid.
+    Droid,
     /// A human running `checkpoint` by hand.
     Cli,
 }
@@ -43,6 +45,7 @@ impl Agent {
             Agent::Copilot => "copilot",
             Agent::OpenCode => "opencode",
             Agent::Qwen => "qwen",
+            Agent::Droid => "droid",
             Agent::Cli => "cli",
         }
     }

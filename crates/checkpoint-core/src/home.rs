@@ -1,5 +1,5 @@
 //! One home per agent: the trait each adapter crate (`adapter-claude`, `adapter-gemini`,
-//! `adapter-codex`, `adapter-copilot`, `adapter-opencode`, `adapter-qwen`) implements for its agent — its event
+//! `adapter-codex`, `adapter-copilot`, `adapter-opencode`, `adapter-qwen`, `adapter-droid`) implements for its agent — its event
 //! names, which payloads are its own, how it renders a [`HookAnswer`] on its wire, its transcript
 //! format, its install table and its project's environment files — and [`Manual`], the home of a human at the command line.
 //!

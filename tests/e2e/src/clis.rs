@@ -22,6 +22,8 @@ pub struct Clis {
     pub opencode: PathBuf,
     /// `qwen` (Qwen Code 0.24.4, a Node script).
     pub qwen: PathBuf,
+    /// `droid` (Factory Droid 0.225.2, a native binary).
+    pub droid: PathBuf,
 }
 
 impl Clis {
@@ -34,6 +36,7 @@ impl Clis {
             Agent::Copilot => &self.copilot,
             Agent::OpenCode => &self.opencode,
             Agent::Qwen => &self.qwen,
+            Agent::Droid => &self.droid,
         }
     }
 }
@@ -114,6 +117,7 @@ fn parse_paths(stdout: &str) -> Result<Clis, String> {
         copilot: find(Agent::Copilot)?,
         opencode: find(Agent::OpenCode)?,
         qwen: find(Agent::Qwen)?,
+        droid: find(Agent::Droid)?,
     })
 }
 
@@ -124,10 +128,11 @@ mod tests {
     #[test]
     fn parses_the_script_output() {
         let clis =
-            parse_paths("claude=/c/claude\ngemini=/g/gemini\ncodex=/x/codex\ncopilot=/p/copilot\nopencode=/o/opencode\nqwen=/q/qwen\n")
+            parse_paths("claude=/c/claude\ngemini=/g/gemini\ncodex=/x/codex\ncopilot=/p/copilot\nopencode=/o/opencode\nqwen=/q/qwen\ndroid=/d/droid\n")
                 .unwrap();
         assert_eq!(clis.path(Agent::OpenCode), Path::new("/o/opencode"));
         assert_eq!(clis.path(Agent::Qwen), Path::new("/q/qwen"));
+        assert_eq!(clis.path(Agent::Droid), Path::new("/d/droid"));
         assert_eq!(clis.path(Agent::Copilot), Path::new("/p/copilot"));
         assert_eq!(clis.path(Agent::Gemini), Path::new("/g/gemini"));
         assert_eq!(clis.path(Agent::Codex), Path::new("/x/codex"));

@@ -32,6 +32,7 @@ pub fn write_hooks(
         Agent::Codex => ".codex/hooks.json",
         Agent::Copilot => ".github/hooks/e2e.json",
         Agent::Qwen => ".qwen/settings.json",
+        Agent::Droid => ".factory/settings.json",
         Agent::OpenCode => panic!(
             "OpenCode runs no hook commands: its plugin is written by `checkpoint install \
              opencode` (install_checkpoint)"
@@ -61,7 +62,7 @@ fn hooks_value(agent: Agent, end_of_turn: &str, others: &[(&str, &str)]) -> Valu
         std::iter::once((agent.end_of_turn_event(), end_of_turn)).chain(others.iter().copied());
     for (index, (event, command)) in all.enumerate() {
         let handler = match agent {
-            Agent::Claude | Agent::Codex | Agent::Qwen => {
+            Agent::Claude | Agent::Codex | Agent::Qwen | Agent::Droid => {
                 json!({"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECS})
             }
             Agent::Gemini => json!({"type": "command", "command": command,

@@ -70,17 +70,20 @@ pub enum Agent {
     OpenCode,
     /// Qwen Code (`qwen PROMPT`).
     Qwen,
+    /// Factory Droid (`droid exec PROMPT`).
+    Droid,
 }
 
 impl Agent {
     /// All of them, in a fixed order.
-    pub const ALL: [Agent; 6] = [
+    pub const ALL: [Agent; 7] = [
         Agent::Claude,
         Agent::Gemini,
         Agent::Codex,
         Agent::Copilot,
         Agent::OpenCode,
         Agent::Qwen,
+        Agent::Droid,
     ];
 
     /// The lowercase name: `claude`, `gemini`, `codex`.
@@ -92,13 +95,14 @@ impl Agent {
             Agent::Copilot => "copilot",
             Agent::OpenCode => "opencode",
             Agent::Qwen => "qwen",
+            Agent::Droid => "droid",
         }
     }
 
     /// The hook event that fires when the agent tries to end its turn.
     pub fn end_of_turn_event(self) -> &'static str {
         match self {
-            Agent::Claude | Agent::Codex | Agent::Qwen => "Stop",
+            Agent::Claude | Agent::Codex | Agent::Qwen | Agent::Droid => "Stop",
             Agent::Gemini => "AfterAgent",
             Agent::Copilot => "agentStop",
             Agent::OpenCode => "session.idle",

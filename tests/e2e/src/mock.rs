@@ -15,7 +15,7 @@
 //!
 //! | API | the call | stop |
 //! |---|---|---|
-//! | Anthropic | a `tool_use` block `Bash` `{"command", "description"}` (streamed as one `input_json_delta`) | `stop_reason: "tool_use"` |
+//! | Anthropic | a `tool_use` block `Bash` `{"command", "description"}` (Factory Droid: `Execute` `{"command", "summary", "riskLevelReason", "riskLevel"}`, when offered; streamed as one `input_json_delta`) | `stop_reason: "tool_use"` |
 //! | Gemini | a `functionCall` part `run_shell_command` `{"command", "description"}` | `finishReason: "STOP"` |
 //! | OpenAI | a `function_call` output item `exec_command`, `arguments` `{"cmd"}`, `call_id` `call_mock_<seq>` | `response.completed` |
 //! | OpenAI Chat | a `tool_calls` delta `bash` (Qwen Code: `run_shell_command`, when offered) `{"command", "description"}`, `id` `call_mock_<seq>` | `finish_reason: "tool_calls"` |
@@ -66,6 +66,8 @@ pub const CODEX_SHELL_TOOL: &str = "exec_command";
 pub const COPILOT_SHELL_TOOL: &str = "bash";
 /// Qwen Code's shell tool (Gemini CLI's name, on the Chat Completions API).
 pub const QWEN_SHELL_TOOL: &str = "run_shell_command";
+/// Factory Droid's shell tool (on the Anthropic Messages API).
+pub const DROID_SHELL_TOOL: &str = "Execute";
 /// The `description` argument the mock gives Claude's and Gemini's shell tools.
 const SHELL_DESCRIPTION: &str = "e2e scenario step";
 /// Headers whose values are replaced in the log.
@@ -416,7 +418,7 @@ fn handle(mut request: tiny_http::Request, state: &Mutex<State>) {
         tool: tool.as_ref(),
         usage: &usage,
         seq,
-        chat_shell: chat_shell_tool(&body),
+        shell: shell_tool(route.api, &body),
     };
     let (status, content_type, payload) = render(&route, &answer, count);
 
@@ -539,8 +541,8 @@ struct Answer<'a> {
     usage: &'a Usage,
     /// The request's sequence number, for unique ids.
     seq: u64,
-    /// The shell tool a Chat Completions answer calls ([`chat_shell_tool`]).
-    chat_shell: &'static str,
+    /// The shell tool an Anthropic or Chat Completions answer calls ([`shell_tool`]).
+    shell: &'static str,
 }
 
 impl Answer<'_> {
@@ -596,9 +598,15 @@ fn anthropic_usage(usage: &Usage, output_tokens: u64) -> Value {
     })
 }
 
-/// Claude's tool for `tool` and its arguments.
-fn anthropic_tool(tool: &ToolCall) -> (&'static str, Value) {
+/// The tool an Anthropic answer calls for `tool`, and its arguments: Claude Code's, or Droid's
+/// `Execute` (which requires a summary and a risk level) when `shell` is that.
+fn anthropic_tool(tool: &ToolCall, shell: &'static str) -> (&'static str, Value) {
     match tool {
+        ToolCall::Shell(command) if shell == DROID_SHELL_TOOL => (
+            DROID_SHELL_TOOL,
+            json!({"command": command, "summary": "Run the e2e scenario step",
+                   "riskLevelReason": "A scripted test step.", "riskLevel": "medium"}),
+        ),
         ToolCall::Shell(command) => (
             CLAUDE_SHELL_TOOL,
             json!({"command": command, "description": SHELL_DESCRIPTION}),
@@ -636,7 +644,7 @@ fn anthropic_message(model: &str, answer: &Answer<'_>) -> Value {
         content.push(json!({"type": "text", "text": answer.text}));
     }
     if let Some(tool) = answer.tool {
-        let (name, input) = anthropic_tool(tool);
+        let (name, input) = anthropic_tool(tool, answer.shell);
         content.push(
             json!({"type": "tool_use", "id": format!("toolu_mock_{}", answer.seq),
                             "name": name, "input": input}),
@@ -694,7 +702,7 @@ fn anthropic_sse(model: &str, answer: &Answer<'_>) -> Vec<u8> {
         );
     }
     if let Some(tool) = answer.tool {
-        let (name, input) = anthropic_tool(tool);
+        let (name, input) = anthropic_tool(tool, answer.shell);
         block(
             &mut out,
             json!({"type": "tool_use", "id": format!("toolu_mock_{}", answer.seq),
@@ -817,21 +825,23 @@ fn openai_sse(model: &str, answer: &Answer<'_>) -> Vec<u8> {
     out
 }
 
-/// The shell tool of the CLI behind a Chat Completions request: Qwen Code's
-/// `run_shell_command` when the request offers it, else Copilot CLI's `bash`.
-fn chat_shell_tool(body: &Value) -> &'static str {
+/// The shell tool of the CLI behind a request, for the two APIs several CLIs share: on Anthropic
+/// Messages, Droid's `Execute` when the request offers it, else Claude Code's `Bash`; on Chat
+/// Completions, Qwen Code's `run_shell_command` when offered, else Copilot CLI's `bash`.
+fn shell_tool(api: Api, body: &Value) -> &'static str {
     let offers = |name: &str| {
         (body
             .get("tools")
             .and_then(Value::as_array)
             .into_iter()
             .flatten())
-        .any(|t| t["function"]["name"] == name)
+        .any(|t| t["name"] == name || t["function"]["name"] == name)
     };
-    if offers(QWEN_SHELL_TOOL) {
-        QWEN_SHELL_TOOL
-    } else {
-        COPILOT_SHELL_TOOL
+    match api {
+        Api::Anthropic if offers(DROID_SHELL_TOOL) => DROID_SHELL_TOOL,
+        Api::Anthropic => CLAUDE_SHELL_TOOL,
+        _ if offers(QWEN_SHELL_TOOL) => QWEN_SHELL_TOOL,
+        _ => COPILOT_SHELL_TOOL,
     }
 }
 
@@ -840,7 +850,7 @@ fn chat_message(answer: &Answer<'_>) -> Value {
     let mut message = json!({"role": "assistant", "content": answer.text});
     if let Some(ToolCall::Shell(command)) = answer.tool {
         message["tool_calls"] = json!([{"index": 0, "id": format!("call_mock_{}", answer.seq),
-            "type": "function", "function": {"name": answer.chat_shell,
+            "type": "function", "function": {"name": answer.shell,
             "arguments": json!({"command": command, "description": SHELL_DESCRIPTION}).to_string()}}]);
     }
     message
@@ -1023,7 +1033,7 @@ mod tests {
             tool: None,
             usage: &usage,
             seq: 1,
-            chat_shell: COPILOT_SHELL_TOOL,
+            shell: COPILOT_SHELL_TOOL,
         };
         let gemini = gemini_response("g", &answer);
         assert_eq!(gemini["usageMetadata"]["promptTokenCount"], 32100);
@@ -1051,15 +1061,26 @@ mod tests {
     }
 
     #[test]
-    fn a_chat_tool_call_uses_the_shell_tool_the_request_offers() {
+    fn a_tool_call_uses_the_shell_tool_the_request_offers() {
         let offered =
             |name: &str| json!({"tools": [{"type": "function", "function": {"name": name}}]});
-        assert_eq!(
-            chat_shell_tool(&offered("run_shell_command")),
-            QWEN_SHELL_TOOL
-        );
-        assert_eq!(chat_shell_tool(&offered("bash")), COPILOT_SHELL_TOOL);
-        assert_eq!(chat_shell_tool(&json!({})), COPILOT_SHELL_TOOL);
+        let chat = |body: &Value| shell_tool(Api::OpenAiChat, body);
+        assert_eq!(chat(&offered("run_shell_command")), QWEN_SHELL_TOOL);
+        assert_eq!(chat(&offered("bash")), COPILOT_SHELL_TOOL);
+        assert_eq!(chat(&json!({})), COPILOT_SHELL_TOOL);
+        let anthropic = |name: &str| {
+            shell_tool(
+                Api::Anthropic,
+                &json!({"tools": [{"name": "Read"}, {"name": name}]}),
+            )
+        };
+        assert_eq!(anthropic("Execute"), DROID_SHELL_TOOL);
+        assert_eq!(anthropic("Bash"), CLAUDE_SHELL_TOOL);
+        let tool = ToolCall::Shell("make test".into());
+        let (name, input) = anthropic_tool(&tool, DROID_SHELL_TOOL);
+        assert_eq!(name, "Execute");
+        assert_eq!(input["command"], "make test");
+        assert_eq!(input["riskLevel"], "medium");
     }
 
     #[test]
@@ -1070,7 +1091,7 @@ mod tests {
             tool: Some(&tool),
             usage: &Usage::default(),
             seq: 4,
-            chat_shell: COPILOT_SHELL_TOOL,
+            shell: COPILOT_SHELL_TOOL,
         };
 
         let claude = anthropic_message("c", &answer);

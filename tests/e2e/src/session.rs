@@ -33,6 +33,10 @@ const API_KEY: &str = "sk-e2e-mock-key";
 const OPENCODE_MODEL: &str = "e2e-mock";
 /// The model Qwen Code asks the mock for (an OpenAI-compatible provider).
 const QWEN_MODEL: &str = "e2e-mock";
+/// The custom model Factory Droid's settings name for the mock (an Anthropic provider), and how
+/// `droid exec -m` selects it.
+const DROID_MODEL: &str = "e2e-mock";
+const DROID_MODEL_ID: &str = "custom:e2e-mock";
 /// The model Copilot CLI asks the mock for: one its catalog does not know, so that the prompt
 /// limit is `COPILOT_PROVIDER_MAX_PROMPT_TOKENS` (a known model's catalog limit caps it).
 const COPILOT_MODEL: &str = "e2e-mock";
@@ -288,6 +292,8 @@ impl Session {
                 // offline, that install fails at once instead of retrying for a minute.
                 set("npm_config_offline", "true".as_ref());
             }
+            // No login: `droid exec` with a custom model of the user's settings needs none.
+            Agent::Droid => set("FACTORY_DROID_AUTO_UPDATE_ENABLED", "false".as_ref()),
             Agent::Qwen => {
                 set("OPENAI_BASE_URL", format!("{base_url}/v1").as_ref());
                 set("OPENAI_API_KEY", API_KEY.as_ref());
@@ -325,6 +331,17 @@ impl Session {
             );
             }
             Agent::Claude => create_dir(&home.join(".claude")),
+            // The mock as a custom model on Anthropic's Messages API (BYOK): Droid then asks
+            // nobody but the mock, and needs no Factory login.
+            Agent::Droid => write_file(
+                &home.join(".factory/settings.json"),
+                &serde_json::to_string_pretty(&json!({
+                    "customModels": [{"model": DROID_MODEL, "displayName": "e2e mock",
+                        "baseUrl": self.mock.base_url(), "apiKey": API_KEY,
+                        "provider": "anthropic", "maxOutputTokens": 4096}],
+                }))
+                .expect("JSON serializes"),
+            ),
             // Folder trust is off unless the settings turn it on: no folder to trust.
             Agent::Qwen => write_file(
                 &home.join(".qwen/settings.json"),
@@ -386,7 +403,8 @@ plugins = false
         let repo_str = repo.to_str().expect("the repo path is UTF-8");
         match self.agent {
             // OpenCode asks about no folder; Qwen Code's folder trust is off by default.
-            Agent::Claude | Agent::OpenCode | Agent::Qwen => {}
+            // Droid asks about no folder either.
+            Agent::Claude | Agent::OpenCode | Agent::Qwen | Agent::Droid => {}
             // Copilot loads a project's hooks only from a folder in `trustedFolders`.
             Agent::Copilot => {
                 let path = self.home().join(".copilot/config.json");
@@ -444,6 +462,7 @@ plugins = false
     ///   --dangerously-bypass-approvals-and-sandbox --color never PROMPT`
     /// - Copilot: `-p PROMPT --allow-all --no-color`
     /// - Qwen: `PROMPT --approval-mode yolo --output-format json`
+    /// - Droid: `exec --auto high -m custom:e2e-mock PROMPT`
     /// - OpenCode: `run PROMPT`, to which [`Session::run_args`] adds `--attach <server> --dir
     ///   <repo>` after `run`: the run goes to an `opencode serve` of its own, and is over once
     ///   that server has settled
@@ -475,6 +494,8 @@ plugins = false
             // `-p` is deprecated: the prompt is positional.
             Agent::Qwen => &[prompt, "--approval-mode", "yolo", "--output-format", "json"],
             Agent::OpenCode => &["run", prompt],
+            // Without `--auto`, `droid exec` runs read-only commands only.
+            Agent::Droid => &["exec", "--auto", "high", "-m", DROID_MODEL_ID, prompt],
             Agent::Codex => &[
                 "exec",
                 "--skip-git-repo-check",

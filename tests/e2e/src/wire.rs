@@ -76,7 +76,7 @@ pub fn stop_feedback(agent: Agent, request: &Value) -> Vec<String> {
             .flatten()
             .flat_map(|t| codex_hook_prompts(t))
             .collect(),
-        Agent::Copilot | Agent::OpenCode | Agent::Qwen => {
+        Agent::Copilot | Agent::OpenCode | Agent::Qwen | Agent::Droid => {
             let follows_assistant = request["body"]["messages"]
                 .as_array()
                 .is_some_and(|m| m.iter().any(|m| m["role"] == "assistant"));
@@ -88,8 +88,11 @@ pub fn stop_feedback(agent: Agent, request: &Value) -> Vec<String> {
                 // OpenCode's plugin sends the reason as the next prompt, as it is.
                 Agent::OpenCode => texts.cloned().collect(),
                 // Qwen Code sends it as a user message whose first part is the reason (hook
-                // context for that prompt follows in parts of its own).
-                Agent::Qwen => turns.iter().filter_map(|t| t.first().cloned()).collect(),
+                // context for that prompt follows in parts of its own); Factory Droid as a user
+                // message that is exactly the reason.
+                Agent::Qwen | Agent::Droid => {
+                    turns.iter().filter_map(|t| t.first().cloned()).collect()
+                }
                 _ => texts.filter_map(|t| copilot_prompt(t)).collect(),
             }
         }
@@ -135,7 +138,7 @@ pub fn conversation_texts(agent: Agent, request: &Value) -> Vec<ConversationText
     };
     let items = |key: &str| body[key].as_array().cloned().unwrap_or_default();
     match agent {
-        Agent::Claude => {
+        Agent::Claude | Agent::Droid => {
             for message in items("messages") {
                 let place = match message["role"].as_str() {
                     Some("assistant") => Place::Assistant,
@@ -237,7 +240,7 @@ type UserTexts = fn(&Value) -> Option<Vec<String>>;
 /// The texts of each user turn after the last assistant turn, one `Vec` per turn.
 fn trailing_user_turns(agent: Agent, body: &Value) -> Vec<Vec<String>> {
     let (items, is_assistant, user_texts): (&Value, IsAssistant, UserTexts) = match agent {
-        Agent::Claude => (
+        Agent::Claude | Agent::Droid => (
             &body["messages"],
             |m| m["role"] == "assistant",
             claude_user_texts,

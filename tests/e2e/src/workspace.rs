@@ -1,11 +1,11 @@
-//! Our own binaries under test: `checkpoint` and the six adapters, built from this workspace,
+//! Our own binaries under test: `checkpoint` and the seven adapters, built from this workspace,
 //! and their hooks installed into a repository the way a user installs them.
 //!
 //! A dev-dependency on an adapter crate gives this crate its library, not its binary
 //! (`CARGO_BIN_EXE_*` exists only for the package's own binaries), and guessing `target/debug`
 //! breaks with `CARGO_TARGET_DIR`, `build.target-dir` or another profile. So the harness asks
 //! Cargo: it runs `cargo build --bins -p adapter-claude -p adapter-gemini -p adapter-codex
-//! -p adapter-copilot -p adapter-opencode -p adapter-qwen -p checkpoint-gate --message-format=json-render-diagnostics` against the
+//! -p adapter-copilot -p adapter-opencode -p adapter-qwen -p adapter-droid -p checkpoint-gate --message-format=json-render-diagnostics` against the
 //! workspace manifest, once per test process, and takes each binary's path from the
 //! `compiler-artifact` messages. Cargo's own lock on the target directory serialises parallel test processes; when the
 //! binaries are up to date the build is a no-op.
@@ -22,13 +22,14 @@ use crate::{Agent, Session};
 pub const HOOKS_COMMIT: &str = "checkpoint: install hooks";
 
 /// The packages whose binaries the harness builds.
-const PACKAGES: [&str; 7] = [
+const PACKAGES: [&str; 8] = [
     "adapter-claude",
     "adapter-gemini",
     "adapter-codex",
     "adapter-copilot",
     "adapter-opencode",
     "adapter-qwen",
+    "adapter-droid",
     "checkpoint-gate",
 ];
 
@@ -49,6 +50,8 @@ pub struct Binaries {
     pub opencode: PathBuf,
     /// `checkpoint-qwen`.
     pub qwen: PathBuf,
+    /// `checkpoint-droid`.
+    pub droid: PathBuf,
 }
 
 impl Binaries {
@@ -61,6 +64,7 @@ impl Binaries {
             Agent::Copilot => &self.copilot,
             Agent::OpenCode => &self.opencode,
             Agent::Qwen => &self.qwen,
+            Agent::Droid => &self.droid,
         }
     }
 }
@@ -126,6 +130,7 @@ fn parse_executables(messages: &str) -> Result<Binaries, String> {
         copilot: find("checkpoint-copilot")?,
         opencode: find("checkpoint-opencode")?,
         qwen: find("checkpoint-qwen")?,
+        droid: find("checkpoint-droid")?,
     })
 }
 
@@ -362,6 +367,7 @@ mod tests {
             artifact("checkpoint-copilot", Some("/t/debug/checkpoint-copilot")),
             artifact("checkpoint-opencode", Some("/t/debug/checkpoint-opencode")),
             artifact("checkpoint-qwen", Some("/t/debug/checkpoint-qwen")),
+            artifact("checkpoint-droid", Some("/t/debug/checkpoint-droid")),
             artifact("checkpoint", Some("/t/debug/checkpoint")),
         ]
         .join("\n");

@@ -144,6 +144,8 @@ fn assert_notice_placed(agent: Agent, notice: &ConversationText, summary: &str) 
         Agent::OpenCode | Agent::Qwen => {
             notice.place == Place::ToolResult && text.contains(&format!("\n\n{NOTICE}"))
         }
+        // Droid's `PostToolUse` context: a user message of its own after the tool's result.
+        Agent::Droid => notice.place == Place::User && text.starts_with(NOTICE),
     };
     assert!(
         placed,
@@ -268,6 +270,7 @@ fn tool_results(agent: Agent, request: &Value) -> Vec<String> {
 /// - Codex: a developer message that is the context;
 /// - Copilot: a user message that is the context;
 /// - OpenCode: a text of the first user message that is the context;
+/// - Droid: the first user message, which is the context;
 /// - Qwen: the system prompt, `<qwen:session-start-context hidden="true">\nSessionStart
 ///   additional context:\n<context>…`.
 fn restart_context(agent: Agent, request: &Value) -> Option<String> {
@@ -296,7 +299,7 @@ fn restart_context(agent: Agent, request: &Value) -> Option<String> {
                     .then(|| t.text[at + wrapped.len() - RESUMED.len()..].to_owned())
             }
             // OpenCode: a text part of the session's first user message, added by the plugin.
-            Agent::Copilot | Agent::OpenCode => {
+            Agent::Copilot | Agent::OpenCode | Agent::Droid => {
                 (t.place == Place::User && t.text.starts_with(RESUMED)).then_some(t.text)
             }
         })
@@ -468,4 +471,9 @@ fn second_session_resumes_opencode() {
 #[test]
 fn second_session_resumes_qwen() {
     second_session_resumes(Agent::Qwen);
+}
+
+#[test]
+fn second_session_resumes_droid() {
+    second_session_resumes(Agent::Droid);
 }

@@ -458,16 +458,19 @@ fn run_at(
 /// Gemini a user turn that is exactly M, Codex `<hook_prompt hook_run_id="stop:…">` + M
 /// HTML-escaped + `</hook_prompt>`, Copilot a user prompt
 /// `<current_datetime>…</current_datetime>\n\n` + M, OpenCode a user message that is exactly M
-/// (the plugin sends it back to the session), Qwen a user message whose first text is exactly M.
+/// (the plugin sends it back to the session), Qwen a user message whose first text is exactly M,
+/// Droid a user message that is exactly M.
 fn assert_wrapped(agent: Agent, texts: &[String], message: &str, summary: &str) {
     let wrapped = match agent {
         Agent::Claude => format!("Stop hook feedback:\n{message}"),
-        Agent::Gemini | Agent::OpenCode | Agent::Qwen => message.to_owned(),
+        Agent::Gemini | Agent::OpenCode | Agent::Qwen | Agent::Droid => message.to_owned(),
         Agent::Codex => format!(">{}</hook_prompt>", html_escape(message)),
         Agent::Copilot => format!("</current_datetime>\n\n{message}"),
     };
     let found = texts.iter().any(|t| match agent {
-        Agent::Claude | Agent::Gemini | Agent::OpenCode | Agent::Qwen => t.trim_end() == wrapped,
+        Agent::Claude | Agent::Gemini | Agent::OpenCode | Agent::Qwen | Agent::Droid => {
+            t.trim_end() == wrapped
+        }
         Agent::Copilot => t.starts_with("<current_datetime>") && t.trim_end().ends_with(&wrapped),
         Agent::Codex => t.starts_with("<hook_prompt hook_run_id=\"stop:") && t.ends_with(&wrapped),
     });
@@ -552,6 +555,11 @@ macro_rules! stories {
             fn qwen() {
                 play(Agent::Qwen, Story::$story);
             }
+
+            #[test]
+            fn droid() {
+                play(Agent::Droid, Story::$story);
+            }
         }
     )*};
 }
@@ -604,6 +612,11 @@ macro_rules! starts {
             #[test]
             fn qwen() {
                 play_from(Agent::Qwen, Story::BrokenTest, Start::$start);
+            }
+
+            #[test]
+            fn droid() {
+                play_from(Agent::Droid, Story::BrokenTest, Start::$start);
             }
         }
     )*};

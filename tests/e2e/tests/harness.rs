@@ -18,7 +18,7 @@ const REASON: &str = "E2E_REASON_123";
 /// the first time only (a marker file remembers), then allows it. Returns its path.
 fn write_block_once_hook(dir: &Path, agent: Agent) -> String {
     let (block, allow) = match agent {
-        Agent::Claude | Agent::Codex | Agent::Copilot | Agent::Qwen => {
+        Agent::Claude | Agent::Codex | Agent::Copilot | Agent::Qwen | Agent::Droid => {
             (format!(r#"{{"decision":"block","reason":"{REASON}"}}"#), "")
         }
         Agent::Gemini => (
@@ -54,7 +54,7 @@ fn write_block_once_hook(dir: &Path, agent: Agent) -> String {
 fn assert_wrapped(agent: Agent, texts: &[String]) {
     let wrapped = |t: &String| match agent {
         Agent::Claude => t == &format!("Stop hook feedback:\n{REASON}"),
-        Agent::Gemini | Agent::Qwen => t == REASON,
+        Agent::Gemini | Agent::Qwen | Agent::Droid => t == REASON,
         Agent::Codex => {
             t.starts_with("<hook_prompt hook_run_id=")
                 && t.ends_with(&format!(">{REASON}</hook_prompt>"))
@@ -156,6 +156,11 @@ fn qwen_stop_block_reaches_the_model() {
     block_once_reaches_the_model(Agent::Qwen);
 }
 
+#[test]
+fn droid_stop_block_reaches_the_model() {
+    block_once_reaches_the_model(Agent::Droid);
+}
+
 /// Writes `context-hook.sh EVENT TEXT`: reads the payload, then prints
 /// `{"hookSpecificOutput":{"hookEventName":EVENT,"additionalContext":TEXT}}`, or, for the
 /// end-of-turn event, nothing (Gemini: `{}`). Returns its path.
@@ -192,7 +197,7 @@ fn write_context_hook(dir: &Path, agent: Agent) -> String {
 /// A step's shell command runs through the CLI's own shell tool, and the hook context of
 /// `SessionStart` and of the tool call reaches the model: Claude and Codex `PreToolUse` as a
 /// system (developer) text after the call, Gemini `AfterTool` and Qwen `PostToolUse` inside the
-/// tool's result.
+/// tool's result, Droid `PostToolUse` as a user message after it.
 fn tool_call_and_hook_context_reach_the_model(agent: Agent) {
     let repo = checkpoint_testkit::repo("python-passing");
     let hook_dir = tempfile::tempdir().unwrap();
@@ -201,8 +206,8 @@ fn tool_call_and_hook_context_reach_the_model(agent: Agent) {
         Agent::Claude | Agent::Codex => ("SessionStart", "PreToolUse"),
         Agent::Gemini => ("SessionStart", "AfterTool"),
         Agent::Copilot => ("sessionStart", "preToolUse"),
-        // Qwen Code drops `PreToolUse` context.
-        Agent::Qwen => ("SessionStart", "PostToolUse"),
+        // Qwen Code and Factory Droid drop `PreToolUse` context.
+        Agent::Qwen | Agent::Droid => ("SessionStart", "PostToolUse"),
         Agent::OpenCode => unreachable!("OpenCode runs no hook commands"),
     };
     let start_hook = format!("{hook} {start_event} E2E_START_CONTEXT");
@@ -244,7 +249,7 @@ fn tool_call_and_hook_context_reach_the_model(agent: Agent) {
     };
     let start_place = match agent {
         Agent::Claude | Agent::Codex | Agent::Qwen => Place::System,
-        Agent::Gemini | Agent::Copilot => Place::User,
+        Agent::Gemini | Agent::Copilot | Agent::Droid => Place::User,
         Agent::OpenCode => unreachable!("OpenCode runs no hook commands"),
     };
     assert_eq!(
@@ -261,7 +266,7 @@ fn tool_call_and_hook_context_reach_the_model(agent: Agent) {
     let tool_place = match agent {
         Agent::Claude | Agent::Codex => Place::System,
         Agent::Gemini | Agent::Qwen => Place::ToolResult,
-        Agent::Copilot => Place::User,
+        Agent::Copilot | Agent::Droid => Place::User,
         Agent::OpenCode => unreachable!("OpenCode runs no hook commands"),
     };
     assert_eq!(
@@ -299,4 +304,9 @@ fn copilot_tool_call_and_hook_context_reach_the_model() {
 #[test]
 fn qwen_tool_call_and_hook_context_reach_the_model() {
     tool_call_and_hook_context_reach_the_model(Agent::Qwen);
+}
+
+#[test]
+fn droid_tool_call_and_hook_context_reach_the_model() {
+    tool_call_and_hook_context_reach_the_model(Agent::Droid);
 }

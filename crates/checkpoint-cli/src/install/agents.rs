@@ -254,7 +254,7 @@ mod tests {
         assert_eq!(
             names,
             [
-                "claude", "gemini", "codex", "copilot", "opencode", "qwen", "git"
+                "claude", "gemini", "codex", "copilot", "opencode", "qwen", "droid", "git"
             ]
         );
     }

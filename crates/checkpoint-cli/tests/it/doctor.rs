@@ -106,6 +106,7 @@ fn adapter(agent: &str) -> String {
     let path = match agent {
         "claude" => &binaries.claude,
         "gemini" => &binaries.gemini,
+        "droid" => &binaries.droid,
         _ => &binaries.codex,
     };
     path.display().to_string()
@@ -129,6 +130,37 @@ fn a_healthy_install_is_all_well() {
     assert_eq!(String::from_utf8_lossy(&status.stdout), "");
     let after = fs::read_to_string(fx.repo.path().join(".claude/settings.json")).unwrap();
     assert_eq!(before, after);
+}
+
+/// Factory Droid reads an event of a scope from the `hooks.json` beside its settings file when
+/// that file names the event: our handler for it is still there, and never runs.
+#[test]
+fn a_droid_hooks_json_naming_our_events_is_a_problem() {
+    let fx = Fixture::new();
+    fx.install("droid");
+    git(fx.repo.path(), &["add", "-A"]);
+    git(fx.repo.path(), &["commit", "-qm", "hooks"]);
+    let out = fx.checkpoint(&["doctor"]);
+    let text = fx.stable(&out);
+    assert_eq!(code(&out), 0, "{text}");
+    assert!(
+        text.contains("ok      live check: 5 events answered as Factory Droid expects"),
+        "{text}"
+    );
+    fx.write(
+        &fx.repo.path().join(".factory/hooks.json"),
+        r#"{"Stop": []}"#,
+    );
+    let out = fx.checkpoint(&["doctor"]);
+    let text = fx.stable(&out);
+    assert_eq!(code(&out), 1, "{text}");
+    assert!(
+        text.contains(
+            "Factory Droid runs no handler of [repo]/.factory/settings.json for Stop: \
+             [repo]/.factory/hooks.json names those events"
+        ),
+        "{text}"
+    );
 }
 
 #[test]
@@ -355,5 +387,5 @@ fn no_agent_installed_names_every_agent_in_the_fix() {
         .lines()
         .skip_while(|l| !l.contains("installed for no agent"))
         .nth(1);
-    assert_snapshot!(fix.unwrap_or_default().trim(), @"fix: checkpoint install claude --user  # or gemini, codex, copilot, opencode, qwen");
+    assert_snapshot!(fix.unwrap_or_default().trim(), @"fix: checkpoint install claude --user  # or gemini, codex, copilot, opencode, qwen, droid");
 }

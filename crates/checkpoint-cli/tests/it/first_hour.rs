@@ -62,6 +62,7 @@ impl Machine {
             &binaries.copilot,
             &binaries.opencode,
             &binaries.qwen,
+            &binaries.droid,
         ]
         .iter()
         .map(|bin| {
@@ -189,7 +190,7 @@ fn the_readme_works_on_a_fresh_machine() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains("==> cargo build --release: checkpoint checkpoint-claude")
-            && stderr.contains("==> installed 7 binaries in "),
+            && stderr.contains("==> installed 8 binaries in "),
         "{stderr}"
     );
     assert!(

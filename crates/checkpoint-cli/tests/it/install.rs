@@ -19,7 +19,9 @@ struct Fixture {
 impl Fixture {
     fn new() -> Fixture {
         let bin = tempfile::tempdir().unwrap();
-        for agent in ["claude", "gemini", "codex", "copilot", "opencode", "qwen"] {
+        for agent in [
+            "claude", "gemini", "codex", "copilot", "opencode", "qwen", "droid",
+        ] {
             fs::write(bin.path().join(format!("checkpoint-{agent}")), "").unwrap();
         }
         Fixture {
@@ -604,6 +606,36 @@ fn qwen_gets_claudes_matcher_groups_in_a_versioned_settings_file() {
     );
     ok(&fx.uninstall("qwen", &[]));
     assert!(!fx.path(".qwen").exists(), "nothing of the install is left");
+}
+
+/// Droid takes Claude Code's matcher groups under `"hooks"` in `.factory/settings.json`, timeouts
+/// in seconds, for the events captured from it; uninstall leaves nothing behind.
+#[test]
+fn droid_gets_claudes_matcher_groups_in_its_settings_file() {
+    let fx = Fixture::new();
+    git(fx.project.path(), &["init", "-q"]);
+    ok(&fx.install("droid", &[]));
+    let settings: serde_json::Value =
+        serde_json::from_str(&fx.read(".factory/settings.json")).unwrap();
+    let stop = &settings["hooks"]["Stop"][0]["hooks"][0];
+    assert_eq!(stop["type"], "command", "{settings}");
+    assert_eq!(stop["timeout"], 1800, "{settings}");
+    let events: Vec<&String> = settings["hooks"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        events,
+        [
+            "Stop",
+            "PreToolUse",
+            "PostToolUse",
+            "SessionStart",
+            "SessionEnd"
+        ]
+    );
+    ok(&fx.uninstall("droid", &[]));
+    assert!(
+        !fx.path(".factory").exists(),
+        "nothing of the install is left"
+    );
 }
 
 #[test]

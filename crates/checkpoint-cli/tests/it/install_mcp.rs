@@ -429,6 +429,45 @@ fn user_scope_registers_in_each_agents_user_config() {
     assert_eq!(fs::read_dir(fx.project.path()).unwrap().count(), 0);
 }
 
+/// Droid reads its servers from `mcp.json` beside its settings, the project's and the user's
+/// (`$FACTORY_HOME_OVERRIDE/.factory/` when set): where `droid mcp add` writes them, in its shape.
+#[test]
+fn droid_registers_the_server_in_its_mcp_json() {
+    let fx = Fixture::new();
+    let adapter = fx.bin.path().join("checkpoint-droid");
+    fs::write(&adapter, "").unwrap();
+    ok(&fx.install("droid", &[]));
+    assert_snapshot!(fx.stable(fx.read(".factory/mcp.json")), @r#"
+    {
+      "mcpServers": {
+        "checkpoint": {
+          "type": "stdio",
+          "command": "[checkpoint]",
+          "args": [
+            "mcp"
+          ]
+        }
+      }
+    }
+    "#);
+    ok(&fx.uninstall("droid", &[]));
+    assert!(
+        !fx.path(".factory").exists(),
+        "nothing of the install is left"
+    );
+
+    let custom = tempfile::tempdir().unwrap();
+    let env = [("FACTORY_HOME_OVERRIDE", custom.path())];
+    let args = ["install", "droid", "--user", "--mcp", "--adapter"];
+    let args: Vec<&str> = args
+        .into_iter()
+        .chain([adapter.to_str().unwrap()])
+        .collect();
+    ok(&fx.run(&args, &env));
+    let text = fs::read_to_string(custom.path().join(".factory/mcp.json")).unwrap();
+    assert!(text.contains(&checkpoint_exe()), "{text}");
+}
+
 #[test]
 fn dry_run_prints_the_diff_and_writes_nothing() {
     let fx = Fixture::new();
