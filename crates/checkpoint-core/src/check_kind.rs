@@ -12,18 +12,27 @@ pub enum CheckKind {
     Lint,
     /// A build.
     Build,
+    /// A command of the project's own (`checks.custom`): a schema check, a generated-code diff,
+    /// `make verify`. Never detected.
+    Custom,
 }
 
 impl CheckKind {
     /// Every kind, in the order a stop runs them.
-    pub const ALL: [CheckKind; 3] = [CheckKind::Typecheck, CheckKind::Lint, CheckKind::Build];
+    pub const ALL: [CheckKind; 4] = [
+        CheckKind::Typecheck,
+        CheckKind::Lint,
+        CheckKind::Build,
+        CheckKind::Custom,
+    ];
 
-    /// Its name: `typecheck`, `lint`, `build`.
+    /// Its name: `typecheck`, `lint`, `build`, `custom`.
     pub fn name(self) -> &'static str {
         match self {
             CheckKind::Typecheck => "typecheck",
             CheckKind::Lint => "lint",
             CheckKind::Build => "build",
+            CheckKind::Custom => "custom",
         }
     }
 
@@ -33,6 +42,7 @@ impl CheckKind {
             CheckKind::Typecheck => "checks.typecheck",
             CheckKind::Lint => "checks.lint",
             CheckKind::Build => "checks.build",
+            CheckKind::Custom => "checks.custom",
         }
     }
 

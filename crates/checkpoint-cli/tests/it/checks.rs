@@ -296,3 +296,63 @@ fn rust_a_compile_error_blocks_at_any_stop_a_failing_test_at_a_claim() {
     );
     assert!(text.contains("tests::adds"), "{text}");
 }
+
+/// `checks.custom`: a command of the project's own, approved like the others. It runs at every
+/// stop with code changes by default, and waits for a claimed completion under the claims
+/// profile (its default class is `full`). The agent writing one into an approved project's
+/// `checkpoint.toml` gets nothing run.
+#[test]
+fn a_custom_check_runs_when_approved_and_waits_for_a_claim_under_the_claims_profile() {
+    if !checkpoint_testkit::has(Tool::Node) {
+        return;
+    }
+    let verify = (
+        "verify.js",
+        "const text = require('fs').readFileSync('src/app.js', 'utf8');\n\
+         if (text.includes('TODO')) { console.error('src/app.js: a TODO is left'); process.exit(1); }\n",
+    );
+    let with_custom = |profile: &str| {
+        let toml = format!(
+            "[checks]\ncustom = \"node verify.js\"\n[stop]\nprofile = \"{profile}\"\ncommit_gate = false\n"
+        );
+        committed(&[
+            ("src/app.js", "exports.add = (a, b) => a + b;\n"),
+            verify,
+            ("checkpoint.toml", &toml),
+        ])
+    };
+    let (repo, config_home) = with_custom("every");
+    edit_file(repo.path(), "src/app.js", "a + b", "a + b; // TODO");
+    let (exit, text) = stop(repo.path(), config_home.path(), WORKING);
+    assert_eq!(exit, 1, "{text}");
+    assert_snapshot!(text, @r"
+    Checkpoint — Checks (custom): FAILED
+    custom: $ node verify.js  (exit 1, [time])
+    Output (last 1 line):
+    src/app.js: a TODO is left
+    Fix what the failing checks report before stopping.
+    Note: code changed but no test command is configured or detected; set [tests] command in checkpoint.toml.
+    ");
+
+    let (repo, config_home) = with_custom("claims");
+    edit_file(repo.path(), "src/app.js", "a + b", "a + b; // TODO");
+    let (exit, text) = stop(repo.path(), config_home.path(), WORKING);
+    assert_eq!(exit, 0, "{text}");
+    assert!(text.contains("not run at this stop: custom."), "{text}");
+    let (exit, text) = stop(repo.path(), config_home.path(), "Done.");
+    assert_eq!(exit, 1, "{text}");
+
+    // Attack: a custom check written into the approved project's settings by the agent.
+    let (repo, config_home) = committed(&[
+        ("src/app.js", "exports.add = (a, b) => a + b;\n"),
+        ("checkpoint.toml", "[stop]\ncommit_gate = false\n"),
+    ]);
+    fs::write(
+        repo.path().join("checkpoint.toml"),
+        "[checks]\ncustom = \"touch pwned\"\n[stop]\ncommit_gate = false\n",
+    )
+    .unwrap();
+    edit_file(repo.path(), "src/app.js", "a + b", "b + a");
+    let (_, text) = stop(repo.path(), config_home.path(), WORKING);
+    assert!(!repo.path().join("pwned").exists(), "{text}");
+}

@@ -123,10 +123,12 @@ fn config_lists_every_key_with_its_value_and_origin() {
     checks.typecheck = (none)                        # default
     checks.lint = (none)                             # default
     checks.build = (none)                            # default
+    checks.custom = (none)                           # default
     checks.timeout = "2m"                            # default
     checks.typecheck_class = "fast"                  # default
     checks.lint_class = "fast"                       # default
     checks.build_class = "full"                      # default
+    checks.custom_class = "full"                     # default
     stop.commit_gate = true                          # default
     stop.max_blocks = 5                              # [home]/checkpoint/config.toml:3
     stop.capture = false                             # default

@@ -594,6 +594,7 @@ mod tests {
     fn explain_agrees_with_load() {
         let user = "[tests]\ncommand = \"make check\"\ntimeout = \"5m\"\n\
                     [checks]\ntypecheck = \"tsc\"\nlint = \"eslint .\"\nbuild = \"vite build\"\n\
+                    custom = \"make verify\"\n\
                     [stop]\ncapture = true\n[git]\nbackend = \"cli\"\n\
                     [journal]\nretention_completed = \"45d\"\nmax_checkpoints = 12\n\
                     [context]\ncritical = 97\nwindow = 128000\n";

@@ -105,6 +105,9 @@ pub struct CheckSettings {
     pub lint: Option<String>,
     /// The build command.
     pub build: Option<String>,
+    /// The project's own check command (never detected).
+    #[serde(default)]
+    pub custom: Option<String>,
     /// How long one check may run before its process group is killed.
     #[serde(with = "duration_secs")]
     pub timeout: Duration,
@@ -114,6 +117,9 @@ pub struct CheckSettings {
     pub lint_class: CheckClass,
     /// When the build runs under `stop.profile = "claims"`.
     pub build_class: CheckClass,
+    /// When the custom check runs under `stop.profile = "claims"`.
+    #[serde(default = "full")]
+    pub custom_class: CheckClass,
 }
 
 impl Default for CheckSettings {
@@ -122,10 +128,12 @@ impl Default for CheckSettings {
             typecheck: None,
             lint: None,
             build: None,
+            custom: None,
             timeout: Duration::from_secs(120),
             typecheck_class: CheckClass::Fast,
             lint_class: CheckClass::Fast,
             build_class: CheckClass::Full,
+            custom_class: CheckClass::Full,
         }
     }
 }
@@ -411,6 +419,11 @@ pub fn configured_checks(
             crate::check_kind::CheckKind::Build,
             &checks.build,
             checks.build_class,
+        ),
+        (
+            crate::check_kind::CheckKind::Custom,
+            &checks.custom,
+            checks.custom_class,
         ),
     ]
     .into_iter()

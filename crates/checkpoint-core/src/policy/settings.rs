@@ -79,6 +79,10 @@ pub const KEYS: &[Key] = &[
     .detected()
     .unset("none")
     .runs(),
+    key!(checks.custom: Command, "CHECKPOINT_CHECKS_CUSTOM",
+        "A check of the project's own (a schema check, `make verify`), run whole at a stop with code changes; never detected.")
+    .unset("none")
+    .runs(),
     key!(checks.timeout: Interval, "CHECKPOINT_CHECKS_TIMEOUT",
         "How long one check may run before its process group is killed.")
     .guarded(),
@@ -90,6 +94,9 @@ pub const KEYS: &[Key] = &[
     .guarded(),
     key!(checks.build_class: CheckClass, "CHECKPOINT_CHECKS_BUILD_CLASS",
         "When the build runs under `stop.profile = \"claims\"`.")
+    .guarded(),
+    key!(checks.custom_class: CheckClass, "CHECKPOINT_CHECKS_CUSTOM_CLASS",
+        "When the custom check runs under `stop.profile = \"claims\"`.")
     .guarded(),
     key!(stop.commit_gate: bool, "CHECKPOINT_STOP_COMMIT_GATE",
         "Uncommitted changes to gated files block the stop.")
@@ -581,9 +588,11 @@ mod tests {
             "tsc",
             "eslint .",
             "vite build",
+            "make verify",
             "9s",
             "full",
             "full",
+            "fast",
             "fast",
             "no",
             "4",

@@ -238,10 +238,12 @@ mod tests {
         checks.typecheck = (none)  # default
         checks.lint = (none)  # default
         checks.build = (none)  # default
+        checks.custom = (none)  # default
         checks.timeout = "2m"  # default
         checks.typecheck_class = "fast"  # default
         checks.lint_class = "fast"  # default
         checks.build_class = "full"  # default
+        checks.custom_class = "full"  # default
         stop.commit_gate = true  # default
         stop.max_blocks = 7  # /repo/checkpoint.toml:6
         stop.capture = false  # default
