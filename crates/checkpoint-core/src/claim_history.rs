@@ -85,26 +85,25 @@ pub const WRAPPERS: &[&str] = &[
 /// `;`, `|` and newlines) begins with one of [`TEST_COMMANDS`]. A test runner's name elsewhere
 /// (`echo pytest`, `cat pytest.ini`) is no test run.
 pub fn is_test_command(command: &str) -> bool {
-    let phrases = |list: &[&str]| -> Vec<Vec<String>> {
-        list.iter().map(|p| claims::words(p)).collect()
-    };
+    let phrases =
+        |list: &[&str]| -> Vec<Vec<String>> { list.iter().map(|p| claims::words(p)).collect() };
     let (tests, wrappers) = (phrases(TEST_COMMANDS), phrases(WRAPPERS));
-    command
-        .split(['&', '|', ';', '\n'])
-        .any(|segment| {
-            let tokens: Vec<&str> = (segment.split_whitespace())
-                .skip_while(|token| token.contains('='))
-                .collect();
-            let mut said = claims::words(&tokens.join(" "));
-            // Wrappers and their arguments (`timeout 60`), as often as they come.
-            while let Some(wrapper) = wrappers.iter().find(|w| said.starts_with(w)) {
-                said.drain(..wrapper.len());
-                let numbers = said.iter().take_while(|w| w.chars().all(|c| c.is_ascii_digit()));
-                let skip = numbers.count();
-                said.drain(..skip);
-            }
-            tests.iter().any(|test| said.starts_with(test))
-        })
+    command.split(['&', '|', ';', '\n']).any(|segment| {
+        let tokens: Vec<&str> = (segment.split_whitespace())
+            .skip_while(|token| token.contains('='))
+            .collect();
+        let mut said = claims::words(&tokens.join(" "));
+        // Wrappers and their arguments (`timeout 60`), as often as they come.
+        while let Some(wrapper) = wrappers.iter().find(|w| said.starts_with(w)) {
+            said.drain(..wrapper.len());
+            let numbers = said
+                .iter()
+                .take_while(|w| w.chars().all(|c| c.is_ascii_digit()));
+            let skip = numbers.count();
+            said.drain(..skip);
+        }
+        tests.iter().any(|test| said.starts_with(test))
+    })
 }
 
 /// What a turn did, in order.

@@ -89,7 +89,14 @@ pub fn history(
 pub fn transcripts(dir: &Path, files: &TranscriptFiles, since: Option<Timestamp>) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut budget = MAX_ENTRIES;
-    walk(dir, Path::new(""), files, files.depth, &mut budget, &mut found);
+    walk(
+        dir,
+        Path::new(""),
+        files,
+        files.depth,
+        &mut budget,
+        &mut found,
+    );
     found.retain(|path| {
         let modified = fs::symlink_metadata(path).and_then(|m| m.modified());
         since.is_none_or(|since| {
@@ -134,7 +141,9 @@ fn walk(
 pub fn read_turns(format: &dyn TranscriptFormat, path: &Path) -> io::Result<SessionTurns> {
     let file = bounded::open_regular(path)?;
     let reader: Box<dyn BufRead> = if path.extension().is_some_and(|e| e == "zst") {
-        Box::new(BufReader::new(Frames::new(file)?.take(MAX_TRANSCRIPT_BYTES)))
+        Box::new(BufReader::new(
+            Frames::new(file)?.take(MAX_TRANSCRIPT_BYTES),
+        ))
     } else {
         Box::new(BufReader::new(file.take(MAX_TRANSCRIPT_BYTES)))
     };

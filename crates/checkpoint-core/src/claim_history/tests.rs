@@ -121,7 +121,9 @@ fn turns_begin_at_prompts_but_not_at_the_gates_block() {
         TurnEvent::Reply("Done.".into()),
         TurnEvent::At(at(6)),
         // The gate's block, as Claude Code sends it back: the same turn goes on.
-        TurnEvent::Prompt(format!("Stop hook feedback:\n{HEADLINE_PREFIX}tests failed")),
+        TurnEvent::Prompt(format!(
+            "Stop hook feedback:\n{HEADLINE_PREFIX}tests failed"
+        )),
         shell("c2", "cargo test"),
         result("c2", true),
         TurnEvent::Reply("Fixed, tests pass.".into()),
@@ -181,7 +183,10 @@ fn gate_outcomes_from_the_verdicts_in_order() {
     assert_eq!(GateOutcome::of(&[Allowed]), GateOutcome::Allowed);
     assert_eq!(GateOutcome::of(&[Blocked]), GateOutcome::Blocked);
     assert_eq!(GateOutcome::of(&[Blocked, Allowed]), GateOutcome::Fixed);
-    assert_eq!(GateOutcome::of(&[Blocked, AllowedByCap]), GateOutcome::Capped);
+    assert_eq!(
+        GateOutcome::of(&[Blocked, AllowedByCap]),
+        GateOutcome::Capped
+    );
 }
 
 #[test]
@@ -231,7 +236,10 @@ fn history_counts_claims_per_agent_and_in_total() {
             timed(40, &[], "Done."),
         ],
     };
-    let stops = [(at(11), StopVerdict::Blocked), (at(12), StopVerdict::Allowed)];
+    let stops = [
+        (at(11), StopVerdict::Blocked),
+        (at(12), StopVerdict::Allowed),
+    ];
     let mut history = History::new(Some(at(5)));
     history.add(Agent::Claude, &session, &stops, &phrases);
     history.add(Agent::Codex, &session, &[], &phrases);
@@ -261,12 +269,7 @@ fn history_counts_claims_per_agent_and_in_total() {
 }
 
 fn step() -> impl Strategy<Value = Step> {
-    prop_oneof![
-        Just(Step::Edit),
-        Just(PASS),
-        Just(FAIL),
-        Just(UNKNOWN)
-    ]
+    prop_oneof![Just(Step::Edit), Just(PASS), Just(FAIL), Just(UNKNOWN)]
 }
 
 proptest! {

@@ -56,7 +56,11 @@ fn files() -> TranscriptFiles {
 fn a_transcript_reads_into_turns() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.jsonl");
-    fs::write(&path, "prompt\nedit\ntest fail\nedit\ntest ok\nDone.\nprompt\nedit\nDone.").unwrap();
+    fs::write(
+        &path,
+        "prompt\nedit\ntest fail\nedit\ntest ok\nDone.\nprompt\nedit\nDone.",
+    )
+    .unwrap();
     let turns = read_turns(&Lines, &path).unwrap().turns;
     assert_eq!(turns.len(), 2);
     assert_eq!(
@@ -122,7 +126,11 @@ fn the_walk_follows_no_link_and_opens_no_fifo() {
     fs::write(dir.join("p/notes.txt"), "prompt\n").unwrap();
     fs::write(dir.join("p/deeper/too-deep/b.jsonl"), "").unwrap();
     symlink(outside.path(), dir.join("linked-dir")).unwrap();
-    symlink(outside.path().join("secret.jsonl"), dir.join("p/linked.jsonl")).unwrap();
+    symlink(
+        outside.path().join("secret.jsonl"),
+        dir.join("p/linked.jsonl"),
+    )
+    .unwrap();
     let fifo = dir.join("p/fifo.jsonl");
     let made = std::process::Command::new("mkfifo")
         .arg(&fifo)
