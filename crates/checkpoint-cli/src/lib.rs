@@ -45,10 +45,9 @@ use clap::{CommandFactory, Parser, Subcommand};
 pub use error::{CliError, ErrorKind};
 
 use commands::{
-    check, ci, cleanup, completions, config, diff, doctor, explain, git_hook, history, integrity, keys,
-    log,
-    man, mcp, progress, push, receipts, recover, report, restore, resume, save, status, statusline,
-    step, task, trust, validate, verify,
+    check, ci, cleanup, completions, config, diff, doctor, explain, git_hook, history, integrity,
+    keys, log, man, mcp, progress, push, receipts, recover, report, restore, resume, save, status,
+    statusline, step, task, trust, validate, verify,
 };
 
 /// Makes AI coding agents stop only when their work is validated.

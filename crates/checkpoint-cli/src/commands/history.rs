@@ -125,7 +125,10 @@ fn unverified(v: &ByVerification) -> u64 {
 pub(crate) fn text(history: &History) -> String {
     let mut out = String::new();
     let period = match history.since {
-        Some(since) => format!("turns that ended since {}", since.strftime("%Y-%m-%d %H:%M UTC")),
+        Some(since) => format!(
+            "turns that ended since {}",
+            since.strftime("%Y-%m-%d %H:%M UTC")
+        ),
         None => "every turn on record".to_owned(),
     };
     let _ = writeln!(
@@ -139,7 +142,15 @@ pub(crate) fn text(history: &History) -> String {
     let _ = writeln!(
         out,
         "\n{:<9} {:>8} {:>6} {:>6} {:>8} {:>5} {:>6} {:>9} {:>10}",
-        "agent", "sessions", "turns", "claims", "verified", "stale", "failed", "never ran", "unverified"
+        "agent",
+        "sessions",
+        "turns",
+        "claims",
+        "verified",
+        "stale",
+        "failed",
+        "never ran",
+        "unverified"
     );
     for (name, t) in &rows {
         let v = &t.verification;
