@@ -8,7 +8,7 @@
 //! longer than [`MAX_LINE_BYTES`], or not UTF-8, is skipped, and what a format cannot parse says
 //! nothing. A file that cannot be read is counted as unreadable, never an error of the whole.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::{self, File};
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -58,27 +58,37 @@ pub fn recorded_stops(store: &SessionStore) -> Result<Stops, StoreError> {
     Ok(stops)
 }
 
-/// The counts over the transcripts of `sources` written at or after `since`, their turns
-/// joined to `stops`; completion claims are `phrases`.
+/// Which sessions' transcripts count: all, or only those of these (agent, session id).
+pub type Only<'a> = Option<&'a HashSet<(Agent, String)>>;
+
+/// The counts over the transcripts of `sources` written at or after `since` (of the sessions in
+/// `only`, when given), their turns joined to `stops`; completion claims are `phrases`.
 pub fn history(
     sources: &[Source<'_>],
     stops: &Stops,
     phrases: &[String],
     since: Option<Timestamp>,
+    only: Only<'_>,
 ) -> History {
     let mut history = History::new(since);
     for source in sources {
         history.agent(source.agent);
         for path in transcripts(&source.dir, &source.files, since) {
-            match read_turns(source.format, &path) {
-                Ok(turns) => {
-                    history.agent(source.agent).transcripts += 1;
-                    let key = (source.agent, turns.session.clone().unwrap_or_default());
-                    let recorded = stops.get(&key).map_or(&[][..], Vec::as_slice);
-                    history.add(source.agent, &turns, recorded, phrases);
+            let turns = match read_turns(source.format, &path) {
+                Ok(turns) => turns,
+                Err(_) if only.is_none() => {
+                    history.agent(source.agent).unreadable += 1;
+                    continue;
                 }
-                Err(_) => history.agent(source.agent).unreadable += 1,
+                Err(_) => continue,
+            };
+            let key = (source.agent, turns.session.clone().unwrap_or_default());
+            if only.is_some_and(|only| !only.contains(&key)) {
+                continue;
             }
+            history.agent(source.agent).transcripts += 1;
+            let recorded = stops.get(&key).map_or(&[][..], Vec::as_slice);
+            history.add(source.agent, &turns, recorded, phrases);
         }
     }
     history

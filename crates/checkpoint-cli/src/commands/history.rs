@@ -10,7 +10,7 @@ use checkpoint_core::claim_history::{ByGate, ByVerification, History, Tally};
 use checkpoint_core::claims::default_claims;
 use checkpoint_core::home::AgentHome;
 use checkpoint_core::policy::Interval;
-use checkpoint_engine::claim_history::{self, Source, Stops};
+use checkpoint_engine::claim_history::{self, Only, Source, Stops};
 use checkpoint_engine::project::Project;
 use clap::builder::PossibleValuesParser;
 use jiff::Timestamp;
@@ -56,7 +56,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
         Some(name) => agents::named(name).into_iter().collect(),
         None => agents::HOMES.to_vec(),
     };
-    let history = gather(project.as_ref(), &homes, since);
+    let history = gather(project.as_ref(), &homes, since, None);
     if args.json {
         output::json(&Printed {
             schema_version: SCHEMA_VERSION,
@@ -68,14 +68,15 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The counts over the transcripts of `homes`' agents written since `since`, joined to the stops
-/// `project` recorded (none outside a project), with its completion phrases (`stop.claims`, else
-/// the defaults). An agent whose directory cannot be found (no home directory) is left out with a
+/// The counts over the transcripts of `homes`' agents written since `since` (of the sessions in
+/// `only`, when given), joined to the stops `project` recorded (none outside a project), with
+/// its completion phrases (`stop.claims`, else the defaults). An agent whose directory cannot be found (no home directory) is left out with a
 /// warning; an agent that keeps no transcript the gate reads (OpenCode) is not listed.
 pub(crate) fn gather(
     project: Option<&Project>,
     homes: &[&'static dyn AgentHome],
     since: Option<Timestamp>,
+    only: Only<'_>,
 ) -> History {
     let phrases = project.map_or_else(default_claims, |p| p.policy.stop.claims.clone());
     let stops = project
@@ -103,7 +104,7 @@ pub(crate) fn gather(
             })
         })
         .collect();
-    claim_history::history(&sources, &stops, &phrases, since)
+    claim_history::history(&sources, &stops, &phrases, since, only)
 }
 
 /// The share of `part` in `whole`, in whole percent ("–" of nothing).

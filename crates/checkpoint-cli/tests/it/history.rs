@@ -163,11 +163,14 @@ fn copilot() -> String {
 /// `checkpoint history ARGS` in `repo` with `home` as the home directory, and Codex's moved to
 /// `codex_home`.
 fn history(repo: &Path, home: &Path, codex_home: &Path, args: &[&str]) -> String {
+    run(repo, home, codex_home, &[&["history"], args].concat())
+}
+
+/// `checkpoint ARGS` as [`history`] runs it; its stdout.
+fn run(repo: &Path, home: &Path, codex_home: &Path, args: &[&str]) -> String {
     let config_home = tempfile::tempdir().unwrap();
-    let mut cmd = checkpoint_command(config_home.path(), repo, &["history"]);
-    cmd.args(args)
-        .env("HOME", home)
-        .env("CODEX_HOME", codex_home);
+    let mut cmd = checkpoint_command(config_home.path(), repo, args);
+    cmd.env("HOME", home).env("CODEX_HOME", codex_home);
     for var in [
         "CLAUDE_CONFIG_DIR",
         "GEMINI_CLI_HOME",
@@ -332,4 +335,29 @@ fn history_counts_every_agents_claims_and_what_the_gate_said() {
     .unwrap();
     assert_eq!(only["agents"].as_array().unwrap().len(), 1);
     assert_eq!(only["total"]["verification"]["failed"], 1);
+
+    // The report counts the same, over the sessions it shows: the gated one.
+    let report: Value =
+        serde_json::from_str(&run(dir, h, &codex_home, &["report", "--json"])).unwrap();
+    let claims = &report["claims"]["total"];
+    assert_eq!(claims["claims"], 2, "{claims}");
+    assert_eq!(claims["verification"]["failed"], 1);
+    assert_eq!(claims["verification"]["never_ran"], 1);
+    assert_eq!(claims["gate"]["fixed"], 1);
+    let page = dir.join(".git/report.html");
+    run(
+        dir,
+        h,
+        &codex_home,
+        &["report", "-o", page.to_str().unwrap()],
+    );
+    let page = std::fs::read_to_string(page).unwrap();
+    let section = &page[page.find("<section id=\"claims\">").unwrap()..];
+    assert!(
+        section.contains(
+            "<tr data-agent=\"claude\"><td>claude</td><td>2</td><td>0</td><td>0</td><td>1</td>\
+             <td>1</td><td>1</td><td>0</td><td>0</td><td>1</td><td>0</td></tr>"
+        ),
+        "{section}"
+    );
 }

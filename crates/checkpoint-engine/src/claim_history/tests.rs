@@ -166,9 +166,20 @@ fn history_counts_each_file_and_the_unreadable_ones() {
         dir,
     };
     let phrases = checkpoint_core::claims::default_claims();
-    let history = history(&[source], &Stops::new(), &phrases, None);
-    let claude = &history.agents[0];
+    let all = history(
+        std::slice::from_ref(&source),
+        &Stops::new(),
+        &phrases,
+        None,
+        None,
+    );
+    let claude = &all.agents[0];
     assert_eq!((claude.transcripts, claude.unreadable), (2, 1));
     assert_eq!(claude.tally.verification.never_ran, 1);
     assert_eq!(claude.tally.verification.verified, 1);
+    // Only named sessions: these transcripts name none.
+    let only = HashSet::from([(Agent::Claude, "s".to_owned())]);
+    let none = history(&[source], &Stops::new(), &phrases, None, Some(&only));
+    assert_eq!(none.agents[0].transcripts + none.agents[0].unreadable, 0);
+    assert_eq!(none.total.claims, 0);
 }
