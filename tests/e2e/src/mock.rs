@@ -57,6 +57,8 @@ const CODEX_TITLE_MARKER: &str = "Generate a concise, single-line task title";
 pub const CLAUDE_SHELL_TOOL: &str = "Bash";
 /// Claude Code's subagent tool.
 pub const CLAUDE_SUBAGENT_TOOL: &str = "Agent";
+/// Claude Code's tool that writes a whole file.
+pub const CLAUDE_WRITE_TOOL: &str = "Write";
 /// Gemini CLI's shell tool.
 pub const GEMINI_SHELL_TOOL: &str = "run_shell_command";
 /// Codex's shell tool.
@@ -611,6 +613,10 @@ fn anthropic_tool(tool: &ToolCall) -> (&'static str, Value) {
             CLAUDE_SUBAGENT_TOOL,
             json!({"description": SHELL_DESCRIPTION, "prompt": prompt,
                    "subagent_type": "general-purpose", "run_in_background": false}),
+        ),
+        ToolCall::WriteFile { path, content } => (
+            CLAUDE_WRITE_TOOL,
+            json!({"file_path": path, "content": content}),
         ),
     }
 }
