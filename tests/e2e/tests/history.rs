@@ -20,7 +20,10 @@ fn claude_claims_done_without_a_test_and_history_says_never_ran() {
         Step::reply("Adding sub.").write_file(&sub, "def sub(a, b):\n    return a - b\n"),
         Step::reply("Done."),
     ]);
-    let result = session.run(dir, "add sub", scenario);
+    // `-p` allows the shell tool only; the file tool too here.
+    let mut args = session.headless_args("add sub");
+    args.extend(["--allowedTools".to_owned(), "Write".to_owned()]);
+    let result = session.run_args(dir, &args, None, scenario);
     let summary = result.summary();
     assert!(result.status.success(), "{summary}");
     assert!(sub.exists(), "the Write tool wrote the file\n{summary}");
@@ -35,7 +38,10 @@ fn claude_claims_done_without_a_test_and_history_says_never_ran() {
     assert!(out.status.success(), "{out:?}");
     let counts: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let total = &counts["total"];
-    assert_eq!(counts["agents"][0]["transcripts"], 1, "{counts:#}\n{summary}");
+    assert_eq!(
+        counts["agents"][0]["transcripts"], 1,
+        "{counts:#}\n{summary}"
+    );
     assert_eq!(total["claims"], 1, "{counts:#}\n{summary}");
     assert_eq!(total["verification"]["never_ran"], 1, "{counts:#}");
     assert_eq!(total["gate"]["not_gated"], 1, "{counts:#}");
