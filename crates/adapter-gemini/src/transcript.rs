@@ -234,7 +234,7 @@ mod tests {
             gemini(2, "", &[edit("replace")]),
             hello.to_owned(),
             // Written twice: the call counts once.
-            gemini(3, "", &[failing.clone()]),
+            gemini(3, "", std::slice::from_ref(&failing)),
             gemini(3, "", &[failing]),
             gemini(4, "Done.", &[]),
             user(5, "Checkpoint — 1 test failed: tests/test_calc.py::test_add"),

@@ -10,7 +10,7 @@ use checkpoint_core::claim_history::{ByGate, ByVerification, History, Tally};
 use checkpoint_core::claims::default_claims;
 use checkpoint_core::home::AgentHome;
 use checkpoint_core::policy::Interval;
-use checkpoint_engine::claim_history::{self, Only, Source, Stops};
+use checkpoint_engine::claim_history::{self, Only, Source};
 use checkpoint_engine::project::Project;
 use clap::builder::PossibleValuesParser;
 use jiff::Timestamp;
@@ -86,7 +86,7 @@ pub(crate) fn gather(
             output::warning(&format!("the session records: {e}"));
             None
         })
-        .unwrap_or_else(Stops::new);
+        .unwrap_or_default();
     let sources: Vec<Source<'_>> = (homes.iter())
         .filter_map(|home| {
             let format = home.transcript()?;
@@ -109,10 +109,9 @@ pub(crate) fn gather(
 
 /// The share of `part` in `whole`, in whole percent ("–" of nothing).
 fn percent(part: u64, whole: u64) -> String {
-    if whole == 0 {
-        "–".to_owned()
-    } else {
-        format!("{} %", (part * 100 + whole / 2) / whole)
+    match (part * 100 + whole / 2).checked_div(whole) {
+        Some(share) => format!("{share} %"),
+        None => "–".to_owned(),
     }
 }
 
