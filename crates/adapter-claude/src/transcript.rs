@@ -107,10 +107,7 @@ impl TranscriptFormat for Transcript {
         if v["isSidechain"] == true {
             return;
         }
-        if let Some(id) = v["sessionId"].as_str() {
-            out.push(TurnEvent::Session(id.to_owned()));
-        }
-        out.extend(TurnEvent::at(&v));
+        TurnEvent::session_and_time(&v, out);
         let content = &v["message"]["content"];
         let parts = content.as_array().map_or(&[][..], Vec::as_slice);
         match v["type"].as_str() {

@@ -64,10 +64,7 @@ impl TranscriptFormat for Transcript {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             return;
         };
-        if let Some(id) = v["sessionId"].as_str() {
-            out.push(TurnEvent::Session(id.to_owned()));
-        }
-        out.extend(TurnEvent::at(&v));
+        TurnEvent::session_and_time(&v, out);
         match v["type"].as_str() {
             Some("user") => out.push(TurnEvent::Prompt(text_of(&v["content"]))),
             Some("gemini") => {

@@ -64,10 +64,7 @@ impl TranscriptFormat for Transcript {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             return;
         };
-        if let Some(id) = v["sessionId"].as_str() {
-            out.push(TurnEvent::Session(id.to_owned()));
-        }
-        out.extend(TurnEvent::at(&v));
+        TurnEvent::session_and_time(&v, out);
         let parts = v["message"]["parts"]
             .as_array()
             .map_or(&[][..], Vec::as_slice);

@@ -42,6 +42,15 @@ impl TurnEvent {
         let at = record["timestamp"].as_str()?.parse().ok()?;
         Some(TurnEvent::At(at))
     }
+
+    /// The session and the time of a record that names its session in a top-level `sessionId`
+    /// (Claude Code's, Gemini CLI's, Qwen Code's), appended to `out`.
+    pub fn session_and_time(record: &Value, out: &mut Vec<TurnEvent>) {
+        if let Some(id) = record["sessionId"].as_str() {
+            out.push(TurnEvent::Session(id.to_owned()));
+        }
+        out.extend(TurnEvent::at(record));
+    }
 }
 
 /// The exit code a shell tool's output states: the last `Exit Code: N` (Gemini CLI, Qwen Code),
