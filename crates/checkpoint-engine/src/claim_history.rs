@@ -12,7 +12,6 @@ use std::collections::{HashMap, HashSet};
 use std::fs::{self, File};
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use checkpoint_core::agent::{Agent, TranscriptFiles, TranscriptFormat};
 use checkpoint_core::claim_history::{History, SessionTurns, TurnBuilder};
@@ -63,9 +62,7 @@ pub fn recorded_stops(store: &SessionStore) -> Result<Stops, StoreError> {
 pub type Only<'a> = Option<&'a HashSet<(Agent, String)>>;
 
 /// The counts over the transcripts of `sources` written at or after `since` (of the sessions in
-/// `only`, when given), their turns joined to `stops`; completion claims are `phrases`. The
-/// transcripts are read on as many threads as the machine has cores (at most
-/// [`MAX_THREADS`]), counted in order.
+/// `only`, when given), their turns joined to `stops`; completion claims are `phrases`.
 pub fn history(
     sources: &[Source<'_>],
     stops: &Stops,
@@ -73,67 +70,28 @@ pub fn history(
     since: Option<Timestamp>,
     only: Only<'_>,
 ) -> History {
-    let files: Vec<(&Source<'_>, PathBuf)> = (sources.iter())
-        .flat_map(|source| {
-            (transcripts(&source.dir, &source.files, since).into_iter()).map(move |p| (source, p))
-        })
-        .collect();
-    let read = read_all(&files);
     let mut history = History::new(since);
     for source in sources {
         history.agent(source.agent);
-    }
-    for ((source, _), turns) in files.iter().zip(read) {
-        let turns = match turns {
-            Ok(turns) => turns,
-            Err(_) if only.is_none() => {
-                history.agent(source.agent).unreadable += 1;
+        for path in transcripts(&source.dir, &source.files, since) {
+            let turns = match read_turns(source.format, &path) {
+                Ok(turns) => turns,
+                Err(_) if only.is_none() => {
+                    history.agent(source.agent).unreadable += 1;
+                    continue;
+                }
+                Err(_) => continue,
+            };
+            let key = (source.agent, turns.session.clone().unwrap_or_default());
+            if only.is_some_and(|only| !only.contains(&key)) {
                 continue;
             }
-            Err(_) => continue,
-        };
-        let key = (source.agent, turns.session.clone().unwrap_or_default());
-        if only.is_some_and(|only| !only.contains(&key)) {
-            continue;
+            history.agent(source.agent).transcripts += 1;
+            let recorded = stops.get(&key).map_or(&[][..], Vec::as_slice);
+            history.add(source.agent, &turns, recorded, phrases);
         }
-        history.agent(source.agent).transcripts += 1;
-        let recorded = stops.get(&key).map_or(&[][..], Vec::as_slice);
-        history.add(source.agent, &turns, recorded, phrases);
     }
     history
-}
-
-/// Threads that read transcripts at most.
-pub const MAX_THREADS: usize = 8;
-
-/// The turns of each of `files`, in their order, read on up to [`MAX_THREADS`] threads.
-fn read_all(files: &[(&Source<'_>, PathBuf)]) -> Vec<io::Result<SessionTurns>> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZero::get)
-        .clamp(1, MAX_THREADS)
-        .min(files.len().max(1));
-    let next = AtomicUsize::new(0);
-    let mut read: Vec<(usize, io::Result<SessionTurns>)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some((source, path)) = files.get(i) else {
-                            return done;
-                        };
-                        done.push((i, read_turns(source.format, path)));
-                    }
-                })
-            })
-            .collect();
-        (workers.into_iter())
-            .flat_map(|worker| worker.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    });
-    read.sort_by_key(|(i, _)| *i);
-    read.into_iter().map(|(_, turns)| turns).collect()
 }
 
 /// The transcripts below `dir` that `files` names, modified at or after `since`, in path order.
