@@ -46,13 +46,13 @@ fn each_class_from_where_the_tests_ran() {
 }
 
 #[test]
-fn a_claim_is_the_last_reply_s() {
+fn a_claim_is_in_the_turns_last_reply() {
     let phrases = default_claims();
     let mut t = turn(&[Step::Edit]);
     assert!(t.claimed(&phrases));
-    t.reply = Some("Not finished yet: undone work remains".into());
-    // "finished" is a claim phrase; "undone" is not "done".
-    assert!(t.claimed(&phrases));
+    // "undone" is not "done".
+    t.reply = Some("Some work remains undone.".into());
+    assert!(!t.claimed(&phrases));
     t.reply = Some("I looked around.".into());
     assert!(!t.claimed(&phrases));
     t.reply = None;
@@ -60,7 +60,7 @@ fn a_claim_is_the_last_reply_s() {
 }
 
 #[test]
-fn test_commands_are_named_as_words() {
+fn test_commands_begin_a_segment_of_the_command_line() {
     for yes in [
         "cargo test -p core",
         "cd web && npm test",
