@@ -357,3 +357,19 @@ pub fn not_run(what: &str) -> bool {
     let _ = writeln!(std::io::stderr(), "{message}");
     false
 }
+
+/// Each turn of the transcript `text` (written to a file called `name`), read as `format` says
+/// by `checkpoint history`'s reader: how a passing test backed it when it edited files and
+/// claimed completion (the default claim phrases), else `None`.
+pub fn claim_classes(
+    format: &dyn checkpoint_core::agent::TranscriptFormat,
+    text: &str,
+    name: &str,
+) -> Vec<Option<checkpoint_core::claim_history::Verification>> {
+    let (_dir, path) = written(text, name);
+    let phrases = checkpoint_core::claims::default_claims();
+    let turns = checkpoint_engine::claim_history::read_turns(format, &path).expect("read");
+    (turns.turns.iter())
+        .map(|turn| turn.verification().filter(|_| turn.claimed(&phrases)))
+        .collect()
+}

@@ -5,7 +5,8 @@
 //! messages do not count. The window is not written down: 200,000 tokens, or 1,000,000 for 1M
 //! models.
 
-use checkpoint_core::agent::{LineUsage, TranscriptFormat};
+use checkpoint_core::agent::{LineUsage, TranscriptFiles, TranscriptFormat};
+use checkpoint_core::turn_event::TurnEvent;
 use serde_json::Value;
 
 /// Claude Code's transcript format.
@@ -81,6 +82,74 @@ impl TranscriptFormat for Transcript {
             1_000_000
         } else {
             200_000
+        }
+    }
+
+    /// `projects/<slug>/<session>.jsonl` (not the subagents' `<session>/subagents/*.jsonl`).
+    fn files(&self) -> Option<TranscriptFiles> {
+        Some(TranscriptFiles {
+            dir: "projects",
+            depth: 1,
+            is_transcript: |path| {
+                path.components().count() == 2 && path.extension().is_some_and(|e| e == "jsonl")
+            },
+        })
+    }
+
+    /// Main-thread lines only. A `user` line is a prompt (text, not `isMeta`) or carries
+    /// `tool_result`s (`is_error` for a command that failed); an `assistant` line carries
+    /// `tool_use`s (`Bash`, and the edit tools) and text.
+    fn turn_events(&self, line: &str, out: &mut Vec<TurnEvent>) {
+        if !line.contains("\"user\"") && !line.contains("\"assistant\"") {
+            return;
+        }
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            return;
+        };
+        if v["isSidechain"] == true {
+            return;
+        }
+        TurnEvent::session_and_time(&v, out);
+        let content = &v["message"]["content"];
+        let parts = content.as_array().map_or(&[][..], Vec::as_slice);
+        match v["type"].as_str() {
+            Some("user") if v["isMeta"] != true => {
+                if let Some(text) = content.as_str() {
+                    out.push(TurnEvent::Prompt(text.to_owned()));
+                }
+                for part in parts {
+                    match part["type"].as_str() {
+                        Some("text") => {
+                            let text = part["text"].as_str().unwrap_or_default();
+                            out.push(TurnEvent::Prompt(text.to_owned()));
+                        }
+                        Some("tool_result") => out.push(TurnEvent::Result {
+                            id: part["tool_use_id"].as_str().unwrap_or_default().to_owned(),
+                            ok: Some(part["is_error"] != true),
+                        }),
+                        _ => {}
+                    }
+                }
+            }
+            Some("assistant") => {
+                for part in parts.iter().filter(|p| p["type"] == "tool_use") {
+                    match part["name"].as_str() {
+                        Some("Edit" | "MultiEdit" | "Write" | "NotebookEdit") => {
+                            out.push(TurnEvent::Edit);
+                        }
+                        Some("Bash") => out.push(TurnEvent::Shell {
+                            id: part["id"].as_str().unwrap_or_default().to_owned(),
+                            command: part["input"]["command"]
+                                .as_str()
+                                .unwrap_or_default()
+                                .to_owned(),
+                        }),
+                        _ => {}
+                    }
+                }
+                out.extend(message_text(&v["message"]).map(TurnEvent::Reply));
+            }
+            _ => {}
         }
     }
 }
@@ -174,6 +243,73 @@ mod tests {
         assert_eq!(
             last_reply(&Transcript, &path).unwrap().as_deref(),
             Some("Main.")
+        );
+    }
+
+    #[test]
+    fn claude_turns_for_history() {
+        use checkpoint_core::claim_history::Verification::*;
+        let line = |kind: &str, content: &str, at: u32| {
+            format!(
+                r#"{{"parentUuid":null,"isSidechain":false,"type":"{kind}","message":{{"role":"{kind}","content":{content}}},"uuid":"u{at}","timestamp":"2026-11-22T02:27:{at:02}.000Z","sessionId":"651985dd"}}"#
+            )
+        };
+        let tool = |id: &str, name: &str, input: &str| {
+            format!(r#"[{{"type":"tool_use","id":"{id}","name":"{name}","input":{input}}}]"#)
+        };
+        let result = |id: &str, error: bool| {
+            format!(
+                r#"[{{"tool_use_id":"{id}","type":"tool_result","content":"Exit code 1","is_error":{error}}}]"#
+            )
+        };
+        let edit = tool(
+            "toolu_1",
+            "Edit",
+            r#"{"file_path":"/home/dev/project/calc.py","old_string":"-","new_string":"+"}"#,
+        );
+        let pytest = |id| {
+            tool(
+                id,
+                "Bash",
+                r#"{"command":"python -m pytest -q","description":"Run the tests"}"#,
+            )
+        };
+        let excerpt = excerpt();
+        let done = excerpt.lines().nth(1).unwrap();
+        let lines = [
+            line("user", r#""fix add""#, 1),
+            line("assistant", &edit, 2),
+            line("assistant", &pytest("toolu_2"), 3),
+            line("user", &result("toolu_2", true), 4),
+            // A subagent's passing run is not the main thread's.
+            line("assistant", &pytest("toolu_s"), 5)
+                .replace(r#""isSidechain":false"#, r#""isSidechain":true"#),
+            line("user", &result("toolu_s", false), 6)
+                .replace(r#""isSidechain":false"#, r#""isSidechain":true"#),
+            done.to_owned(),
+            // The gate's block, fed back: the turn goes on and the agent runs the tests.
+            line(
+                "user",
+                r#""Stop hook feedback:\nCheckpoint — 1 test failed""#,
+                7,
+            ),
+            line("assistant", &pytest("toolu_3"), 8),
+            line("user", &result("toolu_3", false), 9),
+            line("assistant", r#"[{"type":"text","text":"Fixed."}]"#, 10),
+            line("user", r#"[{"type":"text","text":"now sub"}]"#, 11),
+            line("assistant", &edit, 12),
+            line(
+                "assistant",
+                r#"[{"type":"text","text":"Implemented."}]"#,
+                13,
+            ),
+            line("user", r#""<command-name>/clear</command-name>""#, 14)
+                .replace(r#""isSidechain""#, r#""isMeta":true,"isSidechain""#),
+            "{not json".to_owned(),
+        ];
+        assert_eq!(
+            checkpoint_testkit::claim_classes(&Transcript, &lines.join("\n"), "t.jsonl"),
+            [Some(Verified), Some(NeverRan)]
         );
     }
 }

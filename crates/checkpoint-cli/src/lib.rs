@@ -45,9 +45,9 @@ use clap::{CommandFactory, Parser, Subcommand};
 pub use error::{CliError, ErrorKind};
 
 use commands::{
-    check, ci, cleanup, completions, config, diff, doctor, explain, git_hook, integrity, keys, log,
-    man, mcp, progress, push, receipts, recover, report, restore, resume, save, status, statusline,
-    step, task, trust, validate, verify,
+    check, ci, cleanup, completions, config, diff, doctor, explain, git_hook, history, integrity,
+    keys, log, man, mcp, progress, push, receipts, recover, report, restore, resume, save, status,
+    statusline, step, task, trust, validate, verify,
 };
 
 /// Makes AI coding agents stop only when their work is validated.
@@ -132,6 +132,14 @@ enum Command {
     ///
     /// Self-contained (no script, no network), light and dark. --json prints the same data.
     Report(report::Args),
+    /// Count how many past "done" claims of the agents had a passing test behind them, from the
+    /// transcripts already on this machine.
+    ///
+    /// Every turn that edited files and ended with a completion claim (`stop.claims`) is
+    /// verified (a test command passed after the last edit), stale (one passed only before it),
+    /// failed or never ran; beside it, what the gate said at that turn, from this worktree's
+    /// records. Local only; counts, no transcript text. --json prints the same counts.
+    History(history::Args),
     /// List the task's validation receipts; `receipts verify` checks their signatures.
     Receipts(receipts::Args),
     /// For each commit of REV or RANGE (default HEAD): whether a passing receipt of exactly its
@@ -231,6 +239,7 @@ pub fn main() -> ExitCode {
         Command::Status(args) => status::run(&args),
         Command::Log(args) => log::run(&args),
         Command::Report(args) => report::run(&args),
+        Command::History(args) => history::run(&args),
         Command::Ci(args) => ci::run(&args),
         Command::Receipts(args) => receipts::run(&args),
         Command::Verify(args) => verify::run(&args),

@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::doctor::DoctorSpec;
+use crate::turn_event::TurnEvent;
 
 /// Who sent an event: the identity state files and messages are keyed by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -169,6 +170,28 @@ pub trait TranscriptFormat: Sync {
     fn window_from_earlier_record(&self) -> bool {
         false
     }
+
+    /// Where the agent keeps its transcripts, for `checkpoint history`; `None` when it keeps
+    /// none there.
+    fn files(&self) -> Option<TranscriptFiles> {
+        None
+    }
+
+    /// What `line` says about its turn (see [`TurnEvent`]), appended to `out`; a line that is
+    /// not the agent's record, or says nothing of the kind, adds nothing.
+    fn turn_events(&self, _line: &str, _out: &mut Vec<TurnEvent>) {}
+}
+
+/// Where an agent keeps its transcripts: a directory in its user config directory (the one
+/// [`UserDir`] finds), and which files below it are the main transcripts of sessions.
+#[derive(Debug, Clone, Copy)]
+pub struct TranscriptFiles {
+    /// The directory, relative to the user config directory (`projects`, `sessions`).
+    pub dir: &'static str,
+    /// How deep below it they are, at most (directories entered).
+    pub depth: usize,
+    /// Whether the file at this path (relative to `dir`) is a session's transcript.
+    pub is_transcript: fn(&std::path::Path) -> bool,
 }
 
 /// The unit an agent counts hook timeouts in.

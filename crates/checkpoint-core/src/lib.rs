@@ -28,6 +28,7 @@
 //! | [`integrity`] | findings of changes that weaken the tests, from the diff's lines |
 //! | [`pytest_config`] | pytest's own settings (`addopts`, `testpaths`, `python_files`), read from its configuration files |
 //! | [`journal`] | the task journal's model: task states, checkpoints, receipts and their signatures, the recovery file |
+//! | [`claim_history`], [`turn_event`], [`stop_verdict`] | past turns read from transcripts: which claimed completion after an edit, whether a passing test backed the claim, and what the gate said |
 //! | [`tail`], [`sanitize`], [`hex`] | a test run's output summarised, any text made safe to show, lowercase hex |
 
 pub mod agent;
@@ -35,6 +36,7 @@ pub mod answer;
 pub mod changes;
 pub mod check_kind;
 pub mod checks;
+pub mod claim_history;
 pub mod claims;
 pub mod decide;
 pub mod doctor;
@@ -49,7 +51,9 @@ pub mod project_env;
 pub mod pytest_config;
 pub mod render;
 pub mod sanitize;
+pub mod stop_verdict;
 pub mod tail;
+pub mod turn_event;
 
 pub use changes::{Change, ChangeKind, ChangeSet, Head, RepoFacts};
 pub use decide::{Decision, Facts, Stop, Verdict, decide};

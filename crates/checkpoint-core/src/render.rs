@@ -10,6 +10,10 @@ use crate::outcome::{TestRun, TestStatus};
 use crate::policy::ChangedDefinition;
 use crate::sanitize::{self, ERROR_CHARS, name};
 
+/// How every message of the gate begins: `checkpoint history` tells the gate's block, sent back
+/// to the agent as a prompt, from the user's prompts by it.
+pub const HEADLINE_PREFIX: &str = "Checkpoint — ";
+
 /// Longest file list shown before "… and N more files".
 pub const MAX_FILES_SHOWN: usize = 20;
 /// Most integrity findings shown before "… and N more".
@@ -102,7 +106,7 @@ fn block_text(out: &mut String, reason: &BlockReason, awaiting: bool) {
             } else {
                 tests_headline(tests)
             };
-            let _ = writeln!(out, "Checkpoint — {headline}");
+            let _ = writeln!(out, "{HEADLINE_PREFIX}{headline}");
             tests.iter().for_each(|run| selection_line(out, run));
             if !actions.is_empty() {
                 out.push_str("Changed files:\n");
@@ -281,7 +285,7 @@ fn tests_failed(out: &mut String, failed: &[TestRun]) {
         (false, true) => format!("Checks ({})", failed_checks.join(", ")),
         (false, false) => format!("Tests and checks ({})", failed_checks.join(", ")),
     };
-    let _ = writeln!(out, "Checkpoint — {what}: {headline}");
+    let _ = writeln!(out, "{HEADLINE_PREFIX}{what}: {headline}");
     for run in failed {
         let o = &run.outcome;
         let how = match o.status {

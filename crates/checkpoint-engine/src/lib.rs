@@ -18,6 +18,7 @@
 
 pub mod bounded;
 pub mod cache;
+pub mod claim_history;
 pub mod config;
 pub mod context;
 pub mod continuity;

@@ -58,6 +58,8 @@ const CODEX_TITLE_MARKER: &str = "Generate a concise, single-line task title";
 pub const CLAUDE_SHELL_TOOL: &str = "Bash";
 /// Claude Code's subagent tool.
 pub const CLAUDE_SUBAGENT_TOOL: &str = "Agent";
+/// Claude Code's tool that writes a whole file.
+pub const CLAUDE_WRITE_TOOL: &str = "Write";
 /// Gemini CLI's shell tool.
 pub const GEMINI_SHELL_TOOL: &str = "run_shell_command";
 /// Codex's shell tool.
@@ -625,6 +627,10 @@ fn anthropic_tool(tool: &ToolCall, shell: &'static str) -> (&'static str, Value)
         ToolCall::Edit { path, old, new } => (
             "Edit",
             json!({"file_path": path, "old_string": old, "new_string": new}),
+        ),
+        ToolCall::WriteFile { path, content } => (
+            CLAUDE_WRITE_TOOL,
+            json!({"file_path": path, "content": content}),
         ),
     }
 }

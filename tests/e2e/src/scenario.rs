@@ -155,6 +155,17 @@ impl Step {
         self.tool = Some(ToolCall::Subagent(prompt.into()));
         self
     }
+
+    /// Makes the reply write `content` to the new file `path` with the CLI's own file tool (see
+    /// [`ToolCall::WriteFile`]).
+    #[must_use]
+    pub fn write_file(mut self, path: impl Into<PathBuf>, content: impl Into<String>) -> Self {
+        self.tool = Some(ToolCall::WriteFile {
+            path: path.into(),
+            content: content.into(),
+        });
+        self
+    }
 }
 
 /// A tool call the mock model makes at the end of a step's reply.
@@ -196,6 +207,15 @@ pub enum ToolCall {
         old: String,
         /// Its replacement.
         new: String,
+    },
+    /// Writes a new file with Claude Code's `Write` tool (`{"file_path", "content"}`; the path
+    /// absolute, as the tool wants it): an edit in the transcript, where an [`Action::Write`] is
+    /// none. Claude Code only, like [`ToolCall::Subagent`].
+    WriteFile {
+        /// The file's absolute path.
+        path: PathBuf,
+        /// Its content.
+        content: String,
     },
 }
 

@@ -15,6 +15,7 @@ pub(crate) mod diff;
 pub(crate) mod doctor;
 pub(crate) mod explain;
 pub(crate) mod git_hook;
+pub(crate) mod history;
 pub(crate) mod integrity;
 pub(crate) mod keys;
 pub(crate) mod log;

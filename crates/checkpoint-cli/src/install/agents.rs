@@ -118,7 +118,9 @@ impl AgentSpec {
             .map_err(|e| CliError::new(format!("${var}: {e}"), "set it to a directory"))
     }
 
-    fn user_config_dir(&self) -> Result<PathBuf, CliError> {
+    /// The user's config directory of the agent (`~/.claude`, `$CODEX_HOME`, …), as the agent
+    /// finds it from its variable and the home directory.
+    pub(crate) fn user_config_dir(&self) -> Result<PathBuf, CliError> {
         let user_dir = self.table.user_dir;
         if let Some(dir) = self.user_dir_variable()? {
             let below = if user_dir.names_config_dir() {

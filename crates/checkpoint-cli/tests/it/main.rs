@@ -12,6 +12,7 @@ mod exit_codes;
 mod explain;
 mod first_hour;
 mod hints;
+mod history;
 mod install;
 mod install_mcp;
 mod integrity;

@@ -31,17 +31,7 @@ const MAX_FAILING: usize = 3;
 /// Integrity findings of one stop kept, one line each.
 const MAX_FINDINGS: usize = 5;
 
-/// How the gate answered a stop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopVerdict {
-    /// Let through.
-    Allowed,
-    /// Kept working.
-    Blocked,
-    /// Let through because the block cap was reached, with something unresolved.
-    AllowedByCap,
-}
+pub use checkpoint_core::stop_verdict::StopVerdict;
 
 /// One stop the gate judged.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -3,7 +3,7 @@
 //! commits since the shown history began. Every list is bounded, so that the work done is too,
 //! whatever the history's size.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use checkpoint_core::event::Agent;
 use checkpoint_core::journal::Task;
@@ -17,6 +17,8 @@ use jiff::Timestamp;
 use super::model::{
     CheckpointMark, Commits, ProgressMark, Report, Session, StepView, Summary, TaskView, Thresholds,
 };
+use crate::agents;
+use crate::commands::history;
 use crate::commands::receipts::{ReceiptView, trusted_keys};
 use crate::commands::verify::Signers;
 use crate::error::CliError;
@@ -79,6 +81,9 @@ pub(crate) fn report(project: &Project, scope: &Scope) -> Result<Report, CliErro
     }
     sessions.sort_by_key(|s| s.span().map(|(first, _)| first));
     let commits = commits(project, &sessions, &log, task.as_ref());
+    let shown: HashSet<(Agent, String)> =
+        (sessions.iter()).map(|s| (s.agent, s.id.clone())).collect();
+    let claims = history::gather(Some(project), &agents::HOMES, since, Some(&shown));
     let task = task.map(|task| task_view(project, task)).transpose()?;
     let context = &project.policy.context;
     Ok(Report {
@@ -97,6 +102,7 @@ pub(crate) fn report(project: &Project, scope: &Scope) -> Result<Report, CliErro
         sessions,
         task,
         commits,
+        claims,
     })
 }
 

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use checkpoint_core::claim_history::History;
 use checkpoint_core::render;
 use checkpoint_core::sanitize;
 use checkpoint_engine::session::activity::{StopEntry, TestEntry};
@@ -97,6 +98,7 @@ pub(crate) fn page(report: &Report) -> String {
     if let Some(commits) = &report.commits {
         commits_section(&mut out, commits);
     }
+    claims_section(&mut out, &report.claims);
     out.push_str("</body></html>\n");
     out
 }
@@ -378,6 +380,49 @@ fn commits_section(out: &mut String, commits: &Commits) {
             check.verified,
             escape(short),
             escape(&check.to_string())
+        );
+    }
+    out.push_str("</table></section>\n");
+}
+
+/// The completion claims of the sessions shown (`checkpoint history`'s counts): a row per agent
+/// with a claim, and the total.
+fn claims_section(out: &mut String, history: &History) {
+    out.push_str("<section id=\"claims\"><h2>Completion claims</h2>");
+    if history.total.claims == 0 {
+        out.push_str(
+            "<p>No turn of these sessions' transcripts edited files and then claimed \
+             completion.</p></section>\n",
+        );
+        return;
+    }
+    out.push_str(
+        "<p class=\"muted\">Turns that edited files and ended with a completion claim, from \
+         the agents' transcripts: whether a test command passed after the last edit, and what \
+         the gate said at the turn.</p><table class=\"claims\"><tr><th>agent</th>\
+         <th>claims</th><th>verified</th><th>stale</th><th>failed</th><th>never ran</th>\
+         <th>not gated</th><th>allowed</th><th>blocked</th><th>fixed</th><th>capped</th></tr>",
+    );
+    let rows = (history.agents.iter())
+        .filter(|a| a.tally.claims > 0)
+        .map(|a| (a.agent.name(), &a.tally))
+        .chain([("total", &history.total)]);
+    for (name, t) in rows {
+        let (v, g) = (&t.verification, &t.gate);
+        let _ = write!(
+            out,
+            "<tr data-agent=\"{name}\"><td>{name}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            t.claims,
+            v.verified,
+            v.stale,
+            v.failed,
+            v.never_ran,
+            g.not_gated,
+            g.allowed,
+            g.blocked,
+            g.fixed,
+            g.capped
         );
     }
     out.push_str("</table></section>\n");

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use checkpoint_core::claim_history::History;
 use checkpoint_core::event::Agent;
 use checkpoint_core::journal::{HistoryEntry, StepStatus, Trigger};
 use checkpoint_engine::journal::verify::CommitCheck;
@@ -34,6 +35,9 @@ pub(crate) struct Report {
     pub(crate) task: Option<TaskView>,
     /// What `verify` says of each commit since the earliest one the shown history started from.
     pub(crate) commits: Option<Commits>,
+    /// The completion claims of the sessions shown, from their transcripts: what
+    /// `checkpoint history` counts, over these sessions only.
+    pub(crate) claims: History,
 }
 
 /// `[context] warn` and `critical`.
