@@ -28,6 +28,7 @@
 //! | [`integrity`] | findings of changes that weaken the tests, from the diff's lines |
 //! | [`pytest_config`] | pytest's own settings (`addopts`, `testpaths`, `python_files`), read from its configuration files |
 //! | [`journal`] | the task journal's model: task states, checkpoints, receipts and their signatures, the recovery file |
+//! | [`shared`] | two sessions in one working tree: the other live sessions' work, and whose a failure is |
 //! | [`tail`], [`sanitize`], [`hex`] | a test run's output summarised, any text made safe to show, lowercase hex |
 
 pub mod agent;
@@ -49,6 +50,7 @@ pub mod project_env;
 pub mod pytest_config;
 pub mod render;
 pub mod sanitize;
+pub mod shared;
 pub mod tail;
 
 pub use changes::{Change, ChangeKind, ChangeSet, Head, RepoFacts};
