@@ -553,7 +553,10 @@ fn decision(stop: Stop, facts: &Facts, classes: &Classes<'_>, policy: &Policy) -
         Judged::Block(reason) => reason,
     };
     let spent = blocks_so_far(stop, &facts.session);
-    let shared = facts.shared.as_ref().filter(|shared| !shared.others.is_empty());
+    let shared = facts
+        .shared
+        .as_ref()
+        .filter(|shared| !shared.others.is_empty());
     let theirs = shared.is_some_and(|shared| shared.failure == Attribution::Theirs)
         && matches!(reason, BlockReason::TestsFailed { .. });
     // A failure that is another session's blocks once, to tell the agent; then the stop is

@@ -634,7 +634,12 @@ fn sessions_list(others: &[OtherSession]) -> String {
             if other.files.len() > MAX_FILES_SHOWN {
                 files.push(format!("and {} more", other.files.len() - MAX_FILES_SHOWN));
             }
-            format!("{} {} ({})", name(&other.agent), name(&id), files.join(", "))
+            format!(
+                "{} {} ({})",
+                name(&other.agent),
+                name(&id),
+                files.join(", ")
+            )
         })
         .collect();
     sessions.join("; ")

@@ -65,7 +65,10 @@ pub fn within(test: &str, unit: &str) -> bool {
 /// is a test command that failed (not a check, a timeout or a command that could not run), names
 /// every failing test, none of them reached from this session's files, and each reached from the
 /// other sessions'.
-pub fn attribute(failed: &[&TestRun], mut reach: impl FnMut(&str) -> (Reach, Reach)) -> Attribution {
+pub fn attribute(
+    failed: &[&TestRun],
+    mut reach: impl FnMut(&str) -> (Reach, Reach),
+) -> Attribution {
     let theirs = !failed.is_empty()
         && failed.iter().all(|run| {
             let outcome = &run.outcome;

@@ -25,10 +25,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::store::{self, StoreError};
 use activity::{ContextSample, StartEntry, StopEntry};
-use checkpoint_core::journal::signing::MasterKey;
-use work::SessionWork;
 use checkpoint_core::decide::SessionFacts;
 use checkpoint_core::event::Agent;
+use checkpoint_core::journal::signing::MasterKey;
+use work::SessionWork;
 
 /// What is stored for one session.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -444,7 +444,10 @@ impl SessionStore {
     }
 
     /// The records written at or after `horizon`: agent, id and path.
-    fn latest_written(&self, horizon: Timestamp) -> Result<Vec<(Agent, String, PathBuf)>, StoreError> {
+    fn latest_written(
+        &self,
+        horizon: Timestamp,
+    ) -> Result<Vec<(Agent, String, PathBuf)>, StoreError> {
         let found = self.records_written(Some(horizon))?;
         Ok((found.into_iter())
             .map(|(_, path, agent, id)| (agent, id, path))
@@ -474,7 +477,9 @@ impl SessionStore {
                 store::validate_id(id).ok()?;
                 let meta = entry.metadata().ok().filter(fs::Metadata::is_file)?;
                 let written = Timestamp::try_from(meta.modified().ok()?).ok()?;
-                horizon.is_none_or(|horizon| written >= horizon).then_some(())?;
+                horizon
+                    .is_none_or(|horizon| written >= horizon)
+                    .then_some(())?;
                 Some((written, entry.path(), agent, id.to_owned()))
             })
             .collect();

@@ -46,7 +46,8 @@ impl Tree {
 
     /// Sends the captured Claude Code payload `fixture` as `session`'s, with `fields` set.
     fn fire(&self, session: &str, fixture: &str, fields: Value) -> HookRun {
-        let mut value: Value = serde_json::from_str(&payload("claude", fixture, &self.dir)).unwrap();
+        let mut value: Value =
+            serde_json::from_str(&payload("claude", fixture, &self.dir)).unwrap();
         value["session_id"] = json!(session);
         value["prompt_id"] = json!(format!("prompt-of-{session}"));
         for (key, field) in fields.as_object().unwrap() {
@@ -71,7 +72,11 @@ impl Tree {
         assert!(text.contains(from), "{file}: {text}");
         std::fs::write(&path, text.replace(from, to)).unwrap();
         let input = json!({"file_path": path, "old_string": from, "new_string": to});
-        self.fire(session, "PostToolUse", json!({"tool_name": "Edit", "tool_input": input}));
+        self.fire(
+            session,
+            "PostToolUse",
+            json!({"tool_name": "Edit", "tool_input": input}),
+        );
     }
 
     /// `session` runs a shell command with Claude Code's Bash tool.
@@ -83,7 +88,11 @@ impl Tree {
             .unwrap();
         assert!(out.status.success(), "{command}: {out:?}");
         let input = json!({"command": command});
-        self.fire(session, "PostToolUse", json!({"tool_name": "Bash", "tool_input": input}));
+        self.fire(
+            session,
+            "PostToolUse",
+            json!({"tool_name": "Bash", "tool_input": input}),
+        );
     }
 
     /// `session`'s stop (`again`: a stop of the same turn after a block), as the block reason
@@ -132,16 +141,22 @@ fn another_sessions_failure_blocks_once_then_lets_the_stop_through_with_the_user
     their_failure(&tree);
     let (reason, _) = tree.stop(MINE, false);
     let reason = reason.expect("the first stop is blocked");
-    assert!(reason.contains("tests.test_strings.StringsTest.test_shout"), "{reason}");
     assert!(
-        reason.contains(&format!(
+        reason.contains("tests.test_strings.StringsTest.test_shout"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains(
             "another live session has uncommitted work in this tree: claude b0b00000 \
              (`pkg/strings.py`). It is that session's work in progress: do not discard, revert, \
              reformat or \"fix\" those files"
-        )),
+        ),
         "{reason}"
     );
-    assert!(reason.contains("reached only from that session's files"), "{reason}");
+    assert!(
+        reason.contains("reached only from that session's files"),
+        "{reason}"
+    );
     let (reason, notice) = tree.stop(MINE, true);
     assert_eq!(reason, None, "the second stop is allowed");
     let notice = notice.expect("the user is told");
@@ -174,7 +189,12 @@ fn a_second_session_started_to_take_the_blame_changes_nothing() {
     let tree = Tree::new();
     // The second session changes a file that reaches the broken test too.
     tree.start(OTHER);
-    tree.edit(OTHER, "pkg/util.py", "def clamp", "# Shared helpers.\ndef clamp");
+    tree.edit(
+        OTHER,
+        "pkg/util.py",
+        "def clamp",
+        "# Shared helpers.\ndef clamp",
+    );
     tree.start(MINE);
     tree.edit(MINE, "pkg/calc.py", "a + b", "a - b");
     blocked_as_alone(&tree, MINE, "test_add");
@@ -187,7 +207,12 @@ fn a_second_session_started_to_take_the_blame_changes_nothing() {
 fn a_failure_reached_from_this_sessions_files_is_its_own_whoever_touched_the_test() {
     let tree = Tree::new();
     tree.start(OTHER);
-    tree.edit(OTHER, "tests/test_calc.py", "import unittest", "import unittest  # tidy");
+    tree.edit(
+        OTHER,
+        "tests/test_calc.py",
+        "import unittest",
+        "import unittest  # tidy",
+    );
     tree.start(MINE);
     tree.shell(MINE, "sed -i 's/max(low, min(high, x))/low/' pkg/util.py");
     blocked_as_alone(&tree, MINE, "test_add");
@@ -199,25 +224,27 @@ fn read_json(path: &Path) -> Value {
 }
 
 /// Attack 3a: session records forged or edited in the state directory to claim a broken file
-/// that no session changed (the user's, from before both started): a real other session's
-/// signed work with the file added, a hand-written record, and an ended session's signed work
-/// copied under a new id and revived. Each would make the failure another session's.
+/// that no live session changed (an ended session's, from before both started): a real other
+/// session's signed work with the file added, a hand-written record, and the ended session's
+/// signed work revived and copied under a new id. Each would make the failure another
+/// session's.
 #[test]
 fn forged_or_edited_other_session_records_count_for_nothing() {
     let tree = Tree::new();
-    // A third session looks at the tree, which then changes under it (the user breaks a file):
-    // its next look claims the file; then it ends.
+    // A third session breaks the file, and ends: its work is no live session's.
     let third = "7b1rd000-0000-4000-8000-000000000005";
     tree.start(third);
-    let strings = tree.dir.join("pkg/strings.py");
-    let text = std::fs::read_to_string(&strings).unwrap();
-    std::fs::write(&strings, text.replace("s.upper()", "s.lower()")).unwrap();
-    tree.shell(third, "true");
+    tree.edit(third, "pkg/strings.py", "s.upper()", "s.lower()");
     tree.fire(third, "SessionEnd", json!({}));
     tree.start(MINE);
     tree.edit(MINE, "pkg/calc.py", "-1000, 1000", "-2000, 2000");
     tree.start(OTHER);
-    tree.edit(OTHER, "pkg/util.py", "def clamp", "# Shared helpers.\ndef clamp");
+    tree.edit(
+        OTHER,
+        "pkg/util.py",
+        "def clamp",
+        "# Shared helpers.\ndef clamp",
+    );
     let claiming = |mut record: Value| {
         let touched = record["work"]["touched"].as_array_mut().unwrap();
         touched.push(json!("pkg/strings.py"));
@@ -236,7 +263,12 @@ fn forged_or_edited_other_session_records_count_for_nothing() {
     blocked_as_alone(&tree, MINE, "test_shout");
 
     let ended = read_json(&tree.record(third));
-    assert!(ended["work"]["touched"].to_string().contains("pkg/strings.py"), "{ended}");
+    assert!(
+        ended["work"]["touched"]
+            .to_string()
+            .contains("pkg/strings.py"),
+        "{ended}"
+    );
     let mut revived = ended.clone();
     revived["work"].as_object_mut().unwrap().remove("ended");
     std::fs::write(tree.record(third), revived.to_string()).unwrap();
@@ -257,7 +289,12 @@ fn an_edited_own_record_makes_every_change_the_sessions_own() {
     tree.edit(MINE, "pkg/strings.py", "s.upper()", "s.lower()");
     tree.shell(OTHER, "true");
     let theirs = read_json(&tree.record(OTHER));
-    assert!(theirs["work"]["touched"].to_string().contains("pkg/strings.py"), "{theirs}");
+    assert!(
+        theirs["work"]["touched"]
+            .to_string()
+            .contains("pkg/strings.py"),
+        "{theirs}"
+    );
     let mut own = read_json(&tree.record(MINE));
     own["work"]["touched"] = json!([]);
     // What the tree holds now, as the other session's look saw it: the stop's look would find

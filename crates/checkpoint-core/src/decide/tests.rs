@@ -885,7 +885,10 @@ fn another_sessions_work_is_named_and_only_its_own_failure_lets_through_after_on
     alone.shared.as_mut().unwrap().others.clear();
     let mut plain = again;
     plain.shared = None;
-    assert_eq!(decide(stop(true), &alone, &policy), decide(stop(true), &plain, &policy));
+    assert_eq!(
+        decide(stop(true), &alone, &policy),
+        decide(stop(true), &plain, &policy)
+    );
 }
 
 proptest! {

@@ -90,7 +90,11 @@ fn look(repo: &Repo, state_dir: &Path, call: &Call) -> Option<BTreeMap<String, S
 }
 
 /// After a tool call that may have changed files (`read_only`: it cannot): the file an edit tool
-/// names is claimed; after any other tool, what changed since the session's last look.
+/// names is claimed; after any other tool, what changed since the session's last look — only
+/// while another live session works in the tree. Alone, the session only notes that it is
+/// active: its next look, once another session is there, claims everything that changed since
+/// its last one (what it did alone included), so nothing is lost, and a shell call costs no
+/// `git status` in the usual case of one session.
 pub(super) fn after_tool(
     call: &Call,
     repo: &Repo,
@@ -110,10 +114,18 @@ pub(super) fn after_tool(
         sessions.record_work(me, &key, now, false, |work| work.claim([file.as_str()]))?;
         return Ok(());
     }
-    let Some(digests) = look(repo, state_dir, call) else {
-        return Ok(());
+    let digests = match sessions
+        .others_at_work(me, &key.public_key(), now)?
+        .is_empty()
+    {
+        true => None,
+        false => look(repo, state_dir, call),
     };
-    sessions.record_work(me, &key, now, false, |work| work.observe(digests))?;
+    sessions.record_work(me, &key, now, false, |work| {
+        if let Some(digests) = digests {
+            work.observe(digests);
+        }
+    })?;
     Ok(())
 }
 

@@ -3,9 +3,10 @@
 //! [`checkpoint_core::shared`]).
 //!
 //! - **Claims.** An edit tool names its file: the session claims it. After any other tool that
-//!   may change files (a shell), the session claims every changed path whose content differs
-//!   from what it held at the session's last look ([`SessionWork::observe`]): whatever changed in
-//!   between counts as the session's, another session's concurrent edits included — the safe
+//!   may change files (a shell) while another live session works in the tree, the session
+//!   claims every changed path whose content differs from what it held at the session's last
+//!   look ([`SessionWork::observe`]): whatever changed in between counts as the session's,
+//!   another session's concurrent edits and its own work while it was alone included — the safe
 //!   side. A session's first look (its start or first prompt) only notes what the tree holds.
 //! - **Signed.** The work is signed with this user's master key, bound to the session's agent and
 //!   id ([`SessionWork::sign`]). A record that does not verify — written by hand, edited,
@@ -98,7 +99,8 @@ impl SessionWork {
 
     /// Signs the work as `agent`'s session `id`'s with `key`.
     pub fn sign(&mut self, agent: Agent, id: &str, key: &MasterKey) {
-        self.signature = Some(key.sign_entry(EntryKind::SessionWork, &self.signed_bytes(agent, id)));
+        self.signature =
+            Some(key.sign_entry(EntryKind::SessionWork, &self.signed_bytes(agent, id)));
     }
 
     /// Whether the work carries a good signature by the key `public` as `agent`'s session `id`'s.
@@ -184,7 +186,9 @@ mod tests {
         fresh.observe(digests(&[("theirs.py", "1")]));
         assert!(fresh.touched.contains("theirs.py"));
         // Too many paths: nothing is known.
-        let many = (0..=MAX_TRACKED).map(|n| (n.to_string(), String::new())).collect();
+        let many = (0..=MAX_TRACKED)
+            .map(|n| (n.to_string(), String::new()))
+            .collect();
         fresh.observe(many);
         assert!(fresh.untracked && fresh.seen.is_empty());
     }
