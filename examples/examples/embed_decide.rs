@@ -54,6 +54,7 @@ fn main() -> ExitCode {
         integrity: Vec::new(),
         now: jiff::Timestamp::UNIX_EPOCH,
         history_moved: None,
+        shared: None,
     };
     let decision = decide::decide(stop, &facts, &policy).decision;
 

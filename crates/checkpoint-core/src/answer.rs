@@ -37,13 +37,13 @@ pub struct StopAnswer {
 
 impl StopAnswer {
     /// The text a user should see although the stop was allowed: the block cap was reached, the
-    /// gate could not check everything, the tests were weakened (`[integrity] mode = "warn"`),
+    /// tests fail only from another session's files, the gate could not check everything, the tests were weakened (`[integrity] mode = "warn"`),
     /// or work is not in a checkpoint yet; on a block, only the
     /// [`notice`](StopAnswer::notice). `None` for ordinary allows and blocks.
     pub fn user_notice(&self) -> Option<String> {
         let notable = match &self.decision {
             Decision::Allow {
-                reason: AllowReason::CapReached { .. },
+                reason: AllowReason::CapReached { .. } | AllowReason::TheirFailure { .. },
                 ..
             } => true,
             decision => {

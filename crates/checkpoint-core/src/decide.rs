@@ -21,6 +21,7 @@ use crate::event::{EventKind, HookEvent};
 use crate::integrity::Finding;
 use crate::outcome::{TestRun, TestStatus};
 use crate::policy::{ChangedDefinition, Classes, IntegrityMode, Policy};
+use crate::shared::{Attribution, OtherSession, SharedTree};
 
 /// An end of turn, as the decision sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,6 +107,10 @@ pub struct Facts {
     /// and the decision says so ([`Note::HistoryMoved`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history_moved: Option<HistoryMoved>,
+    /// Other live sessions working in the same tree, and whose the failure is (see
+    /// [`crate::shared`]); `None` for a session alone, which is judged as if this were unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared: Option<SharedTree>,
 }
 
 /// History moved under a turn: the commit it began at is no longer an ancestor of `HEAD`.
@@ -244,6 +249,15 @@ pub enum AllowReason {
         /// What would have blocked.
         pending: Box<BlockReason>,
     },
+    /// The tests fail, but only tests reached from another live session's files fail, none
+    /// reached from a file this session changed ([`Attribution::Theirs`]): after one block that
+    /// told the agent so, the stop is let through and the user is told.
+    TheirFailure {
+        /// The failed runs.
+        failed: Vec<TestRun>,
+        /// The sessions whose files reach the failing tests (and others working in the tree).
+        others: Vec<OtherSession>,
+    },
 }
 
 /// Why a stop was blocked.
@@ -340,6 +354,14 @@ pub enum Note {
     IntegrityWarning {
         /// What was weakened, and where.
         findings: Vec<Finding>,
+    },
+    /// On a block: other live sessions have uncommitted work in the same tree, which the agent
+    /// must leave alone.
+    OtherSessions {
+        /// The sessions and their files.
+        others: Vec<OtherSession>,
+        /// The failing tests are reached only from their files ([`Attribution::Theirs`]).
+        theirs: bool,
     },
 }
 
@@ -531,6 +553,33 @@ fn decision(stop: Stop, facts: &Facts, classes: &Classes<'_>, policy: &Policy) -
         Judged::Block(reason) => reason,
     };
     let spent = blocks_so_far(stop, &facts.session);
+    let shared = facts
+        .shared
+        .as_ref()
+        .filter(|shared| !shared.others.is_empty());
+    let theirs = shared.is_some_and(|shared| shared.failure == Attribution::Theirs)
+        && matches!(reason, BlockReason::TestsFailed { .. });
+    // A failure that is another session's blocks once, to tell the agent; then the stop is
+    // judged without it: what else it requires still blocks.
+    let reason = match (shared, reason) {
+        (Some(shared), BlockReason::TestsFailed { failed }) if theirs && spent >= 1 => {
+            let rest = Facts {
+                tests: (facts.tests.iter())
+                    .filter(|run| !failed.contains(run))
+                    .cloned()
+                    .collect(),
+                ..facts.clone()
+            };
+            match requirements(stop, changes, &classes, &rest, policy, &mut Vec::new()) {
+                Judged::Allow(_) => {
+                    let others = shared.others.clone();
+                    return allow(AllowReason::TheirFailure { failed, others }, notes);
+                }
+                Judged::Block(reason) => reason,
+            }
+        }
+        (_, reason) => reason,
+    };
     if spent >= policy.stop.max_blocks {
         return allow(
             AllowReason::CapReached {
@@ -539,6 +588,12 @@ fn decision(stop: Stop, facts: &Facts, classes: &Classes<'_>, policy: &Policy) -
             },
             notes,
         );
+    }
+    if let Some(shared) = shared {
+        notes.push(Note::OtherSessions {
+            others: shared.others.clone(),
+            theirs: theirs && matches!(reason, BlockReason::TestsFailed { .. }),
+        });
     }
     Decision::Block {
         reason,

@@ -29,6 +29,7 @@
 //! | [`pytest_config`] | pytest's own settings (`addopts`, `testpaths`, `python_files`), read from its configuration files |
 //! | [`journal`] | the task journal's model: task states, checkpoints, receipts and their signatures, the recovery file |
 //! | [`claim_history`], [`turn_event`], [`stop_verdict`] | past turns read from transcripts: which claimed completion after an edit, whether a passing test backed the claim, and what the gate said |
+//! | [`shared`] | two sessions in one working tree: the other live sessions' work, and whose a failure is |
 //! | [`tail`], [`sanitize`], [`hex`] | a test run's output summarised, any text made safe to show, lowercase hex |
 
 pub mod agent;
@@ -51,6 +52,7 @@ pub mod project_env;
 pub mod pytest_config;
 pub mod render;
 pub mod sanitize;
+pub mod shared;
 pub mod stop_verdict;
 pub mod tail;
 pub mod turn_event;

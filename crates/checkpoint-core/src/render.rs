@@ -9,6 +9,7 @@ use crate::integrity::{Acceptance, Finding, FindingKind};
 use crate::outcome::{TestRun, TestStatus};
 use crate::policy::ChangedDefinition;
 use crate::sanitize::{self, ERROR_CHARS, name};
+use crate::shared::OtherSession;
 
 /// How every message of the gate begins: `checkpoint history` tells the gate's block, sent back
 /// to the agent as a prompt, from the user's prompts by it.
@@ -435,7 +436,23 @@ fn allow_text(out: &mut String, reason: &AllowReason) {
                 out.push_str(ACCEPT_HINT);
             }
         }
+        AllowReason::TheirFailure { failed, others } => {
+            let _ = writeln!(
+                out,
+                "Checkpoint — Stop allowed after 1 block: {}, reached only from another live \
+                 session's uncommitted files ({}), not from any file this session changed.",
+                their_failure(failed),
+                sessions_list(others)
+            );
+        }
     }
+}
+
+/// The failure another session's files alone reach, for the user: "the tests fail (test_b)".
+fn their_failure(failed: &[TestRun]) -> String {
+    unresolved(&BlockReason::TestsFailed {
+        failed: failed.to_vec(),
+    })
 }
 
 /// What a stop the gate let through left unresolved, on one line, for the record a person reads
@@ -447,12 +464,18 @@ pub fn let_through(decision: &Decision) -> Option<String> {
         return None;
     };
     let mut parts = Vec::new();
-    if let AllowReason::CapReached { blocks, pending } = reason {
-        parts.push(format!(
+    match reason {
+        AllowReason::CapReached { blocks, pending } => parts.push(format!(
             "allowed {}: {}",
             allowed_how(*blocks),
             unresolved(pending)
-        ));
+        )),
+        AllowReason::TheirFailure { failed, others } => parts.push(format!(
+            "allowed after 1 block: {}, reached only from another session's files ({})",
+            their_failure(failed),
+            sessions_list(others)
+        )),
+        _ => {}
     }
     for note in notes {
         if let Note::IntegrityWarning { findings } = note {
@@ -576,6 +599,22 @@ fn note_text(note: &Note) -> String {
                 checks.join(", ")
             )
         }
+        Note::OtherSessions { others, theirs } => {
+            let mut text = format!(
+                "another live session has uncommitted work in this tree: {}. It is that \
+                 session's work in progress: do not discard, revert, reformat or \"fix\" those \
+                 files, and do not commit them as yours.",
+                sessions_list(others)
+            );
+            if *theirs {
+                text.push_str(
+                    " The failing tests are reached only from that session's files, not from \
+                     any file this session changed: if your own work is done, say so and stop \
+                     again; the user will be told.",
+                );
+            }
+            text
+        }
         Note::NonUtf8Paths { count: n } => format!(
             "{} not valid UTF-8 and shown approximately.",
             if *n == 1 {
@@ -585,6 +624,29 @@ fn note_text(note: &Note) -> String {
             }
         ),
     }
+}
+
+/// Other sessions and their files on one line: `claude 1a2b3c4d (`a.py`, `b.py`)`, at most
+/// [`MAX_FILES_SHOWN`] files each.
+fn sessions_list(others: &[OtherSession]) -> String {
+    let sessions: Vec<String> = (others.iter())
+        .map(|other| {
+            let id: String = other.session.chars().take(8).collect();
+            let mut files: Vec<String> = (other.files.iter().take(MAX_FILES_SHOWN))
+                .map(|file| format!("`{}`", name(file)))
+                .collect();
+            if other.files.len() > MAX_FILES_SHOWN {
+                files.push(format!("and {} more", other.files.len() - MAX_FILES_SHOWN));
+            }
+            format!(
+                "{} {} ({})",
+                name(&other.agent),
+                name(&id),
+                files.join(", ")
+            )
+        })
+        .collect();
+    sessions.join("; ")
 }
 
 /// For a run narrowed to the affected tests: what ran of what, and how to run everything.

@@ -40,7 +40,7 @@ use crate::trust::{Approval, ApprovedConfig, InForce, Trust, TrustStore, identit
 use checkpoint_core::changes::{ChangeSet, RepoFacts};
 use checkpoint_core::decide::PlannedTest;
 use checkpoint_core::policy::config::{ConfigError, LowerValue, ProjectCommand, Setting};
-use checkpoint_core::policy::{ChangedDefinition, Policy, TestSelect};
+use checkpoint_core::policy::{ChangedDefinition, GitBackend, Policy, TestSelect};
 use checkpoint_core::render::{self, ConfigChange};
 
 /// Why a project could not be opened or an operation on it failed. Every message is one line.
@@ -148,6 +148,50 @@ impl Fingerprints {
     }
 }
 
+/// The changes of the worktree of `repo` as the gate judges them (see
+/// [`Project::read_changes`]), read with `backend`, the digest memo kept in `state_dir`: what a
+/// hook reads without loading the project's settings.
+pub fn read_changes(
+    repo: &Repo,
+    state_dir: &Path,
+    backend: GitBackend,
+    now: Timestamp,
+) -> (RepoFacts, Fingerprints) {
+    let load = || DigestMemo::load(state_dir, now);
+    let (facts, memo) = if DigestMemo::is_large(state_dir) {
+        let listed = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let prestat = || {
+                let mut memo = load();
+                memo.prestat(&repo.workdir, || listed.load(Ordering::Relaxed));
+                memo
+            };
+            let stating = std::thread::Builder::new().spawn_scoped(scope, prestat);
+            let facts = git::start(repo, backend).facts();
+            listed.store(true, Ordering::Relaxed);
+            // Without a thread, or when it failed, the lookups `lstat` every file themselves.
+            let memo = (stating.ok().and_then(|thread| thread.join().ok())).unwrap_or_else(load);
+            (facts, memo)
+        })
+    } else {
+        let mut status = git::start(repo, backend);
+        let mut memo = load();
+        memo.prestat(&repo.workdir, || status.done());
+        (status.facts(), memo)
+    };
+    let facts = match facts {
+        RepoFacts::Changes(changes) => {
+            RepoFacts::Changes(OwnFiles::in_dir(state_dir).without_ours(&repo.workdir, changes))
+        }
+        other => other,
+    };
+    let fingerprints = Fingerprints {
+        workdir: repo.workdir.clone(),
+        memo,
+    };
+    (facts, fingerprints)
+}
+
 impl Project {
     /// The repository, or [`ProjectError::NoRepository`].
     pub fn git(&self) -> Result<&Repo, ProjectError> {
@@ -227,40 +271,7 @@ impl Project {
     pub fn read_changes(&self) -> Result<(RepoFacts, Fingerprints), ProjectError> {
         let repo = self.git()?;
         let backend = self.policy.git.backend;
-        let load = || DigestMemo::load(&self.state_dir, self.host.now);
-        let (facts, memo) = if DigestMemo::is_large(&self.state_dir) {
-            let listed = AtomicBool::new(false);
-            std::thread::scope(|scope| {
-                let prestat = || {
-                    let mut memo = load();
-                    memo.prestat(&repo.workdir, || listed.load(Ordering::Relaxed));
-                    memo
-                };
-                let stating = std::thread::Builder::new().spawn_scoped(scope, prestat);
-                let facts = git::start(repo, backend).facts();
-                listed.store(true, Ordering::Relaxed);
-                // Without a thread, or when it failed, the lookups `lstat` every file themselves.
-                let memo =
-                    (stating.ok().and_then(|thread| thread.join().ok())).unwrap_or_else(load);
-                (facts, memo)
-            })
-        } else {
-            let mut status = git::start(repo, backend);
-            let mut memo = load();
-            memo.prestat(&repo.workdir, || status.done());
-            (status.facts(), memo)
-        };
-        let facts = match facts {
-            RepoFacts::Changes(changes) => {
-                RepoFacts::Changes(self.own_files().without_ours(&repo.workdir, changes))
-            }
-            other => other,
-        };
-        let fingerprints = Fingerprints {
-            workdir: repo.workdir.clone(),
-            memo,
-        };
-        Ok((facts, fingerprints))
+        Ok(read_changes(repo, &self.state_dir, backend, self.host.now))
     }
 
     /// What the planned test command runs for `changes`: narrowed to the tests the files that

@@ -26,9 +26,11 @@ pub mod pytest;
 pub mod python;
 pub mod scan;
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use checkpoint_core::outcome::{Selection, SelectionUnit};
+use checkpoint_core::shared::Reach;
 
 /// Characters that make a command more than plain words: it is then run as configured.
 const SHELL_SYNTAX: &[char] = &[
@@ -90,6 +92,21 @@ pub fn select(
         return node.select(changed, workdir, state_dir);
     }
     Err(Whole::unsaid())
+}
+
+/// The tests the changed files `changed` reach for `command` (see [`Reach`]): the test modules
+/// a Python command (`pytest`, `python3 -m unittest`) would select for them, as its output names
+/// tests (`tests/test_a.py`, `tests.test_a`); no files reach nothing. `None` — it cannot be told
+/// — for every other runner and wherever the selection would run the whole command for want of
+/// evidence.
+pub fn reach(command: &str, changed: &[&str], workdir: &Path, state_dir: Option<&Path>) -> Reach {
+    if changed.is_empty() {
+        return Some(BTreeSet::new());
+    }
+    let words = plain_words(command)?;
+    let python = python::PythonTests::recognise(&words)?;
+    let (reached, _) = python.reached(changed, workdir, state_dir).ok()?;
+    Some(reached.into_iter().collect())
 }
 
 /// The words of `command` when it is plain words (quotes allowed, no other shell syntax).

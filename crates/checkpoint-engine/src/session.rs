@@ -12,6 +12,7 @@
 //! stops, context samples and starts, each list bounded.
 
 pub mod activity;
+pub mod work;
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs;
@@ -26,6 +27,8 @@ use crate::store::{self, StoreError};
 use activity::{ContextSample, StartEntry, StopEntry};
 use checkpoint_core::decide::SessionFacts;
 use checkpoint_core::event::Agent;
+use checkpoint_core::journal::signing::MasterKey;
+use work::SessionWork;
 
 /// What is stored for one session.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -102,6 +105,10 @@ pub struct SessionRecord {
     /// The session's starts, oldest first (at most [`activity::MAX_STARTS`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub starts: Vec<StartEntry>,
+    /// What the session's tool calls changed, signed (see [`work`]); `None` before its first
+    /// tool call, start or prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work: Option<SessionWork>,
 }
 
 impl SessionRecord {
@@ -427,6 +434,41 @@ impl SessionStore {
     /// The `max` records written last that read, newest first. Other files (locks, temporary
     /// files), and records that cannot be read or do not parse, are skipped.
     pub fn latest(&self, max: usize) -> Result<Vec<StoredSession>, StoreError> {
+        let found = self.records_written(None)?;
+        Ok((found.into_iter())
+            .filter_map(|(written, path, agent, id)| {
+                let bytes = crate::bounded::read_regular(&path, MAX_RECORD_BYTES).ok()?;
+                let mut record: SessionRecord = serde_json::from_slice(&bytes).ok()?;
+                record.context = read_samples(&samples_path(&path));
+                Some(StoredSession {
+                    agent,
+                    id,
+                    written,
+                    record,
+                })
+            })
+            .take(max)
+            .collect())
+    }
+
+    /// The records written at or after `horizon`: agent, id and path.
+    fn latest_written(
+        &self,
+        horizon: Timestamp,
+    ) -> Result<Vec<(Agent, String, PathBuf)>, StoreError> {
+        let found = self.records_written(Some(horizon))?;
+        Ok((found.into_iter())
+            .map(|(_, path, agent, id)| (agent, id, path))
+            .collect())
+    }
+
+    /// The record files (written at or after `horizon`, when given) with when each was last
+    /// written, its agent and id, newest first. Other files (locks, temporary files, names
+    /// that are no session's) are skipped.
+    fn records_written(
+        &self,
+        horizon: Option<Timestamp>,
+    ) -> Result<Vec<(Timestamp, PathBuf, Agent, String)>, StoreError> {
         let entries = match fs::read_dir(&self.dir) {
             Ok(entries) => entries,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -443,23 +485,73 @@ impl SessionStore {
                 store::validate_id(id).ok()?;
                 let meta = entry.metadata().ok().filter(fs::Metadata::is_file)?;
                 let written = Timestamp::try_from(meta.modified().ok()?).ok()?;
+                horizon
+                    .is_none_or(|horizon| written >= horizon)
+                    .then_some(())?;
                 Some((written, entry.path(), agent, id.to_owned()))
             })
             .collect();
         found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-        Ok((found.into_iter())
-            .filter_map(|(written, path, agent, id)| {
+        Ok(found)
+    }
+}
+
+impl SessionStore {
+    /// Changes the work of `agent`'s session `session_id` with `f` at `now` and signs it with
+    /// `key`, in one locked transaction (see [`work`]). Work that does not verify starts over
+    /// with nothing seen, as does a session's first: `first_look` makes that look note only what
+    /// the tree holds (a start or a prompt). Returns `f`'s result.
+    pub fn record_work<R>(
+        &self,
+        (agent, session_id): (Agent, &str),
+        key: &MasterKey,
+        now: Timestamp,
+        first_look: bool,
+        f: impl FnOnce(&mut SessionWork) -> R,
+    ) -> Result<R, StoreError> {
+        self.update(agent, session_id, |record| {
+            let public = key.public_key();
+            let mut work = (record.work.take())
+                .filter(|work| work.signed_by(agent, session_id, &public))
+                .unwrap_or_else(|| SessionWork::new(now, first_look));
+            work.touch(now);
+            let result = f(&mut work);
+            work.sign(agent, session_id, key);
+            record.work = Some(work);
+            result
+        })
+    }
+
+    /// The work of `agent`'s session `session_id` when it verifies under the key `public`.
+    pub fn own_work(
+        &self,
+        agent: Agent,
+        session_id: &str,
+        public: &[u8; 32],
+    ) -> Result<Option<SessionWork>, StoreError> {
+        let work = self.load(agent, session_id)?.work;
+        Ok(work.filter(|work| work.signed_by(agent, session_id, public)))
+    }
+
+    /// The other sessions live at `now` whose work verifies under the key `public`: every
+    /// record but `me`'s (and its subagents') written within [`work::LIVE`], read bounded.
+    pub fn others_at_work(
+        &self,
+        me: (Agent, &str),
+        public: &[u8; 32],
+        now: Timestamp,
+    ) -> Result<Vec<(Agent, String, SessionWork)>, StoreError> {
+        let horizon = now.saturating_sub(work::LIVE).unwrap_or(now);
+        let recent = self.latest_written(horizon)?;
+        Ok((recent.into_iter())
+            .filter(|(agent, id, _)| (*agent, id.as_str()) != me && !id.contains('+'))
+            .filter_map(|(agent, id, path)| {
                 let bytes = crate::bounded::read_regular(&path, MAX_RECORD_BYTES).ok()?;
-                let mut record: SessionRecord = serde_json::from_slice(&bytes).ok()?;
-                record.context = read_samples(&samples_path(&path));
-                Some(StoredSession {
-                    agent,
-                    id,
-                    written,
-                    record,
-                })
+                let record: SessionRecord = serde_json::from_slice(&bytes).ok()?;
+                let work = (record.work)
+                    .filter(|work| work.signed_by(agent, &id, public) && work.is_live(now))?;
+                Some((agent, id, work))
             })
-            .take(max)
             .collect())
     }
 }

@@ -9,6 +9,7 @@ use proptest::prelude::*;
 mod hardening;
 mod prewarm;
 mod project_env;
+mod sharing;
 mod unrunnable;
 
 const CLAUDE: Adapter = Adapter {

@@ -169,6 +169,8 @@ pub enum EntryKind {
     SessionCheckpoint,
     /// A progress entry of the continuity log.
     Progress,
+    /// What one session's tool calls changed in its working tree (the engine's session store).
+    SessionWork,
 }
 
 impl EntryKind {
@@ -176,6 +178,7 @@ impl EntryKind {
         match self {
             EntryKind::SessionCheckpoint => b"checkpoint continuity session checkpoint v1\0",
             EntryKind::Progress => b"checkpoint continuity progress entry v1\0",
+            EntryKind::SessionWork => b"checkpoint session work v1\0",
         }
     }
 }

@@ -43,6 +43,8 @@ pub(super) fn session_start(
         warnings.push(format!("housekeeping: {e}"));
     }
     super::turn::base_at_session_start(call, &project)?;
+    // Best effort: without a first look, the session's next look claims every change.
+    let _ = super::sharing::first_look(call, project.git()?, &project.state_dir);
     let session = call.session();
     // Only a resumed session has checkpoints of its own worth preferring.
     let prefer = (event.detail.as_deref() == Some("resume")).then_some(&session);
@@ -196,6 +198,9 @@ pub(super) fn post_tool(call: &Call) -> Result<Option<String>, ProjectError> {
     let state_dir = call.host.state_dir(&repo)?;
     let tool = event.tool_name.as_deref();
     super::prewarm::after_tool(tool, &repo.workdir, &state_dir, &call.host.project_env);
+    let read_only = super::prewarm::is_read_only(tool);
+    // Best effort: a claim not recorded is taken by the session's next look, or its stop's.
+    let _ = super::sharing::after_tool(call, &repo, &state_dir, read_only);
     let mut context = post_tool_continuity(call, &state_dir)?;
     // An agent may write the reply that asked for the tool only after the pre-tool hook ran: by
     // now it is in the transcript, so a threshold crossed by that reply is caught here. An
@@ -309,6 +314,8 @@ pub(super) fn session_end(call: &Call) -> Result<Option<String>, ProjectError> {
     let Some(project) = call.project()? else {
         return Ok(None);
     };
+    // Best effort: a session not marked ended stops being live 30 minutes on.
+    let _ = super::sharing::ended(call, &project.state_dir);
     match project.policy.clear.auto_checkpoint {
         Switch::Off => Ok(None),
         Switch::Prompt => Ok(Some(

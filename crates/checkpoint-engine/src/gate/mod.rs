@@ -14,6 +14,7 @@
 //! | `continuity.rs` | the context watch, tool results, session start and end, compaction |
 //! | `runs.rs` | the test runs of a change set: the approved project, each command cached or run once |
 //! | `prewarm.rs` | warm results: the stop's tests started in the background after a tool call |
+//! | `sharing.rs` | two sessions in one tree: what each session's tool calls changed, and whose a failure is |
 //! | [`ci`] `ci.rs` | a pull request: base → `HEAD` on a clean checkout, under the base's approval |
 
 mod call;
@@ -22,6 +23,7 @@ mod continuity;
 mod nudge;
 mod prewarm;
 mod runs;
+mod sharing;
 mod stop;
 mod turn;
 

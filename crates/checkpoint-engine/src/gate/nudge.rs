@@ -52,9 +52,10 @@ pub(super) fn after_tool(call: &Call, repo: &Repo) -> Result<Option<String>, Pro
 }
 
 /// `file` (absolute, or relative to `cwd`) as a path relative to `workdir` with `/`
-/// separators, when it lies inside it lexically (no `..` out of it; links are not followed
-/// here, and the file is read without following one); `None` otherwise.
-fn inside(workdir: &Path, cwd: &Path, file: &str) -> Option<String> {
+/// separators, when it lies inside it (no `..` out of it; a worktree reached through a link is
+/// compared where both really are) and outside `.git/`; `None` otherwise. The file itself is
+/// read later without following a link.
+pub(super) fn inside(workdir: &Path, cwd: &Path, file: &str) -> Option<String> {
     let joined = cwd.join(file);
     let mut normal = PathBuf::new();
     for component in joined.components() {
@@ -68,13 +69,22 @@ fn inside(workdir: &Path, cwd: &Path, file: &str) -> Option<String> {
             other => normal.push(other),
         }
     }
-    let relative = normal.strip_prefix(workdir).ok()?;
-    let parts: Option<Vec<&str>> = relative
-        .components()
-        .map(|c| c.as_os_str().to_str())
+    let relative = match normal.strip_prefix(workdir) {
+        Ok(relative) => relative.to_owned(),
+        Err(_) => {
+            let real = workdir.canonicalize().ok()?;
+            let dir = normal.parent()?.canonicalize().ok()?;
+            dir.strip_prefix(&real).ok()?.join(normal.file_name()?)
+        }
+    };
+    let parts: Option<Vec<&str>> = (relative.components())
+        .map(|c| match c {
+            Component::Normal(part) => part.to_str(),
+            _ => None,
+        })
         .collect();
     let path = parts?.join("/");
-    (!path.is_empty() && !path.starts_with(".git/")).then_some(path)
+    (!path.is_empty() && path != ".git" && !path.starts_with(".git/")).then_some(path)
 }
 
 #[cfg(test)]

@@ -55,6 +55,11 @@ const READ_ONLY_TOOLS: &[&str] = &[
     "view_image",
 ];
 
+/// Whether `tool` only reads (see [`READ_ONLY_TOOLS`]).
+pub(super) fn is_read_only(tool: Option<&str>) -> bool {
+    tool.is_some_and(|tool| READ_ONLY_TOOLS.contains(&tool))
+}
+
 /// The background run under way.
 #[derive(Debug, Serialize, Deserialize)]
 struct Running {
@@ -87,8 +92,7 @@ pub(super) fn after_tool(
     state_dir: &Path,
     set_by_project: &[ProjectVar],
 ) {
-    if tool.is_some_and(|tool| READ_ONLY_TOOLS.contains(&tool)) || !state_dir.join(MARKER).exists()
-    {
+    if is_read_only(tool) || !state_dir.join(MARKER).exists() {
         return;
     }
     let Ok(program) = std::env::current_exe() else {

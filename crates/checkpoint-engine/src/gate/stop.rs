@@ -94,6 +94,18 @@ pub(super) fn stop(
         }
         other => other,
     };
+    // Other live sessions in the tree: this stop's look at it is taken before the memo is kept.
+    // When they cannot be read, the session is judged alone.
+    let shared = match &repo_facts {
+        RepoFacts::Changes(changes) => {
+            super::sharing::SharedStop::find(call, &project, || fingerprints.digests(changes))
+                .unwrap_or_else(|e| {
+                    warnings.push(format!("other sessions: {e}"));
+                    None
+                })
+        }
+        _ => None,
+    };
     fingerprints.keep();
     // Each changed path's rules, worked out once for the plan and the decision; again only
     // when a file they run no tests for is one a test names (see `project::test_inputs`).
@@ -114,6 +126,8 @@ pub(super) fn stop(
         || (event.last_assistant_message.as_deref())
             .is_none_or(|message| checks::claims(message, &policy.stop.claims));
     let mut scope = Scope::default();
+    // For each planned test command, the changed paths that asked for it.
+    let mut asked: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let (tests, integrity) = match (&repo_facts, &fingerprint) {
         (RepoFacts::Changes(changes), Some(fingerprint)) => {
             let mut plan = decide::plan_classified(stop, changes, &classes, &record.facts, policy);
@@ -131,6 +145,14 @@ pub(super) fn stop(
                 may_run: plan.may_run,
                 base: turn.against.as_deref(),
             };
+            asked = (plan.tests.iter())
+                .map(|p| {
+                    let files = (p.files.iter())
+                        .filter_map(|&at| changes.changes.get(at))
+                        .map(|change| change.path.clone());
+                    (p.command.clone(), files.collect())
+                })
+                .collect();
             let planned = (plan.tests.into_iter())
                 .map(|p| (project.selection(&p, changes), p))
                 .collect();
@@ -156,6 +178,12 @@ pub(super) fn stop(
         }
         _ => (Vec::new(), Integrity::default()),
     };
+    let shared = match (&shared, &repo_facts) {
+        (Some(shared), RepoFacts::Changes(changes)) => {
+            Some(shared.judge(&project, changes, &tests, &asked))
+        }
+        _ => None,
+    };
     let facts = Facts {
         repo: repo_facts,
         fingerprint,
@@ -164,6 +192,7 @@ pub(super) fn stop(
         integrity: integrity.findings,
         now,
         history_moved: turn.moved,
+        shared,
     };
     let mut verdict = decide::decide_classified(stop, &facts, &classes, policy);
     verdict.decision = checks::with_deferred(verdict.decision.clone(), &scope);
@@ -335,6 +364,7 @@ fn without_repo(call: &Call, repo: RepoFacts) -> StopAnswer {
         integrity: Vec::new(),
         now: call.host.now,
         history_moved: None,
+        shared: None,
     };
     let stop = Stop::of(call.event).unwrap_or(Stop {
         repeated: call.event.stop_hook_active,
@@ -413,7 +443,10 @@ pub(super) fn user_prompt(call: &Call) -> Result<Option<String>, ProjectError> {
         return Ok(None);
     };
     let prompt = call.event.prompt.as_deref();
-    let sessions = SessionStore::new(&call.host.state_dir(&repo)?);
+    let state_dir = call.host.state_dir(&repo)?;
+    // Best effort: without a first look, the session's next look claims every change.
+    let _ = super::sharing::first_look(call, &repo, &state_dir);
+    let sessions = SessionStore::new(&state_dir);
     let head = git::base::head_commit(&repo);
     let pending = sessions.update(call.event.agent, &call.gate_session(), |record| {
         if prompt.is_none() || !is_retry(prompt, &record.last_block_digest) {

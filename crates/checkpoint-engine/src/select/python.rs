@@ -109,6 +109,27 @@ impl PythonTests {
     /// The selection for `changed` in the worktree at `workdir` (the import scan cached in
     /// `state_dir`, when given), or the whole command.
     pub fn select(&self, changed: &[&str], workdir: &Path, state_dir: Option<&Path>) -> Narrowing {
+        let (selected, total) = self.reached(changed, workdir, state_dir)?;
+        let mut words = self.words.clone();
+        words.extend(selected.iter().cloned());
+        super::narrowed(
+            &words,
+            SelectionUnit::TestModules,
+            selected.len(),
+            total,
+            changed.len(),
+        )
+    }
+
+    /// The test modules `changed` reach, as the command names them (a pytest path, a unittest
+    /// dotted module), with how many the command runs in all; the whole command when that
+    /// cannot be told.
+    pub fn reached(
+        &self,
+        changed: &[&str],
+        workdir: &Path,
+        state_dir: Option<&Path>,
+    ) -> Result<(Vec<String>, usize), Whole> {
         let whole = |path: &&str| !path.ends_with(".py") || WHOLE_SUITE.contains(&file_name(path));
         if changed.iter().any(whole) {
             return Err(Whole::unsaid());
@@ -156,20 +177,13 @@ impl PythonTests {
         if selected.iter().any(|test| test.starts_with('-')) {
             return Err(Whole::unsaid());
         }
-        let mut words = self.words.clone();
-        for test in &selected {
-            words.push(match self.runner {
-                Runner::Unittest => module_name(test, "").ok_or_else(Whole::unsaid)?,
-                Runner::Pytest => (*test).to_owned(),
-            });
-        }
-        super::narrowed(
-            &words,
-            SelectionUnit::TestModules,
-            selected.len(),
-            tests.len(),
-            changed.len(),
-        )
+        let named = (selected.iter())
+            .map(|test| match self.runner {
+                Runner::Unittest => module_name(test, "").ok_or_else(Whole::unsaid),
+                Runner::Pytest => Ok((*test).to_owned()),
+            })
+            .collect::<Result<Vec<String>, Whole>>()?;
+        Ok((named, tests.len()))
     }
 }
 
