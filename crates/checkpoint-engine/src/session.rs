@@ -87,9 +87,9 @@ pub struct SessionRecord {
     /// [`checkpoint_core::checks`]): its `full` checks stay due until the turn ends.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub claimed: bool,
-    /// The edits whose weakened tests the agent was told of after the tool call (see
-    /// `gate::nudge`), newest last: digests of a file's path and content, so that a file is
-    /// named once per content however often a tool touches it (at most [`MAX_NUDGED`]).
+    /// The weakenings the agent was told of after a tool call (see `gate::nudge`), newest
+    /// last: digests of a file's path and its findings, so that the same weakening is named
+    /// once however often a tool touches the file (at most [`MAX_NUDGED`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nudged: Vec<String>,
     /// The session's latest judged stops, oldest first (at most [`activity::MAX_STOPS`]).

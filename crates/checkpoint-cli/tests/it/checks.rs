@@ -342,9 +342,14 @@ fn a_custom_check_runs_when_approved_and_waits_for_a_claim_under_the_claims_prof
     let (exit, text) = stop(repo.path(), config_home.path(), "Done.");
     assert_eq!(exit, 1, "{text}");
 
-    // Attack: a custom check written into the approved project's settings by the agent.
+    // Attack: a custom check written into the approved project's settings by the agent. The
+    // approved project's own `custom` npm script is no check either: `custom` is never detected.
     let (repo, config_home) = committed(&[
         ("src/app.js", "exports.add = (a, b) => a + b;\n"),
+        (
+            "package.json",
+            r#"{"name": "calc", "private": true, "scripts": {"custom": "touch detected"}}"#,
+        ),
         ("checkpoint.toml", "[stop]\ncommit_gate = false\n"),
     ]);
     fs::write(
@@ -355,4 +360,5 @@ fn a_custom_check_runs_when_approved_and_waits_for_a_claim_under_the_claims_prof
     edit_file(repo.path(), "src/app.js", "a + b", "b + a");
     let (_, text) = stop(repo.path(), config_home.path(), WORKING);
     assert!(!repo.path().join("pwned").exists(), "{text}");
+    assert!(!repo.path().join("detected").exists(), "{text}");
 }

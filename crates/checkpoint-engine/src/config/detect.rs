@@ -103,8 +103,6 @@ pub fn detect_test_command(root: &Path) -> Option<String> {
 /// `checks.typecheck`, …), if any.
 pub fn detect_key(project: &(impl ProjectShape + ?Sized), key: &str) -> Option<String> {
     match CheckKind::of_key(key) {
-        // The project's own check is only ever configured.
-        Some(CheckKind::Custom) => None,
         Some(kind) => detect_check(project, kind),
         None if key == "tests.command" => detect_in(project),
         None => None,

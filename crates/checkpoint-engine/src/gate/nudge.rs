@@ -1,6 +1,6 @@
 //! After a tool call that names a file: when the file is a test (or runner configuration, or
 //! protected) and is now weaker than at the turn's base, a short note goes with the tool's
-//! result, once per content of the file. It never blocks: the stop judges the whole turn.
+//! result, once per weakening of the file. It never blocks: the stop judges the whole turn.
 
 use std::path::{Component, Path, PathBuf};
 
